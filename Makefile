@@ -1,0 +1,44 @@
+# goldfhe — see README.md. Every target runs on a machine without a GPU unless noted.
+GO      ?= go
+PKGS    := ./...
+# Packages that run goroutines get a -race pass in `make test`.
+RACE_PKGS := ./tfhe/... ./bootstrap/... ./gates/...
+NVCC    ?= nvcc
+GENCODE := -gencode arch=compute_80,code=sm_80 -gencode arch=compute_86,code=sm_86 \
+           -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90,code=[sm_90,compute_90]
+
+.PHONY: test lint demo bench bench-ntt fuzz fatbin gpu-build
+
+# The test command CI runs (.ci/run). Short mode keeps it to a few minutes on 2 cores.
+test:
+	CGO_ENABLED=0 $(GO) build $(PKGS)
+	CGO_ENABLED=0 $(GO) vet $(PKGS)
+	CGO_ENABLED=0 $(GO) test -short -count=1 $(PKGS)
+	@if $(GO) env CC >/dev/null 2>&1 && command -v "$$($(GO) env CC)" >/dev/null 2>&1; then \
+		CGO_ENABLED=1 $(GO) test -race -short -count=1 $(RACE_PKGS); \
+	else echo "make test: no C compiler, skipping the -race pass"; fi
+
+lint:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); exit 1; }
+	CGO_ENABLED=0 $(GO) vet $(PKGS)
+
+demo:
+	CGO_ENABLED=0 $(GO) run ./examples/demo
+
+# CPU micro-benchmarks (NTT tables, TFHE operations).
+bench:
+	CGO_ENABLED=0 $(GO) test -run '^$$' -bench . -benchmem ./smallntt/ ./tfhe/ ./bootstrap/
+
+# Long fuzzing of every decoder of outside data.
+fuzz:
+	@echo "see the Fuzz* targets: go test -fuzz=FuzzX -fuzztime=60s ./pkg"
+
+# Builds the committed multi-architecture fatbin; run where nvcc exists (the GPU machine).
+fatbin:
+	$(NVCC) -fatbin -O3 $(GENCODE) -o kernels/goldfhe.fatbin kernels/goldfhe.cu
+	sha256sum kernels/*.cu kernels/*.cuh | sha256sum | cut -d' ' -f1 > kernels/goldfhe.fatbin.sha256
+
+# Test binaries for the GPU machine (it has no Go): carry .gpu/ to it.
+gpu-build:
+	mkdir -p .gpu
+	CGO_ENABLED=0 $(GO) test -c -o .gpu/ ./...

@@ -1,0 +1,107 @@
+package torus
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	mrand "math/rand/v2"
+)
+
+// SeedSize is the size of a Sampler seed in bytes.
+const SeedSize = 32
+
+// Sampler draws uniform, binary and Gaussian values from a ChaCha8 stream
+// (math/rand/v2's ChaCha8, a cryptographically secure generator of the
+// standard library). A Sampler built from the same seed always yields the
+// same values, which tests rely on; NewSampler seeds one from crypto/rand.
+//
+// A Sampler is not safe for concurrent use. Derive gives independent,
+// reproducible child samplers for parallel work.
+//
+// Gaussian values are continuous normal samples (rand.NormFloat64, ziggurat)
+// scaled and rounded to the torus, as in the TFHE library. Sampling is not
+// constant time.
+type Sampler struct {
+	seed [SeedSize]byte
+	src  *mrand.ChaCha8
+	rng  *mrand.Rand
+}
+
+// NewSampler returns a Sampler seeded from crypto/rand.
+func NewSampler() *Sampler {
+	var seed [SeedSize]byte
+	rand.Read(seed[:]) // never fails (Go ≥ 1.24: it crashes the program instead)
+	return NewSamplerFromSeed(seed)
+}
+
+// NewSamplerFromSeed returns a deterministic Sampler.
+func NewSamplerFromSeed(seed [SeedSize]byte) *Sampler {
+	s := &Sampler{seed: seed, src: mrand.NewChaCha8(seed)}
+	s.rng = mrand.New(s.src)
+	return s
+}
+
+// Derive returns a new Sampler whose seed is SHA-256(seed ‖ label ‖ index):
+// independent of the parent's stream position, so work split over goroutines
+// gives the same values whatever the split.
+func (s *Sampler) Derive(label string, index uint64) *Sampler {
+	return NewSamplerFromSeed(DeriveSeed(s.seed, label, index))
+}
+
+// DeriveSeed returns SHA-256(seed ‖ len(label) ‖ label ‖ index).
+func DeriveSeed(seed [SeedSize]byte, label string, index uint64) [SeedSize]byte {
+	h := sha256.New()
+	h.Write(seed[:])
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], uint64(len(label)))
+	h.Write(b[:])
+	h.Write([]byte(label))
+	binary.LittleEndian.PutUint64(b[:], index)
+	h.Write(b[:])
+	var out [SeedSize]byte
+	h.Sum(out[:0])
+	return out
+}
+
+// Uniform returns a uniform torus element.
+func (s *Sampler) Uniform() Torus32 { return Torus32(s.src.Uint64()) }
+
+// UniformSlice fills dst with uniform torus elements.
+func (s *Sampler) UniformSlice(dst []Torus32) {
+	i := 0
+	for ; i+1 < len(dst); i += 2 {
+		x := s.src.Uint64()
+		dst[i], dst[i+1] = Torus32(x), Torus32(x>>32)
+	}
+	if i < len(dst) {
+		dst[i] = Torus32(s.src.Uint64())
+	}
+}
+
+// Bit returns a uniform bit 0 or 1.
+func (s *Sampler) Bit() int32 { return int32(s.src.Uint64() & 1) }
+
+// BinarySlice fills dst with uniform bits 0 or 1 (a TFHE binary key).
+func (s *Sampler) BinarySlice(dst []int32) {
+	for i := 0; i < len(dst); i += 64 {
+		x := s.src.Uint64()
+		for j := i; j < len(dst) && j < i+64; j++ {
+			dst[j] = int32(x & 1)
+			x >>= 1
+		}
+	}
+}
+
+// Gaussian returns a sample of the centered normal distribution of standard
+// deviation sigma (a fraction of the torus, e.g. 2^−15), rounded to Torus32.
+func (s *Sampler) Gaussian(sigma float64) Torus32 {
+	return FromFloat64(s.rng.NormFloat64() * sigma)
+}
+
+// AddGaussian adds an independent Gaussian sample of standard deviation
+// sigma to every element of dst.
+func (s *Sampler) AddGaussian(dst []Torus32, sigma float64) {
+	for i := range dst {
+		dst[i] += FromFloat64(s.rng.NormFloat64() * sigma)
+	}
+}

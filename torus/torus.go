@@ -1,0 +1,85 @@
+package torus
+
+import (
+	"fmt"
+	"math"
+)
+
+// Torus32 is an element of the discretised torus: the value t/2^32 ∈ [0, 1).
+// Go's wrapping uint32 arithmetic is torus arithmetic: a+b, a−b, −a and n·a
+// (for an integer n) need no helper.
+type Torus32 uint32
+
+// Signed returns t as the centered integer in [−2^31, 2^31), i.e. 2^32 times
+// the representative of t in [−1/2, 1/2).
+func (t Torus32) Signed() int32 { return int32(t) }
+
+// Float64 returns the representative of t in [−1/2, 1/2). It is exact.
+func (t Torus32) Float64() float64 { return float64(int32(t)) / (1 << 32) }
+
+// FromFloat64 returns the torus element nearest to x mod 1 (ties away from
+// zero, as math.Round). Every finite x is accepted; NaN and ±Inf map to 0.
+func FromFloat64(x float64) Torus32 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return 0
+	}
+	f := x - math.Floor(x) // [0, 1]; exactly 1 only through rounding of tiny negatives
+	r := math.Round(f * (1 << 32))
+	return Torus32(uint64(r)) // r ∈ [0, 2^32]; 2^32 wraps to 0
+}
+
+// Encode returns mu/msgSpace on the torus, rounded to the nearest Torus32:
+// Encode(1, 8) = 1/8 = 2^29, Encode(−1, 8) = −1/8. mu may be any integer;
+// msgSpace must be positive (it panics otherwise: it is a constant of the
+// caller's encoding, not data).
+func Encode(mu int64, msgSpace int64) Torus32 {
+	if msgSpace <= 0 {
+		panic(fmt.Sprintf("torus: Encode: message space %d must be positive", msgSpace))
+	}
+	m := mu % msgSpace
+	if m < 0 {
+		m += msgSpace
+	}
+	// round(m·2^32/msgSpace) with m < msgSpace: the numerator fits in 96 bits,
+	// so split it to stay in 64-bit arithmetic.
+	q := (uint64(m) << 32) / uint64(msgSpace) // fits when msgSpace < 2^32
+	if msgSpace >= 1<<32 {
+		return FromFloat64(float64(m) / float64(msgSpace))
+	}
+	r := (uint64(m) << 32) % uint64(msgSpace)
+	if 2*r >= uint64(msgSpace) {
+		q++
+	}
+	return Torus32(q)
+}
+
+// Decode returns the message mu ∈ [0, msgSpace) whose encoding is nearest to t
+// (the inverse of Encode up to an error of less than 1/(2·msgSpace)).
+// msgSpace must be in [1, 2^31].
+func Decode(t Torus32, msgSpace int64) int64 {
+	if msgSpace <= 0 || msgSpace > 1<<31 {
+		panic(fmt.Sprintf("torus: Decode: message space %d out of [1, 2^31]", msgSpace))
+	}
+	return int64(ModSwitch(t, uint64(msgSpace)))
+}
+
+// ModSwitch returns round(t·m) mod m, i.e. the element of Z_m nearest to
+// t·m, with ties rounded up (as the TFHE library's modSwitchFromTorus32).
+// For m = 2N it is the ā = round(2N·a) of gate bootstrapping (CGGI20 Alg. 3,
+// line 1). m must be in [1, 2^32].
+func ModSwitch(t Torus32, m uint64) uint64 {
+	if m == 0 || m > 1<<32 {
+		panic(fmt.Sprintf("torus: ModSwitch: modulus %d out of [1, 2^32]", m))
+	}
+	// t·m + 2^31 < 2^64 for m ≤ 2^32 − 1; m = 2^32 is the identity.
+	if m == 1<<32 {
+		return uint64(t)
+	}
+	return ((uint64(t)*m + 1<<31) >> 32) % m
+}
+
+// ModSwitchPow2 is ModSwitch for m = 2^logM, 1 ≤ logM ≤ 31, without a
+// division: the form the bootstrapping hot path uses.
+func ModSwitchPow2(t Torus32, logM uint) int {
+	return int((uint64(t)>>(31-logM) + 1) >> 1 & (1<<logM - 1))
+}

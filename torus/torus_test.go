@@ -1,0 +1,189 @@
+package torus
+
+import (
+	"math"
+	"math/big"
+	mrand "math/rand/v2"
+	"testing"
+)
+
+func TestEncodeDecode(t *testing.T) {
+	if got := Encode(1, 8); got != 1<<29 {
+		t.Fatalf("Encode(1, 8) = %#x, want 2^29", got)
+	}
+	if got := Encode(-1, 8); got != 7<<29 {
+		t.Fatalf("Encode(−1, 8) = %#x, want −2^29", got)
+	}
+	if got := Encode(1, 3); got != 0x5555_5555 {
+		t.Fatalf("Encode(1, 3) = %#x, want 0x55555555", got)
+	}
+	if got := Encode(2, 3); got != 0xAAAA_AAAB {
+		t.Fatalf("Encode(2, 3) = %#x, want 0xAAAAAAAB", got)
+	}
+	for _, m := range []int64{1, 2, 3, 4, 7, 8, 16, 1000, 1 << 20, 1 << 31} {
+		for _, mu := range []int64{0, 1, 2, m - 1, m / 2, -1, 5 * m, 12345} {
+			want := ((mu % m) + m) % m
+			enc := Encode(mu, m)
+			if got := Decode(enc, m); got != want {
+				t.Fatalf("Decode(Encode(%d, %d)) = %d, want %d", mu, m, got, want)
+			}
+			// Reference: round(want·2^32/m) with math/big.
+			num := new(big.Int).Lsh(big.NewInt(want), 33)
+			num.Add(num, big.NewInt(m))
+			num.Div(num, big.NewInt(2*m))
+			ref := Torus32(new(big.Int).Mod(num, new(big.Int).Lsh(big.NewInt(1), 32)).Uint64())
+			if enc != ref {
+				t.Fatalf("Encode(%d, %d) = %#x, want %#x", mu, m, enc, ref)
+			}
+			// A small error still decodes to the same message.
+			if m <= 1<<20 {
+				e := Torus32(int32(math.MaxUint32/uint64(m)/4)) - 1
+				if got := Decode(enc+e, m); got != want {
+					t.Fatalf("Decode(Encode(%d, %d)+δ) = %d", mu, m, got)
+				}
+				if got := Decode(enc-e, m); got != want {
+					t.Fatalf("Decode(Encode(%d, %d)−δ) = %d", mu, m, got)
+				}
+			}
+		}
+	}
+}
+
+func TestFloat64(t *testing.T) {
+	cases := []struct {
+		x    float64
+		want Torus32
+	}{
+		{0, 0}, {0.5, 1 << 31}, {-0.5, 1 << 31}, {0.25, 1 << 30}, {-0.25, 3 << 30},
+		{1, 0}, {-1, 0}, {3.125, 1 << 29}, {1.0 / (1 << 33), 1}, {-1.0 / (1 << 34), 0},
+		{math.NaN(), 0}, {math.Inf(1), 0}, {-1e-300, 0}, {0.999999999999, 0},
+	}
+	for _, c := range cases {
+		if got := FromFloat64(c.x); got != c.want {
+			t.Errorf("FromFloat64(%v) = %#x, want %#x", c.x, got, c.want)
+		}
+	}
+	r := mrand.New(mrand.NewPCG(1, 2))
+	for range 10000 {
+		v := Torus32(r.Uint32())
+		f := v.Float64()
+		if f < -0.5 || f >= 0.5 {
+			t.Fatalf("%#x.Float64() = %v out of [−1/2, 1/2)", v, f)
+		}
+		if FromFloat64(f) != v || FromFloat64(f+7) != v || FromFloat64(f-3) != v {
+			t.Fatalf("FromFloat64(%#x.Float64()) round trip failed", v)
+		}
+		if int64(v.Signed()) != int64(math.Round(f*(1<<32))) {
+			t.Fatalf("Signed(%#x) = %d", v, v.Signed())
+		}
+	}
+}
+
+func TestModSwitch(t *testing.T) {
+	r := mrand.New(mrand.NewPCG(3, 4))
+	vals := []Torus32{0, 1, 1 << 31, 1<<31 - 1, math.MaxUint32, 1 << 21, 1<<21 - 1, 3 << 20}
+	for range 2000 {
+		vals = append(vals, Torus32(r.Uint32()))
+	}
+	for logM := uint(1); logM <= 31; logM++ {
+		m := uint64(1) << logM
+		for _, v := range vals {
+			// Reference: floor((v·m + 2^31)/2^32) mod m, in math/big.
+			x := new(big.Int).Mul(big.NewInt(int64(v)), new(big.Int).SetUint64(m))
+			x.Add(x, big.NewInt(1<<31))
+			x.Rsh(x, 32)
+			x.Mod(x, new(big.Int).SetUint64(m))
+			want := x.Uint64()
+			if got := ModSwitch(v, m); got != want {
+				t.Fatalf("ModSwitch(%#x, 2^%d) = %d, want %d", v, logM, got, want)
+			}
+			if got := ModSwitchPow2(v, logM); uint64(got) != want {
+				t.Fatalf("ModSwitchPow2(%#x, %d) = %d, want %d", v, logM, got, want)
+			}
+		}
+	}
+	// Non-powers of two, through the float definition.
+	for _, m := range []uint64{3, 5, 1000, 2047} {
+		for _, v := range vals[:200] {
+			want := uint64(math.Floor(float64(v)*float64(m)/(1<<32)+0.5)) % m
+			if got := ModSwitch(v, m); got != want {
+				t.Fatalf("ModSwitch(%#x, %d) = %d, want %d", v, m, got, want)
+			}
+		}
+	}
+	if ModSwitch(12345, 1<<32) != 12345 {
+		t.Fatal("ModSwitch with m = 2^32 must be the identity")
+	}
+}
+
+func TestSamplerDeterminism(t *testing.T) {
+	seed := [SeedSize]byte{1, 2, 3}
+	a, b := NewSamplerFromSeed(seed), NewSamplerFromSeed(seed)
+	x, y := make([]Torus32, 101), make([]Torus32, 101)
+	a.UniformSlice(x)
+	b.UniformSlice(y)
+	for i := range x {
+		if x[i] != y[i] {
+			t.Fatal("same seed, different uniform values")
+		}
+	}
+	if a.Gaussian(1e-3) != b.Gaussian(1e-3) {
+		t.Fatal("same seed, different Gaussian values")
+	}
+	c1 := a.Derive("x", 7)
+	a.Uniform() // the parent's position does not matter
+	c2 := NewSamplerFromSeed(seed).Derive("x", 7)
+	if c1.Uniform() != c2.Uniform() {
+		t.Fatal("Derive depends on the parent's stream position")
+	}
+	if NewSamplerFromSeed(seed).Derive("x", 8).Uniform() == NewSamplerFromSeed(seed).Derive("x", 7).Uniform() {
+		t.Fatal("Derive ignores the index (or a 2^−32 coincidence)")
+	}
+	if DeriveSeed(seed, "ab", 1) == DeriveSeed(seed, "a", 1) {
+		t.Fatal("DeriveSeed ignores the label")
+	}
+	if NewSampler().Uniform() == NewSampler().Uniform() && NewSampler().Uniform() == NewSampler().Uniform() {
+		t.Fatal("crypto/rand seeding gives equal streams")
+	}
+}
+
+func TestSamplerDistributions(t *testing.T) {
+	s := NewSamplerFromSeed([SeedSize]byte{9})
+	const count = 200000
+	for _, sigma := range []float64{math.Ldexp(1, -15), math.Ldexp(1, -25), 1e-3} {
+		var sum, sum2 float64
+		for range count {
+			f := s.Gaussian(sigma).Float64()
+			sum += f
+			sum2 += f * f
+		}
+		mean := sum / count
+		sd := math.Sqrt(sum2/count - mean*mean)
+		// Rounding to 2^−32 adds variance 1/12 ulp²: negligible except at 2^−25.
+		wantSD := math.Sqrt(sigma*sigma + math.Ldexp(1, -64)/12)
+		if math.Abs(sd/wantSD-1) > 0.01 || math.Abs(mean) > 5*sigma/math.Sqrt(count) {
+			t.Errorf("Gaussian(%g): mean %g, sd %g (want sd %g)", sigma, mean, sd, wantSD)
+		}
+	}
+	bits := make([]int32, 100003)
+	s.BinarySlice(bits)
+	ones := 0
+	for _, b := range bits {
+		if b != 0 && b != 1 {
+			t.Fatalf("BinarySlice produced %d", b)
+		}
+		ones += int(b)
+	}
+	if math.Abs(float64(ones)-float64(len(bits))/2) > 5*math.Sqrt(float64(len(bits))/4) {
+		t.Errorf("BinarySlice: %d ones of %d", ones, len(bits))
+	}
+	u := make([]Torus32, count)
+	s.UniformSlice(u)
+	var top int
+	for _, v := range u {
+		top += int(v >> 31)
+	}
+	if math.Abs(float64(top)-count/2) > 5*math.Sqrt(count/4) {
+		t.Errorf("UniformSlice: %d of %d with the top bit set", top, count)
+	}
+}

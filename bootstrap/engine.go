@@ -1,0 +1,63 @@
+package bootstrap
+
+import (
+	"errors"
+
+	"github.com/goldfhe/goldfhe/tfhe"
+	"github.com/goldfhe/goldfhe/torus"
+)
+
+// Engine evaluates gate bootstrapping on batches of TLWE samples with the
+// cloud key it was built from.
+//
+// Every method checks its input and returns an error — never panics — for
+// mismatched lengths, nil samples, samples of the wrong dimension, an engine
+// that is closed or was not built by its constructor. On error no output is
+// written. On success out[i] depends only on in[i] (and the keys), so any
+// split of a batch gives the same results.
+//
+// Aliasing: out[i] may be the same *tfhe.TLWE as in[i] (in-place
+// bootstrapping); out[i] must not share memory with in[j] for j ≠ i, nor
+// with another out[j].
+//
+// Implementations are safe for concurrent use by multiple goroutines unless
+// their documentation says otherwise; concurrent calls share the engine's
+// workers.
+type Engine interface {
+	// Name describes the engine and how it computes, for example
+	// "cpu/N=1024/butterfly/workers=16".
+	Name() string
+
+	// Params returns the parameter set of the engine's cloud key.
+	Params() tfhe.Params
+
+	// Bootstrap sets, for each i, out[i] to a fresh TLWE sample under the
+	// TLWE key (dimension n) of +mu if the phase of in[i] lies in (0, 1/2)
+	// and of −mu if it lies in (1/2, 1) (phases within 1/(4N) of 0 or 1/2
+	// may go either way): test vector, blind rotation, sample extraction and
+	// key switching (DESIGN.md §2). in[i] and out[i] have dimension n, and
+	// len(out) must equal len(in).
+	Bootstrap(out, in []*tfhe.TLWE, mu torus.Torus32) error
+
+	// BootstrapNoKeySwitch is Bootstrap without the final key switching:
+	// out[i] is under the key extracted from the TRLWE key, of dimension
+	// k·N (Params().ExtractedLWEDimension()). Sums of such samples are
+	// key-switched once with KeySwitch (the MUX gate, DESIGN.md §2).
+	BootstrapNoKeySwitch(out, in []*tfhe.TLWE, mu torus.Torus32) error
+
+	// KeySwitch switches each in[i] (dimension k·N, under the extracted
+	// key) to out[i] (dimension n, under the TLWE key).
+	KeySwitch(out, in []*tfhe.TLWE) error
+
+	// Close releases the engine's workers and memory. Calls in progress
+	// finish first; later calls return ErrClosed. Close is idempotent.
+	Close() error
+}
+
+var (
+	// ErrClosed is returned by the methods of an engine after Close.
+	ErrClosed = errors.New("bootstrap: engine is closed")
+	// ErrNotInitialized is returned by the methods of a zero-value or nil
+	// engine (one not made by its constructor).
+	ErrNotInitialized = errors.New("bootstrap: engine not initialized (use its constructor, e.g. NewCPU)")
+)

@@ -1,0 +1,248 @@
+package tfhe
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/big"
+	"slices"
+
+	"github.com/goldfhe/goldfhe/smallntt"
+)
+
+// ParamsLiteral is a parameter set to be checked by NewParams. Its fields are
+// public so that a set can be written as a literal; the library only ever
+// uses the validated, immutable Params.
+//
+// Warning: the named sets (TFHELib128, TFHErsDefault, CuFHE80) come from the
+// sources cited in their documentation together with their security
+// estimates and failure probabilities. Changing any figure changes both;
+// do not hand-tune a set without redoing the security and noise analysis.
+type ParamsLiteral struct {
+	// Name identifies the set in errors, benchmarks and String.
+	Name string
+
+	// LWEDimension is n, the dimension of the TLWE key and ciphertexts.
+	LWEDimension int
+	// PolyDegree is N: TRLWE polynomials live in T[X]/(X^N+1). It must be a
+	// size smallntt supports (smallntt.Sizes: powers of two 256..4096).
+	PolyDegree int
+	// GLWEDimension is k, the number of key polynomials of the TRLWE key.
+	GLWEDimension int
+
+	// BKLevels is l, the number of gadget levels of the bootstrapping key.
+	BKLevels int
+	// BKBaseLog is log2 Bg, the bits per gadget level.
+	BKBaseLog int
+
+	// KSLevels is t, the number of digits of key switching.
+	KSLevels int
+	// KSBaseLog is the bits per key-switching digit ("basebit"), at most 8.
+	KSBaseLog int
+
+	// LWEStdDev is the standard deviation (a fraction of the torus) of the
+	// noise of TLWE encryptions and of the key-switching key.
+	LWEStdDev float64
+	// BKStdDev is the standard deviation of the noise of the TRLWE rows of
+	// the bootstrapping key.
+	BKStdDev float64
+
+	// SecurityBits is the security level in bits that the set's source claims
+	// or that a cited estimate gives. It is informational and not checked.
+	SecurityBits int
+	// Note is a short human-readable remark shown by String (for example a
+	// warning that the set is for comparison only).
+	Note string
+}
+
+// Params is a validated, immutable parameter set. The zero Params is not
+// valid: only NewParams (and MustNewParams for package-level defaults) make
+// Params, and functions taking Params reject the zero value with an error.
+type Params struct {
+	lit ParamsLiteral
+
+	logN      int
+	bkBase    uint32 // Bg
+	ksBase    uint32
+	bkOffset  uint32 // Σ_{i=1..l} (Bg/2)·2^{32−iβ} + 2^{32−lβ−1} (DESIGN.md §2)
+	ksOffset  uint32 // the same rule for key switching
+	exactBits float64
+}
+
+// maxLWEDimension and maxGLWEDimension bound sets to sizes this library can
+// hold in memory; no published boolean set comes close.
+const (
+	maxLWEDimension  = 1 << 13
+	maxGLWEDimension = 8
+	maxKSBaseLog     = 8
+)
+
+// NewParams checks lit and returns the immutable Params. It rejects sets that
+// break the exactness bound of DESIGN.md §3 — the NTT external product must
+// be exact — and polynomial degrees smallntt does not support.
+func NewParams(lit ParamsLiteral) (Params, error) {
+	fail := func(format string, a ...any) (Params, error) {
+		return Params{}, fmt.Errorf("tfhe: parameter set %q: %s", lit.Name, fmt.Sprintf(format, a...))
+	}
+	n, N, k := lit.LWEDimension, lit.PolyDegree, lit.GLWEDimension
+	switch {
+	case n < 1 || n > maxLWEDimension:
+		return fail("LWE dimension n=%d out of [1, %d]", n, maxLWEDimension)
+	case N <= 0 || N&(N-1) != 0:
+		return fail("polynomial degree N=%d is not a power of two", N)
+	case !slices.Contains(smallntt.Sizes, N):
+		return fail("polynomial degree N=%d is not supported (smallntt sizes: %v)", N, smallntt.Sizes)
+	case k < 1 || k > maxGLWEDimension:
+		return fail("GLWE dimension k=%d out of [1, %d]", k, maxGLWEDimension)
+	case lit.BKLevels < 1 || lit.BKBaseLog < 1 || lit.BKLevels*lit.BKBaseLog > 32:
+		return fail("bootstrapping gadget l=%d, log2 Bg=%d: need l ≥ 1, log2 Bg ≥ 1 and l·log2 Bg ≤ 32",
+			lit.BKLevels, lit.BKBaseLog)
+	case lit.KSLevels < 1 || lit.KSBaseLog < 1 || lit.KSBaseLog > maxKSBaseLog || lit.KSLevels*lit.KSBaseLog > 32:
+		return fail("key switching t=%d, basebit=%d: need t ≥ 1, 1 ≤ basebit ≤ %d and t·basebit ≤ 32",
+			lit.KSLevels, lit.KSBaseLog, maxKSBaseLog)
+	case !validStdDev(lit.LWEStdDev):
+		return fail("LWE noise standard deviation %v must be in (0, 1/2)", lit.LWEStdDev)
+	case !validStdDev(lit.BKStdDev):
+		return fail("bootstrapping-key noise standard deviation %v must be in (0, 1/2)", lit.BKStdDev)
+	}
+	bound := ExactnessBound(k, lit.BKLevels, N, lit.BKBaseLog)
+	if bound.Cmp(halfP) >= 0 {
+		return fail("(k+1)·l·N·(Bg/2)·2^31 = 2^%.2f is not below p/2: the NTT external product would not be exact (DESIGN.md §3)",
+			log2Big(bound))
+	}
+	p := Params{lit: lit}
+	for p.logN = 0; 1<<p.logN < N; p.logN++ {
+	}
+	p.bkBase = 1 << lit.BKBaseLog // 0 when log2 Bg = 32 (l = 1); only Bg/2 and Bg−1 are used
+	p.ksBase = 1 << lit.KSBaseLog
+	p.bkOffset = gadgetOffset(lit.BKLevels, lit.BKBaseLog)
+	p.ksOffset = gadgetOffset(lit.KSLevels, lit.KSBaseLog)
+	p.exactBits = log2Big(bound)
+	return p, nil
+}
+
+// MustNewParams is NewParams for package-level defaults: it panics on error.
+func MustNewParams(lit ParamsLiteral) Params {
+	p, err := NewParams(lit)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+func validStdDev(s float64) bool { return s > 0 && s < 0.5 && !math.IsNaN(s) }
+
+// halfP is (p−1)/2: ToInt64Centered inverts FromInt64 exactly on [−halfP, halfP].
+var halfP = new(big.Int).SetUint64((smallntt.P - 1) / 2)
+
+// ExactnessBound returns (k+1)·l·N·(Bg/2)·2^31 (Bg = 2^bgBits), the largest
+// absolute value a coefficient of Σ_rows digit·row can take when digits are
+// in [−Bg/2, Bg/2) and row coefficients are Torus32 read as int32 in
+// [−2^31, 2^31) (DESIGN.md §3). The NTT external product is exact when it is
+// at most (p−1)/2, which NewParams requires.
+func ExactnessBound(k, l, n, bgBits int) *big.Int {
+	b := big.NewInt(int64((k + 1) * l * n))
+	b.Lsh(b, uint(bgBits-1+31))
+	return b
+}
+
+func log2Big(x *big.Int) float64 {
+	f, _ := new(big.Float).SetInt(x).Float64()
+	return math.Log2(f)
+}
+
+// gadgetOffset returns Σ_{i=1..l} (B/2)·2^{32−iβ} + 2^{32−lβ−1} mod 2^32
+// (B = 2^β): adding it turns the unsigned base-B digits of a Torus32 into
+// the signed digits of DESIGN.md §2, rounded at the last level. When lβ = 32
+// nothing is dropped and there is no rounding term.
+func gadgetOffset(l, beta int) uint32 {
+	var off uint64
+	for i := 1; i <= l; i++ {
+		off += uint64(1) << (beta - 1) << (32 - i*beta)
+	}
+	if l*beta < 32 {
+		off += 1 << (32 - l*beta - 1)
+	}
+	return uint32(off)
+}
+
+var errZeroParams = errors.New("tfhe: zero Params (use NewParams or a named set such as TFHELib128)")
+
+func (p Params) check() error {
+	if p.lit.PolyDegree == 0 {
+		return errZeroParams
+	}
+	return nil
+}
+
+// IsZero reports whether p is the zero Params (not made by NewParams).
+func (p Params) IsZero() bool { return p.lit.PolyDegree == 0 }
+
+// Literal returns a copy of the literal p was made from, for example to
+// derive a custom set (see the warning on ParamsLiteral).
+func (p Params) Literal() ParamsLiteral { return p.lit }
+
+// Name returns the set's name.
+func (p Params) Name() string { return p.lit.Name }
+
+// LWEDimension returns n.
+func (p Params) LWEDimension() int { return p.lit.LWEDimension }
+
+// PolyDegree returns N.
+func (p Params) PolyDegree() int { return p.lit.PolyDegree }
+
+// LogPolyDegree returns log2 N.
+func (p Params) LogPolyDegree() int { return p.logN }
+
+// GLWEDimension returns k.
+func (p Params) GLWEDimension() int { return p.lit.GLWEDimension }
+
+// ExtractedLWEDimension returns k·N, the dimension of the TLWE samples that
+// sample extraction produces (before key switching).
+func (p Params) ExtractedLWEDimension() int { return p.lit.GLWEDimension * p.lit.PolyDegree }
+
+// BKLevels returns l.
+func (p Params) BKLevels() int { return p.lit.BKLevels }
+
+// BKBaseLog returns log2 Bg.
+func (p Params) BKBaseLog() int { return p.lit.BKBaseLog }
+
+// KSLevels returns t.
+func (p Params) KSLevels() int { return p.lit.KSLevels }
+
+// KSBaseLog returns the key-switching basebit.
+func (p Params) KSBaseLog() int { return p.lit.KSBaseLog }
+
+// LWEStdDev returns the TLWE and key-switching-key noise standard deviation.
+func (p Params) LWEStdDev() float64 { return p.lit.LWEStdDev }
+
+// BKStdDev returns the bootstrapping-key noise standard deviation.
+func (p Params) BKStdDev() float64 { return p.lit.BKStdDev }
+
+// SecurityBits returns the informational security level of the set.
+func (p Params) SecurityBits() int { return p.lit.SecurityBits }
+
+// Note returns the set's remark, empty if none.
+func (p Params) Note() string { return p.lit.Note }
+
+// ExactnessLog2 returns log2 of ExactnessBound for p: below 63 − ε for every
+// valid set (p/2 ≈ 2^63).
+func (p Params) ExactnessLog2() float64 { return p.exactBits }
+
+// String describes the set in one line, including its note.
+func (p Params) String() string {
+	if p.IsZero() {
+		return "tfhe.Params{}"
+	}
+	l := p.lit
+	s := fmt.Sprintf("%s(n=%d, N=%d, k=%d, l=%d, Bg=2^%d, KS %d×%d, σ_lwe=%.3g, σ_bk=%.3g, ~%d-bit)",
+		l.Name, l.LWEDimension, l.PolyDegree, l.GLWEDimension, l.BKLevels, l.BKBaseLog,
+		l.KSLevels, l.KSBaseLog, l.LWEStdDev, l.BKStdDev, l.SecurityBits)
+	if l.Note != "" {
+		s += " [" + l.Note + "]"
+	}
+	return s
+}
+
+// Equal reports whether p and q are the same set.
+func (p Params) Equal(q Params) bool { return p.lit == q.lit }

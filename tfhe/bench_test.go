@@ -1,0 +1,116 @@
+package tfhe
+
+import (
+	"testing"
+
+	"github.com/goldfhe/goldfhe/smallntt"
+	"github.com/goldfhe/goldfhe/torus"
+)
+
+func benchName(p Params, plan *smallntt.Plan) string { return p.Name() + "/" + plan.String() }
+
+func BenchmarkNTT(b *testing.B) {
+	plan := butterfly(b, 1024)
+	x := make(smallntt.NTTPoly, 1024)
+	for i := range x {
+		x[i] = uint64(i)
+	}
+	b.Run("Forward/"+plan.String(), func(b *testing.B) {
+		for b.Loop() {
+			plan.Forward(x, smallntt.Poly(x))
+		}
+	})
+	b.Run("MulAdd/"+plan.String(), func(b *testing.B) {
+		for b.Loop() {
+			plan.MulAdd(x, x, x)
+		}
+	})
+}
+
+func BenchmarkExternalProduct(b *testing.B) {
+	for _, p := range ParamSets() {
+		e := newEvaluator(b, p, false)
+		kp := testKeys(p)
+		enc := newEncryptor(b, kp.sk, 1)
+		c, _ := NewNTTTRGSW(e.Plan(), enc.EncryptTRGSW(1))
+		src := enc.EncryptTRLWE(torus.NewPoly(p.PolyDegree()))
+		dst := NewTRLWE(p.GLWEDimension(), p.PolyDegree())
+		b.Run(benchName(p, e.Plan()), func(b *testing.B) {
+			for b.Loop() {
+				e.ExternalProductTo(dst, c, src)
+			}
+		})
+	}
+}
+
+func BenchmarkCMux(b *testing.B) {
+	for _, p := range ParamSets() {
+		e := newEvaluator(b, p, false)
+		kp := testKeys(p)
+		enc := newEncryptor(b, kp.sk, 1)
+		c, _ := NewNTTTRGSW(e.Plan(), enc.EncryptTRGSW(1))
+		d0 := enc.EncryptTRLWE(torus.NewPoly(p.PolyDegree()))
+		d1 := enc.EncryptTRLWE(torus.NewPoly(p.PolyDegree()))
+		dst := NewTRLWE(p.GLWEDimension(), p.PolyDegree())
+		b.Run(benchName(p, e.Plan()), func(b *testing.B) {
+			for b.Loop() {
+				e.CMuxTo(dst, c, d0, d1)
+			}
+		})
+	}
+}
+
+func BenchmarkBlindRotate(b *testing.B) {
+	for _, p := range ParamSets() {
+		e := newEvaluator(b, p, true)
+		enc := newEncryptor(b, testKeys(p).sk, 1)
+		ct := enc.EncryptBool(true)
+		tv := torus.NewPoly(p.PolyDegree())
+		acc := NewTRLWE(p.GLWEDimension(), p.PolyDegree())
+		b.Run(benchName(p, e.Plan()), func(b *testing.B) {
+			for b.Loop() {
+				e.BlindRotateTo(acc, ct, tv)
+			}
+		})
+	}
+}
+
+func BenchmarkKeySwitch(b *testing.B) {
+	for _, p := range ParamSets() {
+		e := newEvaluator(b, p, true)
+		enc := newEncryptor(b, testKeys(p).sk, 1)
+		in := NewTLWE(p.ExtractedLWEDimension())
+		enc.EncryptExtractedTLWETo(in, 1<<29, p.BKStdDev())
+		out := NewTLWE(p.LWEDimension())
+		b.Run(p.Name(), func(b *testing.B) {
+			for b.Loop() {
+				e.KeySwitchTo(out, in)
+			}
+		})
+	}
+}
+
+func BenchmarkBootstrap(b *testing.B) {
+	for _, p := range ParamSets() {
+		e := newEvaluator(b, p, true)
+		enc := newEncryptor(b, testKeys(p).sk, 1)
+		ct := enc.EncryptBool(true)
+		out := NewTLWE(p.LWEDimension())
+		b.Run(benchName(p, e.Plan()), func(b *testing.B) {
+			for b.Loop() {
+				e.BootstrapTo(out, ct, 1<<29)
+			}
+		})
+	}
+}
+
+func BenchmarkKeyGen(b *testing.B) {
+	for _, p := range ParamSets() {
+		sk, _ := GenerateSecretKeyFromSeed(p, seedOf("kg", 0))
+		b.Run(p.Name(), func(b *testing.B) {
+			for b.Loop() {
+				GenerateCloudKeyFromSeed(sk, seedOf("kg", 1))
+			}
+		})
+	}
+}

@@ -1,0 +1,138 @@
+package tfhe
+
+import (
+	"fmt"
+
+	"github.com/goldfhe/goldfhe/torus"
+)
+
+// EncodeBool returns the torus encoding of a boolean message (DESIGN.md §2):
+// true = +1/8, false = −1/8.
+func EncodeBool(b bool) torus.Torus32 {
+	if b {
+		return torus.Encode(1, 8)
+	}
+	return torus.Encode(-1, 8)
+}
+
+// Encryptor encrypts under a secret key with its own random stream. It is
+// not safe for concurrent use: give each goroutine its own (NewEncryptor is
+// cheap).
+type Encryptor struct {
+	sk  *SecretKey
+	smp *torus.Sampler
+	sc  *nttScratch
+}
+
+// NewEncryptor returns an Encryptor for sk seeded from crypto/rand.
+func NewEncryptor(sk *SecretKey) (*Encryptor, error) {
+	return NewEncryptorFromSeed(sk, cryptoSeed())
+}
+
+// NewEncryptorFromSeed returns an Encryptor whose randomness is determined by
+// seed (for tests and reproducible experiments).
+func NewEncryptorFromSeed(sk *SecretKey, seed [torus.SeedSize]byte) (*Encryptor, error) {
+	if err := sk.check(); err != nil {
+		return nil, err
+	}
+	return &Encryptor{sk: sk, smp: torus.NewSamplerFromSeed(seed), sc: newNTTScratch(sk.params.PolyDegree())}, nil
+}
+
+// Params returns the parameter set of the Encryptor's key.
+func (e *Encryptor) Params() Params { return e.sk.params }
+
+// EncryptBool returns a fresh TLWE encryption of b (EncodeBool) under the
+// TLWE key.
+func (e *Encryptor) EncryptBool(b bool) *TLWE { return e.EncryptTLWE(EncodeBool(b)) }
+
+// EncryptBoolTo sets dst (dimension n) to a fresh encryption of b.
+func (e *Encryptor) EncryptBoolTo(dst *TLWE, b bool) { e.EncryptTLWETo(dst, EncodeBool(b)) }
+
+// EncryptTLWE returns a fresh TLWE encryption of mu under the TLWE key, with
+// noise σ_lwe.
+func (e *Encryptor) EncryptTLWE(mu torus.Torus32) *TLWE {
+	dst := NewTLWE(e.sk.params.LWEDimension())
+	e.EncryptTLWETo(dst, mu)
+	return dst
+}
+
+// EncryptTLWETo sets dst (dimension n; it panics otherwise) to a fresh
+// encryption of mu under the TLWE key.
+func (e *Encryptor) EncryptTLWETo(dst *TLWE, mu torus.Torus32) {
+	if dst.Dim() != e.sk.params.LWEDimension() {
+		panic(fmt.Sprintf("tfhe: EncryptTLWETo: dimension %d, want %d", dst.Dim(), e.sk.params.LWEDimension()))
+	}
+	encryptTLWE(dst, e.sk.lwe, mu, e.sk.params.LWEStdDev(), e.smp)
+}
+
+// EncryptExtractedTLWETo sets dst (dimension k·N) to a fresh encryption of mu
+// under the extracted key, with noise sigma: the input of KeySwitch.
+func (e *Encryptor) EncryptExtractedTLWETo(dst *TLWE, mu torus.Torus32, sigma float64) {
+	if dst.Dim() != e.sk.params.ExtractedLWEDimension() {
+		panic(fmt.Sprintf("tfhe: EncryptExtractedTLWETo: dimension %d, want %d", dst.Dim(), e.sk.params.ExtractedLWEDimension()))
+	}
+	encryptTLWE(dst, e.sk.ext, mu, sigma, e.smp)
+}
+
+// EncryptTRLWE returns a fresh TRLWE encryption of mu (N coefficients) with
+// noise σ_bk.
+func (e *Encryptor) EncryptTRLWE(mu torus.Poly) *TRLWE {
+	p := e.sk.params
+	dst := NewTRLWE(p.GLWEDimension(), p.PolyDegree())
+	e.EncryptTRLWETo(dst, mu)
+	return dst
+}
+
+// EncryptTRLWETo sets dst to a fresh TRLWE encryption of mu.
+func (e *Encryptor) EncryptTRLWETo(dst *TRLWE, mu torus.Poly) {
+	p := e.sk.params
+	if !dst.wellFormed(p.GLWEDimension(), p.PolyDegree()) || len(mu) != p.PolyDegree() {
+		panic("tfhe: EncryptTRLWETo: TRLWE or message of the wrong shape")
+	}
+	encryptTRLWEZero(dst, e.sk, p.BKStdDev(), e.smp, e.sc)
+	torus.AddTo(dst.B(), dst.B(), mu)
+}
+
+// EncryptTRGSW returns a fresh TRGSW encryption of the integer m with noise
+// σ_bk (the form of the bootstrapping key's samples).
+func (e *Encryptor) EncryptTRGSW(m int32) *TRGSW {
+	p := e.sk.params
+	dst := NewTRGSW(p.GLWEDimension(), p.BKLevels(), p.PolyDegree())
+	encryptTRGSW(dst, m, e.sk, p.BKStdDev(), e.smp, e.sc)
+	return dst
+}
+
+// PhaseTLWE returns the phase b − ⟨a, s⟩ of ct under the TLWE key (when ct has
+// dimension n) or the extracted key (dimension k·N). Other dimensions panic.
+func (sk *SecretKey) PhaseTLWE(ct *TLWE) torus.Torus32 {
+	var key []int32
+	switch ct.Dim() {
+	case len(sk.lwe):
+		key = sk.lwe
+	case len(sk.ext):
+		key = sk.ext
+	default:
+		panic(fmt.Sprintf("tfhe: PhaseTLWE: dimension %d is neither n=%d nor k·N=%d", ct.Dim(), len(sk.lwe), len(sk.ext)))
+	}
+	b := ct.B()
+	for i, s := range key {
+		b -= ct.Value[i] & -torus.Torus32(s)
+	}
+	return b
+}
+
+// DecryptBool returns the boolean ct encrypts (EncodeBool): true when its
+// phase lies in (0, 1/2). ct may be under the TLWE key or the extracted key.
+func (sk *SecretKey) DecryptBool(ct *TLWE) bool { return sk.PhaseTLWE(ct).Signed() > 0 }
+
+// PhaseTRLWE returns the phase b − Σ a_j·s_j of ct.
+func (sk *SecretKey) PhaseTRLWE(ct *TRLWE) torus.Poly {
+	p := sk.params
+	if !ct.wellFormed(p.GLWEDimension(), p.PolyDegree()) {
+		panic("tfhe: PhaseTRLWE: TRLWE of the wrong shape")
+	}
+	dst := torus.NewPoly(p.PolyDegree())
+	newNTTScratch(p.PolyDegree()).dotKey(dst, ct.Value[:p.GLWEDimension()], sk.trlweNTT())
+	torus.SubTo(dst, ct.B(), dst)
+	return dst
+}

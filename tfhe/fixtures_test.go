@@ -1,0 +1,83 @@
+package tfhe
+
+import (
+	"sync"
+	"testing"
+
+	"github.com/goldfhe/goldfhe/smallntt"
+	"github.com/goldfhe/goldfhe/torus"
+)
+
+// toyParams is a small, insecure set for fast structural tests.
+var toyParams = MustNewParams(ParamsLiteral{
+	Name: "toy", LWEDimension: 40, PolyDegree: 256, GLWEDimension: 2,
+	BKLevels: 3, BKBaseLog: 6, KSLevels: 6, KSBaseLog: 2,
+	LWEStdDev: 0x1p-20, BKStdDev: 0x1p-28, Note: "insecure, tests only",
+})
+
+type keyPair struct {
+	sk *SecretKey
+	ck *CloudKey
+}
+
+func seedOf(label string, i int) [torus.SeedSize]byte {
+	return torus.DeriveSeed([torus.SeedSize]byte{}, "tfhe-test/"+label, uint64(i))
+}
+
+// testKeys builds the keys of each set once per test binary (key generation
+// for TFHELib128 takes a while).
+var testKeys = func() func(p Params) keyPair {
+	var mu sync.Mutex
+	m := map[string]func() keyPair{}
+	return func(p Params) keyPair {
+		mu.Lock()
+		f, ok := m[p.Name()]
+		if !ok {
+			f = sync.OnceValue(func() keyPair {
+				sk, err := GenerateSecretKeyFromSeed(p, seedOf(p.Name()+"/sk", 0))
+				if err != nil {
+					panic(err)
+				}
+				ck, err := GenerateCloudKeyFromSeed(sk, seedOf(p.Name()+"/ck", 0))
+				if err != nil {
+					panic(err)
+				}
+				return keyPair{sk, ck}
+			})
+			m[p.Name()] = f
+		}
+		mu.Unlock()
+		return f()
+	}
+}()
+
+func butterfly(t testing.TB, n int) *smallntt.Plan {
+	p, err := smallntt.NewPlan(n, smallntt.Butterfly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func newEvaluator(t testing.TB, p Params, withKeys bool) *Evaluator {
+	var ck *CloudKey
+	if withKeys {
+		ck = testKeys(p).ck
+	}
+	e, err := NewEvaluator(p, butterfly(t, p.PolyDegree()), ck)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func newEncryptor(t testing.TB, sk *SecretKey, i int) *Encryptor {
+	e, err := NewEncryptorFromSeed(sk, seedOf("enc", i))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// allSets are the named sets plus the toy set.
+func allSets() []Params { return append(ParamSets(), toyParams) }

@@ -1,0 +1,206 @@
+package tfhe
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/goldfhe/goldfhe/smallntt"
+	"github.com/goldfhe/goldfhe/torus"
+)
+
+// SecretKey holds the binary TLWE key s ∈ {0,1}^n and the binary TRLWE key
+// (s_0, …, s_{k−1}) ∈ B_N[X]^k. It is safe for concurrent use (it is not
+// modified after generation).
+type SecretKey struct {
+	params Params
+	lwe    []int32   // n
+	trlwe  [][]int32 // k × N, views of one allocation
+	ext    []int32   // the extracted key s'_{j·N+i} = s_j[i], k·N
+
+	nttOnce sync.Once
+	ntt     []smallntt.NTTPoly // trlwe in the NTT domain of internalPlan(N)
+}
+
+// Params returns the key's parameter set.
+func (sk *SecretKey) Params() Params { return sk.params }
+
+// LWEKey returns the TLWE key (n bits as int32). It aliases the key: do not
+// modify it.
+func (sk *SecretKey) LWEKey() []int32 { return sk.lwe }
+
+// TRLWEKey returns the k TRLWE key polynomials. They alias the key.
+func (sk *SecretKey) TRLWEKey() [][]int32 { return sk.trlwe }
+
+// ExtractedLWEKey returns the TLWE key of dimension k·N under which sample
+// extraction outputs are (s'_{j·N+i} = s_j[i]). It aliases the key.
+func (sk *SecretKey) ExtractedLWEKey() []int32 { return sk.ext }
+
+func (sk *SecretKey) trlweNTT() []smallntt.NTTPoly {
+	sk.nttOnce.Do(func() { sk.ntt = keyNTT(internalPlan(sk.params.PolyDegree()), sk.trlwe) })
+	return sk.ntt
+}
+
+func (sk *SecretKey) check() error {
+	if sk == nil {
+		return errors.New("tfhe: nil secret key")
+	}
+	if err := sk.params.check(); err != nil {
+		return err
+	}
+	if len(sk.lwe) != sk.params.LWEDimension() || len(sk.ext) != sk.params.ExtractedLWEDimension() {
+		return errors.New("tfhe: secret key is incomplete")
+	}
+	return nil
+}
+
+// newSecretKey allocates a zero key.
+func newSecretKey(p Params) *SecretKey {
+	k, n := p.GLWEDimension(), p.PolyDegree()
+	sk := &SecretKey{params: p, lwe: make([]int32, p.LWEDimension()), ext: make([]int32, k*n)}
+	sk.trlwe = make([][]int32, k)
+	for j := range sk.trlwe {
+		sk.trlwe[j] = sk.ext[j*n : (j+1)*n : (j+1)*n] // the extracted key is the concatenation
+	}
+	return sk
+}
+
+// BootstrappingKey is the bootstrapping key BK_i = TRGSW(s_i), i < n, in
+// coefficient form — its canonical form, independent of any NTT. NTT returns
+// (and caches while in use) its transform for a given plan.
+//
+// A BootstrappingKey is immutable and safe for concurrent use.
+type BootstrappingKey struct {
+	params Params
+	rows   []TRGSW         // n samples
+	data   []torus.Torus32 // backing: n × (k+1)·l × (k+1) × N
+
+	mu    sync.Mutex
+	cache map[[32]byte]*nttCacheEntry // by Order() digest, see NTT
+}
+
+// Params returns the key's parameter set.
+func (bk *BootstrappingKey) Params() Params { return bk.params }
+
+// Len returns n, the number of TRGSW samples.
+func (bk *BootstrappingKey) Len() int { return len(bk.rows) }
+
+// TRGSW returns BK_i (aliasing the key: do not modify).
+func (bk *BootstrappingKey) TRGSW(i int) *TRGSW { return &bk.rows[i] }
+
+func newBootstrappingKey(p Params) *BootstrappingKey {
+	n, k, l, N := p.LWEDimension(), p.GLWEDimension(), p.BKLevels(), p.PolyDegree()
+	rowsPer := (k + 1) * l
+	per := rowsPer * (k + 1) * N
+	bk := &BootstrappingKey{params: p, rows: make([]TRGSW, n), data: make([]torus.Torus32, n*per)}
+	polys := make([]torus.Poly, n*rowsPer*(k+1))
+	trlwes := make([]TRLWE, n*rowsPer)
+	for i := range bk.rows {
+		for r := 0; r < rowsPer; r++ {
+			for c := 0; c <= k; c++ {
+				o := i*per + (r*(k+1)+c)*N
+				polys[(i*rowsPer+r)*(k+1)+c] = torus.Poly(bk.data[o : o+N : o+N])
+			}
+			q := (i*rowsPer + r) * (k + 1)
+			trlwes[i*rowsPer+r].Value = polys[q : q+k+1 : q+k+1]
+		}
+		bk.rows[i].Rows = trlwes[i*rowsPer : (i+1)*rowsPer : (i+1)*rowsPer]
+	}
+	return bk
+}
+
+func (bk *BootstrappingKey) check(p Params) error {
+	if bk == nil {
+		return errors.New("tfhe: nil bootstrapping key")
+	}
+	if !bk.params.Equal(p) {
+		return fmt.Errorf("tfhe: bootstrapping key is for %s, not %s", bk.params.Name(), p.Name())
+	}
+	k, l, n := p.GLWEDimension(), p.BKLevels(), p.PolyDegree()
+	if len(bk.rows) != p.LWEDimension() || len(bk.data) != p.LWEDimension()*(k+1)*l*(k+1)*n {
+		return errors.New("tfhe: bootstrapping key is incomplete")
+	}
+	for i := range bk.rows {
+		if !bk.rows[i].wellFormed(k, l, n) {
+			return fmt.Errorf("tfhe: bootstrapping key sample %d is malformed", i)
+		}
+	}
+	return nil
+}
+
+// KeySwitchingKey switches TLWE samples from the extracted key (dimension
+// k·N) to the TLWE key (dimension n) with the table-driven method of the
+// TFHE library: for every input coordinate i, digit level j = 1..t and digit
+// magnitude m = 1..base/2 it holds a fresh TLWE encryption under s of
+// m·s'_i/base^j. Key switching then adds or subtracts one table row per
+// nonzero signed digit — no multiplication, and the noise added per digit
+// does not depend on the digit's value.
+//
+// A KeySwitchingKey is immutable and safe for concurrent use.
+type KeySwitchingKey struct {
+	params Params
+	data   []torus.Torus32 // ((i·t + (j−1))·(base/2) + (m−1))·(n+1) + coordinate
+}
+
+// Params returns the key's parameter set.
+func (ksk *KeySwitchingKey) Params() Params { return ksk.params }
+
+func ksTableLen(p Params) int {
+	return p.ExtractedLWEDimension() * p.KSLevels() * (1 << p.KSBaseLog() / 2) * (p.LWEDimension() + 1)
+}
+
+func (ksk *KeySwitchingKey) check(p Params) error {
+	if ksk == nil {
+		return errors.New("tfhe: nil key-switching key")
+	}
+	if !ksk.params.Equal(p) {
+		return fmt.Errorf("tfhe: key-switching key is for %s, not %s", ksk.params.Name(), p.Name())
+	}
+	if len(ksk.data) != ksTableLen(p) {
+		return errors.New("tfhe: key-switching key is incomplete")
+	}
+	return nil
+}
+
+// Sample returns the table entry for input coordinate i, level j (1..t) and
+// digit magnitude m (1..base/2) as a TLWE sample of dimension n aliasing the
+// key (do not modify).
+func (ksk *KeySwitchingKey) Sample(i, j, m int) *TLWE {
+	p := ksk.params
+	half := 1 << p.KSBaseLog() / 2
+	w := p.LWEDimension() + 1
+	o := ((i*p.KSLevels()+j-1)*half + m - 1) * w
+	return &TLWE{Value: ksk.data[o : o+w : o+w]}
+}
+
+// CloudKey is the public evaluation key: the bootstrapping key and the
+// key-switching key. It is immutable and safe for concurrent use.
+type CloudKey struct {
+	params Params
+	bk     *BootstrappingKey
+	ksk    *KeySwitchingKey
+}
+
+// Params returns the key's parameter set.
+func (ck *CloudKey) Params() Params { return ck.params }
+
+// BootstrappingKey returns the bootstrapping key.
+func (ck *CloudKey) BootstrappingKey() *BootstrappingKey { return ck.bk }
+
+// KeySwitchingKey returns the key-switching key.
+func (ck *CloudKey) KeySwitchingKey() *KeySwitchingKey { return ck.ksk }
+
+// Validate reports whether ck is complete and consistent: non-nil, made for
+// a valid parameter set, with both keys of the right shape.
+func (ck *CloudKey) Validate() error {
+	if ck == nil {
+		return errors.New("tfhe: nil cloud key")
+	}
+	if err := ck.params.check(); err != nil {
+		return fmt.Errorf("tfhe: cloud key: %w", err)
+	}
+	if err := ck.bk.check(ck.params); err != nil {
+		return err
+	}
+	return ck.ksk.check(ck.params)
+}

@@ -1,0 +1,126 @@
+package tfhe
+
+import (
+	"crypto/rand"
+	"errors"
+
+	"github.com/goldfhe/goldfhe/torus"
+)
+
+// Domain-separation labels of the samplers derived from a key-generation
+// seed (torus.Sampler.Derive): each independent piece of a key has its own
+// stream, so generation is deterministic given the seed whatever the number
+// of cores that share the work.
+const (
+	labelLWEKey   = "goldfhe/tfhe/lwe-key"
+	labelTRLWEKey = "goldfhe/tfhe/trlwe-key"
+	labelBK       = "goldfhe/tfhe/bootstrapping-key"
+	labelKSK      = "goldfhe/tfhe/key-switching-key"
+)
+
+func cryptoSeed() [torus.SeedSize]byte {
+	var s [torus.SeedSize]byte
+	rand.Read(s[:]) // never fails (Go ≥ 1.24)
+	return s
+}
+
+// GenerateSecretKey returns a fresh secret key for p from crypto/rand.
+func GenerateSecretKey(p Params) (*SecretKey, error) {
+	return GenerateSecretKeyFromSeed(p, cryptoSeed())
+}
+
+// GenerateSecretKeyFromSeed returns the secret key determined by seed. Use it
+// for tests and reproducible experiments; a seed must be secret and random
+// to protect data.
+func GenerateSecretKeyFromSeed(p Params, seed [torus.SeedSize]byte) (*SecretKey, error) {
+	if err := p.check(); err != nil {
+		return nil, err
+	}
+	root := torus.NewSamplerFromSeed(seed)
+	sk := newSecretKey(p)
+	root.Derive(labelLWEKey, 0).BinarySlice(sk.lwe)
+	root.Derive(labelTRLWEKey, 0).BinarySlice(sk.ext) // the k TRLWE key polynomials
+	return sk, nil
+}
+
+// GenerateCloudKey returns a fresh cloud key for sk from crypto/rand.
+func GenerateCloudKey(sk *SecretKey) (*CloudKey, error) {
+	return GenerateCloudKeyFromSeed(sk, cryptoSeed())
+}
+
+// GenerateCloudKeyFromSeed returns the cloud key of sk determined by seed:
+// BK_i = TRGSW(s_i) with noise σ_bk and the key-switching table with noise
+// σ_lwe. The work is spread over all cores (GOMAXPROCS); the result depends
+// only on sk and seed.
+func GenerateCloudKeyFromSeed(sk *SecretKey, seed [torus.SeedSize]byte) (*CloudKey, error) {
+	if err := sk.check(); err != nil {
+		return nil, err
+	}
+	p := sk.params
+	root := torus.NewSamplerFromSeed(seed)
+	sk.trlweNTT() // once, before the workers share it
+
+	bk := newBootstrappingKey(p)
+	parallelFor(p.LWEDimension(), func() *nttScratch { return newNTTScratch(p.PolyDegree()) },
+		func(sc *nttScratch, i int) {
+			encryptTRGSW(&bk.rows[i], sk.lwe[i], sk, p.BKStdDev(), root.Derive(labelBK, uint64(i)), sc)
+		})
+
+	ksk := &KeySwitchingKey{params: p, data: make([]torus.Torus32, ksTableLen(p))}
+	t, basebit := p.KSLevels(), p.KSBaseLog()
+	half := 1 << basebit / 2
+	parallelFor(p.ExtractedLWEDimension(), func() struct{} { return struct{}{} },
+		func(_ struct{}, i int) {
+			smp := root.Derive(labelKSK, uint64(i))
+			si := torus.Torus32(sk.ext[i])
+			for j := 1; j <= t; j++ {
+				for m := 1; m <= half; m++ {
+					mu := torus.Torus32(m) * si << (32 - j*basebit)
+					encryptTLWE(ksk.Sample(i, j, m), sk.lwe, mu, p.LWEStdDev(), smp)
+				}
+			}
+		})
+	ck := &CloudKey{params: p, bk: bk, ksk: ksk}
+	if err := ck.Validate(); err != nil {
+		return nil, errors.Join(errors.New("tfhe: internal error: generated cloud key is invalid"), err)
+	}
+	return ck, nil
+}
+
+// encryptTLWE sets dst = (a, ⟨a, key⟩ + e + mu) with a uniform and e of
+// standard deviation sigma. len(dst.Value) = len(key)+1.
+func encryptTLWE(dst *TLWE, key []int32, mu torus.Torus32, sigma float64, smp *torus.Sampler) {
+	a := dst.Value[:len(key)]
+	smp.UniformSlice(a)
+	b := mu + smp.Gaussian(sigma)
+	for i, s := range key {
+		b += a[i] & -torus.Torus32(s) // binary key
+	}
+	dst.Value[len(key)] = b
+}
+
+// encryptTRLWEZero sets dst to a fresh encryption of zero under sk's TRLWE
+// key: a_j uniform, b = Σ a_j·s_j + e.
+func encryptTRLWEZero(dst *TRLWE, sk *SecretKey, sigma float64, smp *torus.Sampler, sc *nttScratch) {
+	k := sk.params.GLWEDimension()
+	for j := 0; j < k; j++ {
+		smp.UniformSlice(dst.Value[j])
+	}
+	sc.dotKey(dst.Value[k], dst.Value[:k], sk.trlweNTT())
+	smp.AddGaussian(dst.Value[k], sigma)
+}
+
+// encryptTRGSW sets dst = Z + m·H (CGGI20 Def. 3.6; row layout of TRGSW).
+func encryptTRGSW(dst *TRGSW, m int32, sk *SecretKey, sigma float64, smp *torus.Sampler, sc *nttScratch) {
+	p := sk.params
+	k, l := p.GLWEDimension(), p.BKLevels()
+	g := p.BKGadget()
+	for r := range dst.Rows {
+		encryptTRLWEZero(&dst.Rows[r], sk, sigma, smp, sc)
+	}
+	for c := 0; c <= k; c++ {
+		for i := 0; i < l; i++ {
+			dst.Rows[c*l+i].Value[c][0] += torus.Torus32(m) * g.Factor(i+1)
+		}
+	}
+}

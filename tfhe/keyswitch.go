@@ -1,0 +1,61 @@
+package tfhe
+
+import (
+	"fmt"
+
+	"github.com/goldfhe/goldfhe/torus"
+)
+
+// KeySwitchTo switches src (dimension k·N, under the extracted key) to dst
+// (dimension n, under the TLWE key): dst = (0, b) − Σ_{i,j} d_{i,j}·KS_{i,j},
+// with the signed digits d_{i,j} ∈ [−base/2, base/2) of a_i (KSGadget: t
+// levels of basebit bits, rounded), each term read from the table — a row
+// subtracted for a positive digit, added for a negative one (CGGI20 Alg. 2
+// with the TFHE library's table). It panics on wrong dimensions.
+func (e *Evaluator) KeySwitchTo(dst, src *TLWE) {
+	if e.ksk == nil {
+		panic("tfhe: KeySwitchTo: evaluator has no cloud key")
+	}
+	p := e.params
+	n, kn := p.LWEDimension(), p.ExtractedLWEDimension()
+	if src == nil || dst == nil || src.Dim() != kn || dst.Dim() != n {
+		panic(fmt.Sprintf("tfhe: KeySwitchTo: dimensions must be k·N=%d → n=%d", kn, n))
+	}
+	keySwitch(dst.Value, src.Value, e.ksk.data, p)
+}
+
+func keySwitch(out, in []torus.Torus32, table []torus.Torus32, p Params) {
+	n, kn := p.LWEDimension(), p.ExtractedLWEDimension()
+	t, basebit := p.KSLevels(), uint(p.KSBaseLog())
+	half := 1 << basebit / 2
+	mask := uint32(1)<<basebit - 1
+	w := n + 1
+	b := in[kn]
+	out = out[:w]
+	clear(out)
+	out[n] = b
+	off := p.ksOffset
+	for i, ai := range in[:kn] {
+		v := uint32(ai) + off
+		base := i * t * half
+		for j := 1; j <= t; j++ {
+			d := int((v>>(32-uint(j)*basebit))&mask) - half
+			if d == 0 {
+				continue
+			}
+			if d > 0 {
+				o := ((base + (j-1)*half) + d - 1) * w
+				row := table[o : o+w : o+w]
+				for m := range row {
+					out[m] -= row[m]
+				}
+			} else {
+				o := ((base + (j-1)*half) - d - 1) * w
+				row := table[o : o+w : o+w]
+				for m := range row {
+					out[m] += row[m]
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,5 @@
+//go:build race
+
+package tfhe
+
+const raceEnabled = true

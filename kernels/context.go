@@ -1,0 +1,184 @@
+package kernels
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+)
+
+// Context is one GPU's primary CUDA context, retained for the lifetime of
+// the Context value. It is safe for concurrent use by several goroutines:
+// every method that reaches the driver locks the calling goroutine to its
+// OS thread, makes the context current on that thread (cuCtxSetCurrent),
+// makes the call and unlocks, so no goroutine ever depends on which thread
+// it runs on (see the package documentation).
+//
+// Several Contexts opened on one device share the device's primary context
+// (the driver counts the retains); buffers, streams and events work with
+// any Context of the same device.
+type Context struct {
+	d    *driver
+	dev  int32   // CUdevice
+	h    uintptr // CUcontext (the primary context)
+	info DeviceInfo
+
+	mu     sync.RWMutex // read-held by every call, write-held by Close
+	closed bool
+
+	fault atomic.Pointer[Error] // the first sticky (context-killing) error
+	debug atomic.Bool           // synchronise and check after every launch
+
+	// Bookkeeping of live objects (see Stats).
+	devBufs, devBytes, hostBufs, hostBytes atomic.Int64
+	streams, events, modules               atomic.Int64
+}
+
+// DebugEnv is the environment variable that turns on debug mode for every
+// Context opened afterwards: GOLDFHE_CUDA_DEBUG=1 synchronises the context
+// after every kernel launch and reports the kernel's own error, naming it.
+const DebugEnv = "GOLDFHE_CUDA_DEBUG"
+
+// Open retains the primary context of CUDA device ordinal. Its error wraps
+// ErrNoDriver or ErrNoDevice when there is no GPU to use; the error's text
+// is the reason to report when falling back to the CPU.
+func Open(ordinal int) (*Context, error) {
+	d, err := theDriver()
+	if err != nil {
+		return nil, err
+	}
+	return open(d, ordinal)
+}
+
+func open(d *driver, ordinal int) (*Context, error) {
+	dev, info, err := d.device(ordinal)
+	if err != nil {
+		return nil, err
+	}
+	c := &Context{d: d, dev: dev, info: info}
+	if err := d.err("cuDevicePrimaryCtxRetain", d.call(symDevicePrimaryCtxRetain, uintptr(unsafe.Pointer(&c.h)), uintptr(uint32(dev)))); err != nil {
+		return nil, err
+	}
+	c.debug.Store(os.Getenv(DebugEnv) == "1")
+	return c, nil
+}
+
+// Device describes the context's GPU.
+func (c *Context) Device() DeviceInfo { return c.info }
+
+// SetDebug turns debug mode on or off (see DebugEnv).
+func (c *Context) SetDebug(on bool) { c.debug.Store(on) }
+
+// Debug reports whether debug mode is on.
+func (c *Context) Debug() bool { return c.debug.Load() }
+
+// Close releases the primary context. Buffers, streams, events and modules
+// still open are not freed one by one: when the last retain of the primary
+// context goes, the driver destroys it with everything in it, and using
+// them afterwards returns ErrClosed. Close is idempotent.
+func (c *Context) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil
+	}
+	c.closed = true
+	return c.d.err("cuDevicePrimaryCtxRelease_v2", c.d.call(symDevicePrimaryCtxRelease, uintptr(uint32(c.dev))))
+}
+
+// enter prepares the calling goroutine for a driver call on c: it takes the
+// read lock, locks the goroutine to its thread and makes c current there.
+// Every successful enter must be paired with exit.
+func (c *Context) enter(op string) error {
+	c.mu.RLock()
+	if c.closed {
+		c.mu.RUnlock()
+		return fmt.Errorf("kernels: %s: Context %w", op, shortClosed)
+	}
+	if f := c.fault.Load(); f != nil {
+		c.mu.RUnlock()
+		return fmt.Errorf("kernels: %s: context unusable since %s failed with %s: %w", op, f.Call, f.Name, shortFault)
+	}
+	runtime.LockOSThread()
+	if r := c.d.call(symCtxSetCurrent, c.h); r != resultSuccess {
+		runtime.UnlockOSThread()
+		c.mu.RUnlock()
+		return c.check("cuCtxSetCurrent", r)
+	}
+	return nil
+}
+
+// exit undoes enter.
+func (c *Context) exit() {
+	runtime.UnlockOSThread()
+	c.mu.RUnlock()
+}
+
+var (
+	shortClosed = short(ErrClosed)
+	shortFault  = short(ErrLaunchFailed)
+	shortFreed  = short(ErrFreed)
+)
+
+// check turns r into an error naming what, and remembers the first sticky
+// one so that later calls fail fast with a message that says why.
+func (c *Context) check(what string, r Result) error {
+	if r == resultSuccess {
+		return nil
+	}
+	err := c.d.err(what, r)
+	if r.sticky() {
+		c.fault.CompareAndSwap(nil, err.(*Error))
+	}
+	return err
+}
+
+// do runs one driver call on c: enter, call, check, exit.
+//
+//go:uintptrescapes
+func (c *Context) do(what string, s sym, args ...uintptr) error {
+	if err := c.enter(what); err != nil {
+		return err
+	}
+	defer c.exit()
+	return c.check(what, c.d.call(s, args...))
+}
+
+// Synchronize waits for all work on the context to finish
+// (cuCtxSynchronize) and returns the first error any of it raised.
+func (c *Context) Synchronize() error {
+	return c.do("cuCtxSynchronize", symCtxSynchronize)
+}
+
+// MemInfo returns the free and total device memory in bytes.
+func (c *Context) MemInfo() (free, total uint64, err error) {
+	err = c.do("cuMemGetInfo_v2", symMemGetInfo, uintptr(unsafe.Pointer(&free)), uintptr(unsafe.Pointer(&total)))
+	return free, total, err
+}
+
+// Stats counts the objects created on a Context and not yet freed or
+// closed.
+type Stats struct {
+	DeviceBuffers int
+	DeviceBytes   int64
+	HostBuffers   int
+	HostBytes     int64
+	Streams       int
+	Events        int
+	Modules       int
+}
+
+// Stats returns the live-object counts (for leak checks in tests).
+func (c *Context) Stats() Stats {
+	return Stats{
+		DeviceBuffers: int(c.devBufs.Load()),
+		DeviceBytes:   c.devBytes.Load(),
+		HostBuffers:   int(c.hostBufs.Load()),
+		HostBytes:     c.hostBytes.Load(),
+		Streams:       int(c.streams.Load()),
+		Events:        int(c.events.Load()),
+		Modules:       int(c.modules.Load()),
+	}
+}

@@ -1,0 +1,24 @@
+//go:build linux && (amd64 || arm64)
+
+package kernels
+
+import "github.com/ebitengine/purego"
+
+// dlopen opens a shared library through purego (no cgo).
+func dlopen(path string) (uintptr, error) {
+	return purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_GLOBAL)
+}
+
+// dlsym looks a symbol up; a missing one is an error, never a panic.
+func dlsym(h uintptr, name string) (uintptr, error) {
+	return purego.Dlsym(h, name)
+}
+
+// callC calls the C function at fn. CUresult is a 32-bit C enum: only the
+// low half of the return register is defined.
+//
+//go:uintptrescapes
+func callC(fn uintptr, args ...uintptr) Result {
+	r, _, _ := purego.SyscallN(fn, args...)
+	return Result(int32(r))
+}

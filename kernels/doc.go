@@ -1,0 +1,112 @@
+// Package kernels holds goldfhe's CUDA kernels and the small CUDA driver
+// binding that runs them, with no cgo and no CUDA toolkit at build time.
+//
+// # Driver binding
+//
+// The NVIDIA driver library (libcuda.so.1) is opened at run time with
+// github.com/ebitengine/purego and its entry points are called through
+// purego.SyscallN, so a binary built with CGO_ENABLED=0 on a machine
+// without CUDA runs unchanged on a GPU host. The library is looked up, in
+// order, as GOLDFHE_LIBCUDA (if set, alone), then by its soname through the
+// dynamic loader (LD_LIBRARY_PATH, ld.so.cache), then in every
+// LD_LIBRARY_PATH directory and in /usr/local/nvidia/lib64,
+// /usr/local/nvidia/lib, /usr/lib/x86_64-linux-gnu, /usr/lib/aarch64-linux-gnu,
+// /usr/lib64, /usr/lib and /usr/lib/wsl/lib. Every symbol is resolved once
+// with dlsym before anything is called (never purego.RegisterLibFunc, which
+// panics on a missing symbol); a missing library or symbol is an error
+// wrapping ErrNoDriver. The symbols bound are the ABI names the CUDA 12/13
+// headers resolve to (cuMemAlloc_v2, cuMemcpyHtoD_v2, cuStreamDestroy_v2,
+// cuDevicePrimaryCtxRelease_v2, …; see symNames), legacy default stream
+// flavour. C types map to fixed-width Go types: int and enums to int32,
+// unsigned int to uint32, size_t and CUdeviceptr to uint64, opaque handles
+// to uintptr, and CUresult to Result (int32; only the low 32 bits of the
+// return register are read). The driver is loaded and cuInit'ed once per
+// process, on first use; Driver, DeviceCount and Devices report it.
+//
+// # Threading and contexts
+//
+// A Context is a device's primary context (cuDevicePrimaryCtxRetain),
+// released by Close. CUDA makes a context current per OS thread, while Go
+// moves goroutines between threads. This package sets the context on every
+// entry: each method that reaches the driver locks its goroutine to the OS
+// thread (runtime.LockOSThread), calls cuCtxSetCurrent, makes its call and
+// unlocks again. No goroutine relies on thread-local state between calls,
+// there is no dedicated thread to funnel work through, and every type here
+// is safe for concurrent use by several goroutines (the driver API itself
+// is thread-safe). cuCtxSetCurrent is a thread-local store in the driver;
+// it costs far less than the launch or copy it precedes. A read-write lock
+// keeps Close from running under a call in progress.
+//
+// # Errors
+//
+// Every error starts with "kernels:". A failed driver call is an *Error
+// naming the call and CUDA's own name and text for the code
+// (cuGetErrorName, cuGetErrorString), e.g.
+//
+//	kernels: cuMemAlloc_v2: CUDA_ERROR_OUT_OF_MEMORY: out of memory (asked for 9007199254740992 bytes)
+//
+// and it wraps, for errors.Is, the sentinel its code maps to: ErrNoDriver,
+// ErrNoDevice, ErrOutOfMemory, ErrInvalidValue, ErrBadImage or
+// ErrLaunchFailed. Checks done in Go before any CUDA call wrap ErrArgument;
+// uses after Free or Close wrap ErrFreed or ErrClosed; a missing fatbin
+// wraps ErrNoFatbin. A kernel fault (illegal address and the like) is
+// sticky in CUDA: the context is dead. The Context remembers the first such
+// error and every later call fails at once with ErrLaunchFailed, naming the
+// call that faulted; only a new process recovers (resetting the primary
+// context would pull memory from under every other user of it). Nothing
+// here panics on a condition of the outside world; panics are kept for
+// caller bugs that have no error return (a View out of bounds,
+// HostPinned.Slice after Free).
+//
+// Kernel launches are asynchronous: a fault shows up at a later
+// synchronising call. With GOLDFHE_CUDA_DEBUG=1 in the environment (or
+// Context.SetDebug(true)), every launch is followed by cuCtxSynchronize and
+// a fault is reported by the launch that caused it, naming the kernel.
+//
+// # Memory
+//
+// Device memory is a DeviceBuffer[T] (cuMemAlloc_v2) and pinned host
+// memory a HostPinned[T] (cuMemHostAlloc, exposed as a []T by Slice): two
+// types, so device and host memory cannot be mixed up; T is a fixed-size
+// number type (Elem). Synchronous copies take plain Go slices; asynchronous
+// copies take only HostPinned memory, because the driver reads or writes
+// it after the call has returned. Both kinds are released explicitly with
+// Free (no finalizers: the GPU may still be using memory the Go program no
+// longer references); a use after Free returns an error wrapping ErrFreed.
+// Views (DeviceBuffer.View) share their buffer's memory and its freed
+// state. Context.Stats counts live buffers, streams, events and modules.
+// Never ask for managed memory: it is not bound here.
+//
+// # Kernels and the fatbin
+//
+// The CUDA sources are goldilocks.cuh (Goldilocks field arithmetic,
+// DESIGN.md §3), one .cuh per kernel family (fieldops.cuh, pointwise.cuh;
+// the NTTs come next), and goldfhe.cu, the single translation unit that
+// #includes them. `make fatbin`, run where nvcc exists, compiles goldfhe.cu
+// into goldfhe.fatbin with SASS for sm_80, sm_86, sm_89 and sm_90 and PTX
+// for compute_90 (which newer GPUs JIT-compile), and writes
+// goldfhe.fatbin.sha256, the hash of the sources (defined in sourceHash and
+// srchash.sh). Both files are committed; the fatbin is embedded with
+// go:embed, and a test fails when the sources no longer match the recorded
+// hash. Setting GOLDFHE_FATBIN=/path/to/dev.fatbin makes LoadLibrary load
+// that file instead, so kernels can be rebuilt and tested in one command on
+// a GPU host without committing. (The hash covers the sources only, not the
+// nvcc version or flags: changing those in the Makefile also calls for a
+// rebuild.)
+//
+// Context.LoadLibrary loads the fatbin and returns a Library with one typed
+// method per __global__ kernel (Mul, MulAdd, FieldOps). Each checks its
+// arguments in Go (lengths, strides, overlaps, devices) before launching,
+// fills an argument block prepared once per kernel whose parameter array
+// points into the block itself, and pins the block (runtime.Pinner) while
+// cuLaunchKernel reads it.
+//
+// # Tests
+//
+// Without a driver or a GPU every GPU test calls t.Skip with the reason
+// (e.g. "kernels: no CUDA driver: libcuda.so.1 not found"). The Go side is
+// also tested without a GPU against an in-process fake driver that
+// implements the bound entry points over Go memory and runs the kernels on
+// the CPU, so argument marshalling, bookkeeping and error paths are checked
+// on every machine.
+package kernels

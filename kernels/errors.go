@@ -1,0 +1,165 @@
+package kernels
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Sentinel errors. Every error this package returns starts with "kernels:"
+// and wraps at most one of these, so callers can test it with errors.Is.
+var (
+	// ErrNoDriver: libcuda.so.1 could not be found or opened, lacks a symbol
+	// this package binds, or is a stub or too old for the call.
+	ErrNoDriver = errors.New("kernels: no CUDA driver")
+	// ErrNoDevice: the driver is there but reports no usable GPU (or the
+	// ordinal asked for does not exist).
+	ErrNoDevice = errors.New("kernels: no CUDA device")
+	// ErrOutOfMemory: device or pinned host memory is exhausted.
+	ErrOutOfMemory = errors.New("kernels: out of memory")
+	// ErrInvalidValue: CUDA rejected a value (CUDA_ERROR_INVALID_VALUE),
+	// e.g. a launch configuration beyond the device's limits.
+	ErrInvalidValue = errors.New("kernels: invalid value")
+	// ErrNoFatbin: the kernel image is missing or empty (not built yet, or
+	// GOLDFHE_FATBIN names a file that cannot be read).
+	ErrNoFatbin = errors.New("kernels: no fatbin")
+	// ErrBadImage: the driver cannot load the kernel image on this device:
+	// no SASS or PTX for its architecture, PTX newer than the driver, or a
+	// corrupt file.
+	ErrBadImage = errors.New("kernels: kernel image not loadable on this device")
+	// ErrLaunchFailed: a kernel faulted (illegal address, illegal
+	// instruction, timeout, …). Such errors are sticky: the CUDA context is
+	// unusable afterwards, and every later call on it fails with this error
+	// too. Only a new process recovers.
+	ErrLaunchFailed = errors.New("kernels: kernel fault (context unusable)")
+	// ErrArgument: a Go-side argument check failed before any CUDA call.
+	ErrArgument = errors.New("kernels: bad argument")
+	// ErrFreed: a device or pinned host buffer was used after Free.
+	ErrFreed = errors.New("kernels: buffer used after Free")
+	// ErrClosed: a Context, Stream, Event, Module or Library was used after
+	// Close.
+	ErrClosed = errors.New("kernels: used after Close")
+)
+
+// Result is a CUDA driver API status code (CUresult, a C enum: int32).
+type Result int32
+
+// CUresult values this package interprets. The numbers are cuda.h's.
+const (
+	resultSuccess            Result = 0
+	resultInvalidValue       Result = 1
+	resultOutOfMemory        Result = 2
+	resultNotInitialized     Result = 3
+	resultDeinitialized      Result = 4
+	resultStubLibrary        Result = 34
+	resultInsufficientDriver Result = 35
+	resultDeviceUnavailable  Result = 46
+	resultNoDevice           Result = 100
+	resultInvalidDevice      Result = 101
+	resultInvalidImage       Result = 200
+	resultNoBinaryForGPU     Result = 209
+	resultInvalidPTX         Result = 218
+	resultUnsupportedPTX     Result = 222
+	resultNotReady           Result = 600
+	resultIllegalAddress     Result = 700
+	resultLaunchTimeout      Result = 702
+	resultAssert             Result = 710
+	resultHardwareStack      Result = 714
+	resultIllegalInstruction Result = 715
+	resultMisalignedAddress  Result = 716
+	resultInvalidAddrSpace   Result = 717
+	resultInvalidPC          Result = 718
+	resultLaunchFailed       Result = 719
+	resultSystemDriverMism   Result = 803
+	resultCompatNotSupported Result = 804
+)
+
+// sentinel returns the sentinel error a CUresult maps to, or nil.
+func (r Result) sentinel() error {
+	switch r {
+	case resultInvalidValue:
+		return ErrInvalidValue
+	case resultOutOfMemory:
+		return ErrOutOfMemory
+	case resultNotInitialized, resultDeinitialized, resultStubLibrary,
+		resultInsufficientDriver, resultSystemDriverMism, resultCompatNotSupported:
+		return ErrNoDriver
+	case resultNoDevice, resultInvalidDevice, resultDeviceUnavailable:
+		return ErrNoDevice
+	case resultInvalidImage, resultNoBinaryForGPU, resultInvalidPTX, resultUnsupportedPTX:
+		return ErrBadImage
+	}
+	if r.sticky() {
+		return ErrLaunchFailed
+	}
+	return nil
+}
+
+// sticky reports whether r leaves the context unusable (cuda.h documents
+// these as "the context cannot be used, so it must be destroyed").
+func (r Result) sticky() bool {
+	switch r {
+	case resultIllegalAddress, resultLaunchTimeout, resultAssert, resultHardwareStack,
+		resultIllegalInstruction, resultMisalignedAddress, resultInvalidAddrSpace,
+		resultInvalidPC, resultLaunchFailed:
+		return true
+	}
+	return false
+}
+
+// Error is a failed CUDA driver call. Its text names the call and CUDA's own
+// name and description of the code, e.g.
+//
+//	kernels: cuMemAlloc_v2: CUDA_ERROR_OUT_OF_MEMORY: out of memory
+//
+// errors.Is matches it against the sentinel its code maps to (ErrOutOfMemory
+// here); errors.As gives the code.
+type Error struct {
+	Call string // the driver entry point (ABI name), optionally with context
+	Code Result // the CUresult
+	Name string // cuGetErrorName's text, e.g. "CUDA_ERROR_OUT_OF_MEMORY"
+	Text string // cuGetErrorString's text, e.g. "out of memory"
+}
+
+func (e *Error) Error() string {
+	name := e.Name
+	if name == "" {
+		name = fmt.Sprintf("CUresult(%d)", int32(e.Code))
+	}
+	if e.Text == "" {
+		return "kernels: " + e.Call + ": " + name
+	}
+	return "kernels: " + e.Call + ": " + name + ": " + e.Text
+}
+
+// Unwrap returns the sentinel the code maps to (nil if none).
+func (e *Error) Unwrap() error { return e.Code.sentinel() }
+
+// argErr returns an ErrArgument error for a Go-side check in op, e.g.
+// "kernels: Mul: dst holds 10 elements, needs 20: bad argument".
+func argErr(op, format string, args ...any) error {
+	return fmt.Errorf("kernels: %s: %s: %w", op, fmt.Sprintf(format, args...), shortArgument)
+}
+
+// opErr returns "kernels: op: <sentinel text>" wrapping sentinel.
+func opErr(op string, sentinel error) error {
+	return fmt.Errorf("kernels: %s: %w", op, short(sentinel))
+}
+
+var shortArgument = short(ErrArgument)
+
+// wrapped is an error with its own text that unwraps to err; it keeps the
+// "kernels:" prefix from appearing twice in one message.
+type wrapped struct {
+	msg string
+	err error
+}
+
+func (w *wrapped) Error() string { return w.msg }
+func (w *wrapped) Unwrap() error { return w.err }
+
+// short returns an error matching sentinel whose text is the sentinel's
+// without the "kernels: " prefix.
+func short(sentinel error) error {
+	return &wrapped{msg: strings.TrimPrefix(sentinel.Error(), "kernels: "), err: sentinel}
+}

@@ -1,0 +1,393 @@
+package kernels
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/bits"
+	"sync"
+	"testing"
+	"unsafe"
+
+	"github.com/goldfhe/goldfhe/smallntt"
+)
+
+// fakeGPU implements the bound driver entry points in Go memory, so the Go
+// side of this package (argument marshalling, bookkeeping, error paths) is
+// tested on machines without a GPU. It runs the library's kernels on the
+// CPU with smallntt's arithmetic, following the CUDA sources' index math.
+type fakeGPU struct {
+	mu       sync.Mutex
+	next     uint64            // next device address to hand out
+	dev      map[uint64][]byte // device allocations by base address
+	host     map[uintptr][]uint64
+	total    uint64 // device memory size
+	retains  int
+	handles  uintptr
+	funcs    map[uintptr]string // CUfunction → kernel name
+	attrs    map[uintptr]map[int32]int32
+	modules  map[uintptr]bool
+	streams  map[uintptr]bool
+	events   map[uintptr]bool
+	pending  Result // an error the next synchronisation reports (a fault)
+	syncs    int    // cuCtxSynchronize calls
+	calls    map[sym]int
+	launches []fakeLaunch
+	fail     map[sym]Result // inject: the next call of sym returns this
+}
+
+type fakeLaunch struct {
+	name        string
+	grid, block dim3
+	shared      uint32
+	stream      uintptr
+}
+
+const fakeDeviceBase = 0x7f00_0000_0000
+
+func newFakeGPU() *fakeGPU {
+	return &fakeGPU{
+		next:    fakeDeviceBase,
+		dev:     map[uint64][]byte{},
+		host:    map[uintptr][]uint64{},
+		total:   80 << 30,
+		funcs:   map[uintptr]string{},
+		attrs:   map[uintptr]map[int32]int32{},
+		modules: map[uintptr]bool{},
+		streams: map[uintptr]bool{},
+		events:  map[uintptr]bool{},
+		calls:   map[sym]int{},
+		fail:    map[sym]Result{},
+		handles: 0x1000,
+	}
+}
+
+// newFake returns a Context and a Library on a fresh fake GPU.
+func newFake(t *testing.T) (*fakeGPU, *Context, *Library) {
+	t.Helper()
+	g := newFakeGPU()
+	d := &driver{path: "fake", fake: g.call}
+	c, err := open(d, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetDebug(false)
+	l, err := c.loadLibrary(fakeImage, "fake")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		l.Close()
+		c.Close()
+	})
+	return g, c, l
+}
+
+// fakeImage looks like a fatbin to LoadModule.
+var fakeImage = binary.LittleEndian.AppendUint32(nil, fatbinMagic)
+
+// fakeStrings are NUL-terminated, kept alive for the driver's const char*.
+var fakeStrings = map[Result][2][]byte{
+	resultInvalidValue:   {[]byte("CUDA_ERROR_INVALID_VALUE\x00"), []byte("invalid argument\x00")},
+	resultOutOfMemory:    {[]byte("CUDA_ERROR_OUT_OF_MEMORY\x00"), []byte("out of memory\x00")},
+	resultIllegalAddress: {[]byte("CUDA_ERROR_ILLEGAL_ADDRESS\x00"), []byte("an illegal memory access was encountered\x00")},
+	resultNoBinaryForGPU: {[]byte("CUDA_ERROR_NO_BINARY_FOR_GPU\x00"), []byte("no kernel image is available for execution on the device\x00")},
+	500:                  {[]byte("CUDA_ERROR_NOT_FOUND\x00"), []byte("named symbol not found\x00")},
+}
+
+// arg reinterprets argument i as a pointer (the driver's view of it).
+func arg(a []uintptr, i int) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointer(&a[i])) }
+
+func put[T any](a []uintptr, i int, v T) { *(*T)(arg(a, i)) = v }
+
+// devBytes returns the device bytes [p, p+n), which must lie in one
+// allocation.
+func (g *fakeGPU) devBytes(p, n uint64) ([]byte, bool) {
+	for base, b := range g.dev {
+		if p >= base && p+n <= base+uint64(len(b)) {
+			return b[p-base : p-base+n], true
+		}
+	}
+	return nil, false
+}
+
+func (g *fakeGPU) hostBytes(a []uintptr, i int, n uint64) []byte {
+	return unsafe.Slice((*byte)(arg(a, i)), n)
+}
+
+func (g *fakeGPU) newHandle() uintptr {
+	g.handles += 0x10
+	return g.handles
+}
+
+func (g *fakeGPU) call(s sym, a []uintptr) Result {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.calls[s]++
+	if r, ok := g.fail[s]; ok {
+		delete(g.fail, s)
+		return r
+	}
+	switch s {
+	case symInit, symCtxSetCurrent:
+		return 0
+	case symDriverGetVersion:
+		put(a, 0, int32(13000))
+	case symGetErrorName, symGetErrorString:
+		str, ok := fakeStrings[Result(int32(a[0]))]
+		if !ok {
+			return resultInvalidValue
+		}
+		put(a, 1, &str[int(s-symGetErrorName)][0])
+	case symDeviceGetCount:
+		put(a, 0, int32(1))
+	case symDeviceGet:
+		put(a, 0, int32(a[1]))
+	case symDeviceGetName:
+		copy(g.hostBytes(a, 0, uint64(a[1])), "Fake GPU\x00")
+	case symDeviceTotalMem:
+		put(a, 0, g.total)
+	case symDeviceGetAttribute:
+		v := map[uintptr]int32{
+			attrComputeMajor: 9, attrComputeMinor: 0, attrMultiprocessorCount: 132,
+			attrL2CacheSize: 50 << 20, attrMaxSharedPerBlock: 48 << 10,
+			attrMaxSharedPerBlockOptin: 227 << 10, attrMaxSharedPerSM: 228 << 10,
+			attrMaxThreadsPerBlock: 1024, attrWarpSize: 32,
+		}[a[1]]
+		put(a, 0, v)
+	case symDevicePrimaryCtxRetain:
+		g.retains++
+		put(a, 0, uintptr(0xC0))
+	case symDevicePrimaryCtxRelease:
+		g.retains--
+	case symCtxSynchronize, symStreamSynchronize, symEventSynchronize:
+		g.syncs++
+		r := g.pending
+		g.pending = 0
+		return r
+	case symMemGetInfo:
+		var used uint64
+		for _, b := range g.dev {
+			used += uint64(len(b))
+		}
+		put(a, 0, g.total-used)
+		put(a, 1, g.total)
+	case symModuleLoadData, symModuleLoadFatBinary:
+		img := g.hostBytes(a, 1, 4)
+		if binary.LittleEndian.Uint32(img) != fatbinMagic {
+			return resultNoBinaryForGPU
+		}
+		h := g.newHandle()
+		g.modules[h] = true
+		put(a, 0, h)
+	case symModuleUnload:
+		if !g.modules[a[0]] {
+			return 400
+		}
+		delete(g.modules, a[0])
+	case symModuleGetFunction:
+		name := cString((*byte)(arg(a, 2)), 256)
+		switch name {
+		case "goldfhe_mul", "goldfhe_muladd", "goldfhe_field_ops", "fault":
+		default:
+			return 500
+		}
+		h := g.newHandle()
+		g.funcs[h] = name
+		g.attrs[h] = map[int32]int32{funcNumRegs: 32, funcMaxThreadsPerBlock: 1024, funcPTXVersion: 90, funcBinaryVersion: 90}
+		put(a, 0, h)
+	case symFuncSetAttribute:
+		g.attrs[a[0]][int32(a[1])] = int32(a[2])
+	case symFuncGetAttribute:
+		put(a, 0, g.attrs[a[2]][int32(a[1])])
+	case symMemAlloc:
+		n := uint64(a[1])
+		var used uint64
+		for _, b := range g.dev {
+			used += uint64(len(b))
+		}
+		if n == 0 {
+			return resultInvalidValue
+		}
+		if n > g.total-used {
+			return resultOutOfMemory
+		}
+		p := g.next
+		g.dev[p] = make([]byte, n)
+		g.next += (n + 511) &^ 511
+		put(a, 0, p)
+	case symMemFree:
+		if _, ok := g.dev[uint64(a[0])]; !ok {
+			return resultInvalidValue
+		}
+		delete(g.dev, uint64(a[0]))
+	case symMemsetD8, symMemsetD8Async:
+		b, ok := g.devBytes(uint64(a[0]), uint64(a[2]))
+		if !ok {
+			return resultInvalidValue
+		}
+		for i := range b {
+			b[i] = byte(a[1])
+		}
+	case symMemsetD32, symMemsetD32Async:
+		b, ok := g.devBytes(uint64(a[0]), 4*uint64(a[2]))
+		if !ok {
+			return resultInvalidValue
+		}
+		for i := 0; i < len(b); i += 4 {
+			binary.LittleEndian.PutUint32(b[i:], uint32(a[1]))
+		}
+	case symMemHostAlloc:
+		if a[1] > 1<<32 {
+			return resultOutOfMemory
+		}
+		m := make([]uint64, (a[1]+7)/8)
+		p := uintptr(unsafe.Pointer(&m[0]))
+		g.host[p] = m
+		put(a, 0, unsafe.Pointer(&m[0]))
+	case symMemFreeHost:
+		p := uintptr(arg(a, 0))
+		if _, ok := g.host[p]; !ok {
+			return resultInvalidValue
+		}
+		delete(g.host, p)
+	case symMemcpyHtoD, symMemcpyHtoDAsync:
+		d, ok := g.devBytes(uint64(a[0]), uint64(a[2]))
+		if !ok {
+			return resultInvalidValue
+		}
+		copy(d, g.hostBytes(a, 1, uint64(a[2])))
+	case symMemcpyDtoH, symMemcpyDtoHAsync:
+		src, ok := g.devBytes(uint64(a[1]), uint64(a[2]))
+		if !ok {
+			return resultInvalidValue
+		}
+		copy(g.hostBytes(a, 0, uint64(a[2])), src)
+	case symMemcpyDtoD, symMemcpyDtoDAsync:
+		d, ok1 := g.devBytes(uint64(a[0]), uint64(a[2]))
+		src, ok2 := g.devBytes(uint64(a[1]), uint64(a[2]))
+		if !ok1 || !ok2 {
+			return resultInvalidValue
+		}
+		copy(d, src)
+	case symStreamCreate:
+		h := g.newHandle()
+		g.streams[h] = true
+		put(a, 0, h)
+	case symStreamDestroy:
+		if !g.streams[a[0]] {
+			return 400
+		}
+		delete(g.streams, a[0])
+	case symStreamWaitEvent:
+		if !g.streams[a[0]] || !g.events[a[1]] {
+			return 400
+		}
+	case symEventCreate:
+		h := g.newHandle()
+		g.events[h] = true
+		put(a, 0, h)
+	case symEventDestroy:
+		if !g.events[a[0]] {
+			return 400
+		}
+		delete(g.events, a[0])
+	case symEventRecord, symEventQuery:
+		if !g.events[a[0]] {
+			return 400
+		}
+	case symEventElapsedTime:
+		put(a, 0, float32(1.5))
+	case symLaunchKernel:
+		return g.launch(a)
+	default:
+		panic(fmt.Sprintf("fake driver: %v not implemented", s))
+	}
+	return 0
+}
+
+// launch checks the configuration like CUDA does and runs the kernel.
+func (g *fakeGPU) launch(a []uintptr) Result {
+	name, ok := g.funcs[a[0]]
+	if !ok {
+		return 400
+	}
+	l := fakeLaunch{name: name,
+		grid:   dim3{uint32(a[1]), uint32(a[2]), uint32(a[3])},
+		block:  dim3{uint32(a[4]), uint32(a[5]), uint32(a[6])},
+		shared: uint32(a[7]), stream: a[8]}
+	if l.grid.x == 0 || l.grid.y == 0 || l.grid.z == 0 || l.grid.y > 65535 ||
+		l.block.x*l.block.y*l.block.z > 1024 || l.block.x*l.block.y*l.block.z == 0 {
+		return resultInvalidValue
+	}
+	nparams := map[string]int{"fault": 0, "goldfhe_mul": 8, "goldfhe_muladd": 8, "goldfhe_field_ops": 4}[name]
+	var params []unsafe.Pointer
+	if nparams > 0 {
+		params = unsafe.Slice((*unsafe.Pointer)(arg(a, 9)), nparams)
+	}
+	u64 := func(i int) uint64 { return *(*uint64)(params[i]) }
+	u32 := func(i int) uint32 { return *(*uint32)(params[i]) }
+	words := func(p, n uint64) []uint64 {
+		b, ok := g.devBytes(p, 8*n)
+		if !ok {
+			panic(fmt.Sprintf("fake %s: device range %#x+%d not allocated", name, p, 8*n))
+		}
+		return unsafe.Slice((*uint64)(unsafe.Pointer(&b[0])), n)
+	}
+	switch name {
+	case "fault":
+		g.pending = resultIllegalAddress // reported by the next synchronisation
+	case "goldfhe_mul", "goldfhe_muladd":
+		dst, pa, pb := u64(0), u64(1), u64(2)
+		n, count := uint64(u32(3)), uint64(u32(4))
+		sd, sa, sb := u64(5), u64(6), u64(7)
+		if uint64(l.grid.x)*uint64(l.block.x) < n {
+			panic("fake: grid does not cover n")
+		}
+		for v := uint64(0); v < count; v++ {
+			d := words(dst+8*v*sd, n)
+			x := words(pa+8*v*sa, n)
+			y := words(pb+8*v*sb, n)
+			for i := range d {
+				if name == "goldfhe_mul" {
+					d[i] = smallntt.Mul(x[i], y[i])
+				} else {
+					d[i] = smallntt.Add(d[i], smallntt.Mul(x[i], y[i]))
+				}
+			}
+		}
+	case "goldfhe_field_ops":
+		n := uint64(u32(3))
+		out, x, y := words(u64(0), 6*n), words(u64(1), n), words(u64(2), n)
+		for i := uint64(0); i < n; i++ {
+			r := fieldOpsRef(x[i], y[i])
+			for k := range r {
+				out[uint64(k)*n+i] = r[k]
+			}
+		}
+	}
+	g.launches = append(g.launches, l)
+	return 0
+}
+
+// fieldOpsRef is the CPU reference of goldfhe_field_ops for one pair.
+func fieldOpsRef(a, b uint64) [FieldOpCount]uint64 {
+	var r [FieldOpCount]uint64
+	if a < smallntt.P && b < smallntt.P {
+		r[0] = smallntt.Add(a, b)
+		r[1] = smallntt.Sub(a, b)
+	}
+	r[2] = smallntt.Mul(a, b)
+	r[3] = smallntt.Mul(a, smallntt.Pow(2, b%192))
+	r[4] = reduce192Ref(a, b, a^b)
+	r[5] = smallntt.Mul(a, 1<<32)
+	return r
+}
+
+// reduce192Ref computes (z + y·2^64 + w·2^128) mod p with plain 128-bit
+// remainders: 2^64 ≡ 2^32−1 and 2^128 ≡ −2^32 are not assumed.
+func reduce192Ref(z, y, w uint64) uint64 {
+	// Horner: ((w·2^64 + y) mod p)·2^64 + z, each step a 128-bit remainder.
+	_, t := bits.Div64(w%smallntt.P, y, smallntt.P)
+	_, r := bits.Div64(t, z, smallntt.P)
+	return r
+}

@@ -1,0 +1,14 @@
+// goldfhe.cu: the one translation unit compiled into goldfhe.fatbin
+// (`make fatbin`: SASS for sm_80, sm_86, sm_89, sm_90 and PTX for
+// compute_90). Each kernel family lives in its own .cuh and is included
+// here; every __global__ is extern "C" so the Go side finds it by its plain
+// name, and has exactly one typed Go wrapper in this package.
+//
+// Changing any .cu/.cuh file here changes the source hash recorded in
+// goldfhe.fatbin.sha256: rebuild the fatbin (make fatbin) and commit both.
+#include "goldilocks.cuh"
+#include "fieldops.cuh"
+#include "pointwise.cuh"
+// Next families: the small-point matrix NTTs and the decomposed N-point NTT
+// (DESIGN.md section 4), the radix-2 butterfly baseline, then the
+// bootstrapping kernels (section 6), each as one more #include.

@@ -1,0 +1,384 @@
+package kernels
+
+import (
+	"errors"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func roundTrip[T Elem](t *testing.T, c *Context, src []T) {
+	t.Helper()
+	b, err := Alloc[T](c, len(src))
+	must(t, err)
+	defer b.Free()
+	must(t, b.CopyFromHost(src))
+	got := make([]T, len(src))
+	must(t, b.CopyToHost(got))
+	if !slices.Equal(got, src) {
+		t.Fatalf("%T round trip differs", src)
+	}
+}
+
+func TestAllocCopyRoundTrip(t *testing.T) {
+	both(t, func(t *testing.T, e testEnv) {
+		rng := rand.New(rand.NewPCG(1, 2))
+		before := e.c.Stats()
+		u64 := make([]uint64, 100_003)
+		for i := range u64 {
+			u64[i] = rng.Uint64()
+		}
+		roundTrip(t, e.c, u64)
+		roundTrip(t, e.c, []int8{-1, 2, -3})
+		roundTrip(t, e.c, []uint32{1, 2, 3, 1 << 31})
+		roundTrip(t, e.c, []float32{1.5, -2.25})
+		roundTrip(t, e.c, []float64{3.125})
+
+		// device to device, and views
+		a := devUint64(t, e.c, u64, len(u64))
+		b := devUint64(t, e.c, nil, len(u64))
+		must(t, b.CopyFrom(a))
+		if !slices.Equal(toHost(t, b), u64) {
+			t.Fatal("CopyFrom differs")
+		}
+		v := b.View(10, 20)
+		if v.Len() != 10 || v.Bytes() != 80 || !v.IsView() || b.IsView() {
+			t.Fatalf("view: len %d bytes %d", v.Len(), v.Bytes())
+		}
+		must(t, v.CopyFromHost(make([]uint64, 10)))
+		want := slices.Clone(u64)
+		clear(want[10:20])
+		if !slices.Equal(toHost(t, b), want) {
+			t.Fatal("write through a view")
+		}
+		if got := toHost(t, a.View(5, 7)); !slices.Equal(got, u64[5:7]) {
+			t.Fatalf("read through a view: %v", got)
+		}
+		w := v.View(2, 4) // view of a view
+		must(t, w.CopyFrom(a.View(0, 2)))
+		if got := toHost(t, b.View(12, 14)); !slices.Equal(got, u64[:2]) {
+			t.Fatalf("view of a view: %v", got)
+		}
+		must(t, a.Free())
+		must(t, b.Free())
+		if after := e.c.Stats(); after != before {
+			t.Errorf("stats %+v, want %+v", after, before)
+		}
+	})
+}
+
+func TestMemset(t *testing.T) {
+	both(t, func(t *testing.T, e testEnv) {
+		b := devUint64(t, e.c, nil, 1001)
+		must(t, b.Memset8(0xAB))
+		for _, x := range toHost(t, b) {
+			if x != 0xABAB_ABAB_ABAB_ABAB {
+				t.Fatalf("Memset8: %#x", x)
+			}
+		}
+		must(t, b.View(1, 3).Memset32(0x0102_0304))
+		got := toHost(t, b)
+		if got[0] != 0xABAB_ABAB_ABAB_ABAB || got[1] != 0x0102_0304_0102_0304 || got[2] != got[1] || got[3] != got[0] {
+			t.Fatalf("Memset32 on a view: %#x", got[:4])
+		}
+		s, err := e.c.NewStream()
+		must(t, err)
+		defer s.Close()
+		must(t, b.Memset8Async(0, s))
+		must(t, b.View(0, 1).Memset32Async(7, s))
+		must(t, s.Synchronize())
+		if got := toHost(t, b)[:2]; got[0] != 7<<32|7 || got[1] != 0 {
+			t.Fatalf("async memsets: %#x", got)
+		}
+		odd, err := Alloc[uint8](e.c, 7)
+		must(t, err)
+		defer odd.Free()
+		wantErr(t, odd.Memset32(1), ErrArgument)
+		wantErr(t, odd.View(1, 5).Memset32(1), ErrArgument)
+		must(t, odd.View(1, 5).Memset8(1))
+	})
+}
+
+func TestAsyncCopiesAndEvents(t *testing.T) {
+	both(t, func(t *testing.T, e testEnv) {
+		const n = 1 << 20
+		before := e.c.Stats()
+		in, err := AllocHost[uint64](e.c, n)
+		must(t, err)
+		out, err := AllocHost[uint64](e.c, n)
+		must(t, err)
+		rng := rand.New(rand.NewPCG(3, 4))
+		src := in.Slice()
+		for i := range src {
+			src[i] = rng.Uint64()
+		}
+		clear(out.Slice())
+		s1, err := e.c.NewStream()
+		must(t, err)
+		s2, err := e.c.NewStream()
+		must(t, err)
+		start, err := e.c.NewEvent()
+		must(t, err)
+		mid, err := e.c.NewEvent()
+		must(t, err)
+		end, err := e.c.NewEvent()
+		must(t, err)
+		d1 := devUint64(t, e.c, nil, n)
+		d2 := devUint64(t, e.c, nil, n)
+
+		must(t, start.Record(s1))
+		must(t, d1.CopyFromHostAsync(in, s1))
+		must(t, mid.Record(s1))
+		must(t, s2.WaitEvent(mid)) // s2 waits for the upload on s1
+		must(t, d2.CopyFromAsync(d1, s2))
+		must(t, d2.CopyToHostAsync(out, s2))
+		must(t, end.Record(s2))
+		must(t, end.Synchronize())
+		done, err := end.Done()
+		must(t, err)
+		if !done {
+			t.Error("event not done after Synchronize")
+		}
+		if !slices.Equal(out.Slice(), src) {
+			t.Fatal("async round trip differs")
+		}
+		el, err := ElapsedTime(start, end)
+		must(t, err)
+		if el <= 0 || el > 10*time.Second {
+			t.Errorf("elapsed %v", el)
+		}
+		t.Logf("%s: 8 MiB up, device copy, 8 MiB down: %v", e.c.Device().Name, el)
+
+		// default stream (nil) variants
+		must(t, d1.CopyFromHostAsync(out, nil))
+		must(t, d1.CopyToHostAsync(in, nil))
+		must(t, start.Record(nil))
+		must(t, start.Synchronize())
+
+		for _, c := range []interface{ Close() error }{s1, s2, start, mid, end} {
+			must(t, c.Close())
+			must(t, c.Close()) // idempotent
+		}
+		must(t, in.Free())
+		must(t, out.Free())
+		must(t, d1.Free())
+		must(t, d2.Free())
+		if after := e.c.Stats(); after != before {
+			t.Errorf("stats %+v, want %+v", after, before)
+		}
+	})
+}
+
+func TestUseAfterFree(t *testing.T) {
+	both(t, func(t *testing.T, e testEnv) {
+		b, err := Alloc[uint64](e.c, 16)
+		must(t, err)
+		v := b.View(2, 4)
+		wantErr(t, v.Free(), ErrArgument)
+		must(t, b.Free())
+		wantErr(t, b.Free(), ErrFreed)
+		wantErr(t, b.CopyToHost(make([]uint64, 16)), ErrFreed)
+		wantErr(t, b.CopyFromHost(make([]uint64, 16)), ErrFreed)
+		wantErr(t, v.CopyToHost(make([]uint64, 2)), ErrFreed)
+		wantErr(t, b.Memset8(0), ErrFreed)
+		other := devUint64(t, e.c, nil, 16)
+		wantErr(t, other.CopyFrom(b), ErrFreed)
+		wantErr(t, e.l.Mul(nil, Vecs{Buf: other}, Vecs{Buf: b}, Vecs{Buf: other}, 16, 1), ErrFreed)
+		if err := b.CopyToHost(make([]uint64, 16)); !strings.Contains(err.Error(), "DeviceBuffer.CopyToHost: buffer used after Free") {
+			t.Errorf("error text %q", err)
+		}
+
+		h, err := AllocHost[uint32](e.c, 4)
+		must(t, err)
+		h.Slice()[3] = 9
+		must(t, h.Free())
+		wantErr(t, h.Free(), ErrFreed)
+		d32, err := Alloc[uint32](e.c, 4)
+		must(t, err)
+		wantErr(t, d32.CopyFromHostAsync(h, nil), ErrFreed)
+		must(t, d32.Free())
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Error("HostPinned.Slice after Free did not panic")
+				}
+			}()
+			h.Slice()
+		}()
+
+		s, err := e.c.NewStream()
+		must(t, err)
+		must(t, s.Close())
+		wantErr(t, s.Synchronize(), ErrClosed)
+		wantErr(t, other.CopyFromAsync(other, s), ErrClosed)
+		ev, err := e.c.NewEvent()
+		must(t, err)
+		must(t, ev.Close())
+		wantErr(t, ev.Record(nil), ErrClosed)
+		_, err = ElapsedTime(ev, ev)
+		wantErr(t, err, ErrClosed)
+	})
+}
+
+func TestBufferArgumentChecks(t *testing.T) {
+	both(t, func(t *testing.T, e testEnv) {
+		for _, n := range []int{0, -1} {
+			_, err := Alloc[uint64](e.c, n)
+			wantErr(t, err, ErrArgument)
+			_, err = AllocHost[uint64](e.c, n)
+			wantErr(t, err, ErrArgument)
+		}
+		_, err := Alloc[uint64](e.c, 1<<61)
+		wantErr(t, err, ErrArgument) // overflows int64 bytes
+		b := devUint64(t, e.c, nil, 8)
+		wantErr(t, b.CopyFromHost(make([]uint64, 7)), ErrArgument)
+		wantErr(t, b.CopyToHost(make([]uint64, 9)), ErrArgument)
+		wantErr(t, b.CopyFrom(devUint64(t, e.c, nil, 4)), ErrArgument)
+		for _, bad := range [][2]int{{-1, 2}, {3, 2}, {0, 9}} {
+			func() {
+				defer func() {
+					if recover() == nil {
+						t.Errorf("View(%d, %d) of 8 did not panic", bad[0], bad[1])
+					}
+				}()
+				b.View(bad[0], bad[1])
+			}()
+		}
+		if b.View(8, 8).Len() != 0 {
+			t.Error("empty view")
+		}
+		must(t, b.View(8, 8).CopyFromHost(nil)) // empty copies are no-ops
+	})
+}
+
+// TestOutOfMemory asks for far more than any GPU has: an error, not a
+// crash, and the context stays usable.
+func TestOutOfMemory(t *testing.T) {
+	both(t, func(t *testing.T, e testEnv) {
+		_, err := Alloc[uint64](e.c, 1<<50) // 8 PiB
+		wantErr(t, err, ErrOutOfMemory)
+		var ce *Error
+		if !errors.As(err, &ce) || ce.Call != "cuMemAlloc_v2" || ce.Name != "CUDA_ERROR_OUT_OF_MEMORY" {
+			t.Errorf("error %v", err)
+		}
+		t.Log(err)
+		_, err = AllocHost[uint64](e.c, 1<<50)
+		if err == nil {
+			t.Error("8 PiB of pinned host memory allocated")
+		}
+		t.Log(err)
+		roundTrip(t, e.c, []uint64{1, 2, 3})
+		free, total, err := e.c.MemInfo()
+		must(t, err)
+		if free == 0 || free > total {
+			t.Errorf("MemInfo: free %d of %d", free, total)
+		}
+	})
+}
+
+// TestConcurrentUse runs independent work from many goroutines at once:
+// the context must be current on whichever thread each one runs.
+func TestConcurrentUse(t *testing.T) {
+	both(t, func(t *testing.T, e testEnv) {
+		var wg sync.WaitGroup
+		errs := make(chan error, 16)
+		for g := range 16 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs <- concurrentWork(e, uint64(g))
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			must(t, err)
+		}
+	})
+}
+
+func concurrentWork(e testEnv, seed uint64) error {
+	rng := rand.New(rand.NewPCG(seed, 99))
+	const n = 4096
+	a, b := make([]uint64, n), make([]uint64, n)
+	for i := range a {
+		a[i], b[i] = rng.Uint64(), rng.Uint64()
+	}
+	s, err := e.c.NewStream()
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	var bufs [3]*DeviceBuffer[uint64]
+	for i := range bufs {
+		if bufs[i], err = Alloc[uint64](e.c, n); err != nil {
+			return err
+		}
+		defer bufs[i].Free()
+	}
+	if err := bufs[0].CopyFromHost(a); err != nil {
+		return err
+	}
+	if err := bufs[1].CopyFromHost(b); err != nil {
+		return err
+	}
+	for range 10 {
+		if err := e.l.Mul(s, Vecs{Buf: bufs[2]}, Vecs{Buf: bufs[0]}, Vecs{Buf: bufs[1]}, n, 1); err != nil {
+			return err
+		}
+	}
+	if err := s.Synchronize(); err != nil {
+		return err
+	}
+	got := make([]uint64, n)
+	if err := bufs[2].CopyToHost(got); err != nil {
+		return err
+	}
+	for i := range got {
+		if want := mulRef(a[i], b[i]); got[i] != want {
+			return errors.New("concurrent Mul: wrong product")
+		}
+	}
+	return nil
+}
+
+func TestContextClose(t *testing.T) {
+	g, c, _ := newFake(t)
+	c2, err := open(c.d, 0)
+	must(t, err)
+	if g.retains != 2 {
+		t.Errorf("retains %d", g.retains)
+	}
+	b, err := Alloc[uint64](c2, 4)
+	must(t, err)
+	must(t, c2.Close())
+	must(t, c2.Close())
+	if g.retains != 1 {
+		t.Errorf("retains %d after Close", g.retains)
+	}
+	_, err = Alloc[uint64](c2, 4)
+	wantErr(t, err, ErrClosed)
+	wantErr(t, b.CopyToHost(make([]uint64, 4)), ErrClosed)
+	wantErr(t, b.Free(), ErrClosed)
+	wantErr(t, b.Free(), ErrFreed)
+	wantErr(t, c2.Synchronize(), ErrClosed)
+	if s := c2.Stats(); s.DeviceBuffers != 0 {
+		t.Errorf("stats after Close and Free: %+v", s)
+	}
+}
+
+func TestDeviceInfo(t *testing.T) {
+	_, c, _ := newFake(t)
+	i := c.Device()
+	if got, want := i.String(), "Fake GPU (sm_90, 132 SMs, 80.0 GiB, L2 50 MiB, smem/block 227 KiB)"; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
+	if i.Arch() != "sm_90" || i.SharedPerBlock != 48<<10 || i.WarpSize != 32 || i.MaxThreadsPerBlock != 1024 {
+		t.Errorf("%+v", i)
+	}
+	_, err := open(c.d, 1)
+	wantErr(t, err, ErrNoDevice)
+}

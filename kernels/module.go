@@ -1,0 +1,201 @@
+package kernels
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sync/atomic"
+	"unsafe"
+)
+
+// Module is a loaded kernel image (cuModuleLoadData/cuModuleLoadFatBinary).
+type Module struct {
+	c *Context
+	h atomic.Uintptr // CUmodule; 0 once closed
+}
+
+// fatbinMagic starts every fatbin (the fatBinaryHeader's magic, little
+// endian), as nvcc -fatbin writes it.
+const fatbinMagic = 0xBA55ED50
+
+// LoadModule loads a kernel image: a fatbin, a cubin or NUL-terminated
+// PTX. A fatbin goes through cuModuleLoadFatBinary, anything else through
+// cuModuleLoadData; the driver picks the SASS for the device or JIT-compiles
+// the PTX. An image with nothing for this device returns an error wrapping
+// ErrBadImage.
+func (c *Context) LoadModule(image []byte) (*Module, error) {
+	if len(image) == 0 {
+		return nil, fmt.Errorf("kernels: LoadModule: %w: empty image", short(ErrNoFatbin))
+	}
+	// The driver reads 8-byte header fields: hand it an 8-byte aligned
+	// copy, which also keeps Go's garbage collector out of the picture.
+	words := make([]uint64, (len(image)+8)/8) // +8: room for a NUL after PTX
+	buf := unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), len(words)*8)
+	copy(buf, image)
+	s, name := symModuleLoadData, "cuModuleLoadData"
+	if len(image) >= 4 && binary.LittleEndian.Uint32(image) == fatbinMagic {
+		s, name = symModuleLoadFatBinary, "cuModuleLoadFatBinary"
+	}
+	var h uintptr
+	if err := c.do(name, s, uintptr(unsafe.Pointer(&h)), uintptr(unsafe.Pointer(&words[0]))); err != nil {
+		return nil, err
+	}
+	m := &Module{c: c}
+	m.h.Store(h)
+	c.modules.Add(1)
+	return m, nil
+}
+
+func (m *Module) handle(op string) (uintptr, error) {
+	h := m.h.Load()
+	if h == 0 {
+		return 0, fmt.Errorf("kernels: %s: Module %w", op, shortClosed)
+	}
+	return h, nil
+}
+
+// Close unloads the module (cuModuleUnload); its Functions become unusable.
+// A second Close is a no-op.
+func (m *Module) Close() error {
+	h := m.h.Swap(0)
+	if h == 0 {
+		return nil
+	}
+	m.c.modules.Add(-1)
+	return m.c.do("cuModuleUnload", symModuleUnload, h)
+}
+
+// Function is one __global__ kernel of a Module.
+type Function struct {
+	m        *Module
+	name     string
+	h        uintptr // CUfunction
+	launchOp string  // "cuLaunchKernel(name)", for errors
+}
+
+// Function looks up an extern "C" kernel by name (cuModuleGetFunction).
+func (m *Module) Function(name string) (*Function, error) {
+	mh, err := m.handle("Module.Function")
+	if err != nil {
+		return nil, err
+	}
+	cname := append([]byte(name), 0)
+	var h uintptr
+	if err := m.c.do("cuModuleGetFunction("+name+")", symModuleGetFunction, uintptr(unsafe.Pointer(&h)), mh, uintptr(unsafe.Pointer(&cname[0]))); err != nil {
+		return nil, err
+	}
+	return &Function{m: m, name: name, h: h, launchOp: "cuLaunchKernel(" + name + ")"}, nil
+}
+
+// Name returns the kernel's name.
+func (f *Function) Name() string { return f.name }
+
+func (f *Function) handle(op string) (uintptr, error) {
+	if _, err := f.m.handle(op); err != nil {
+		return 0, err
+	}
+	return f.h, nil
+}
+
+// CUfunction_attribute values (cuda.h).
+const (
+	funcMaxThreadsPerBlock = 0
+	funcSharedSizeBytes    = 1
+	funcConstSizeBytes     = 2
+	funcLocalSizeBytes     = 3
+	funcNumRegs            = 4
+	funcPTXVersion         = 5
+	funcBinaryVersion      = 6
+	funcMaxDynamicShared   = 8
+)
+
+// SetMaxDynamicSharedMemory raises (or lowers) the dynamic shared memory a
+// launch of f may ask for; above 48 KiB this is required, up to the
+// device's DeviceInfo.SharedPerBlockOptin (cuFuncSetAttribute,
+// CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES).
+func (f *Function) SetMaxDynamicSharedMemory(bytes int) error {
+	op := "cuFuncSetAttribute(" + f.name + ", MAX_DYNAMIC_SHARED_SIZE_BYTES)"
+	if bytes < 0 || bytes > f.m.c.info.SharedPerBlockOptin {
+		return argErr(op, "%d bytes, device allows [0, %d]", bytes, f.m.c.info.SharedPerBlockOptin)
+	}
+	h, err := f.handle(op)
+	if err != nil {
+		return err
+	}
+	return f.m.c.do(op, symFuncSetAttribute, h, funcMaxDynamicShared, uintptr(uint32(int32(bytes))))
+}
+
+// FunctionAttributes are a compiled kernel's resources, as the driver
+// reports them for the device's chosen SASS.
+type FunctionAttributes struct {
+	Registers          int // per thread
+	LocalBytes         int // local memory per thread (spills, stack arrays)
+	StaticSharedBytes  int // statically declared shared memory per block
+	ConstBytes         int
+	MaxThreadsPerBlock int // for this kernel's register use
+	MaxDynamicShared   int // the current dynamic shared memory limit
+	PTXVersion         int // e.g. 90 for compute_90
+	BinaryVersion      int // SASS version, e.g. 90
+}
+
+// Attributes reads f's resource usage (cuFuncGetAttribute).
+func (f *Function) Attributes() (FunctionAttributes, error) {
+	var a FunctionAttributes
+	op := "cuFuncGetAttribute(" + f.name + ")"
+	h, err := f.handle(op)
+	if err != nil {
+		return a, err
+	}
+	for _, q := range []struct {
+		attr int
+		dst  *int
+	}{
+		{funcNumRegs, &a.Registers},
+		{funcLocalSizeBytes, &a.LocalBytes},
+		{funcSharedSizeBytes, &a.StaticSharedBytes},
+		{funcConstSizeBytes, &a.ConstBytes},
+		{funcMaxThreadsPerBlock, &a.MaxThreadsPerBlock},
+		{funcMaxDynamicShared, &a.MaxDynamicShared},
+		{funcPTXVersion, &a.PTXVersion},
+		{funcBinaryVersion, &a.BinaryVersion},
+	} {
+		var v int32
+		if err := f.m.c.do(op, symFuncGetAttribute, uintptr(unsafe.Pointer(&v)), uintptr(q.attr), h); err != nil {
+			return a, err
+		}
+		*q.dst = int(v)
+	}
+	return a, nil
+}
+
+// dim3 is a CUDA launch dimension (three C unsigned ints).
+type dim3 struct{ x, y, z uint32 }
+
+// launch enqueues f on stream sh with the kernel parameter array params
+// (C void **kernelParams: one pointer per kernel argument, each to a value
+// of the argument's C type). The caller keeps what params points to pinned
+// for the duration of the call; cuLaunchKernel copies the values before it
+// returns. In debug mode it then synchronises the context, so a kernel
+// fault is reported here, naming the kernel.
+func (f *Function) launch(grid, block dim3, shared uint32, sh uintptr, params unsafe.Pointer) error {
+	c := f.m.c
+	op := f.launchOp
+	if err := c.enter(op); err != nil {
+		return err
+	}
+	defer c.exit()
+	if f.m.h.Load() == 0 {
+		return fmt.Errorf("kernels: %s: Module %w", op, shortClosed)
+	}
+	r := c.d.call(symLaunchKernel, f.h,
+		uintptr(grid.x), uintptr(grid.y), uintptr(grid.z),
+		uintptr(block.x), uintptr(block.y), uintptr(block.z),
+		uintptr(shared), sh, uintptr(params), 0)
+	if err := c.check(op, r); err != nil {
+		return fmt.Errorf("%w (grid %d×%d×%d, block %d×%d×%d, %d B shared)", err,
+			grid.x, grid.y, grid.z, block.x, block.y, block.z, shared)
+	}
+	if c.debug.Load() {
+		return c.check(f.name+" (debug: cuCtxSynchronize after launch)", c.d.call(symCtxSynchronize))
+	}
+	return nil
+}

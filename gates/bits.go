@@ -1,0 +1,156 @@
+package gates
+
+import (
+	"fmt"
+	"strings"
+)
+
+// BitOrder says how a value of n bits is laid out on a circuit's n wires
+// base … base+n−1. A byte string is read as one big-endian integer (its usual
+// hex reading), so both orders apply to byte strings too.
+type BitOrder uint8
+
+const (
+	// LSBFirst puts bit j of the value on wire base+j. It is the order of
+	// every Bristol Fashion circuit of SCALE-MAMBA (integers, AES, SHA-256)
+	// and of the old adder and comparator files: for a 16-byte AES block the
+	// first wire is the least significant bit of the last byte.
+	LSBFirst BitOrder = iota
+	// MSBFirst puts bit n−1−j of the value on wire base+j: wire 8i+k carries
+	// bit 7−k of byte i. It is the order of the old AES-non-expanded.txt.
+	MSBFirst
+)
+
+func (o BitOrder) String() string {
+	switch o {
+	case LSBFirst:
+		return "LSB first"
+	case MSBFirst:
+		return "MSB first"
+	}
+	return fmt.Sprintf("BitOrder(%d)", uint8(o))
+}
+
+// Uint64Bits returns the low width bits of v, least significant first (the
+// LSBFirst wire order). width must be in [0, 64].
+func Uint64Bits(v uint64, width int) []bool {
+	if width < 0 || width > 64 {
+		panic(fmt.Sprintf("gates: Uint64Bits width %d outside [0, 64]", width))
+	}
+	bits := make([]bool, width)
+	for j := range bits {
+		bits[j] = v>>j&1 == 1
+	}
+	return bits
+}
+
+// BitsUint64 is the inverse of Uint64Bits: bit j of the result is bits[j].
+// len(bits) must be at most 64.
+func BitsUint64(bits []bool) uint64 {
+	if len(bits) > 64 {
+		panic(fmt.Sprintf("gates: BitsUint64 of %d bits", len(bits)))
+	}
+	var v uint64
+	for j, b := range bits {
+		if b {
+			v |= 1 << j
+		}
+	}
+	return v
+}
+
+// BytesBits returns the 8·len(b) bits of the byte string b, read as a
+// big-endian integer, in the given wire order. With LSBFirst, bits[0] is the
+// least significant bit of the last byte; with MSBFirst, the most significant
+// bit of the first byte.
+func BytesBits(b []byte, order BitOrder) []bool {
+	n := 8 * len(b)
+	bits := make([]bool, n)
+	for j := range n {
+		// Integer bit i sits in byte len(b)−1−i/8 at position i%8.
+		i := wireBit(j, n, order)
+		bits[j] = b[len(b)-1-i/8]>>(i%8)&1 == 1
+	}
+	return bits
+}
+
+// BitsBytes is the inverse of BytesBits: it reads the bits in the given order
+// as an integer and returns it as a big-endian byte string of
+// ⌈len(bits)/8⌉ bytes.
+func BitsBytes(bits []bool, order BitOrder) []byte {
+	n := len(bits)
+	b := make([]byte, (n+7)/8)
+	for j, bit := range bits {
+		if bit {
+			i := wireBit(j, n, order)
+			b[len(b)-1-i/8] |= 1 << (i % 8)
+		}
+	}
+	return b
+}
+
+// wireBit returns the integer bit that wire j of an n-bit value carries.
+func wireBit(j, n int, order BitOrder) int {
+	if order == MSBFirst {
+		return n - 1 - j
+	}
+	return j
+}
+
+// HexBits reads s as a hexadecimal integer (an optional 0x prefix,
+// underscores allowed between digits, any number of leading zeros) and
+// returns its width bits in the given wire order. The value must fit in width
+// bits. For a byte string of width/8 bytes this is the same as BytesBits of
+// its hex decoding.
+func HexBits(s string, width int, order BitOrder) ([]bool, error) {
+	digits := strings.ReplaceAll(strings.TrimPrefix(strings.TrimPrefix(s, "0x"), "0X"), "_", "")
+	if digits == "" {
+		return nil, fmt.Errorf("gates: %q is not a hex number", s)
+	}
+	if width < 0 {
+		return nil, fmt.Errorf("gates: negative width %d", width)
+	}
+	bits := make([]bool, width)
+	for k := range len(digits) {
+		ch := digits[len(digits)-1-k] // k-th digit from the least significant
+		var d byte
+		switch {
+		case ch >= '0' && ch <= '9':
+			d = ch - '0'
+		case ch >= 'a' && ch <= 'f':
+			d = ch - 'a' + 10
+		case ch >= 'A' && ch <= 'F':
+			d = ch - 'A' + 10
+		default:
+			return nil, fmt.Errorf("gates: %q is not a hex number (%q)", s, ch)
+		}
+		for t := range 4 {
+			if d>>t&1 == 0 {
+				continue
+			}
+			i := 4*k + t
+			if i >= width {
+				return nil, fmt.Errorf("gates: %s does not fit in %d bits", s, width)
+			}
+			bits[wireBit(i, width, order)] = true
+		}
+	}
+	return bits, nil
+}
+
+// BitsHex is the inverse of HexBits: the bits, read in the given order as an
+// integer, in ⌈len(bits)/4⌉ lower-case hex digits.
+func BitsHex(bits []bool, order BitOrder) string {
+	n := len(bits)
+	out := make([]byte, (n+3)/4)
+	for j, bit := range bits {
+		if bit {
+			i := wireBit(j, n, order)
+			out[len(out)-1-i/4] |= 1 << (i % 4)
+		}
+	}
+	for k, d := range out {
+		out[k] = "0123456789abcdef"[d]
+	}
+	return string(out)
+}

@@ -1,0 +1,331 @@
+package gates
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Format is the netlist format a Circuit was read from.
+type Format uint8
+
+const (
+	// BristolFashion is the format of the KU Leuven / SCALE-MAMBA circuits:
+	// any number of input and output values, EQ, EQW and MAND gates.
+	BristolFashion Format = iota + 1
+	// BristolOld is the original format of Tillich and Smart: exactly two
+	// inputs and one output.
+	BristolOld
+)
+
+func (f Format) String() string {
+	switch f {
+	case BristolFashion:
+		return "Bristol Fashion"
+	case BristolOld:
+		return "old Bristol format"
+	}
+	return fmt.Sprintf("Format(%d)", uint8(f))
+}
+
+// Limits on the circuits NewCircuit and Parse accept. They bound the memory a
+// hostile header can make the parser allocate (4 bytes per wire).
+const (
+	MaxWires = 1 << 24
+	MaxGates = 1 << 24
+)
+
+// Gate is one gate of a Circuit: Out = Op(In[0], In[1], In[2]). Entries of In
+// past Op.Arity() are not read; in the gates a Circuit returns they are −1.
+type Gate struct {
+	Op   Op
+	In   [3]int // wires read
+	Out  int    // wire written
+	Line int    // line of the netlist the gate comes from (1-based); 0 if none
+}
+
+// Level is one step of a circuit's schedule. All inputs of the Bootstrapped
+// gates are ready when the level starts, so they can be sent to the engine as
+// one batch. The Free gates (NOT, COPY, constants) are evaluated after the
+// batch, in order; each reads only wires written by earlier levels, by this
+// level's batch or by earlier Free gates of this level.
+type Level struct {
+	Bootstrapped []Gate
+	Free         []Gate
+}
+
+// Circuit is a validated boolean circuit: wires 0 … NumWires()−1; the input
+// values occupy the first wires in order (value 1 first), the output values
+// the last wires in order. Every gate reads only wires that are inputs or
+// were written by an earlier gate, and no wire is written twice.
+//
+// A Circuit is immutable and safe for concurrent use. Its methods that return
+// slices return fresh copies.
+type Circuit struct {
+	format  Format
+	nwires  int
+	inputs  []int
+	outputs []int
+	gates   []Gate // in netlist order
+
+	sched      []Gate  // gates in level order; levels slice into it
+	levels     []Level // levels[0] has no bootstrapped gates
+	bootstraps int
+}
+
+// CircuitError reports an invalid netlist or circuit. Line is the 1-based line
+// of the netlist the problem is on, or 0 when it is not tied to a line (a
+// circuit built by NewCircuit).
+type CircuitError struct {
+	Line int
+	Msg  string
+}
+
+func (e *CircuitError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("gates: circuit line %d: %s", e.Line, e.Msg)
+	}
+	return "gates: circuit: " + e.Msg
+}
+
+// headerLines are the netlist lines of the header fields, for error messages.
+type headerLines struct{ counts, inputs, outputs int }
+
+// NewCircuit validates a circuit given as a wire count, the bit widths of its
+// input and output values, and its gates in an order where every gate comes
+// after the gates that write its inputs. It computes the level schedule.
+// format is recorded for WriteTo; BristolOld needs exactly two inputs and one
+// output.
+func NewCircuit(format Format, nwires int, inputs, outputs []int, gates []Gate) (*Circuit, error) {
+	return build(format, nwires, inputs, outputs, gates, headerLines{})
+}
+
+func build(format Format, nwires int, inputs, outputs []int, gates []Gate, hl headerLines) (*Circuit, error) {
+	errf := func(line int, format string, args ...any) error {
+		return &CircuitError{Line: line, Msg: fmt.Sprintf(format, args...)}
+	}
+	switch format {
+	case BristolFashion:
+	case BristolOld:
+		if len(inputs) != 2 || len(outputs) != 1 {
+			return nil, errf(hl.inputs, "the old Bristol format has 2 inputs and 1 output, not %d and %d", len(inputs), len(outputs))
+		}
+	default:
+		return nil, errf(0, "unknown format %v", format)
+	}
+	if nwires < 0 || nwires > MaxWires {
+		return nil, errf(hl.counts, "wire count %d is outside [0, %d]", nwires, MaxWires)
+	}
+	if len(gates) > MaxGates {
+		return nil, errf(hl.counts, "%d gates exceed the limit of %d", len(gates), MaxGates)
+	}
+	nin, err := sumWidths(inputs, nwires, "input")
+	if err != nil {
+		return nil, errf(hl.inputs, "%v", err)
+	}
+	nout, err := sumWidths(outputs, nwires, "output")
+	if err != nil {
+		return nil, errf(hl.outputs, "%v", err)
+	}
+
+	c := &Circuit{
+		format:  format,
+		nwires:  nwires,
+		inputs:  slices.Clone(inputs),
+		outputs: slices.Clone(outputs),
+		gates:   make([]Gate, len(gates)),
+	}
+	// depth[w] is the bootstrap depth of wire w once it is written, −1 before.
+	depth := make([]int32, nwires)
+	for w := range depth {
+		if w >= nin {
+			depth[w] = -1
+		}
+	}
+	where := func(gi int, g *Gate) string {
+		if g.Line > 0 {
+			return g.Op.String() + " gate"
+		}
+		return fmt.Sprintf("gate %d (%v)", gi, g.Op)
+	}
+	maxDepth := int32(0)
+	for gi := range gates {
+		g := gates[gi]
+		if !g.Op.Valid() {
+			return nil, errf(g.Line, "gate %d has an invalid op %v", gi, g.Op)
+		}
+		ar := g.Op.Arity()
+		d := int32(0)
+		for k := range 3 {
+			if k >= ar {
+				g.In[k] = -1
+				continue
+			}
+			w := g.In[k]
+			if w < 0 || w >= nwires {
+				return nil, errf(g.Line, "%s reads wire %d, outside [0, %d)", where(gi, &g), w, nwires)
+			}
+			if depth[w] < 0 {
+				return nil, errf(g.Line, "%s reads wire %d before it is written", where(gi, &g), w)
+			}
+			d = max(d, depth[w])
+		}
+		if g.Out < 0 || g.Out >= nwires {
+			return nil, errf(g.Line, "%s writes wire %d, outside [0, %d)", where(gi, &g), g.Out, nwires)
+		}
+		if g.Out < nin {
+			return nil, errf(g.Line, "%s writes wire %d, which is a circuit input", where(gi, &g), g.Out)
+		}
+		if depth[g.Out] >= 0 {
+			first := slices.IndexFunc(c.gates[:gi], func(h Gate) bool { return h.Out == g.Out })
+			if l := c.gates[first].Line; l > 0 {
+				return nil, errf(g.Line, "%s writes wire %d, already written on line %d", where(gi, &g), g.Out, l)
+			}
+			return nil, errf(g.Line, "%s writes wire %d, already written by gate %d", where(gi, &g), g.Out, first)
+		}
+		if !g.Op.Free() {
+			d++
+			c.bootstraps += g.Op.Bootstraps()
+		}
+		depth[g.Out] = d
+		maxDepth = max(maxDepth, d)
+		c.gates[gi] = g
+	}
+	for j := range nout {
+		w := nwires - nout + j
+		if depth[w] < 0 {
+			v, bit := locate(outputs, j)
+			return nil, errf(hl.outputs, "output wire %d (output %d, bit %d) is never written", w, v+1, bit)
+		}
+	}
+	c.schedule(depth, int(maxDepth))
+	return c, nil
+}
+
+func sumWidths(widths []int, nwires int, what string) (int, error) {
+	total := 0
+	for i, n := range widths {
+		if n < 0 || n > nwires {
+			return 0, fmt.Errorf("%s %d has width %d, outside [0, %d]", what, i+1, n, nwires)
+		}
+		total += n
+		if total > nwires {
+			return 0, fmt.Errorf("the %ss have %d bits or more, more than the %d wires", what, total, nwires)
+		}
+	}
+	return total, nil
+}
+
+// locate returns the value and bit that flat bit j of widths falls in.
+func locate(widths []int, j int) (value, bit int) {
+	for i, n := range widths {
+		if j < n {
+			return i, j
+		}
+		j -= n
+	}
+	return len(widths), j
+}
+
+// schedule groups the gates into levels by bootstrap depth: a bootstrapped
+// gate's level is one more than the deepest of its inputs, a free gate's level
+// that of its input (0 for constants). Within a level the netlist order is
+// kept, which keeps chains of free gates in order.
+func (c *Circuit) schedule(depth []int32, maxDepth int) {
+	nb := make([]int, maxDepth+1) // bootstrapped gates per level
+	nf := make([]int, maxDepth+1) // free gates per level
+	for _, g := range c.gates {
+		if g.Op.Free() {
+			nf[depth[g.Out]]++
+		} else {
+			nb[depth[g.Out]]++
+		}
+	}
+	c.sched = make([]Gate, len(c.gates))
+	c.levels = make([]Level, maxDepth+1)
+	pb := make([]int, maxDepth+1) // next slot of each level's bootstrapped part
+	pf := make([]int, maxDepth+1) // next slot of each level's free part
+	off := 0
+	for l := range c.levels {
+		c.levels[l] = Level{
+			Bootstrapped: c.sched[off : off+nb[l] : off+nb[l]],
+			Free:         c.sched[off+nb[l] : off+nb[l]+nf[l] : off+nb[l]+nf[l]],
+		}
+		pb[l], pf[l] = off, off+nb[l]
+		off += nb[l] + nf[l]
+	}
+	for _, g := range c.gates {
+		l := depth[g.Out]
+		if g.Op.Free() {
+			c.sched[pf[l]] = g
+			pf[l]++
+		} else {
+			c.sched[pb[l]] = g
+			pb[l]++
+		}
+	}
+}
+
+// Format returns the netlist format the circuit was read from (or given to
+// NewCircuit).
+func (c *Circuit) Format() Format { return c.format }
+
+// NumWires returns the number of wires.
+func (c *Circuit) NumWires() int { return c.nwires }
+
+// NumGates returns the number of gates. A Bristol MAND gate of n ANDs counts
+// as n gates.
+func (c *Circuit) NumGates() int { return len(c.gates) }
+
+// Inputs returns the bit width of each input value, in wire order.
+func (c *Circuit) Inputs() []int { return slices.Clone(c.inputs) }
+
+// Outputs returns the bit width of each output value, in wire order.
+func (c *Circuit) Outputs() []int { return slices.Clone(c.outputs) }
+
+// Gates returns the gates in netlist order.
+func (c *Circuit) Gates() []Gate { return slices.Clone(c.gates) }
+
+// Count returns the number of gates of kind op.
+func (c *Circuit) Count(op Op) int {
+	n := 0
+	for _, g := range c.gates {
+		if g.Op == op {
+			n++
+		}
+	}
+	return n
+}
+
+// Levels returns the schedule: Levels()[0] holds no bootstrapped gates, only
+// the free gates that depend on inputs and constants alone; level l ≥ 1 holds
+// the gates whose bootstrap depth is l. Evaluating the levels in order,
+// each level's Bootstrapped gates (in any order, e.g. as one batch) and then
+// its Free gates in order, evaluates the circuit.
+func (c *Circuit) Levels() []Level {
+	sched := slices.Clone(c.sched)
+	levels := make([]Level, len(c.levels))
+	off := 0
+	for l, lv := range c.levels {
+		nb, nf := len(lv.Bootstrapped), len(lv.Free)
+		levels[l] = Level{
+			Bootstrapped: sched[off : off+nb : off+nb],
+			Free:         sched[off+nb : off+nb+nf : off+nb+nf],
+		}
+		off += nb + nf
+	}
+	return levels
+}
+
+// Depth returns the bootstrap depth: the number of levels with bootstrapped
+// gates, len(Levels())−1.
+func (c *Circuit) Depth() int { return len(c.levels) - 1 }
+
+// Bootstraps returns the number of gate bootstraps one encrypted evaluation
+// costs.
+func (c *Circuit) Bootstraps() int { return c.bootstraps }
+
+// String returns a one-line summary.
+func (c *Circuit) String() string {
+	return fmt.Sprintf("%v circuit: inputs %v, outputs %v, %d wires, %d gates, %d bootstraps in %d levels",
+		c.format, c.inputs, c.outputs, c.nwires, len(c.gates), c.bootstraps, c.Depth())
+}

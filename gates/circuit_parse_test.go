@@ -1,0 +1,458 @@
+package gates
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// A 2-bit adder in Bristol Fashion: a on wires 0–1, b on 2–3; output 1 is
+// the 2-bit sum (wires 9–10), output 2 the carry (wire 11).
+const add2 = `8 12
+2 2 2
+2 2 1
+
+2 1 0 2 4 XOR
+2 1 0 2 5 AND
+2 1 1 3 6 XOR
+2 1 1 3 7 AND
+2 1 6 5 8 AND
+1 1 4 9 EQW
+2 1 6 5 10 XOR
+2 1 7 8 11 XOR
+`
+
+func TestParseErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, src string
+		line      int
+		msg       string
+	}{
+		{"empty", "", 1, "empty circuit file"},
+		{"blank", "\n\n  \n", 4, "empty circuit file"},
+		{"first line", "1 2 3\n1 1\n1 1\n", 1, "first line"},
+		{"not a number", "1 x\n1 1\n1 1\n", 1, `"x" is not a number`},
+		{"negative", "1 -2\n1 1\n1 1\n", 1, `"-2" is not a number`},
+		{"huge", "1 99999999999\n1 1\n1 1\n", 1, "is not a number"},
+		{"too many wires", "1 20000000\n1 1\n1 1\n", 1, "wires exceed the limit"},
+		{"header ends", "1 2\n", 2, "inside the header"},
+		{"input count", "1 3\n2 1\n1 1\n\n1 1 0 2 INV\n", 2, "announces 2 values but gives 1 widths"},
+		{"output count", "1 3\n1 1\n3 1 1\n\n1 1 0 2 INV\n", 3, "announces 3 values but gives 2 widths"},
+		{"zero width", "1 3\n2 1 0\n1 1\n\n1 1 0 2 INV\n", 2, "input 2 has width 0"},
+		{"inputs exceed wires", "0 3\n2 2 2\n1 1\n", 2, "more than the 3 wires"},
+		{"outputs exceed wires", "0 3\n1 1\n1 4\n", 3, "outside [0, 3]"},
+		{"old header", "1 3\n1 1\n\n1 1 0 2 INV\n", 2, "old format"},
+		{"old header not a number", "1 3\n1 1 z\n\n1 1 0 2 INV\n", 2, `"z" is not a number`},
+		{"truncated", "3 5\n1 2\n1 1\n\n1 1 0 2 INV\n1 1 1 3 INV\n", 6, "file ends after 2 of 3 gates"},
+		{"truncated old", "2 4\n1 1 1\n\n2 1 0 1 2 AND\n", 4, "file ends after 1 of 2 gates"},
+		{"extra gates", "1 3\n1 2\n1 1\n\n1 1 0 2 INV\n1 1 1 2 INV\n", 6, "more gate lines than the 1"},
+		{"short gate", "1 3\n1 2\n1 1\n\n1 1 INV\n", 5, "at least 4"},
+		{"wire count mismatch", "1 3\n1 2\n1 1\n\n2 1 0 2 XOR\n", 5, "announces 2 inputs and 1 outputs but lists 2 wires"},
+		{"unknown gate", "1 3\n1 2\n1 1\n\n2 1 0 1 2 FOO\n", 5, `unknown gate "FOO"`},
+		{"lower-case gate", "1 3\n1 2\n1 1\n\n2 1 0 1 2 xor\n", 5, `unknown gate "xor"`},
+		{"bad wire field", "1 3\n1 2\n1 1\n\n2 1 0 b 2 XOR\n", 5, `"b" is not a number`},
+		{"arity", "1 4\n1 3\n1 1\n\n3 1 0 1 2 3 XOR\n", 5, "XOR gate needs 2 inputs and 1 output, has 3 and 1"},
+		{"two outputs", "1 4\n1 2\n1 2\n\n2 2 0 1 2 3 AND\n", 5, "AND gate needs 2 inputs and 1 output, has 2 and 2"},
+		{"INV arity", "1 4\n1 2\n1 1\n\n2 1 0 1 3 INV\n", 5, "INV gate needs 1 inputs"},
+		{"EQ arity", "1 4\n1 2\n1 1\n\n2 1 0 1 3 EQ\n", 5, "EQ gate needs 1 input"},
+		{"EQ constant", "1 3\n1 2\n1 1\n\n1 1 2 2 EQ\n", 5, "constant must be 0 or 1, is 2"},
+		{"EQ out of range", "1 3\n1 2\n1 1\n\n1 1 1 3 EQ\n", 5, "writes wire 3, outside [0, 3)"},
+		{"MAND shape", "1 5\n1 2\n1 1\n\n3 1 0 1 0 4 MAND\n", 5, "MAND gate needs 2n inputs"},
+		{"MAND own output", "2 6\n1 4\n1 2\n\n4 2 0 1 4 3 4 5 MAND\n", 5, "reads wire 4, one of its own outputs"},
+		{"MAND range", "1 6\n1 4\n1 2\n\n4 2 0 1 2 9 4 5 MAND\n", 5, "MAND gate reads wire 9"},
+		{"read out of range", "1 3\n1 2\n1 1\n\n2 1 0 7 2 XOR\n", 5, "reads wire 7, outside [0, 3)"},
+		{"write out of range", "1 3\n1 2\n1 1\n\n2 1 0 1 3 XOR\n", 5, "writes wire 3, outside [0, 3)"},
+		{"read before write", "2 4\n1 2\n1 1\n\n2 1 0 3 2 XOR\n2 1 0 1 3 AND\n", 5, "reads wire 3 before it is written"},
+		{"read own output", "1 3\n1 2\n1 1\n\n2 1 0 2 2 XOR\n", 5, "reads wire 2 before it is written"},
+		{"written twice", "3 4\n1 2\n1 1\n\n2 1 0 1 2 XOR\n1 1 2 3 INV\n2 1 0 1 2 AND\n", 7, "already written on line 5"},
+		{"writes an input", "1 3\n1 2\n1 1\n\n2 1 0 1 1 XOR\n", 5, "wire 1, which is a circuit input"},
+		{"output not written", "1 4\n1 2\n1 1\n\n2 1 0 1 2 XOR\n", 3, "output wire 3 (output 1, bit 0) is never written"},
+		{"old output not written", "1 4\n1 1 1\n\n2 1 0 1 2 XOR\n", 2, "output wire 3"},
+		{"long line", "1 3\n1 2\n1 1\n\n" + strings.Repeat(" ", 70000) + "\n", 5, "longer than"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Parse(strings.NewReader(tc.src))
+			if err == nil {
+				t.Fatalf("Parse succeeded: %v", c)
+			}
+			var ce *CircuitError
+			if !errors.As(err, &ce) {
+				t.Fatalf("error %v (%T) is not a *CircuitError", err, err)
+			}
+			if ce.Line != tc.line || !strings.Contains(ce.Msg, tc.msg) {
+				t.Errorf("got %q (line %d), want line %d and %q", err, ce.Line, tc.line, tc.msg)
+			}
+			if !strings.Contains(err.Error(), fmt.Sprintf("line %d:", tc.line)) {
+				t.Errorf("%q does not name line %d", err, tc.line)
+			}
+		})
+	}
+}
+
+func TestParseAdder(t *testing.T) {
+	c, err := Parse(strings.NewReader(strings.ReplaceAll(add2, "\n", "\r\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Format() != BristolFashion || c.NumWires() != 12 || c.NumGates() != 8 || c.Depth() != 3 || c.Bootstraps() != 7 {
+		t.Fatalf("%v: depth %d", c, c.Depth())
+	}
+	for a := range uint64(4) {
+		for b := range uint64(4) {
+			out, err := c.Eval(Uint64Bits(a, 2), Uint64Bits(b, 2))
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The sum is a 2-bit value then a carry bit.
+			got := BitsUint64(out[0]) | BitsUint64(out[1])<<2
+			if got != a+b {
+				t.Errorf("%d+%d = %d", a, b, got)
+			}
+		}
+	}
+	// Level 1: the half adders and the free copy of the low sum bit; level
+	// 2: the second half adder; level 3: the carry.
+	var sb strings.Builder
+	for l, lv := range c.Levels() {
+		fmt.Fprintf(&sb, "%d:", l)
+		for _, g := range lv.Bootstrapped {
+			fmt.Fprintf(&sb, " %v%d", g.Op, g.Out)
+		}
+		sb.WriteString(" |")
+		for _, g := range lv.Free {
+			fmt.Fprintf(&sb, " %v%d", g.Op, g.Out)
+		}
+		sb.WriteString(";")
+	}
+	if want := "0: |;1: XOR4 AND5 XOR6 AND7 | COPY9;2: AND8 XOR10 |;3: XOR11 |;"; sb.String() != want {
+		t.Errorf("levels %s, want %s", sb.String(), want)
+	}
+	if _, err := c.Eval(Uint64Bits(1, 2)); err == nil {
+		t.Error("Eval with one input value succeeded")
+	}
+	if _, err := c.Eval(Uint64Bits(1, 2), Uint64Bits(1, 3)); err == nil {
+		t.Error("Eval with a 3-bit value for a 2-bit input succeeded")
+	}
+}
+
+// TestParseGates covers the gates a published file does not contain and the
+// old format's quirks.
+func TestParseGates(t *testing.T) {
+	src := `9 13
+2 2 1
+1 3
+
+1 1 0 3 EQ
+1 1 1 4 EQ
+1 1 2 5 NOT
+4 2 0 1 2 0 6 7 MAND
+2 1 6 6 8 OR
+1 1 8 9 INV
+3 1 0 1 2 10 MUX
+2 1 9 9 11 XOR
+2 1 10 11 12 NAND
+`
+	c, err := Parse(strings.NewReader(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// MAND expands into two ANDs, so 10 gates; output wires 10, 11, 12.
+	if c.NumGates() != 10 || c.Count(OpAND) != 2 || c.Count(OpZero) != 1 || c.Count(OpOne) != 1 {
+		t.Fatalf("%v", c)
+	}
+	for x := range uint64(8) {
+		a, b, cc := x&1 == 1, x&2 != 0, x&4 != 0
+		out, err := c.Eval([]bool{a, b}, []bool{cc})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mux := cc
+		if a {
+			mux = b
+		}
+		// w10 = MUX, w11 = w9⊕w9 = 0, w12 = ¬(w10 ∧ 0) = 1.
+		if got := fmt.Sprint(out); got != fmt.Sprint([][]bool{{mux, false, true}}) {
+			t.Errorf("inputs %v %v %v: got %v", a, b, cc, got)
+		}
+	}
+
+	old := "2 5\n2 1 2\n\n2 1 0 0 3 XOR\n1 1 3 4 INV\n"
+	c, err = Parse(strings.NewReader(old))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Format() != BristolOld || fmt.Sprint(c.Inputs(), c.Outputs()) != "[2 1] [2]" {
+		t.Fatalf("%v", c)
+	}
+	out, _ := c.Eval([]bool{true, false}, []bool{true})
+	if fmt.Sprint(out) != "[[false true]]" {
+		t.Errorf("old: %v", out)
+	}
+	// An old-format circuit without gates, and one with a blank-free header.
+	for _, src := range []string{"0 2\n1 1 1\n", "1 2\n1 0 1\n1 1 0 1 INV\n"} {
+		if _, err := Parse(strings.NewReader(src)); err != nil {
+			t.Errorf("%q: %v", src, err)
+		}
+	}
+}
+
+func TestWriteToRoundTrip(t *testing.T) {
+	for _, src := range []string{
+		add2,
+		"2 5\n2 1 2\n\n2 1 0 0 3 XOR\n1 1 3 4 INV\n",
+		"3 6\n1 3\n1 2\n\n1 1 1 3 EQ\n3 1 0 1 2 4 MUX\n2 1 3 4 5 ANDNY\n",
+	} {
+		checkRoundTrip(t, src)
+	}
+}
+
+func checkRoundTrip(t *testing.T, src string) {
+	t.Helper()
+	c, err := Parse(strings.NewReader(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if _, err := c.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	c2, err := Parse(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatalf("re-reading %q: %v", buf.String(), err)
+	}
+	if !sameCircuit(c, c2) {
+		t.Fatalf("round trip changed the circuit:\n%s\n%v\n%v", buf.String(), c, c2)
+	}
+}
+
+func sameCircuit(a, b *Circuit) bool {
+	if a.String() != b.String() || len(a.gates) != len(b.gates) {
+		return false
+	}
+	for i := range a.gates {
+		ga, gb := a.gates[i], b.gates[i]
+		ga.Line, gb.Line = 0, 0
+		if ga != gb {
+			return false
+		}
+	}
+	return true
+}
+
+func TestNewCircuit(t *testing.T) {
+	g := func(op Op, out int, in ...int) Gate {
+		gt := Gate{Op: op, Out: out}
+		copy(gt.In[:], in)
+		return gt
+	}
+	for _, tc := range []struct {
+		name   string
+		format Format
+		nwires int
+		in     []int
+		gates  []Gate
+		msg    string
+	}{
+		{"ok", BristolFashion, 4, []int{2}, []Gate{g(OpNAND, 2, 0, 1), g(OpNOT, 3, 2)}, ""},
+		{"bad op", BristolFashion, 4, []int{2}, []Gate{g(Op(99), 2, 0, 1)}, "invalid op"},
+		{"zero op", BristolFashion, 4, []int{2}, []Gate{{Out: 2}}, "invalid op"},
+		{"negative wire", BristolFashion, 4, []int{2}, []Gate{g(OpAND, 2, 0, -1)}, "gate 0 (AND) reads wire -1"},
+		{"written twice", BristolFashion, 4, []int{2}, []Gate{g(OpAND, 3, 0, 1), g(OpOR, 3, 0, 1)}, "already written by gate 0"},
+		{"format", Format(7), 4, []int{2}, nil, "unknown format"},
+		{"old shape", BristolOld, 4, []int{2}, nil, "2 inputs and 1 output"},
+		{"negative wires", BristolFashion, -1, nil, nil, "wire count -1"},
+		{"negative width", BristolFashion, 4, []int{-1}, nil, "width -1"},
+	} {
+		c, err := NewCircuit(tc.format, tc.nwires, tc.in, []int{1}, tc.gates)
+		if tc.msg == "" {
+			if err != nil {
+				t.Errorf("%s: %v", tc.name, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.msg) {
+			t.Errorf("%s: got %v, %v; want an error with %q", tc.name, c, err, tc.msg)
+		}
+	}
+	// NewCircuit copies its arguments and the accessors return copies.
+	in := []int{2}
+	gs := []Gate{g(OpNAND, 2, 0, 1), g(OpNOT, 3, 2)}
+	c, err := NewCircuit(BristolFashion, 4, in, []int{1}, gs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in[0], gs[0].Op = 5, OpAND
+	c.Inputs()[0] = 7
+	c.Gates()[0].Op = OpOR
+	c.Levels()[1].Bootstrapped[0].Op = OpOR
+	if c.Inputs()[0] != 2 || c.Gates()[0].Op != OpNAND || c.Levels()[1].Bootstrapped[0].Op != OpNAND {
+		t.Error("a Circuit shares memory with its arguments or results")
+	}
+	if got := c.Gates()[1].In; got != [3]int{2, -1, -1} {
+		t.Errorf("unused inputs not normalised to -1: %v", got)
+	}
+}
+
+// TestLevelsInvariant checks, on every netlist of the seed corpus, that the
+// schedule respects data dependencies and matches evaluation in file order.
+func TestLevelsInvariant(t *testing.T) {
+	for _, src := range seedCorpus(t) {
+		c, err := Parse(bytes.NewReader(src))
+		if err != nil {
+			continue
+		}
+		checkSchedule(t, c)
+	}
+}
+
+// checkSchedule verifies that each level's bootstrapped gates read only wires
+// ready before the level, that free gates read ready wires, that the
+// bootstrapped gates of level l could not run earlier, and that Eval agrees
+// with a line-by-line evaluation on a pseudo-random input.
+func checkSchedule(t *testing.T, c *Circuit) {
+	t.Helper()
+	nin := 0
+	for _, n := range c.inputs {
+		nin += n
+	}
+	ready := make([]int32, c.nwires) // level at which the wire is ready; −1 not yet
+	for w := range ready {
+		ready[w] = -1
+		if w < nin {
+			ready[w] = 0
+		}
+	}
+	count := 0
+	for l, lv := range c.Levels() {
+		for _, g := range lv.Bootstrapped {
+			// Ready before the level, and at least one input from the level
+			// just before (else the gate would belong to an earlier level).
+			deepest := int32(0)
+			for k := range g.Op.Arity() {
+				r := ready[g.In[k]]
+				if r < 0 || r >= int32(l) {
+					t.Fatalf("level %d: %v on line %d reads wire %d ready at %d", l, g.Op, g.Line, g.In[k], r)
+				}
+				deepest = max(deepest, r)
+			}
+			if deepest != int32(l-1) {
+				t.Fatalf("level %d: %v on line %d could run at level %d", l, g.Op, g.Line, deepest+1)
+			}
+		}
+		for _, g := range lv.Bootstrapped {
+			ready[g.Out] = int32(l)
+		}
+		for _, g := range lv.Free {
+			for k := range g.Op.Arity() {
+				if r := ready[g.In[k]]; r < 0 || r > int32(l) {
+					t.Fatalf("level %d: free %v on line %d reads wire %d ready at %d", l, g.Op, g.Line, g.In[k], r)
+				}
+			}
+			ready[g.Out] = int32(l)
+		}
+		count += len(lv.Bootstrapped) + len(lv.Free)
+	}
+	if count != c.NumGates() {
+		t.Fatalf("levels hold %d gates, the circuit %d", count, c.NumGates())
+	}
+
+	// Line-by-line evaluation.
+	inputs := make([][]bool, len(c.inputs))
+	wires := make([]bool, c.nwires)
+	x := uint64(0x9e3779b97f4a7c15)
+	w := 0
+	for i, n := range c.inputs {
+		inputs[i] = make([]bool, n)
+		for j := range n {
+			x ^= x << 13
+			x ^= x >> 7
+			x ^= x << 17
+			inputs[i][j] = x&1 == 1
+			wires[w] = inputs[i][j]
+			w++
+		}
+	}
+	for _, g := range c.gates {
+		var v [3]bool
+		for k := range g.Op.Arity() {
+			v[k] = wires[g.In[k]]
+		}
+		wires[g.Out] = g.Op.Eval(v[0], v[1], v[2])
+	}
+	got, err := c.Eval(inputs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := splitOutputs(wires, c.outputs)
+	for i := range want {
+		if !slices.Equal(got[i], want[i]) {
+			t.Fatalf("output %d: level-order Eval differs from file order", i+1)
+		}
+	}
+}
+
+func seedCorpus(t testing.TB) [][]byte {
+	seeds := [][]byte{
+		[]byte(add2),
+		[]byte(strings.Replace(add2, "7 8 11 XOR", "7 8 12 XOR", 1)),
+		[]byte("2 5\n2 1 2\n\n2 1 0 0 3 XOR\n1 1 3 4 INV\n"),
+		[]byte("3 6\n1 3\n1 2\n\n1 1 1 3 EQ\n3 1 0 1 2 4 MUX\n2 1 3 4 5 ANDNY\n"),
+		[]byte("2 6\n1 4\n1 2\n\n4 2 0 1 2 3 4 5 MAND\n"),
+		[]byte("1 3\n1 2\n1 1\n\n2 1 0 2 2 XOR\n"),
+		[]byte("0 3\n1 1 1\n"),
+		[]byte(""),
+	}
+	// The small published circuits.
+	for _, name := range []string{"zero_equal.txt", "neg64.txt", "adder64.txt", "adder_32bit.txt", "int_gt64_size.bristol"} {
+		data, err := os.ReadFile(filepath.Join("circuits", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		seeds = append(seeds, data)
+	}
+	return seeds
+}
+
+// FuzzParse checks that Parse never panics, that whatever it accepts has a
+// valid schedule and evaluates like a line-by-line interpreter, and that
+// WriteTo and Parse round-trip.
+func FuzzParse(f *testing.F) {
+	for _, s := range seedCorpus(f) {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		// Headers announcing millions of wires are valid but cost tens of
+		// milliseconds each, which stalls the fuzzer; TestParseErrors covers
+		// the limits.
+		if f := bytes.Fields(bytes.SplitN(data, []byte("\n"), 2)[0]); len(f) == 2 {
+			if n, ok := number(f[1]); ok && n > 1<<16 {
+				t.Skip()
+			}
+		}
+		c, err := Parse(bytes.NewReader(data))
+		if err != nil {
+			var ce *CircuitError
+			if !errors.As(err, &ce) {
+				t.Fatalf("error %v is not a *CircuitError", err)
+			}
+			return
+		}
+		checkSchedule(t, c)
+		var buf bytes.Buffer
+		if _, err := c.WriteTo(&buf); err != nil {
+			t.Fatal(err)
+		}
+		c2, err := Parse(&buf)
+		if err != nil {
+			t.Fatalf("re-reading the written circuit: %v", err)
+		}
+		if !sameCircuit(c, c2) {
+			t.Fatalf("round trip changed the circuit")
+		}
+	})
+}

@@ -1,0 +1,33 @@
+// Package gates is goldfhe's user API: boolean gates on encrypted bits and
+// boolean circuits evaluated level by level.
+//
+// # Gates
+//
+// Gate bootstrapping follows Chillotti, Gama, Georgieva and Izabachène,
+// "TFHE: Fast Fully Homomorphic Encryption over the Torus", J. Cryptology 33
+// (2020) (CGGI20; first as "Faster Fully Homomorphic Encryption:
+// Bootstrapping in less than 0.1 Seconds", ASIACRYPT 2016): a bit is a TLWE
+// sample of ±1/8, a two-input gate is a linear combination of its inputs plus
+// a constant followed by one bootstrap (CGGI20 §5.1, and the gate constants of
+// the TFHE library), NOT is a free negation and MUX costs two bootstraps
+// without key switching plus one key switch.
+//
+// # Circuits
+//
+// Parse reads netlists in Bristol Fashion (the format of the SCALE-MAMBA
+// circuits, specified in the comment at the top of src/GC/Circuit.h of
+// SCALE-MAMBA; see https://nigelsmart.github.io/MPC.html) and in the original Bristol
+// format of Tillich and Smart. A Circuit is validated and grouped into levels
+// by bootstrap depth: all bootstrapped gates of a level go to the engine as
+// one batch, and the free gates (INV, EQ, EQW) are folded into the level where
+// their input appears. Circuit.Eval evaluates in plaintext, for checking.
+//
+// Wire orders: in every Bristol Fashion circuit of SCALE-MAMBA, wire base+j
+// carries bit j of the value (LSBFirst), and a byte string is read as a
+// big-endian integer, so an AES block's first wire is the least significant
+// bit of its last byte. The old AES-non-expanded circuit is MSBFirst. The
+// helpers Uint64Bits, BytesBits and HexBits encode values in either order.
+//
+// The package gates/circuits ships a few published circuits with their bit
+// orders and known-answer vectors.
+package gates

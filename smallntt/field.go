@@ -8,10 +8,12 @@ const P uint64 = 0xFFFF_FFFF_0000_0001
 // epsilon is 2^32 − 1 ≡ 2^64 (mod P): a carry out of bit 64 is worth epsilon.
 const epsilon uint64 = 0xFFFF_FFFF
 
-// Field elements are uint64. Unless a function says otherwise, inputs must be
-// canonical (in [0, P)) and outputs are canonical.
+// Field elements are uint64. Ranges, as every function below states them:
+// "canonical" means in [0, P); "any" means any uint64, read modulo P.
+// Every exported function returns a canonical value. The tests in
+// field_test.go check each stated range at its edges against math/big.
 
-// Add returns a + b mod P. a, b ∈ [0, P).
+// Add returns a + b mod P. a, b canonical; output canonical.
 func Add(a, b uint64) uint64 {
 	s, c := bits.Add64(a, b, 0)
 	// a + b − 2^64 ≡ s + ε; cannot overflow because a + b < 2P.
@@ -22,7 +24,8 @@ func Add(a, b uint64) uint64 {
 	return s
 }
 
-// Sub returns a − b mod P. a, b ∈ [0, P).
+// Sub returns a − b mod P. a any, b canonical; output canonical when a is
+// canonical (for a ≥ P the output is in [0, 2^64) and ≡ a − b).
 func Sub(a, b uint64) uint64 {
 	d, br := bits.Sub64(a, b, 0)
 	// On borrow d = a − b + 2^64 and the answer is a − b + P = d − ε;
@@ -31,7 +34,7 @@ func Sub(a, b uint64) uint64 {
 	return d
 }
 
-// Neg returns −a mod P. a ∈ [0, P).
+// Neg returns −a mod P. a canonical; output canonical.
 func Neg(a uint64) uint64 {
 	if a == 0 {
 		return 0
@@ -39,31 +42,56 @@ func Neg(a uint64) uint64 {
 	return P - a
 }
 
+// Reduce returns a mod P. a any; output canonical.
+func Reduce(a uint64) uint64 {
+	if a >= P {
+		a -= P
+	}
+	return a
+}
+
 // Reduce128 returns (hi·2^64 + lo) mod P for any hi, lo (DESIGN.md §3):
-// with hi = hh·2^32 + hl, x ≡ lo − hh + ε·hl.
+// with hi = hh·2^32 + hl, x ≡ lo − hh + ε·hl. Output canonical.
 func Reduce128(hi, lo uint64) uint64 {
+	return Reduce(reduce128Lazy(hi, lo))
+}
+
+// reduce128Lazy is Reduce128 without the final conditional subtraction:
+// hi, lo any; output in [0, 2^64), ≡ hi·2^64 + lo.
+func reduce128Lazy(hi, lo uint64) uint64 {
 	hh := hi >> 32
 	hl := hi & epsilon
 	t, br := bits.Sub64(lo, hh, 0)
-	t -= epsilon & -br // same argument as in Sub
-	u := hl<<32 - hl   // hl·ε < 2^64
+	t -= epsilon & -br // on borrow t ≥ 2^64 − 2^32 + 1 > ε: no wrap
+	u := hl<<32 - hl   // hl·ε ≤ (2^32−1)^2 < 2^64
 	r, c := bits.Add64(t, u, 0)
-	r += epsilon & -c // t + u − 2^64 + ε < 2^64
-	if r >= P {
-		r -= P
-	}
-	return r
+	return r + epsilon&-c // t + u − 2^64 + ε ≤ 2^64 − 2^32 − 1: no wrap
 }
 
-// Mul returns a·b mod P. a, b may be any uint64 (they need not be canonical).
+// Reduce192 returns (w·2^128 + y·2^64 + z) mod P for any w, y, z; output
+// canonical. Since 2^128 ≡ −2^32 (DESIGN.md §3: x ≡ 2^32·(y − w) + (z − y)),
+// it folds w·2^32 = (w>>32)·2^64 + (w<<32) and subtracts. The matrix small
+// transforms call it once per output on a sum of shifted terms.
+func Reduce192(w, y, z uint64) uint64 {
+	return Sub(Reduce128(y, z), Reduce128(w>>32, w<<32))
+}
+
+// Mul returns a·b mod P. a, b any; output canonical.
 func Mul(a, b uint64) uint64 {
 	hi, lo := bits.Mul64(a, b)
 	return Reduce128(hi, lo)
 }
 
-// Pow returns a^e mod P.
-func Pow(a, e uint64) uint64 {
+// mulLazy returns a value ≡ a·b in [0, 2^64). a, b any.
+func mulLazy(a, b uint64) uint64 {
+	hi, lo := bits.Mul64(a, b)
+	return reduce128Lazy(hi, lo)
+}
+
+// Exp returns a^e mod P (0^0 = 1). a any; output canonical.
+func Exp(a, e uint64) uint64 {
 	r := uint64(1)
+	a = Reduce(a)
 	for ; e > 0; e >>= 1 {
 		if e&1 == 1 {
 			r = Mul(r, a)
@@ -73,23 +101,43 @@ func Pow(a, e uint64) uint64 {
 	return r
 }
 
-// Inv returns a^{−1} mod P, and 0 for a = 0.
-func Inv(a uint64) uint64 { return Pow(a, P-2) }
+// Pow is Exp, kept under its first name.
+func Pow(a, e uint64) uint64 { return Exp(a, e) }
 
-// FromInt64 maps a signed integer with |x| < P to its residue in [0, P).
+// Inv returns a^{−1} mod P, and 0 for a ≡ 0. a any; output canonical.
+func Inv(a uint64) uint64 { return Exp(a, P-2) }
+
+// FromInt64 maps any signed integer to its residue in [0, P); every int64 has
+// |x| ≤ 2^63 < P, so this is exact for all inputs.
 func FromInt64(x int64) uint64 {
 	if x >= 0 {
 		return uint64(x) // x < 2^63 < P
 	}
-	return P - uint64(-x)
+	return P - uint64(-x) // uint64(-x) is |x| even for x = −2^63
 }
 
-// ToInt64Centered maps a residue v ∈ [0, P) to the representative in
-// (−P/2, P/2) as a signed integer. It inverts FromInt64 for |x| < P/2, which
-// is what makes the exact negacyclic product of DESIGN.md §3 work.
+// ToInt64Centered maps a residue v to the representative in [−(P−1)/2,
+// (P−1)/2] as a signed integer. v any (reduced first). It inverts FromInt64
+// for |x| ≤ (P−1)/2, which is what makes the exact negacyclic product of
+// DESIGN.md §3 work.
 func ToInt64Centered(v uint64) int64 {
+	v = Reduce(v)
 	if v > P/2 {
 		return -int64(P - v)
 	}
 	return int64(v)
+}
+
+// addLazy returns a value ≡ a + b in [0, 2^64). a, b any.
+func addLazy(a, b uint64) uint64 {
+	s, c := bits.Add64(a, b, 0)
+	s, c = bits.Add64(s, epsilon&-c, 0) // a second carry leaves s < ε
+	return s + epsilon&-c
+}
+
+// subLazy returns a value ≡ a − b in [0, 2^64). a, b any.
+func subLazy(a, b uint64) uint64 {
+	d, br := bits.Sub64(a, b, 0)
+	d, br = bits.Sub64(d, epsilon&-br, 0) // a second borrow leaves d > 2^64 − ε
+	return d - epsilon&-br
 }

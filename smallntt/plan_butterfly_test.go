@@ -5,22 +5,6 @@ import (
 	"testing"
 )
 
-func naiveNegacyclicNTT(x []uint64) []uint64 {
-	n := len(x)
-	psi := Psi(n)
-	out := make([]uint64, n)
-	for k := 0; k < n; k++ {
-		w := Pow(psi, uint64(2*k+1))
-		var s, pw uint64 = 0, 1
-		for i := 0; i < n; i++ {
-			s = Add(s, Mul(x[i], pw))
-			pw = Mul(pw, w)
-		}
-		out[k] = s
-	}
-	return out
-}
-
 func TestButterflyAgainstNaive(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, n := range []int{256, 512} {

@@ -1,0 +1,283 @@
+package bootstrap
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/goldfhe/goldfhe/smallntt"
+	"github.com/goldfhe/goldfhe/tfhe"
+	"github.com/goldfhe/goldfhe/torus"
+)
+
+// CPUOptions configures NewCPU. The zero value selects the default NTT plan
+// and one worker per core.
+type CPUOptions struct {
+	// Plan is the NTT plan of every polynomial product. It must have
+	// N = PolyDegree of the key's parameters. When nil, Variant and Factors
+	// select one with smallntt.NewPlan.
+	Plan *smallntt.Plan
+	// Variant and Factors are passed to smallntt.NewPlan when Plan is nil
+	// (for example smallntt.Matrix with 8, 8, 16). A zero Variant selects
+	// the default plan (the radix-2 butterfly until smallntt provides a
+	// measured default).
+	Variant smallntt.Variant
+	Factors []int
+	// Workers is the number of goroutines that share a batch; 0 means
+	// runtime.GOMAXPROCS(0) at construction.
+	Workers int
+}
+
+// CPU is the pure-Go Engine. A batch is spread over a fixed pool of worker
+// goroutines, each with its own tfhe.Evaluator (scratch buffers reused from
+// call to call: the hot path allocates nothing). CPU is safe for concurrent
+// use; concurrent calls share the workers. Its outputs are bit-identical
+// whatever NTT plan and number of workers it uses.
+type CPU struct {
+	params tfhe.Params
+	plan   *smallntt.Plan
+	name   string
+
+	mu      sync.RWMutex // calls hold it for reading, Close for writing
+	closed  bool
+	jobs    chan *batch // one entry per worker taking part in a batch
+	free    chan *batch // recycled batches
+	workers sync.WaitGroup
+	nw      int
+}
+
+type opKind int
+
+const (
+	opBootstrap opKind = iota
+	opBootstrapNoKS
+	opKeySwitch
+)
+
+// batch is one call being served: workers claim indices with next.
+type batch struct {
+	op      opKind
+	out, in []*tfhe.TLWE
+	mu      torus.Torus32
+	next    atomic.Int64
+	done    sync.WaitGroup
+}
+
+var _ Engine = (*CPU)(nil)
+
+// NewCPU returns a CPU engine for ck. It transforms the bootstrapping key
+// with the selected plan (shared with other engines using a plan of the same
+// NTT order, see tfhe.BootstrappingKey.NTT) and starts its workers; Close
+// stops them.
+func NewCPU(ck *tfhe.CloudKey, opts CPUOptions) (*CPU, error) {
+	if err := ck.Validate(); err != nil {
+		return nil, fmt.Errorf("bootstrap: NewCPU: %w", err)
+	}
+	p := ck.Params()
+	plan := opts.Plan
+	var err error
+	switch {
+	case plan != nil:
+		if opts.Variant != 0 || len(opts.Factors) != 0 {
+			return nil, errors.New("bootstrap: NewCPU: set either Plan or Variant/Factors, not both")
+		}
+	case opts.Variant != 0:
+		plan, err = smallntt.NewPlan(p.PolyDegree(), opts.Variant, opts.Factors...)
+	case len(opts.Factors) != 0:
+		return nil, errors.New("bootstrap: NewCPU: Factors given without a Variant")
+	default:
+		plan, err = defaultPlan(p.PolyDegree())
+	}
+	if err != nil {
+		return nil, fmt.Errorf("bootstrap: NewCPU: %w", err)
+	}
+	nw := opts.Workers
+	if nw < 0 {
+		return nil, fmt.Errorf("bootstrap: NewCPU: %d workers", nw)
+	}
+	if nw == 0 {
+		nw = runtime.GOMAXPROCS(0)
+	}
+	ev, err := tfhe.NewEvaluator(p, plan, ck)
+	if err != nil {
+		return nil, fmt.Errorf("bootstrap: NewCPU: %w", err)
+	}
+	e := &CPU{
+		params: p,
+		plan:   plan,
+		name:   fmt.Sprintf("cpu/%v/workers=%d", plan, nw),
+		jobs:   make(chan *batch, 4*nw),
+		free:   make(chan *batch, 16),
+		nw:     nw,
+	}
+	for i := range nw {
+		w := ev
+		if i > 0 {
+			w = ev.ShallowCopy()
+		}
+		e.workers.Go(func() { e.work(w) })
+	}
+	return e, nil
+}
+
+// defaultPlan is the plan used when CPUOptions selects none.
+func defaultPlan(n int) (*smallntt.Plan, error) {
+	return smallntt.NewPlan(n, smallntt.Butterfly)
+}
+
+func (e *CPU) work(ev *tfhe.Evaluator) {
+	for b := range e.jobs {
+		for {
+			i := int(b.next.Add(1) - 1)
+			if i >= len(b.in) {
+				break
+			}
+			switch b.op {
+			case opBootstrap:
+				ev.BootstrapTo(b.out[i], b.in[i], b.mu)
+			case opBootstrapNoKS:
+				ev.BootstrapNoKeySwitchTo(b.out[i], b.in[i], b.mu)
+			case opKeySwitch:
+				ev.KeySwitchTo(b.out[i], b.in[i])
+			}
+		}
+		b.done.Done()
+	}
+}
+
+// Name describes the engine: "cpu/<plan>/workers=<w>".
+func (e *CPU) Name() string {
+	if e == nil || e.jobs == nil {
+		return "cpu/uninitialized"
+	}
+	return e.name
+}
+
+// String is Name.
+func (e *CPU) String() string { return e.Name() }
+
+// Params returns the parameter set of the engine's cloud key (the zero
+// Params for an uninitialized engine).
+func (e *CPU) Params() tfhe.Params {
+	if e == nil {
+		return tfhe.Params{}
+	}
+	return e.params
+}
+
+// Plan returns the engine's NTT plan.
+func (e *CPU) Plan() *smallntt.Plan {
+	if e == nil {
+		return nil
+	}
+	return e.plan
+}
+
+// Workers returns the number of worker goroutines.
+func (e *CPU) Workers() int {
+	if e == nil {
+		return 0
+	}
+	return e.nw
+}
+
+// Bootstrap implements Engine.
+func (e *CPU) Bootstrap(out, in []*tfhe.TLWE, mu torus.Torus32) error {
+	return e.run(opBootstrap, out, in, mu)
+}
+
+// BootstrapNoKeySwitch implements Engine.
+func (e *CPU) BootstrapNoKeySwitch(out, in []*tfhe.TLWE, mu torus.Torus32) error {
+	return e.run(opBootstrapNoKS, out, in, mu)
+}
+
+// KeySwitch implements Engine.
+func (e *CPU) KeySwitch(out, in []*tfhe.TLWE) error {
+	return e.run(opKeySwitch, out, in, 0)
+}
+
+// Close implements Engine: it waits for calls in progress, then stops the
+// workers.
+func (e *CPU) Close() error {
+	if e == nil || e.jobs == nil {
+		return ErrNotInitialized
+	}
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil
+	}
+	e.closed = true
+	close(e.jobs)
+	e.mu.Unlock()
+	e.workers.Wait()
+	return nil
+}
+
+func (e *CPU) run(op opKind, out, in []*tfhe.TLWE, mu torus.Torus32) error {
+	if e == nil || e.jobs == nil {
+		return ErrNotInitialized
+	}
+	if err := checkBatch(e.params, op, out, in); err != nil {
+		return err
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if e.closed {
+		return ErrClosed
+	}
+	if len(in) == 0 {
+		return nil
+	}
+	var b *batch
+	select {
+	case b = <-e.free:
+	default:
+		b = new(batch)
+	}
+	b.op, b.out, b.in, b.mu = op, out, in, mu
+	b.next.Store(0)
+	tickets := min(e.nw, len(in))
+	b.done.Add(tickets)
+	for range tickets {
+		e.jobs <- b
+	}
+	b.done.Wait()
+	b.out, b.in = nil, nil // drop references to the caller's samples
+	select {
+	case e.free <- b:
+	default:
+	}
+	return nil
+}
+
+// checkBatch validates a call's arguments before any work starts.
+func checkBatch(p tfhe.Params, op opKind, out, in []*tfhe.TLWE) error {
+	if len(out) != len(in) {
+		return fmt.Errorf("bootstrap: %d outputs for %d inputs", len(out), len(in))
+	}
+	inDim, outDim := p.LWEDimension(), p.LWEDimension()
+	switch op {
+	case opBootstrapNoKS:
+		outDim = p.ExtractedLWEDimension()
+	case opKeySwitch:
+		inDim = p.ExtractedLWEDimension()
+	}
+	for i := range in {
+		if in[i] == nil {
+			return fmt.Errorf("bootstrap: input %d is nil", i)
+		}
+		if out[i] == nil {
+			return fmt.Errorf("bootstrap: output %d is nil", i)
+		}
+		if d := in[i].Dim(); d != inDim {
+			return fmt.Errorf("bootstrap: input %d has dimension %d, want %d (%s)", i, d, inDim, p.Name())
+		}
+		if d := out[i].Dim(); d != outDim {
+			return fmt.Errorf("bootstrap: output %d has dimension %d, want %d (%s)", i, d, outDim, p.Name())
+		}
+	}
+	return nil
+}

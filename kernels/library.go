@@ -113,7 +113,7 @@ type Vecs struct {
 //	(uint64_t *dst, const uint64_t *a, const uint64_t *b,
 //	 uint32_t n, uint32_t count, uint64_t sdst, uint64_t sa, uint64_t sb)
 type pointwiseArgs struct {
-	dst, a, b  DevicePtr
+	dst, a, b  devicePtr
 	n, count   uint32
 	sd, sa, sb uint64
 	params     [8]unsafe.Pointer
@@ -242,7 +242,7 @@ func checkVecs(op string, c *Context, name string, v Vecs, n, count int) error {
 // checkAlias allows the output to overlap an input only exactly: the same
 // first element and the same stride (in place). Any other overlap would
 // let one thread read what another writes.
-func checkAlias(op, name string, dp DevicePtr, dst Vecs, ip DevicePtr, in Vecs, n, count int) error {
+func checkAlias(op, name string, dp devicePtr, dst Vecs, ip devicePtr, in Vecs, n, count int) error {
 	const size = 8
 	dEnd := uint64(dp) + uint64(extent(n, count, dst.Stride))*size
 	iEnd := uint64(ip) + uint64(extent(n, count, in.Stride))*size
@@ -262,7 +262,7 @@ const FieldOpCount = 6
 //
 //	(uint64_t *out, const uint64_t *a, const uint64_t *b, uint32_t n)
 type fieldOpsArgs struct {
-	out, a, b DevicePtr
+	out, a, b devicePtr
 	n         uint32
 	params    [4]unsafe.Pointer
 }
@@ -318,7 +318,7 @@ func (l *Library) FieldOps(s *Stream, out, a, b *DeviceBuffer[uint64]) error {
 	if err != nil {
 		return err
 	}
-	for _, in := range []DevicePtr{ap, bp} {
+	for _, in := range []devicePtr{ap, bp} {
 		if uint64(outp) < uint64(in)+uint64(n)*8 && uint64(in) < uint64(outp)+uint64(out.Len())*8 {
 			return argErr(op, "out overlaps an input")
 		}

@@ -14,8 +14,8 @@ type Elem interface {
 	~int8 | ~uint8 | ~int16 | ~uint16 | ~int32 | ~uint32 | ~int64 | ~uint64 | ~float32 | ~float64
 }
 
-// DevicePtr is a CUDA device address (CUdeviceptr, unsigned long long).
-type DevicePtr uint64
+// devicePtr is a CUDA device address (CUdeviceptr, unsigned long long).
+type devicePtr uint64
 
 // allocation is one cuMemAlloc block, shared by a DeviceBuffer and its views.
 type allocation struct {
@@ -97,12 +97,12 @@ func (b *DeviceBuffer[T]) View(lo, hi int) *DeviceBuffer[T] {
 }
 
 // ptr returns b's device address, or an error wrapping ErrFreed.
-func (b *DeviceBuffer[T]) ptr(op string) (DevicePtr, error) {
+func (b *DeviceBuffer[T]) ptr(op string) (devicePtr, error) {
 	p := b.a.ptr.Load()
 	if p == 0 {
 		return 0, fmt.Errorf("kernels: %s: %w", op, shortFreed)
 	}
-	return DevicePtr(p + uint64(b.off)*uint64(sizeOf[T]())), nil
+	return devicePtr(p + uint64(b.off)*uint64(sizeOf[T]())), nil
 }
 
 // Free releases the buffer's memory (cuMemFree_v2). Free of a view, or a

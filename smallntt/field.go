@@ -57,15 +57,16 @@ func Reduce128(hi, lo uint64) uint64 {
 }
 
 // reduce128Lazy is Reduce128 without the final conditional subtraction:
-// hi, lo any; output in [0, 2^64), ≡ hi·2^64 + lo.
+// hi, lo any; output in [0, 2^64), ≡ hi·2^64 + lo. (uint64(uint32(−c)) is
+// ε·c for a carry c ∈ {0, 1}: SBB and a zero-extending MOV, no constant.)
 func reduce128Lazy(hi, lo uint64) uint64 {
 	hh := hi >> 32
-	hl := hi & epsilon
+	hl := uint64(uint32(hi))
 	t, br := bits.Sub64(lo, hh, 0)
-	t -= epsilon & -br // on borrow t ≥ 2^64 − 2^32 + 1 > ε: no wrap
-	u := hl<<32 - hl   // hl·ε ≤ (2^32−1)^2 < 2^64
+	t -= uint64(uint32(-br)) // on borrow t ≥ 2^64 − 2^32 + 1 > ε: no wrap
+	u := hl<<32 - hl         // hl·ε ≤ (2^32−1)^2 < 2^64
 	r, c := bits.Add64(t, u, 0)
-	return r + epsilon&-c // t + u − 2^64 + ε ≤ 2^64 − 2^32 − 1: no wrap
+	return r + uint64(uint32(-c)) // t + u − 2^64 + ε ≤ 2^64 − 2^32 − 1: no wrap
 }
 
 // Reduce192 returns (w·2^128 + y·2^64 + z) mod P for any w, y, z; output
@@ -76,10 +77,17 @@ func Reduce192(w, y, z uint64) uint64 {
 	return Sub(Reduce128(y, z), Reduce128(w>>32, w<<32))
 }
 
-// Mul returns a·b mod P. a, b any; output canonical.
+// Mul returns a·b mod P. a, b any; output canonical. (Reduce128 written
+// out in one expression so that the compiler inlines it.)
 func Mul(a, b uint64) uint64 {
 	hi, lo := bits.Mul64(a, b)
-	return Reduce128(hi, lo)
+	t, br := bits.Sub64(lo, hi>>32, 0)
+	r, c := bits.Add64(t-uint64(uint32(-br)), uint64(uint32(hi))<<32-uint64(uint32(hi)), 0)
+	r += uint64(uint32(-c))
+	if r >= P {
+		r -= P
+	}
+	return r
 }
 
 // mulLazy returns a value ≡ a·b in [0, 2^64). a, b any.
@@ -131,13 +139,27 @@ func ToInt64Centered(v uint64) int64 {
 // addLazy returns a value ≡ a + b in [0, 2^64). a, b any.
 func addLazy(a, b uint64) uint64 {
 	s, c := bits.Add64(a, b, 0)
-	s, c = bits.Add64(s, epsilon&-c, 0) // a second carry leaves s < ε
-	return s + epsilon&-c
+	s, c = bits.Add64(s, uint64(uint32(-c)), 0) // a second carry leaves s < ε
+	return s + uint64(uint32(-c))
 }
 
 // subLazy returns a value ≡ a − b in [0, 2^64). a, b any.
 func subLazy(a, b uint64) uint64 {
 	d, br := bits.Sub64(a, b, 0)
-	d, br = bits.Sub64(d, epsilon&-br, 0) // a second borrow leaves d > 2^64 − ε
-	return d - epsilon&-br
+	d, br = bits.Sub64(d, uint64(uint32(-br)), 0) // a second borrow leaves d > 2^64 − ε
+	return d - uint64(uint32(-br))
+}
+
+// addT returns a value ≡ x + t in [0, 2^64) for x any and t ≤ P: then
+// x + t ≤ 2^65 − 2^32, so one carry correction suffices.
+func addT(x, t uint64) uint64 {
+	s, c := bits.Add64(x, t, 0)
+	return s + uint64(uint32(-c))
+}
+
+// subT returns a value ≡ x − t in [0, 2^64) for x any and t ≤ P: on borrow
+// x − t + 2^64 ≥ 2^64 − P = ε, so one correction suffices.
+func subT(x, t uint64) uint64 {
+	d, br := bits.Sub64(x, t, 0)
+	return d - uint64(uint32(-br))
 }

@@ -32,9 +32,10 @@ func shiftLimbs(a uint64, s uint) (w, y, z uint64) {
 	return a >> (128 - s), a << (s - 64), 0
 }
 
-// Lazy multiplications by a fixed power of two, for the butterfly kernels.
-// Each takes any a and returns a value in [0, 2^64) congruent to a·2^s, for s
-// in the stated range; callers fold the sign of s ≥ 96 elsewhere.
+// Multiplications by a fixed power of two for the butterfly kernels. Each
+// takes any a and returns a value congruent to a·2^s, for s in the stated
+// range: shlLo and shlMid in [0, 2^64), shlHi canonical. Callers fold the
+// sign of s ≥ 96 elsewhere; the C forms are canonical.
 
 // shlLo handles 0 ≤ s ≤ 32: a·2^s = hi·2^64 + lo with hi < 2^32, and
 // hi·2^64 ≡ hi·ε = hi·2^32 − hi < 2^64.
@@ -42,7 +43,7 @@ func shlLo(a uint64, s uint) uint64 {
 	lo := a << (s & 63)
 	hi := a >> 1 >> ((63 - s) & 63) // a >> (64 − s), 0 for s = 0
 	r, c := bits.Add64(lo, hi<<32-hi, 0)
-	return r + epsilon&-c // lo + hi·ε < 2^65 − 2^33: one fix suffices
+	return r + uint64(uint32(-c)) // lo + hi·ε < 2^65 − 2^33: one fix suffices
 }
 
 // shlMid handles 32 < s < 64 by the 128-bit rule.
@@ -50,16 +51,32 @@ func shlMid(a uint64, s uint) uint64 {
 	return reduce128Lazy(a>>((64-s)&63), a<<(s&63))
 }
 
-// shlHi handles 64 ≤ s < 96. With r = 96 − s ∈ (0, 32], a = q·2^r + m:
-// a·2^s = −a·2^−r ≡ −q + m·2^(96−r), and m·2^(96−r) = (m·2^(32−r))·2^64
-// ≡ ε·(m<<(32−r)) with m<<(32−r) < 2^32.
+// shlHi handles 64 ≤ s < 96 and returns a canonical value. With r = 96 − s
+// ∈ (0, 32] and a = q·2^r + m: a·2^s = −a·2^−r ≡ −q + m·2^(96−r), and
+// m·2^(96−r) = (m·2^(32−r))·2^64 ≡ ε·h with h = m<<(32−r) < 2^32. So the
+// result is e − q with e = ε·h < P and q < 2^63: without borrow it is ≤ e,
+// with borrow e − q + P < P.
 func shlHi(a uint64, s uint) uint64 {
 	r := (96 - s) & 63
 	q := a >> r
-	h := (a << (64 - r) >> (64 - r)) << ((32 - r) & 63) // m·2^(32−r), m = a mod 2^r
+	h := (a << (64 - r) >> (64 - r)) << ((32 - r) & 63)
 	e := h<<32 - h
 	d, br := bits.Sub64(e, q, 0)
-	return d - epsilon&-br // on borrow d ≥ 2^64 − q > ε since q < 2^63
+	return d - uint64(uint32(-br))
+}
+
+func shlLoC(a uint64, s uint) uint64 { return Reduce(shlLo(a, s)) }
+
+// shlMidC is Reduce(shlMid(a, s)), written out so that it inlines.
+func shlMidC(a uint64, s uint) uint64 {
+	hi := a >> ((64 - s) & 63)
+	t, br := bits.Sub64(a<<(s&63), hi>>32, 0)
+	r, c := bits.Add64(t-uint64(uint32(-br)), uint64(uint32(hi))<<32-uint64(uint32(hi)), 0)
+	r += uint64(uint32(-c))
+	if r >= P {
+		r -= P
+	}
+	return r
 }
 
 // shlLazy returns a value in [0, 2^64) ≡ a·2^s for 0 ≤ s < 96, a any.

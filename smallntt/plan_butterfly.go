@@ -30,8 +30,8 @@ func (p *Plan) forwardButterfly(a, src []uint64, cyclic bool) {
 			y := a[2*g*h+h : 2*g*h+2*h]
 			y = y[:len(x)]
 			for j := range x {
-				u, v := x[j], mulLazy(y[j], c)
-				x[j], y[j] = addLazy(u, v), subLazy(u, v)
+				u, v := x[j], Mul(y[j], c)
+				x[j], y[j] = addT(u, v), subT(u, v)
 			}
 		}
 	}

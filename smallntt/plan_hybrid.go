@@ -1,8 +1,146 @@
 package smallntt
 
-type hybridStage struct{}
+// The Hybrid variant: the stages, twiddle tables and layout of the Plan doc,
+// each small transform computed by a radix-2 butterfly network instead of a
+// matrix product, and the columns of a stage processed together.
+//
+// Stage s (f = f_s, t = t_s) runs, for every block and column c < t, an
+// unrolled f-point Cooley–Tukey network on x_i = blk[c + t·i] (generated:
+// hybrid_kernels.go). Level m = 1, 2, …, f/2, group g < m pairs x_j and
+// x_{j+h} (h = f/2m, 2g·h ≤ j < 2g·h + h) as (x, y) → (x + c·y, x − c·y) with
+//
+//	stage 1, Forward:        c = ψ_128^{(32/m)·(2·brv_m(g)+1)}
+//	stage 1 (ForwardCyclic)
+//	and every stage s ≥ 2:   c = ψ_128^{(64/m)·brv_m(g)}
+//
+// Splitting X^{2h} − r into X^h ∓ √r at every level leaves output k in x_{brv(k)},
+// which is written, times T_s, to blk[c + t·brv(k)]: the Plan layout. The
+// twiddles c are powers of two, applied as constant shifts (shlLoC, shlMidC,
+// shlHi) with the sign of 2^96 ≡ −1 folded into the butterfly; the one
+// exception is the last level (m = 32) of a twisted 64-point first stage,
+// whose twiddles are odd powers of ψ_128 (sums of two powers of two), applied
+// with one general multiplication. The last stage (t_r = 1) runs the same
+// cyclic network on f_r consecutive positions and makes the result canonical.
+//
+// The inverse runs the Gentleman–Sande reverse, stages r, …, 1: the last
+// stage's network on consecutive positions, then for each earlier stage every
+// input multiplied by T'_s as it is read, levels m = f/2, …, 1 with (x, y) →
+// (x + y, (x − y)·c^{−1}), natural order written back, canonical.
+//
+// Ranges: inputs any; every intermediate value is any uint64 ≡ the exact
+// value mod P, except that the multiplied operand of a forward butterfly is
+// made canonical so that x ± c·y needs one correction (addT, subT); outputs
+// canonical.
 
-func newHybridStage(st *stage, first bool) *hybridStage { return &hybridStage{} }
+// colKernel runs one stage's network on every column of a block (see
+// hybrid_kernels.go).
+type colKernel func(blk, T []uint64, t int)
 
-func (p *Plan) forwardHybrid(a, src []uint64, cyclic bool) { p.forwardMatrix(a, src, cyclic) }
-func (p *Plan) inverseHybrid(a, src []uint64, cyclic bool) { p.inverseMatrix(a, src, cyclic) }
+var (
+	colFwdTw  = map[int]colKernel{4: hyColFwdTw4, 8: hyColFwdTw8, 16: hyColFwdTw16, 32: hyColFwdTw32, 64: hyColFwdTw64}
+	colFwdCyc = map[int]colKernel{4: hyColFwdCyc4, 8: hyColFwdCyc8, 16: hyColFwdCyc16, 32: hyColFwdCyc32, 64: hyColFwdCyc64}
+	colInvTw  = map[int]colKernel{4: hyColInvTw4, 8: hyColInvTw8, 16: hyColInvTw16, 32: hyColInvTw32, 64: hyColInvTw64}
+	colInvCyc = map[int]colKernel{4: hyColInvCyc4, 8: hyColInvCyc8, 16: hyColInvCyc16, 32: hyColInvCyc32, 64: hyColInvCyc64}
+)
+
+// hybridStage holds a stage's kernels: fwd/inv for Forward/Inverse (twisted
+// at stage 1), fwdCyc/invCyc for the cyclic transforms (stage 1 only).
+type hybridStage struct {
+	fwd, inv, fwdCyc, invCyc colKernel
+}
+
+func newHybridStage(st *stage, first bool) *hybridStage {
+	h := &hybridStage{fwd: colFwdCyc[st.f], inv: colInvCyc[st.f]}
+	if first {
+		h.fwd, h.inv = colFwdTw[st.f], colInvTw[st.f]
+		h.fwdCyc, h.invCyc = colFwdCyc[st.f], colInvCyc[st.f]
+	}
+	return h
+}
+
+func (p *Plan) forwardHybrid(a, src []uint64, cyclic bool) {
+	a = a[:p.n]
+	copy(a, src)
+	last := len(p.stages) - 1
+	for si := 0; si < last; si++ {
+		st := &p.stages[si]
+		k, T := st.hy.fwd, st.tw
+		if si == 0 && cyclic {
+			k, T = st.hy.fwdCyc, st.twCyc
+		}
+		for b := 0; b < len(a); b += st.size {
+			k(a[b:b+st.size], T, st.t)
+		}
+	}
+	hyLastForward(a, p.stages[last].f)
+}
+
+func (p *Plan) inverseHybrid(a, src []uint64, cyclic bool) {
+	a = a[:p.n]
+	copy(a, src)
+	last := len(p.stages) - 1
+	hyLastInverse(a, p.stages[last].f)
+	for si := last - 1; si >= 0; si-- {
+		st := &p.stages[si]
+		k, T := st.hy.inv, st.twInv
+		if si == 0 && cyclic {
+			k, T = st.hy.invCyc, st.twCycInv
+		}
+		for b := 0; b < len(a); b += st.size {
+			k(a[b:b+st.size], T, st.t)
+		}
+	}
+}
+
+// hyLastForward runs the forward kernel of the last stage (size f) on every
+// block of f consecutive positions.
+func hyLastForward(a []uint64, f int) {
+	switch f {
+	case 4:
+		for b := 0; b+4 <= len(a); b += 4 {
+			hyFwd4((*[4]uint64)(a[b : b+4]))
+		}
+	case 8:
+		for b := 0; b+8 <= len(a); b += 8 {
+			hyFwd8((*[8]uint64)(a[b : b+8]))
+		}
+	case 16:
+		for b := 0; b+16 <= len(a); b += 16 {
+			hyFwd16((*[16]uint64)(a[b : b+16]))
+		}
+	case 32:
+		for b := 0; b+32 <= len(a); b += 32 {
+			hyFwd32((*[32]uint64)(a[b : b+32]))
+		}
+	case 64:
+		for b := 0; b+64 <= len(a); b += 64 {
+			hyFwd64((*[64]uint64)(a[b : b+64]))
+		}
+	}
+}
+
+// hyLastInverse runs the inverse kernel of the last stage on every block.
+func hyLastInverse(a []uint64, f int) {
+	switch f {
+	case 4:
+		for b := 0; b+4 <= len(a); b += 4 {
+			hyInv4((*[4]uint64)(a[b : b+4]))
+		}
+	case 8:
+		for b := 0; b+8 <= len(a); b += 8 {
+			hyInv8((*[8]uint64)(a[b : b+8]))
+		}
+	case 16:
+		for b := 0; b+16 <= len(a); b += 16 {
+			hyInv16((*[16]uint64)(a[b : b+16]))
+		}
+	case 32:
+		for b := 0; b+32 <= len(a); b += 32 {
+			hyInv32((*[32]uint64)(a[b : b+32]))
+		}
+	case 64:
+		for b := 0; b+64 <= len(a); b += 64 {
+			hyInv64((*[64]uint64)(a[b : b+64]))
+		}
+	}
+}

@@ -88,12 +88,8 @@ func (p *Plan) initStages() {
 		}
 		if p.variant == Hybrid {
 			st.hy = newHybridStage(&st, si == 0)
-		}
-		{
+		} else {
 			v := p.variant
-			if v == Hybrid {
-				v = Matrix // TODO: remove with the hybrid kernels
-			}
 			fwd, inv := SmallCyclic, SmallCyclicInverse
 			if si == 0 {
 				fwd, inv = SmallTwisted, SmallTwistedInverse

@@ -21,12 +21,12 @@ var mu8 = torus.Encode(1, 8)
 // fresh keys, and that Bootstrap = KeySwitch ∘ BootstrapNoKeySwitch bit for
 // bit.
 func TestCPUGates(t *testing.T) {
-	keys, count := 2, 8
-	if testing.Short() {
-		keys, count = 1, 4
-	}
 	for _, p := range heavySets(t) {
 		t.Run(p.Name(), func(t *testing.T) {
+			keys, count := 3, 8
+			if testing.Short() && p.Name() != toyParams.Name() {
+				keys, count = 1, 4
+			}
 			for ki := range keys {
 				kp := testKeys(p, ki)
 				e := newCPU(t, kp.ck, CPUOptions{})
@@ -126,8 +126,12 @@ func TestCPUPlansBitIdentical(t *testing.T) {
 			count := 4
 			if testing.Short() && p.Name() != toyParams.Name() {
 				// Each plan costs a bootstrapping-key transform and a few
-				// bootstraps: keep the first, a middle and the last plan.
-				plans = []*smallntt.Plan{plans[0], plans[len(plans)/2], plans[len(plans)-1]}
+				// bootstraps: keep the first (a matrix plan) and the default.
+				def, err := smallntt.DefaultPlan(p.PolyDegree())
+				if err != nil {
+					t.Fatal(err)
+				}
+				plans = []*smallntt.Plan{plans[0], def}
 				count = 2
 			}
 			kp := testKeys(p, 0)
@@ -418,7 +422,8 @@ func TestCPUAllocs(t *testing.T) {
 func TestCPUName(t *testing.T) {
 	kp := testKeys(toyParams, 0)
 	e := newCPU(t, kp.ck, CPUOptions{Workers: 1})
-	if e.Name() != "cpu/N=256/butterfly/workers=1" || e.String() != e.Name() {
+	def, _ := smallntt.DefaultPlan(256)
+	if e.Name() != "cpu/"+def.String()+"/workers=1" || e.String() != e.Name() {
 		t.Errorf("Name() = %q", e.Name())
 	}
 	if !e.Params().Equal(toyParams) || e.Plan() == nil {

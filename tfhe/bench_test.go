@@ -9,69 +9,105 @@ import (
 
 func benchName(p Params, plan *smallntt.Plan) string { return p.Name() + "/" + plan.String() }
 
-func BenchmarkNTT(b *testing.B) {
-	plan := butterfly(b, 1024)
-	x := make(smallntt.NTTPoly, 1024)
-	for i := range x {
-		x[i] = uint64(i)
+// benchPlans are the plans the benchmarks compare: the butterfly baseline
+// and smallntt's default (fastest measured) plan.
+func benchPlans(b *testing.B, n int) []*smallntt.Plan {
+	def, err := smallntt.DefaultPlan(n)
+	if err != nil {
+		b.Fatal(err)
 	}
-	b.Run("Forward/"+plan.String(), func(b *testing.B) {
-		for b.Loop() {
-			plan.Forward(x, smallntt.Poly(x))
+	return []*smallntt.Plan{butterfly(b, n), def}
+}
+
+// BenchmarkNTT measures the transforms as the external product uses them,
+// for reference next to the TFHE operations.
+func BenchmarkNTT(b *testing.B) {
+	for _, plan := range benchPlans(b, 1024) {
+		x := make(smallntt.NTTPoly, 1024)
+		for i := range x {
+			x[i] = uint64(i)
 		}
-	})
-	b.Run("MulAdd/"+plan.String(), func(b *testing.B) {
-		for b.Loop() {
-			plan.MulAdd(x, x, x)
-		}
-	})
+		b.Run("Forward/"+plan.String(), func(b *testing.B) {
+			for b.Loop() {
+				plan.Forward(x, smallntt.Poly(x))
+			}
+		})
+		b.Run("Inverse/"+plan.String(), func(b *testing.B) {
+			for b.Loop() {
+				plan.Inverse(smallntt.Poly(x), x)
+			}
+		})
+		b.Run("MulAdd/"+plan.String(), func(b *testing.B) {
+			for b.Loop() {
+				plan.MulAdd(x, x, x)
+			}
+		})
+	}
+}
+
+func evaluatorWith(b *testing.B, p Params, plan *smallntt.Plan, withKeys bool) *Evaluator {
+	var ck *CloudKey
+	if withKeys {
+		ck = testKeys(p).ck
+	}
+	e, err := NewEvaluator(p, plan, ck)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return e
 }
 
 func BenchmarkExternalProduct(b *testing.B) {
 	for _, p := range ParamSets() {
-		e := newEvaluator(b, p, false)
-		kp := testKeys(p)
-		enc := newEncryptor(b, kp.sk, 1)
-		c, _ := NewNTTTRGSW(e.Plan(), enc.EncryptTRGSW(1))
-		src := enc.EncryptTRLWE(torus.NewPoly(p.PolyDegree()))
-		dst := NewTRLWE(p.GLWEDimension(), p.PolyDegree())
-		b.Run(benchName(p, e.Plan()), func(b *testing.B) {
-			for b.Loop() {
-				e.ExternalProductTo(dst, c, src)
-			}
-		})
+		for _, plan := range benchPlans(b, p.PolyDegree()) {
+			e := evaluatorWith(b, p, plan, false)
+			kp := testKeys(p)
+			enc := newEncryptor(b, kp.sk, 1)
+			c, _ := NewNTTTRGSW(e.Plan(), enc.EncryptTRGSW(1))
+			src := enc.EncryptTRLWE(torus.NewPoly(p.PolyDegree()))
+			dst := NewTRLWE(p.GLWEDimension(), p.PolyDegree())
+			b.Run(benchName(p, e.Plan()), func(b *testing.B) {
+				for b.Loop() {
+					e.ExternalProductTo(dst, c, src)
+				}
+			})
+		}
 	}
 }
 
 func BenchmarkCMux(b *testing.B) {
 	for _, p := range ParamSets() {
-		e := newEvaluator(b, p, false)
-		kp := testKeys(p)
-		enc := newEncryptor(b, kp.sk, 1)
-		c, _ := NewNTTTRGSW(e.Plan(), enc.EncryptTRGSW(1))
-		d0 := enc.EncryptTRLWE(torus.NewPoly(p.PolyDegree()))
-		d1 := enc.EncryptTRLWE(torus.NewPoly(p.PolyDegree()))
-		dst := NewTRLWE(p.GLWEDimension(), p.PolyDegree())
-		b.Run(benchName(p, e.Plan()), func(b *testing.B) {
-			for b.Loop() {
-				e.CMuxTo(dst, c, d0, d1)
-			}
-		})
+		for _, plan := range benchPlans(b, p.PolyDegree()) {
+			e := evaluatorWith(b, p, plan, false)
+			kp := testKeys(p)
+			enc := newEncryptor(b, kp.sk, 1)
+			c, _ := NewNTTTRGSW(e.Plan(), enc.EncryptTRGSW(1))
+			d0 := enc.EncryptTRLWE(torus.NewPoly(p.PolyDegree()))
+			d1 := enc.EncryptTRLWE(torus.NewPoly(p.PolyDegree()))
+			dst := NewTRLWE(p.GLWEDimension(), p.PolyDegree())
+			b.Run(benchName(p, e.Plan()), func(b *testing.B) {
+				for b.Loop() {
+					e.CMuxTo(dst, c, d0, d1)
+				}
+			})
+		}
 	}
 }
 
 func BenchmarkBlindRotate(b *testing.B) {
 	for _, p := range ParamSets() {
-		e := newEvaluator(b, p, true)
-		enc := newEncryptor(b, testKeys(p).sk, 1)
-		ct := enc.EncryptBool(true)
-		tv := torus.NewPoly(p.PolyDegree())
-		acc := NewTRLWE(p.GLWEDimension(), p.PolyDegree())
-		b.Run(benchName(p, e.Plan()), func(b *testing.B) {
-			for b.Loop() {
-				e.BlindRotateTo(acc, ct, tv)
-			}
-		})
+		for _, plan := range benchPlans(b, p.PolyDegree()) {
+			e := evaluatorWith(b, p, plan, true)
+			enc := newEncryptor(b, testKeys(p).sk, 1)
+			ct := enc.EncryptBool(true)
+			tv := torus.NewPoly(p.PolyDegree())
+			acc := NewTRLWE(p.GLWEDimension(), p.PolyDegree())
+			b.Run(benchName(p, e.Plan()), func(b *testing.B) {
+				for b.Loop() {
+					e.BlindRotateTo(acc, ct, tv)
+				}
+			})
+		}
 	}
 }
 
@@ -92,15 +128,17 @@ func BenchmarkKeySwitch(b *testing.B) {
 
 func BenchmarkBootstrap(b *testing.B) {
 	for _, p := range ParamSets() {
-		e := newEvaluator(b, p, true)
-		enc := newEncryptor(b, testKeys(p).sk, 1)
-		ct := enc.EncryptBool(true)
-		out := NewTLWE(p.LWEDimension())
-		b.Run(benchName(p, e.Plan()), func(b *testing.B) {
-			for b.Loop() {
-				e.BootstrapTo(out, ct, 1<<29)
-			}
-		})
+		for _, plan := range benchPlans(b, p.PolyDegree()) {
+			e := evaluatorWith(b, p, plan, true)
+			enc := newEncryptor(b, testKeys(p).sk, 1)
+			ct := enc.EncryptBool(true)
+			out := NewTLWE(p.LWEDimension())
+			b.Run(benchName(p, e.Plan()), func(b *testing.B) {
+				for b.Loop() {
+					e.BootstrapTo(out, ct, 1<<29)
+				}
+			})
+		}
 	}
 }
 

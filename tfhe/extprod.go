@@ -3,6 +3,7 @@ package tfhe
 import (
 	"errors"
 	"fmt"
+	"math/bits"
 
 	"github.com/goldfhe/goldfhe/smallntt"
 	"github.com/goldfhe/goldfhe/torus"
@@ -35,6 +36,9 @@ type evaluatorBuffers struct {
 	dec []smallntt.NTTPoly
 	// acc holds the k+1 output columns in the NTT domain, inverted in place.
 	acc []smallntt.NTTPoly
+	// decRows and keyRows hold, for one output column, the row views the
+	// fused multiply-accumulate reads (no allocation per product).
+	decRows, keyRows [][]uint64
 	// rot is the blind-rotation accumulator ACC.
 	rot *TRLWE
 	// ext is the extracted sample (dimension k·N) before key switching.
@@ -79,11 +83,13 @@ func newEvaluatorBuffers(p Params) evaluatorBuffers {
 	rows := (k + 1) * l
 	backing := make([]uint64, (rows+k+1)*n)
 	b := evaluatorBuffers{
-		diff: make([]uint32, n),
-		dec:  make([]smallntt.NTTPoly, rows),
-		acc:  make([]smallntt.NTTPoly, k+1),
-		rot:  NewTRLWE(k, n),
-		ext:  NewTLWE(k * n),
+		diff:    make([]uint32, n),
+		dec:     make([]smallntt.NTTPoly, rows),
+		acc:     make([]smallntt.NTTPoly, k+1),
+		rot:     NewTRLWE(k, n),
+		decRows: make([][]uint64, rows),
+		keyRows: make([][]uint64, rows),
+		ext:     NewTLWE(k * n),
 	}
 	for r := range b.dec {
 		b.dec[r] = backing[r*n : (r+1)*n : (r+1)*n]
@@ -140,10 +146,11 @@ func (e *Evaluator) productTo(dst *TRLWE, c *NTTTRGSW, accumulate bool) {
 		plan.Forward(d, smallntt.Poly(d))
 	}
 	for col, a := range e.buf.acc {
-		plan.MulTo(a, e.buf.dec[0], c.Poly(0, col))
-		for r := 1; r < len(e.buf.dec); r++ {
-			plan.MulAdd(a, e.buf.dec[r], c.Poly(r, col))
+		for r := range e.buf.dec {
+			e.buf.decRows[r] = e.buf.dec[r]
+			e.buf.keyRows[r] = c.Poly(r, col)
 		}
+		mulAccRows(a, e.buf.decRows, e.buf.keyRows)
 		plan.Inverse(smallntt.Poly(a), a)
 		out := dst.Value[col][:len(a)]
 		if accumulate {
@@ -155,6 +162,92 @@ func (e *Evaluator) productTo(dst *TRLWE, c *NTTTRGSW, accumulate bool) {
 				out[j] = torus.Torus32(smallntt.ToInt64Centered(v))
 			}
 		}
+	}
+}
+
+// mulAccRows sets acc[j] = Σ_r x[r][j]·y[r][j] mod p: the pointwise part of
+// the external product, the same in every NTT order. Instead of one modular
+// reduction per product (smallntt's MulTo/MulAdd), the 128-bit products are
+// summed in three limbs (lo, hi, top) and reduced once per output: with
+// 2^128 ≡ −2^32 (mod p, DESIGN.md §3), lo + 2^64·hi + 2^128·top ≡
+// Reduce128(hi, lo) − top·2^32. Inputs must be canonical; fewer than 2^32
+// rows (top < rows, so top·2^32 < p). Outputs are canonical.
+func mulAccRows(acc []uint64, x, y [][]uint64) {
+	n := len(acc)
+	for r := range x {
+		x[r], y[r] = x[r][:n], y[r][:n] // lets the compiler drop bounds checks below
+	}
+	switch len(x) {
+	case 4:
+		mulAcc4(acc, x[0], x[1], x[2], x[3], y[0], y[1], y[2], y[3])
+		return
+	case 6:
+		mulAcc6(acc, x, y)
+		return
+	}
+	for j := range acc {
+		var lo, hi, top uint64
+		for r := range x {
+			h, l := bits.Mul64(x[r][j], y[r][j])
+			var c uint64
+			lo, c = bits.Add64(lo, l, 0)
+			hi, c = bits.Add64(hi, h, c)
+			top += c
+		}
+		acc[j] = smallntt.Sub(smallntt.Reduce128(hi, lo), top<<32)
+	}
+}
+
+// mulAcc4 is mulAccRows for 4 rows ((k+1)·l = 4: TFHErs-like k=1, l=2 and
+// CuFHE80).
+func mulAcc4(acc, x0, x1, x2, x3, y0, y1, y2, y3 []uint64) {
+	n := len(acc)
+	x0, x1, x2, x3 = x0[:n], x1[:n], x2[:n], x3[:n]
+	y0, y1, y2, y3 = y0[:n], y1[:n], y2[:n], y3[:n]
+	for j := range acc {
+		h0, l0 := bits.Mul64(x0[j], y0[j])
+		h1, l1 := bits.Mul64(x1[j], y1[j])
+		h2, l2 := bits.Mul64(x2[j], y2[j])
+		h3, l3 := bits.Mul64(x3[j], y3[j])
+		lo, c := bits.Add64(l0, l1, 0)
+		hi, top := bits.Add64(h0, h1, c)
+		lo, c = bits.Add64(lo, l2, 0)
+		hi, c = bits.Add64(hi, h2, c)
+		top += c
+		lo, c = bits.Add64(lo, l3, 0)
+		hi, c = bits.Add64(hi, h3, c)
+		top += c
+		acc[j] = smallntt.Sub(smallntt.Reduce128(hi, lo), top<<32)
+	}
+}
+
+// mulAcc6 is mulAccRows for 6 rows (TFHELib128: k = 1, l = 3).
+func mulAcc6(acc []uint64, x, y [][]uint64) {
+	n := len(acc)
+	x0, x1, x2, x3, x4, x5 := x[0][:n], x[1][:n], x[2][:n], x[3][:n], x[4][:n], x[5][:n]
+	y0, y1, y2, y3, y4, y5 := y[0][:n], y[1][:n], y[2][:n], y[3][:n], y[4][:n], y[5][:n]
+	for j := range acc {
+		h0, l0 := bits.Mul64(x0[j], y0[j])
+		h1, l1 := bits.Mul64(x1[j], y1[j])
+		h2, l2 := bits.Mul64(x2[j], y2[j])
+		lo, c := bits.Add64(l0, l1, 0)
+		hi, top := bits.Add64(h0, h1, c)
+		lo, c = bits.Add64(lo, l2, 0)
+		hi, c = bits.Add64(hi, h2, c)
+		top += c
+		h3, l3 := bits.Mul64(x3[j], y3[j])
+		h4, l4 := bits.Mul64(x4[j], y4[j])
+		h5, l5 := bits.Mul64(x5[j], y5[j])
+		lo, c = bits.Add64(lo, l3, 0)
+		hi, c = bits.Add64(hi, h3, c)
+		top += c
+		lo, c = bits.Add64(lo, l4, 0)
+		hi, c = bits.Add64(hi, h4, c)
+		top += c
+		lo, c = bits.Add64(lo, l5, 0)
+		hi, c = bits.Add64(hi, h5, c)
+		top += c
+		acc[j] = smallntt.Sub(smallntt.Reduce128(hi, lo), top<<32)
 	}
 }
 

@@ -81,3 +81,14 @@ func newEncryptor(t testing.TB, sk *SecretKey, i int) *Encryptor {
 
 // allSets are the named sets plus the toy set.
 func allSets() []Params { return append(ParamSets(), toyParams) }
+
+// heavySets returns the sets a test may afford: all sets normally, only the
+// toy set under -race -short (key generation and bootstrapping are ~10×
+// slower there).
+func heavySets(t testing.TB) []Params {
+	if raceEnabled && testing.Short() {
+		t.Log("-race -short: named parameter sets skipped, toy set only")
+		return []Params{toyParams}
+	}
+	return allSets()
+}

@@ -10,14 +10,14 @@ import (
 
 // internalPlans caches, per N, the plan used where the choice of transform
 // cannot show: key generation, encryption and decryption products, which are
-// exact whatever the plan (DESIGN.md §3).
+// exact whatever the plan (DESIGN.md §3): smallntt.DefaultPlan, the fastest.
 var internalPlans sync.Map // int → *smallntt.Plan
 
 func internalPlan(n int) *smallntt.Plan {
 	if p, ok := internalPlans.Load(n); ok {
 		return p.(*smallntt.Plan)
 	}
-	p, err := smallntt.NewPlan(n, smallntt.Butterfly)
+	p, err := smallntt.DefaultPlan(n)
 	if err != nil {
 		panic(fmt.Sprintf("tfhe: no NTT plan for a validated N=%d: %v", n, err))
 	}

@@ -1,0 +1,72 @@
+package tfhe
+
+import "math"
+
+// NoiseEstimate is this library's average-case noise model of gate
+// bootstrapping for a parameter set, after CGGI20 (Thm. 4.3 for the
+// external product and blind rotation, Thm. 4.1 / Alg. 2 for key switching,
+// Alg. 3 line 1 for modulus switching), with digit and rounding errors taken
+// uniform rather than at their worst. Variances are in torus units squared.
+type NoiseEstimate struct {
+	// BlindRotationVar is the variance of the blind-rotation (and sample
+	// extraction) output: n·[(k+1)·l·N·E[d²]·σ_bk² + (1 + kN/2)·δ²/12],
+	// with E[d²] = (Bg²+2)/12 for digits uniform in [−Bg/2, Bg/2) and
+	// δ = Bg^{−l} the decomposition's rounding step.
+	BlindRotationVar float64
+	// KeySwitchVar is the variance key switching adds: kN·t·(1 − 1/base)·σ_lwe²
+	// (one fresh table sample per nonzero digit) + (kN/2)·δ_ks²/12 with
+	// δ_ks = base^{−t}.
+	KeySwitchVar float64
+	// ModSwitchVar is the variance of rounding a TLWE sample's coefficients
+	// to multiples of 1/(2N) at the start of a bootstrap: (1 + n/2)/(12·(2N)²).
+	ModSwitchVar float64
+	// BootstrapStdDev is the standard deviation of the error of a Bootstrap
+	// output: √(BlindRotationVar + KeySwitchVar).
+	BootstrapStdDev float64
+	// GateStdDev is the standard deviation of the rounded phase error that
+	// decides a NAND-style gate, (0, 1/8) − c1 − c2 with c1, c2 bootstrap
+	// outputs: √(2·(BlindRotationVar + KeySwitchVar) + ModSwitchVar).
+	GateStdDev float64
+	// Log2GateFailure is log2 of the probability that this error exceeds the
+	// gate's margin of 1/8: log2 erfc(1/(8·√2·GateStdDev)).
+	Log2GateFailure float64
+}
+
+// NoiseEstimate returns the noise model of p (see the type). A test checks
+// BootstrapStdDev against measured bootstrap outputs.
+func (p Params) NoiseEstimate() NoiseEstimate {
+	n, N, k := float64(p.LWEDimension()), float64(p.PolyDegree()), float64(p.GLWEDimension())
+	l, beta := float64(p.BKLevels()), p.BKBaseLog()
+	t, basebit := float64(p.KSLevels()), p.KSBaseLog()
+	bg := math.Ldexp(1, beta)
+	digit2 := (bg*bg + 2) / 12
+	delta := math.Ldexp(1, -p.BKLevels()*beta)
+	var e NoiseEstimate
+	e.BlindRotationVar = n * ((k+1)*l*N*digit2*p.BKStdDev()*p.BKStdDev() + (1+k*N/2)*delta*delta/12)
+	base := math.Ldexp(1, basebit)
+	deltaKS := math.Ldexp(1, -p.KSLevels()*basebit)
+	e.KeySwitchVar = k*N*t*(1-1/base)*p.LWEStdDev()*p.LWEStdDev() + k*N/2*deltaKS*deltaKS/12
+	e.ModSwitchVar = (1 + n/2) / (12 * 4 * N * N)
+	out := e.BlindRotationVar + e.KeySwitchVar
+	e.BootstrapStdDev = math.Sqrt(out)
+	e.GateStdDev = math.Sqrt(2*out + e.ModSwitchVar)
+	e.Log2GateFailure = log2Erfc(1 / (8 * math.Sqrt2 * e.GateStdDev))
+	return e
+}
+
+// log2Erfc returns log2 erfc(x) for x ≥ 0, through the asymptotic series
+// where erfc underflows.
+func log2Erfc(x float64) float64 {
+	if x < 20 {
+		return math.Log2(math.Erfc(x))
+	}
+	return log2ErfcAsymptotic(x)
+}
+
+// log2ErfcAsymptotic is log2 erfc(x) from erfc(x) ≈ e^{−x²}/(x√π)·(1 −
+// 1/(2x²) + 3/(4x⁴)), relative error below 1e−7 for x ≥ 20.
+func log2ErfcAsymptotic(x float64) float64 {
+	x2 := x * x
+	ln := -x2 - math.Log(x*math.Sqrt(math.Pi)) + math.Log1p(-1/(2*x2)+3/(4*x2*x2))
+	return ln / math.Ln2
+}

@@ -1,0 +1,78 @@
+package tfhe
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/goldfhe/goldfhe/torus"
+)
+
+func TestLog2Erfc(t *testing.T) {
+	for _, x := range []float64{0.5, 3, 10, 19.99} {
+		if got, want := log2Erfc(x), math.Log2(math.Erfc(x)); math.Abs(got-want) > 1e-9*math.Abs(want)+1e-12 {
+			t.Errorf("log2Erfc(%v) = %v, want %v", x, got, want)
+		}
+	}
+	// The asymptotic series where math.Erfc is still representable.
+	for _, x := range []float64{20, 22, 25} {
+		if a, b := math.Log2(math.Erfc(x)), log2ErfcAsymptotic(x); math.Abs(a-b) > 1e-6 {
+			t.Errorf("asymptotic log2Erfc(%v) = %v, want %v", x, b, a)
+		}
+	}
+}
+
+// TestNoiseEstimateDocumented pins the estimates quoted in params_list.go.
+func TestNoiseEstimateDocumented(t *testing.T) {
+	for _, p := range ParamSets() {
+		e := p.NoiseEstimate()
+		t.Logf("%s: σ_BR=%.3g σ_KS=%.3g σ_MS=%.3g σ_out=%.3g σ_gate=%.3g log2 p_fail=%.1f",
+			p.Name(), math.Sqrt(e.BlindRotationVar), math.Sqrt(e.KeySwitchVar), math.Sqrt(e.ModSwitchVar),
+			e.BootstrapStdDev, e.GateStdDev, e.Log2GateFailure)
+		documented := map[string]float64{"TFHELib128": -420, "TFHErsDefault": -344, "CuFHE80": -371}[p.Name()]
+		if math.Abs(e.Log2GateFailure-documented) > 1 {
+			t.Errorf("%s: estimated gate failure 2^%.1f, params_list.go says 2^%v", p.Name(), e.Log2GateFailure, documented)
+		}
+	}
+}
+
+// TestMeasuredBootstrapNoise bootstraps many samples and checks that the
+// measured output error matches the NoiseEstimate model: its standard
+// deviation within [0.5, 1.3]× BootstrapStdDev. The model is average-case,
+// so a measurement far above it means a bug (or a wrong model).
+func TestMeasuredBootstrapNoise(t *testing.T) {
+	for _, p := range heavySets(t) {
+		t.Run(p.Name(), func(t *testing.T) {
+			count := 64
+			if p.Name() != toyParams.Name() {
+				if testing.Short() {
+					t.Skip("-short: named sets are measured in the full run")
+				}
+				count = 24
+			}
+			kp := testKeys(p)
+			e := newEvaluator(t, p, true)
+			enc := newEncryptor(t, kp.sk, 8)
+			mu := torus.Encode(1, 8)
+			out := NewTLWE(p.LWEDimension())
+			var sum2 float64
+			for i := range count {
+				in := enc.EncryptBool(i%2 == 0)
+				e.BootstrapTo(out, in, mu)
+				want := mu
+				if i%2 != 0 {
+					want = -mu
+				}
+				err := (kp.sk.PhaseTLWE(out) - want).Float64()
+				sum2 += err * err
+			}
+			sd := math.Sqrt(sum2 / float64(count))
+			est := p.NoiseEstimate().BootstrapStdDev
+			msg := fmt.Sprintf("measured σ=%.3g over %d bootstraps, estimate %.3g (ratio %.2f)", sd, count, est, sd/est)
+			t.Log(msg)
+			if sd > 1.3*est || sd < 0.5*est {
+				t.Error(msg)
+			}
+		})
+	}
+}

@@ -1,0 +1,391 @@
+package tfhe
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/goldfhe/goldfhe/torus"
+)
+
+// Binary encoding. Every object starts with a header: the magic "GFHE", a
+// format version (uint16, currently 1) and the object kind (uint16). All
+// integers are little-endian; Torus32 values are uint32. Objects tied to a
+// parameter set embed it (as its literal) and are checked against it:
+// decoders return errors — never panic — on truncated, oversized,
+// inconsistent or trailing data, and never allocate more than the input's
+// size justifies.
+
+const (
+	marshalMagic   = "GFHE"
+	marshalVersion = 1
+	headerSize     = 8
+)
+
+type objectKind uint16
+
+const (
+	kindParams objectKind = iota + 1
+	kindTLWE
+	kindTRLWE
+	kindSecretKey
+	kindCloudKey
+)
+
+func (k objectKind) String() string {
+	switch k {
+	case kindParams:
+		return "Params"
+	case kindTLWE:
+		return "TLWE"
+	case kindTRLWE:
+		return "TRLWE"
+	case kindSecretKey:
+		return "SecretKey"
+	case kindCloudKey:
+		return "CloudKey"
+	}
+	return fmt.Sprintf("kind %d", uint16(k))
+}
+
+// ErrFormat is wrapped by every decoding error.
+var ErrFormat = errors.New("tfhe: malformed encoding")
+
+func formatErr(format string, a ...any) error {
+	return fmt.Errorf("%w: %s", ErrFormat, fmt.Sprintf(format, a...))
+}
+
+func appendHeader(b []byte, k objectKind) []byte {
+	b = append(b, marshalMagic...)
+	b = binary.LittleEndian.AppendUint16(b, marshalVersion)
+	return binary.LittleEndian.AppendUint16(b, uint16(k))
+}
+
+// reader consumes an encoding; the first error sticks.
+type reader struct {
+	b   []byte
+	err error
+}
+
+func (r *reader) fail(format string, a ...any) {
+	if r.err == nil {
+		r.err = formatErr(format, a...)
+	}
+}
+
+func (r *reader) take(n int, what string) []byte {
+	if r.err != nil {
+		return nil
+	}
+	if n < 0 || n > len(r.b) {
+		r.fail("truncated %s (need %d bytes, have %d)", what, n, len(r.b))
+		return nil
+	}
+	s := r.b[:n]
+	r.b = r.b[n:]
+	return s
+}
+
+func (r *reader) u16(what string) uint16 {
+	if s := r.take(2, what); s != nil {
+		return binary.LittleEndian.Uint16(s)
+	}
+	return 0
+}
+
+func (r *reader) u32(what string) uint32 {
+	if s := r.take(4, what); s != nil {
+		return binary.LittleEndian.Uint32(s)
+	}
+	return 0
+}
+
+func (r *reader) u64(what string) uint64 {
+	if s := r.take(8, what); s != nil {
+		return binary.LittleEndian.Uint64(s)
+	}
+	return 0
+}
+
+func (r *reader) header(want objectKind) {
+	h := r.take(headerSize, "header")
+	if h == nil {
+		return
+	}
+	if string(h[:4]) != marshalMagic {
+		r.fail("bad magic %q", h[:4])
+		return
+	}
+	if v := binary.LittleEndian.Uint16(h[4:]); v != marshalVersion {
+		r.fail("unsupported version %d (want %d)", v, marshalVersion)
+		return
+	}
+	if k := objectKind(binary.LittleEndian.Uint16(h[6:])); k != want {
+		r.fail("object is a %v, not a %v", k, want)
+	}
+}
+
+// torusSlice reads count Torus32 values into dst (len(dst) = count).
+func (r *reader) torusSlice(dst []torus.Torus32, what string) {
+	s := r.take(4*len(dst), what)
+	if s == nil {
+		return
+	}
+	for i := range dst {
+		dst[i] = torus.Torus32(binary.LittleEndian.Uint32(s[4*i:]))
+	}
+}
+
+// need fails unless at least n more bytes remain: the guard before any
+// allocation sized by the input.
+func (r *reader) need(n int, what string) bool {
+	if r.err == nil && (n < 0 || n > len(r.b)) {
+		r.fail("truncated %s (need %d bytes, have %d)", what, n, len(r.b))
+	}
+	return r.err == nil
+}
+
+func (r *reader) done() error {
+	if r.err == nil && len(r.b) != 0 {
+		r.fail("%d trailing bytes", len(r.b))
+	}
+	return r.err
+}
+
+func appendTorus(b []byte, v []torus.Torus32) []byte {
+	for _, x := range v {
+		b = binary.LittleEndian.AppendUint32(b, uint32(x))
+	}
+	return b
+}
+
+const maxStringLen = 1 << 10
+
+func appendString(b []byte, s string) []byte {
+	b = binary.LittleEndian.AppendUint16(b, uint16(len(s)))
+	return append(b, s...)
+}
+
+func (r *reader) str(what string) string {
+	n := int(r.u16(what + " length"))
+	if n > maxStringLen {
+		r.fail("%s of %d bytes", what, n)
+		return ""
+	}
+	return string(r.take(n, what))
+}
+
+// appendParams encodes p's literal (no header).
+func appendParams(b []byte, p Params) []byte {
+	l := p.lit
+	b = appendString(b, l.Name)
+	for _, x := range []int{l.LWEDimension, l.PolyDegree, l.GLWEDimension, l.BKLevels, l.BKBaseLog,
+		l.KSLevels, l.KSBaseLog, l.SecurityBits} {
+		b = binary.LittleEndian.AppendUint32(b, uint32(int32(x)))
+	}
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(l.LWEStdDev))
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(l.BKStdDev))
+	return appendString(b, l.Note)
+}
+
+func (r *reader) params() Params {
+	var l ParamsLiteral
+	l.Name = r.str("parameter name")
+	for _, x := range []*int{&l.LWEDimension, &l.PolyDegree, &l.GLWEDimension, &l.BKLevels, &l.BKBaseLog,
+		&l.KSLevels, &l.KSBaseLog, &l.SecurityBits} {
+		*x = int(int32(r.u32("parameter")))
+	}
+	l.LWEStdDev = math.Float64frombits(r.u64("σ_lwe"))
+	l.BKStdDev = math.Float64frombits(r.u64("σ_bk"))
+	l.Note = r.str("parameter note")
+	if r.err != nil {
+		return Params{}
+	}
+	p, err := NewParams(l)
+	if err != nil {
+		r.fail("%v", err)
+		return Params{}
+	}
+	return p
+}
+
+// MarshalBinary encodes p (its literal; decoding validates it again).
+func (p Params) MarshalBinary() ([]byte, error) {
+	if err := p.check(); err != nil {
+		return nil, err
+	}
+	return appendParams(appendHeader(nil, kindParams), p), nil
+}
+
+// UnmarshalBinary decodes and validates a parameter set.
+func (p *Params) UnmarshalBinary(data []byte) error {
+	r := reader{b: data}
+	r.header(kindParams)
+	q := r.params()
+	if err := r.done(); err != nil {
+		return err
+	}
+	*p = q
+	return nil
+}
+
+// maxTLWEDimension bounds decoded TLWE samples: n or k·N of any valid set.
+const maxTLWEDimension = maxGLWEDimension * 4096
+
+// MarshalBinary encodes c: header, dimension n (uint32), then a_0 … a_{n−1}, b.
+func (c *TLWE) MarshalBinary() ([]byte, error) {
+	if len(c.Value) == 0 {
+		return nil, errors.New("tfhe: TLWE.MarshalBinary: empty sample")
+	}
+	b := appendHeader(make([]byte, 0, headerSize+4+4*len(c.Value)), kindTLWE)
+	b = binary.LittleEndian.AppendUint32(b, uint32(c.Dim()))
+	return appendTorus(b, c.Value), nil
+}
+
+// UnmarshalBinary decodes a TLWE sample (any dimension up to k·N of the
+// largest supported set); callers check the dimension they expect.
+func (c *TLWE) UnmarshalBinary(data []byte) error {
+	r := reader{b: data}
+	r.header(kindTLWE)
+	n := int(r.u32("dimension"))
+	if r.err == nil && n > maxTLWEDimension {
+		r.fail("TLWE dimension %d above %d", n, maxTLWEDimension)
+	}
+	if !r.need(4*(n+1), "TLWE") {
+		return r.err
+	}
+	v := make([]torus.Torus32, n+1)
+	r.torusSlice(v, "TLWE")
+	if err := r.done(); err != nil {
+		return err
+	}
+	c.Value = v
+	return nil
+}
+
+// MarshalBinary encodes c: header, k and N (uint32), then the k+1
+// polynomials.
+func (c *TRLWE) MarshalBinary() ([]byte, error) {
+	k, n := c.K(), c.N()
+	if k < 1 || !c.wellFormed(k, n) || n == 0 {
+		return nil, errors.New("tfhe: TRLWE.MarshalBinary: malformed sample")
+	}
+	b := appendHeader(make([]byte, 0, headerSize+8+4*(k+1)*n), kindTRLWE)
+	b = binary.LittleEndian.AppendUint32(b, uint32(k))
+	b = binary.LittleEndian.AppendUint32(b, uint32(n))
+	for _, p := range c.Value {
+		b = appendTorus(b, p)
+	}
+	return b, nil
+}
+
+// UnmarshalBinary decodes a TRLWE sample.
+func (c *TRLWE) UnmarshalBinary(data []byte) error {
+	r := reader{b: data}
+	r.header(kindTRLWE)
+	k, n := int(r.u32("k")), int(r.u32("N"))
+	if r.err == nil && (k < 1 || k > maxGLWEDimension || n < 1 || n > 4096) {
+		r.fail("TRLWE shape k=%d, N=%d out of range", k, n)
+	}
+	if !r.need(4*(k+1)*n, "TRLWE") {
+		return r.err
+	}
+	d := NewTRLWE(k, n)
+	for _, p := range d.Value {
+		r.torusSlice(p, "TRLWE")
+	}
+	if err := r.done(); err != nil {
+		return err
+	}
+	*c = *d
+	return nil
+}
+
+// MarshalBinary encodes the secret key: header, parameters, then the n TLWE
+// key bits and the k·N TRLWE key bits, one byte each. Keep it secret.
+func (sk *SecretKey) MarshalBinary() ([]byte, error) {
+	if err := sk.check(); err != nil {
+		return nil, err
+	}
+	b := appendParams(appendHeader(nil, kindSecretKey), sk.params)
+	for _, s := range sk.lwe {
+		b = append(b, byte(s))
+	}
+	for _, s := range sk.ext {
+		b = append(b, byte(s))
+	}
+	return b, nil
+}
+
+// UnmarshalBinary decodes a secret key; every key coefficient must be 0 or 1.
+func (sk *SecretKey) UnmarshalBinary(data []byte) error {
+	r := reader{b: data}
+	r.header(kindSecretKey)
+	p := r.params()
+	if r.err != nil {
+		return r.err
+	}
+	bitsLen := p.LWEDimension() + p.ExtractedLWEDimension()
+	s := r.take(bitsLen, "key bits")
+	if err := r.done(); err != nil {
+		return err
+	}
+	d := newSecretKey(p)
+	for i, x := range s {
+		if x > 1 {
+			return formatErr("key coefficient %d is %d, not 0 or 1", i, x)
+		}
+		if i < len(d.lwe) {
+			d.lwe[i] = int32(x)
+		} else {
+			d.ext[i-len(d.lwe)] = int32(x)
+		}
+	}
+	sk.params, sk.lwe, sk.trlwe, sk.ext = d.params, d.lwe, d.trlwe, d.ext
+	sk.nttOnce, sk.ntt = sync.Once{}, nil // sk must not be in use while decoding into it
+	return nil
+}
+
+// MarshalBinary encodes the cloud key: header, parameters, the bootstrapping
+// key (coefficient form, [i][row][column][coefficient]) and the
+// key-switching table ([i][level][magnitude][coordinate]). TFHELib128's is
+// about 72 MB.
+func (ck *CloudKey) MarshalBinary() ([]byte, error) {
+	if err := ck.Validate(); err != nil {
+		return nil, err
+	}
+	b := appendParams(appendHeader(nil, kindCloudKey), ck.params)
+	b = append(make([]byte, 0, len(b)+4*(len(ck.bk.data)+len(ck.ksk.data))), b...)
+	b = appendTorus(b, ck.bk.data)
+	return appendTorus(b, ck.ksk.data), nil
+}
+
+// UnmarshalBinary decodes a cloud key.
+func (ck *CloudKey) UnmarshalBinary(data []byte) error {
+	r := reader{b: data}
+	r.header(kindCloudKey)
+	p := r.params()
+	if r.err != nil {
+		return r.err
+	}
+	bkLen := p.LWEDimension() * (p.GLWEDimension() + 1) * p.BKLevels() * (p.GLWEDimension() + 1) * p.PolyDegree()
+	ksLen := ksTableLen(p)
+	if !r.need(4*(bkLen+ksLen), "cloud key") {
+		return r.err
+	}
+	bk := newBootstrappingKey(p)
+	r.torusSlice(bk.data, "bootstrapping key")
+	ksk := &KeySwitchingKey{params: p, data: make([]torus.Torus32, ksLen)}
+	r.torusSlice(ksk.data, "key-switching key")
+	if err := r.done(); err != nil {
+		return err
+	}
+	d := &CloudKey{params: p, bk: bk, ksk: ksk}
+	if err := d.Validate(); err != nil {
+		return fmt.Errorf("%w: %v", ErrFormat, err)
+	}
+	*ck = *d
+	return nil
+}

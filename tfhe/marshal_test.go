@@ -1,0 +1,168 @@
+package tfhe
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+
+	"github.com/goldfhe/goldfhe/torus"
+)
+
+func TestMarshalRoundTrip(t *testing.T) {
+	p := toyParams
+	kp := testKeys(p)
+	enc := newEncryptor(t, kp.sk, 40)
+
+	// Params.
+	for _, q := range allSets() {
+		b, err := q.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var q2 Params
+		if err := q2.UnmarshalBinary(b); err != nil || !q2.Equal(q) {
+			t.Fatalf("%s: Params round trip: %v", q.Name(), err)
+		}
+	}
+	// TLWE.
+	ct := enc.EncryptBool(true)
+	b, err := ct.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ct2 TLWE
+	if err := ct2.UnmarshalBinary(b); err != nil || !kp.sk.DecryptBool(&ct2) || ct2.Dim() != ct.Dim() {
+		t.Fatalf("TLWE round trip: %v", err)
+	}
+	// TRLWE.
+	mu := torus.NewPoly(p.PolyDegree())
+	mu[3] = 1 << 29
+	tr := enc.EncryptTRLWE(mu)
+	b, err = tr.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tr2 TRLWE
+	if err := tr2.UnmarshalBinary(b); err != nil || !equalTRLWE(tr, &tr2) {
+		t.Fatalf("TRLWE round trip: %v", err)
+	}
+	// Secret key.
+	b, err = kp.sk.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sk2 SecretKey
+	if err := sk2.UnmarshalBinary(b); err != nil {
+		t.Fatal(err)
+	}
+	if !sk2.DecryptBool(ct) || !sk2.params.Equal(p) {
+		t.Fatal("decoded secret key decrypts wrong")
+	}
+	if ph := sk2.PhaseTRLWE(tr); torus.Decode(ph[3], 8) != 1 {
+		t.Fatal("decoded secret key: TRLWE phase wrong")
+	}
+	// Cloud key: bootstraps with the decoded key are bit-identical.
+	b, err = kp.ck.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ck2 CloudKey
+	if err := ck2.UnmarshalBinary(b); err != nil {
+		t.Fatal(err)
+	}
+	if digestCloudKey(&ck2) != digestCloudKey(kp.ck) {
+		t.Fatal("decoded cloud key differs")
+	}
+	b2, _ := ck2.MarshalBinary()
+	if !bytes.Equal(b, b2) {
+		t.Fatal("cloud key encoding is not canonical")
+	}
+}
+
+func TestUnmarshalErrors(t *testing.T) {
+	kp := testKeys(toyParams)
+	ckb, _ := kp.ck.MarshalBinary()
+	skb, _ := kp.sk.MarshalBinary()
+	ctb, _ := NewTLWE(5).MarshalBinary()
+	corrupt := func(b []byte, i int, v byte) []byte {
+		c := bytes.Clone(b)
+		c[i] = v
+		return c
+	}
+	cases := []struct {
+		name string
+		data []byte
+		dec  interface{ UnmarshalBinary([]byte) error }
+	}{
+		{"empty", nil, new(TLWE)},
+		{"bad magic", corrupt(ctb, 0, 'X'), new(TLWE)},
+		{"bad version", corrupt(ctb, 4, 9), new(TLWE)},
+		{"wrong kind", ctb, new(TRLWE)},
+		{"truncated TLWE", ctb[:len(ctb)-1], new(TLWE)},
+		{"trailing TLWE", append(bytes.Clone(ctb), 0), new(TLWE)},
+		{"huge TLWE", corrupt(corrupt(ctb, 11, 0x7f), 10, 0xff), new(TLWE)},
+		{"truncated cloud key", ckb[:len(ckb)-3], new(CloudKey)},
+		{"cloud key as secret key", ckb, new(SecretKey)},
+		{"secret key bit 2", corrupt(skb, len(skb)-1, 2), new(SecretKey)},
+		{"truncated secret key", skb[:len(skb)-1], new(SecretKey)},
+		{"invalid params", corrupt(skb, headerSize+2+len(toyParams.Name())+4, 0xff), new(SecretKey)},
+	}
+	for _, c := range cases {
+		if err := c.dec.UnmarshalBinary(c.data); err == nil {
+			t.Errorf("%s: decoded without error", c.name)
+		} else if !errors.Is(err, ErrFormat) {
+			t.Errorf("%s: error %v does not wrap ErrFormat", c.name, err)
+		}
+	}
+	if _, err := (&SecretKey{}).MarshalBinary(); err == nil {
+		t.Error("marshalling an empty secret key succeeded")
+	}
+	if _, err := (&CloudKey{}).MarshalBinary(); err == nil {
+		t.Error("marshalling an empty cloud key succeeded")
+	}
+}
+
+// FuzzUnmarshal feeds arbitrary bytes to every decoder: no panic, and what
+// decodes re-encodes to the same bytes.
+func FuzzUnmarshal(f *testing.F) {
+	kp := testKeys(toyParams)
+	skb, _ := kp.sk.MarshalBinary()
+	pb, _ := toyParams.MarshalBinary()
+	ctb, _ := NewTLWE(3).MarshalBinary()
+	trb, _ := NewTRLWE(1, 2).MarshalBinary()
+	for _, s := range [][]byte{skb, pb, ctb, trb, {}, []byte("GFHE\x01\x00\x05\x00")} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var p Params
+		if p.UnmarshalBinary(data) == nil {
+			if b, err := p.MarshalBinary(); err != nil || !bytes.Equal(b, data) {
+				t.Fatalf("Params re-encoding differs: %v", err)
+			}
+		}
+		var ct TLWE
+		if ct.UnmarshalBinary(data) == nil {
+			if b, err := ct.MarshalBinary(); err != nil || !bytes.Equal(b, data) {
+				t.Fatalf("TLWE re-encoding differs: %v", err)
+			}
+		}
+		var tr TRLWE
+		if tr.UnmarshalBinary(data) == nil {
+			if b, err := tr.MarshalBinary(); err != nil || !bytes.Equal(b, data) {
+				t.Fatalf("TRLWE re-encoding differs: %v", err)
+			}
+		}
+		var sk SecretKey
+		if sk.UnmarshalBinary(data) == nil {
+			if b, err := sk.MarshalBinary(); err != nil || !bytes.Equal(b, data) {
+				t.Fatalf("SecretKey re-encoding differs: %v", err)
+			}
+		}
+		var ck CloudKey
+		if ck.UnmarshalBinary(data) == nil {
+			if b, err := ck.MarshalBinary(); err != nil || !bytes.Equal(b, data) {
+				t.Fatalf("CloudKey re-encoding differs: %v", err)
+			}
+		}
+	})
+}

@@ -37,7 +37,7 @@ fuzz:
 # goldfhe.cu is the one translation unit (it #includes the other sources); the
 # recorded hash is defined in kernels/srchash.sh and checked by a Go test.
 fatbin:
-	$(NVCC) -fatbin -O3 $(GENCODE) -o kernels/goldfhe.fatbin kernels/goldfhe.cu
+	$(NVCC) -fatbin -O3 -std=c++17 $(GENCODE) -o kernels/goldfhe.fatbin kernels/goldfhe.cu
 	sh kernels/srchash.sh > kernels/goldfhe.fatbin.sha256
 
 # Test binaries for the GPU machine (it has no Go): carry .gpu/ to it.

@@ -9,6 +9,7 @@
 #include "goldilocks.cuh"
 #include "fieldops.cuh"
 #include "pointwise.cuh"
-// Next families: the small-point matrix NTTs and the decomposed N-point NTT
-// (DESIGN.md section 4), the radix-2 butterfly baseline, then the
-// bootstrapping kernels (section 6), each as one more #include.
+#include "ntt.cuh"
+#include "ntt_hybrid.cuh"
+// Next family: the bootstrapping kernels (DESIGN.md section 6), one more
+// #include.

@@ -20,6 +20,7 @@ type Library struct {
 
 	mul, muladd pointwiseKernel
 	fieldOps    fieldOpsKernel
+	ntt         nttKernels
 }
 
 // LoadLibrary loads goldfhe's kernels into c: the fatbin named by
@@ -51,6 +52,7 @@ func (c *Context) loadLibrary(image []byte, source string) (*Library, error) {
 	l.mul.f = get("goldfhe_mul")
 	l.muladd.f = get("goldfhe_muladd")
 	l.fieldOps.f = get("goldfhe_field_ops")
+	l.ntt.load(get)
 	if err := errors.Join(errs...); err != nil {
 		m.Close()
 		return nil, fmt.Errorf("%w (in %s: rebuild it from these sources)", err, source)
@@ -58,6 +60,10 @@ func (c *Context) loadLibrary(image []byte, source string) (*Library, error) {
 	l.mul.args.init()
 	l.muladd.args.init()
 	l.fieldOps.args.init()
+	if err := l.ntt.init(l.c); err != nil {
+		m.Close()
+		return nil, err
+	}
 	return l, nil
 }
 
@@ -71,7 +77,7 @@ func (l *Library) Context() *Context { return l.c }
 // Function returns one of the library's kernels by name, for its
 // Attributes (registers, local memory) or its shared memory limit.
 func (l *Library) Function(name string) (*Function, error) {
-	for _, f := range []*Function{l.mul.f, l.muladd.f, l.fieldOps.f} {
+	for _, f := range append([]*Function{l.mul.f, l.muladd.f, l.fieldOps.f}, l.ntt.all()...) {
 		if f.name == name {
 			return f, nil
 		}
@@ -93,10 +99,16 @@ const maxGridY = 65535
 // that the driver may read through the pointers; cuLaunchKernel copies the
 // argument values before it returns.
 func launchPinned(f *Function, grid, block dim3, sh uintptr, blk any, params unsafe.Pointer) error {
+	return launchPinnedShared(f, grid, block, 0, sh, blk, params)
+}
+
+// launchPinnedShared is launchPinned with `shared` bytes of dynamic shared
+// memory per block.
+func launchPinnedShared(f *Function, grid, block dim3, shared uint32, sh uintptr, blk any, params unsafe.Pointer) error {
 	var pin runtime.Pinner
 	pin.Pin(blk)
 	defer pin.Unpin()
-	return f.launch(grid, block, 0, sh, params)
+	return f.launch(grid, block, shared, sh, params)
 }
 
 // Vecs names `count` vectors of n Goldilocks elements in a device buffer,

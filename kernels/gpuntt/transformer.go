@@ -1,0 +1,109 @@
+package gpuntt
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/goldfhe/goldfhe/smallntt"
+)
+
+// Transformer runs batched transforms of host polynomials on the GPU when
+// one is usable and on the CPU plan otherwise; OnGPU and Reason say which
+// and why. It is safe for concurrent use.
+type Transformer struct {
+	cpu    *smallntt.Plan
+	dev    *Device
+	gpu    *Plan
+	reason string
+	mu     sync.Mutex // serialises GPU batches (one staging buffer)
+	stage  *Polys
+}
+
+// NewTransformer tries GPU 0 for plan p; any failure (no driver, no device,
+// no kernels for it, no GPU kernel for this variant) selects the CPU.
+func NewTransformer(p *smallntt.Plan) *Transformer {
+	t := &Transformer{cpu: p}
+	dev, err := Open(0)
+	if err != nil {
+		t.reason = fmt.Sprintf("CPU: no usable GPU: %v", err)
+		return t
+	}
+	gp, err := dev.NewPlan(p)
+	if err != nil {
+		dev.Close()
+		t.reason = fmt.Sprintf("CPU: %v", err)
+		return t
+	}
+	t.dev, t.gpu = dev, gp
+	t.reason = fmt.Sprintf("GPU: %s (%s)", dev.Info().Name, dev.lib.Source())
+	return t
+}
+
+// OnGPU reports whether transforms run on the GPU.
+func (t *Transformer) OnGPU() bool { return t.gpu != nil }
+
+// Reason says where transforms run and, for the CPU, why not on the GPU.
+func (t *Transformer) Reason() string { return t.reason }
+
+// Forward transforms count = len(polys)/N polynomials in place.
+func (t *Transformer) Forward(polys []uint64) error { return t.run(polys, false) }
+
+// Inverse is the exact inverse of Forward.
+func (t *Transformer) Inverse(polys []uint64) error { return t.run(polys, true) }
+
+func (t *Transformer) run(polys []uint64, inverse bool) error {
+	n := t.cpu.N()
+	if len(polys)%n != 0 {
+		return fmt.Errorf("gpuntt: %d coefficients are not whole polynomials of %d", len(polys), n)
+	}
+	count := len(polys) / n
+	if t.gpu == nil {
+		for i := 0; i < count; i++ {
+			p := polys[i*n : (i+1)*n]
+			if inverse {
+				t.cpu.Inverse(smallntt.Poly(p), smallntt.NTTPoly(p))
+			} else {
+				t.cpu.Forward(smallntt.NTTPoly(p), smallntt.Poly(p))
+			}
+		}
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.stage == nil || t.stage.Count < count {
+		if t.stage != nil {
+			t.stage.Free()
+		}
+		st, err := t.dev.AllocPolys(n, count)
+		if err != nil {
+			return err
+		}
+		t.stage = st
+	}
+	b := &Polys{N: n, Count: count, Buf: t.stage.Buf}
+	if err := b.Upload(polys); err != nil {
+		return err
+	}
+	var err error
+	if inverse {
+		err = t.gpu.Inverse(nil, b)
+	} else {
+		err = t.gpu.Forward(nil, b)
+	}
+	if err != nil {
+		return err
+	}
+	return b.Download(polys)
+}
+
+// Close releases the GPU resources, if any.
+func (t *Transformer) Close() error {
+	if t.gpu == nil {
+		return nil
+	}
+	if t.stage != nil {
+		t.stage.Free()
+	}
+	t.gpu.Close()
+	return t.dev.Close()
+}

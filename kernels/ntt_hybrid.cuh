@@ -1,0 +1,198 @@
+// ntt_hybrid.cuh: the tuned two-stage decomposed NTT (N = F1 * F2), one warp
+// per polynomial. Same stages, twiddle tables and layout as smallntt's
+// decomposed plans with factors (F1, F2) (smallntt.Plan doc), so it is bit
+// for bit the same function; only the schedule differs: each small
+// transform is a radix-2 network held in one thread's registers, fully
+// unrolled, whose twiddles are compile-time powers of psi_128 and therefore
+// shifts (DESIGN.md section 4: every root of order dividing 64 is a power of
+// two). The only general multiplications are the N stage-1 twiddles.
+// Between the stages the polynomial sits in shared memory with rows padded
+// to F2 + 1 words, so that both the column reads of stage 1 and the row
+// reads of stage 2 are free of bank conflicts, and global memory is read and
+// written coalesced. One warp owns one polynomial: no block-wide barriers.
+#ifndef GOLDFHE_NTT_HYBRID_CUH
+#define GOLDFHE_NTT_HYBRID_CUH
+
+#include "goldilocks.cuh"
+
+#include <utility>
+
+#define HYB_WARPS 4
+
+// hyb_for calls fn(std::integral_constant<int, I>{}) for I = 0 .. COUNT-1:
+// a compile-time loop, so that every register index and every twiddle
+// exponent below is a constant (nvcc's #pragma unroll gives up on bodies
+// this large and then moves the register arrays to local memory).
+template <class Fn, int... Is>
+__device__ __forceinline__ void hyb_for_impl(Fn&& fn, std::integer_sequence<int, Is...>) {
+    (fn(std::integral_constant<int, Is>{}), ...);
+}
+template <int COUNT, class Fn>
+__device__ __forceinline__ void hyb_for(Fn&& fn) {
+    hyb_for_impl(fn, std::make_integer_sequence<int, COUNT>{});
+}
+
+template <int F> struct hyb_lg { static constexpr int v = 1 + hyb_lg<F / 2>::v; };
+template <> struct hyb_lg<1> { static constexpr int v = 0; };
+
+__host__ __device__ constexpr int hyb_brv(int x, int bits) {
+    int r = 0;
+    for (int i = 0; i < bits; i++) r |= ((x >> i) & 1) << (bits - 1 - i);
+    return r;
+}
+
+// Twiddle exponent (units of psi_128, mod 128) at level m = 2^lv, group g
+// of the F-point Cooley-Tukey network: negacyclic psi_2F^brv_logF(m+g),
+// cyclic omega_2m^brv_lv(g). Either way register j ends up holding output
+// brv(j) (the layout of smallntt.Plan within a stage).
+template <int F, bool TWISTED>
+__host__ __device__ constexpr int hyb_exp(int lv, int g) {
+    return (TWISTED ? (64 / F) * hyb_brv((1 << lv) + g, hyb_lg<F>::v) : (64 >> lv) * hyb_brv(g, lv)) & 127;
+}
+
+// hyb_mul_psi returns x * psi_128^E, x canonical: even E is one
+// shift-multiply by 2^(3E/2), odd E (64-point twisted only) the sum of two
+// (smallntt/small.go: psi_128^(2j+1) = 2^(3j+73) + 2^(3j+121)).
+template <int E>
+__device__ __forceinline__ uint64_t hyb_mul_psi(uint64_t x) {
+    constexpr int e = E & 127, j = e >> 1;
+    if constexpr ((e & 1) == 0) {
+        if constexpr (j == 0) {
+            return x;
+        } else {
+            return gl_mul_pow2(x, (3 * j) % 192);
+        }
+    } else {
+        return gl_add(gl_mul_pow2(x, (3 * j + 73) % 192), gl_mul_pow2(x, (3 * j + 121) % 192));
+    }
+}
+
+template <int F, bool TWISTED>
+__device__ __forceinline__ void hyb_ct(uint64_t (&x)[F]) {
+    hyb_for<hyb_lg<F>::v>([&](auto lvc) {
+        constexpr int lv = decltype(lvc)::value, h = F >> (lv + 1);
+        hyb_for<F / 2>([&](auto bc) {
+            constexpr int b = decltype(bc)::value, g = b / h, j = b % h, a = 2 * g * h + j;
+            constexpr int E = hyb_exp<F, TWISTED>(lv, g);
+            const uint64_t u = x[a], v = hyb_mul_psi<E>(x[a + h]);
+            x[a] = gl_add(u, v);
+            x[a + h] = gl_sub(u, v);
+        });
+    });
+}
+
+// hyb_gs is F times the inverse of hyb_ct: Gentleman-Sande with the inverse
+// twiddles, bit-reversed in, natural out.
+template <int F, bool TWISTED>
+__device__ __forceinline__ void hyb_gs(uint64_t (&x)[F]) {
+    hyb_for<hyb_lg<F>::v>([&](auto lvc) {
+        constexpr int lv = hyb_lg<F>::v - 1 - decltype(lvc)::value, h = F >> (lv + 1);
+        hyb_for<F / 2>([&](auto bc) {
+            constexpr int b = decltype(bc)::value, g = b / h, j = b % h, a = 2 * g * h + j;
+            constexpr int E = 128 - hyb_exp<F, TWISTED>(lv, g);
+            const uint64_t u = x[a], v = x[a + h];
+            x[a] = gl_add(u, v);
+            x[a + h] = hyb_mul_psi<E>(gl_sub(u, v));
+        });
+    });
+}
+
+// Forward: tw = T_1 (N entries); twisted selects the negacyclic transform.
+template <int F1, int F2, bool TWISTED>
+__device__ __forceinline__ void hyb_fwd(uint64_t* __restrict__ data, int32_t batch,
+                                        const uint64_t* __restrict__ tw) {
+    constexpr int N = F1 * F2, PITCH = F2 + 1;
+    extern __shared__ uint64_t hyb_sm[];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    uint64_t* S = hyb_sm + warp * F1 * PITCH;
+    const int64_t stride = (int64_t)gridDim.x * HYB_WARPS;
+    for (int64_t poly = (int64_t)blockIdx.x * HYB_WARPS + warp; poly < batch; poly += stride) {
+        uint64_t* g = data + poly * N;
+#pragma unroll
+        for (int it = 0; it < (F2 + 31) / 32; it++) {
+            const int c = lane + 32 * it;
+            if (c >= F2) break;
+            uint64_t r[F1];
+#pragma unroll
+            for (int i = 0; i < F1; i++) r[i] = g[F2 * i + c];
+            hyb_ct<F1, TWISTED>(r);
+#pragma unroll
+            for (int j = 0; j < F1; j++) S[PITCH * j + c] = gl_mul(r[j], tw[F2 * j + c]);
+        }
+        __syncwarp();
+#pragma unroll
+        for (int it = 0; it < (F1 + 31) / 32; it++) {
+            const int b = lane + 32 * it;
+            if (b >= F1) break;
+            uint64_t r[F2];
+#pragma unroll
+            for (int i = 0; i < F2; i++) r[i] = S[PITCH * b + i];
+            hyb_ct<F2, false>(r);
+#pragma unroll
+            for (int j = 0; j < F2; j++) S[PITCH * b + j] = r[j];
+        }
+        __syncwarp();
+        for (int p = lane; p < N; p += 32) g[p] = S[PITCH * (p / F2) + p % F2];
+        __syncwarp();
+    }
+}
+
+// Inverse: twInv = T'_1 = N^-1 * T_1^-1 (the whole scaling).
+template <int F1, int F2, bool TWISTED>
+__device__ __forceinline__ void hyb_inv(uint64_t* __restrict__ data, int32_t batch,
+                                        const uint64_t* __restrict__ twInv) {
+    constexpr int N = F1 * F2, PITCH = F2 + 1;
+    extern __shared__ uint64_t hyb_sm[];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    uint64_t* S = hyb_sm + warp * F1 * PITCH;
+    const int64_t stride = (int64_t)gridDim.x * HYB_WARPS;
+    for (int64_t poly = (int64_t)blockIdx.x * HYB_WARPS + warp; poly < batch; poly += stride) {
+        uint64_t* g = data + poly * N;
+        for (int p = lane; p < N; p += 32) S[PITCH * (p / F2) + p % F2] = g[p];
+        __syncwarp();
+#pragma unroll
+        for (int it = 0; it < (F1 + 31) / 32; it++) {
+            const int b = lane + 32 * it;
+            if (b >= F1) break;
+            uint64_t r[F2];
+#pragma unroll
+            for (int i = 0; i < F2; i++) r[i] = S[PITCH * b + i];
+            hyb_gs<F2, false>(r);
+#pragma unroll
+            for (int j = 0; j < F2; j++) S[PITCH * b + j] = r[j];
+        }
+        __syncwarp();
+#pragma unroll
+        for (int it = 0; it < (F2 + 31) / 32; it++) {
+            const int c = lane + 32 * it;
+            if (c >= F2) break;
+            uint64_t r[F1];
+#pragma unroll
+            for (int j = 0; j < F1; j++) r[j] = gl_mul(S[PITCH * j + c], twInv[F2 * j + c]);
+            hyb_gs<F1, TWISTED>(r);
+#pragma unroll
+            for (int i = 0; i < F1; i++) g[F2 * i + c] = r[i];
+        }
+        __syncwarp();
+    }
+}
+
+// One extern "C" pair per supported shape (negacyclic); blockDim.x must be
+// 32 * HYB_WARPS, dynamic shared memory HYB_WARPS * F1 * (F2 + 1) * 8 bytes.
+#define HYB_DEFINE(F1, F2)                                                                 \
+    extern "C" __global__ void __launch_bounds__(32 * HYB_WARPS)                          \
+        goldfhe_ntt_hybrid_fwd_##F1##x##F2(uint64_t* data, int32_t batch, const uint64_t* tw) { \
+        hyb_fwd<F1, F2, true>(data, batch, tw);                                            \
+    }                                                                                      \
+    extern "C" __global__ void __launch_bounds__(32 * HYB_WARPS)                          \
+        goldfhe_ntt_hybrid_inv_##F1##x##F2(uint64_t* data, int32_t batch, const uint64_t* tw) { \
+        hyb_inv<F1, F2, true>(data, batch, tw);                                            \
+    }
+
+HYB_DEFINE(16, 32)
+HYB_DEFINE(32, 16)
+HYB_DEFINE(32, 32)
+HYB_DEFINE(32, 64)
+HYB_DEFINE(64, 32)
+
+#endif // GOLDFHE_NTT_HYBRID_CUH

@@ -45,17 +45,43 @@ func keySwitch(out, in []torus.Torus32, table []torus.Torus32, p Params) {
 			}
 			if d > 0 {
 				o := ((base + (j-1)*half) + d - 1) * w
-				row := table[o : o+w : o+w]
-				for m := range row {
-					out[m] -= row[m]
-				}
+				subRow(out, table[o:o+w:o+w])
 			} else {
 				o := ((base + (j-1)*half) - d - 1) * w
-				row := table[o : o+w : o+w]
-				for m := range row {
-					out[m] += row[m]
-				}
+				addRow(out, table[o:o+w:o+w])
 			}
 		}
+	}
+}
+
+// subRow sets out −= row (len(row) = len(out)), unrolled by 4.
+func subRow(out, row []torus.Torus32) {
+	row = row[:len(out)]
+	m := 0
+	for ; m+4 <= len(out); m += 4 {
+		o, r := out[m:m+4:m+4], row[m:m+4:m+4]
+		o[0] -= r[0]
+		o[1] -= r[1]
+		o[2] -= r[2]
+		o[3] -= r[3]
+	}
+	for ; m < len(out); m++ {
+		out[m] -= row[m]
+	}
+}
+
+// addRow sets out += row (len(row) = len(out)), unrolled by 4.
+func addRow(out, row []torus.Torus32) {
+	row = row[:len(out)]
+	m := 0
+	for ; m+4 <= len(out); m += 4 {
+		o, r := out[m:m+4:m+4], row[m:m+4:m+4]
+		o[0] += r[0]
+		o[1] += r[1]
+		o[2] += r[2]
+		o[3] += r[3]
+	}
+	for ; m < len(out); m++ {
+		out[m] += row[m]
 	}
 }

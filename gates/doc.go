@@ -12,6 +12,12 @@
 // the TFHE library), NOT is a free negation and MUX costs two bootstraps
 // without key switching plus one key switch.
 //
+// An Evaluator wraps any bootstrap.Engine (the CPU engine, or the GPU
+// engine): one-gate methods (NAND, XOR, MUX, …), and Batch, which sends a
+// whole slice of gates of mixed kinds to the engine at once — the way to
+// keep a GPU busy. EncryptBits, EncryptUint, DecryptBits and DecryptUint are
+// the client-side helpers (integers little-endian: sample j is bit j).
+//
 // # Circuits
 //
 // Parse reads netlists in Bristol Fashion (the format of the SCALE-MAMBA
@@ -20,7 +26,8 @@
 // format of Tillich and Smart. A Circuit is validated and grouped into levels
 // by bootstrap depth: all bootstrapped gates of a level go to the engine as
 // one batch, and the free gates (INV, EQ, EQW) are folded into the level where
-// their input appears. Circuit.Eval evaluates in plaintext, for checking.
+// their input appears. Circuit.Eval evaluates in plaintext, for checking;
+// Evaluator.EvalCircuit under encryption, one engine batch per level.
 //
 // Wire orders: in every Bristol Fashion circuit of SCALE-MAMBA, wire base+j
 // carries bit j of the value (LSBFirst), and a byte string is read as a

@@ -1,0 +1,63 @@
+package gates
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/goldfhe/goldfhe/tfhe"
+)
+
+// EncryptBits returns a fresh encryption of each bit (tfhe.EncodeBool) under
+// enc's TLWE key.
+func EncryptBits(enc *tfhe.Encryptor, bits []bool) ([]*tfhe.TLWE, error) {
+	if enc == nil {
+		return nil, errors.New("gates: EncryptBits: nil Encryptor")
+	}
+	cts := make([]*tfhe.TLWE, len(bits))
+	for j, b := range bits {
+		cts[j] = enc.EncryptBool(b)
+	}
+	return cts, nil
+}
+
+// EncryptUint encrypts the low width bits of v little-endian: cts[j]
+// encrypts bit j (the LSBFirst order of Uint64Bits). width must be in
+// [0, 64] and v must fit in it.
+func EncryptUint(enc *tfhe.Encryptor, v uint64, width int) ([]*tfhe.TLWE, error) {
+	if width < 0 || width > 64 {
+		return nil, fmt.Errorf("gates: EncryptUint: width %d outside [0, 64]", width)
+	}
+	if width < 64 && v>>width != 0 {
+		return nil, fmt.Errorf("gates: EncryptUint: %#x does not fit in %d bits", v, width)
+	}
+	return EncryptBits(enc, Uint64Bits(v, width))
+}
+
+// DecryptBits decrypts each sample with sk. Samples must have the TLWE
+// dimension n of sk's parameter set.
+func DecryptBits(sk *tfhe.SecretKey, cts []*tfhe.TLWE) ([]bool, error) {
+	if sk == nil {
+		return nil, errors.New("gates: DecryptBits: nil SecretKey")
+	}
+	n := sk.Params().LWEDimension()
+	bits := make([]bool, len(cts))
+	for j, c := range cts {
+		if err := checkSample(c, n); err != nil {
+			return nil, fmt.Errorf("gates: DecryptBits: sample %d %v", j, err)
+		}
+		bits[j] = sk.DecryptBool(c)
+	}
+	return bits, nil
+}
+
+// DecryptUint decrypts at most 64 little-endian bits (cts[j] is bit j).
+func DecryptUint(sk *tfhe.SecretKey, cts []*tfhe.TLWE) (uint64, error) {
+	if len(cts) > 64 {
+		return 0, fmt.Errorf("gates: DecryptUint: %d bits do not fit in a uint64", len(cts))
+	}
+	bits, err := DecryptBits(sk, cts)
+	if err != nil {
+		return 0, err
+	}
+	return BitsUint64(bits), nil
+}

@@ -1,0 +1,202 @@
+package gates
+
+import (
+	"fmt"
+
+	"github.com/goldfhe/goldfhe/tfhe"
+	"github.com/goldfhe/goldfhe/torus"
+)
+
+// batchScratch holds the samples one Batch works on, so that outputs may
+// alias inputs and the engine never sees caller memory. Buffers only grow;
+// Evaluator keeps them in a sync.Pool.
+type batchScratch struct {
+	small []*tfhe.TLWE // dimension n: linear combinations, MUX halves, MUX and free results
+	big   []*tfhe.TLWE // dimension k·N: MUX halves after BootstrapNoKeySwitch
+	view  []*tfhe.TLWE // a strided view of big (the MUX sums) for KeySwitch
+}
+
+func (ev *Evaluator) scratch(nsmall, nbig int) *batchScratch {
+	s, _ := ev.pool.Get().(*batchScratch)
+	if s == nil {
+		s = new(batchScratch)
+	}
+	for len(s.small) < nsmall {
+		s.small = append(s.small, tfhe.NewTLWE(ev.n))
+	}
+	for len(s.big) < nbig {
+		s.big = append(s.big, tfhe.NewTLWE(ev.ext))
+	}
+	return s
+}
+
+// linear sets dst = ca·a + cb·b + (0, off): the input of a gate bootstrap.
+func linear(dst *tfhe.TLWE, ca int32, a *tfhe.TLWE, cb int32, b *tfhe.TLWE, off torus.Torus32) {
+	d, x, y := dst.Value, a.Value[:len(dst.Value)], b.Value[:len(dst.Value)]
+	p, q := torus.Torus32(ca), torus.Torus32(cb)
+	for i := range d {
+		d[i] = p*x[i] + q*y[i]
+	}
+	d[len(d)-1] += off
+}
+
+// gateCoefficients returns the linear combination ca·a + cb·b + (0, off)
+// that a two-input gate bootstraps with μ = 1/8 (the TFHE library's
+// bootsAND, bootsNAND, …; XOR doubles its inputs so that a ⊕ b maps to
+// ±1/4 + 1/4).
+func gateCoefficients(op Op) (ca, cb int32, off torus.Torus32) {
+	switch op {
+	case OpAND:
+		return 1, 1, nmu8
+	case OpNAND:
+		return -1, -1, mu8
+	case OpOR:
+		return 1, 1, mu8
+	case OpNOR:
+		return -1, -1, nmu8
+	case OpXOR:
+		return 2, 2, mu4
+	case OpXNOR:
+		return -2, -2, nmu4
+	case OpANDNY:
+		return -1, 1, nmu8
+	case OpANDYN:
+		return 1, -1, nmu8
+	case OpORNY:
+		return -1, 1, mu8
+	case OpORYN:
+		return 1, -1, mu8
+	}
+	panic(fmt.Sprintf("gates: no linear combination for %v", op))
+}
+
+// checkSample reports whether c is a usable sample of dimension n.
+func checkSample(c *tfhe.TLWE, n int) error {
+	switch {
+	case c == nil:
+		return fmt.Errorf("is nil")
+	case c.Dim() != n:
+		return fmt.Errorf("has dimension %d, want %d (wrong parameter set?)", c.Dim(), n)
+	}
+	return nil
+}
+
+// Batch evaluates every call: *calls[i].Out = calls[i].Op(inputs). Gates of
+// every kind may be mixed. All two-input gates go to the engine in one
+// Bootstrap call; MUX gates add one BootstrapNoKeySwitch and one KeySwitch
+// call for all of them; free gates cost nothing.
+//
+// Every input is read before any output is written, so an output may be the
+// same sample as any input, of the same call or of another. Outputs must be
+// distinct, non-nil samples of dimension n; their previous content is
+// ignored. On error no output is written.
+func (ev *Evaluator) Batch(calls []Call) error {
+	if err := ev.ok(); err != nil {
+		return err
+	}
+	var nb, nm, nf int
+	for i := range calls {
+		c := &calls[i]
+		if !c.Op.Valid() {
+			return fmt.Errorf("gates: Batch: call %d: invalid gate %v", i, c.Op)
+		}
+		if err := checkSample(c.Out, ev.n); err != nil {
+			return fmt.Errorf("gates: Batch: call %d (%v): output %v", i, c.Op, err)
+		}
+		for k := range c.Op.Arity() {
+			if err := checkSample(c.input(k), ev.n); err != nil {
+				return fmt.Errorf("gates: Batch: call %d (%v): input %c %v", i, c.Op, 'A'+k, err)
+			}
+		}
+		switch {
+		case c.Op.Free():
+			nf++
+		case c.Op == OpMUX:
+			nm++
+		default:
+			nb++
+		}
+	}
+	if len(calls) > 1 {
+		seen := make(map[*tfhe.TLWE]int, len(calls))
+		for i := range calls {
+			if j, dup := seen[calls[i].Out]; dup {
+				return fmt.Errorf("gates: Batch: calls %d and %d write the same output", j, i)
+			}
+			seen[calls[i].Out] = i
+		}
+	}
+
+	// small: [0, nb) gate inputs bootstrapped in place; [nb, nb+2nm) MUX
+	// halves; then nm MUX results, then nf free results.
+	s := ev.scratch(nb+3*nm+nf, 2*nm)
+	defer ev.pool.Put(s)
+	pre := s.small[:nb]
+	half := s.small[nb : nb+2*nm]
+	muxOut := s.small[nb+2*nm : nb+3*nm]
+	free := s.small[nb+3*nm : nb+3*nm+nf]
+	ib, im, iff := 0, 0, 0
+	for i := range calls {
+		c := &calls[i]
+		switch {
+		case c.Op == OpMUX:
+			// a ? b : c = (a ∧ b) + (¬a ∧ c) + 1/8 after the two halves
+			// are bootstrapped to ±1/8 without key switching.
+			linear(half[2*im], 1, c.A, 1, c.B, nmu8)
+			linear(half[2*im+1], -1, c.A, 1, c.C, nmu8)
+			im++
+		case c.Op.Free():
+			d := free[iff]
+			switch c.Op {
+			case OpZero, OpOne:
+				d.SetTrivial(tfhe.EncodeBool(c.Op == OpOne))
+			case OpCopy:
+				d.CopyFrom(c.A)
+			case OpNOT:
+				tfhe.NegTLWETo(d, c.A)
+			}
+			iff++
+		default:
+			ca, cb, off := gateCoefficients(c.Op)
+			linear(pre[ib], ca, c.A, cb, c.B, off)
+			ib++
+		}
+	}
+	if nb > 0 {
+		if err := ev.eng.Bootstrap(pre, pre, mu8); err != nil {
+			return fmt.Errorf("gates: %w", err)
+		}
+	}
+	if nm > 0 {
+		ext := s.big[:2*nm]
+		if err := ev.eng.BootstrapNoKeySwitch(ext, half, mu8); err != nil {
+			return fmt.Errorf("gates: %w", err)
+		}
+		s.view = s.view[:0]
+		for j := range nm {
+			u := ext[2*j]
+			tfhe.AddTLWETo(u, u, ext[2*j+1])
+			u.SetB(u.B() + mu8)
+			s.view = append(s.view, u)
+		}
+		if err := ev.eng.KeySwitch(muxOut, s.view); err != nil {
+			return fmt.Errorf("gates: %w", err)
+		}
+	}
+	ib, im, iff = 0, 0, 0
+	for i := range calls {
+		c := &calls[i]
+		switch {
+		case c.Op == OpMUX:
+			c.Out.CopyFrom(muxOut[im])
+			im++
+		case c.Op.Free():
+			c.Out.CopyFrom(free[iff])
+			iff++
+		default:
+			c.Out.CopyFrom(pre[ib])
+			ib++
+		}
+	}
+	return nil
+}

@@ -1,0 +1,175 @@
+package gates_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/goldfhe/goldfhe/gates"
+	"github.com/goldfhe/goldfhe/gates/circuits"
+	"github.com/goldfhe/goldfhe/tfhe"
+)
+
+// TestGatesCPU checks the truth table of every gate under encryption on the
+// CPU engine, all gates of a set in one mixed batch, then once more on the
+// results (bootstrapped samples as inputs).
+func TestGatesCPU(t *testing.T) {
+	for _, p := range heavySets(t) {
+		t.Run(p.Name(), func(t *testing.T) {
+			f := fixtures(p)
+			ev := f.cpuEvaluator(t)
+			calls, want, names := truthTableCalls(f, allOps)
+			start := time.Now()
+			if err := ev.Batch(calls); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s: %d gates in one batch, %v", ev.Engine().Name(), len(calls), time.Since(start))
+			checkCalls(t, f, calls, want, names)
+
+			// Second round: XOR and MUX of first-round outputs.
+			var next []gates.Call
+			var nwant []bool
+			var nnames []string
+			for i := 0; i+2 < len(calls); i += 3 {
+				a, b, c := calls[i].Out, calls[i+1].Out, calls[i+2].Out
+				next = append(next,
+					gates.Call{Op: gates.OpXOR, A: a, B: b, Out: tfhe.NewTLWE(p.LWEDimension())},
+					gates.Call{Op: gates.OpMUX, A: a, B: b, C: c, Out: tfhe.NewTLWE(p.LWEDimension())})
+				nwant = append(nwant, want[i] != want[i+1], gates.OpMUX.Eval(want[i], want[i+1], want[i+2]))
+				nnames = append(nnames, fmt.Sprintf("XOR(%s, %s)", names[i], names[i+1]),
+					fmt.Sprintf("MUX(%s, %s, %s)", names[i], names[i+1], names[i+2]))
+				if testing.Short() && len(next) >= 8 {
+					break
+				}
+			}
+			if err := ev.Batch(next); err != nil {
+				t.Fatal(err)
+			}
+			checkCalls(t, f, next, nwant, nnames)
+		})
+	}
+}
+
+// addUint adds two little-endian encrypted integers of the same width with a
+// ripple-carry adder built from gates; the result has one more bit (the
+// carry). It costs 2w + 3(w−1) bootstraps in 1 + 2(w−1) engine calls: all
+// propagate/generate bits in one batch, then two batches per carry step.
+func addUint(ev *gates.Evaluator, a, b []*tfhe.TLWE) ([]*tfhe.TLWE, error) {
+	w := len(a)
+	n := ev.Params().LWEDimension()
+	p, g := make([]*tfhe.TLWE, w), make([]*tfhe.TLWE, w)
+	var calls []gates.Call
+	for i := range w {
+		p[i], g[i] = tfhe.NewTLWE(n), tfhe.NewTLWE(n)
+		calls = append(calls, gates.Call{Op: gates.OpXOR, A: a[i], B: b[i], Out: p[i]},
+			gates.Call{Op: gates.OpAND, A: a[i], B: b[i], Out: g[i]})
+	}
+	if err := ev.Batch(calls); err != nil {
+		return nil, err
+	}
+	sum := make([]*tfhe.TLWE, w+1)
+	sum[0] = p[0]
+	carry := g[0]
+	for i := 1; i < w; i++ {
+		s, t := tfhe.NewTLWE(n), tfhe.NewTLWE(n)
+		if err := ev.Batch([]gates.Call{
+			{Op: gates.OpXOR, A: p[i], B: carry, Out: s},
+			{Op: gates.OpAND, A: p[i], B: carry, Out: t},
+		}); err != nil {
+			return nil, err
+		}
+		c, err := ev.OR(g[i], t)
+		if err != nil {
+			return nil, err
+		}
+		sum[i], carry = s, c
+	}
+	sum[w] = carry
+	return sum, nil
+}
+
+// TestAdder8CPU runs an encrypted 8-bit adder built from gates and compares
+// with plaintext addition.
+func TestAdder8CPU(t *testing.T) {
+	p := heavySets(t)[0]
+	f := fixtures(p)
+	ev := f.cpuEvaluator(t)
+	rng := rand.New(rand.NewPCG(7, 8))
+	pairs := [][2]uint64{{rng.Uint64N(256), rng.Uint64N(256)}}
+	if !testing.Short() {
+		pairs = append(pairs, [2]uint64{255, 1}, [2]uint64{255, 255})
+	}
+	for _, pr := range pairs {
+		start := time.Now()
+		sum, err := addUint(ev, f.encryptUint(t, pr[0], 8), f.encryptUint(t, pr[1], 8))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := gates.DecryptUint(f.sk, sum)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: %d + %d = %d (37 bootstraps, %v)", p.Name(), pr[0], pr[1], got, time.Since(start))
+		if got != pr[0]+pr[1] {
+			t.Errorf("%d + %d = %d under encryption", pr[0], pr[1], got)
+		}
+	}
+}
+
+// TestCircuitsCPU evaluates Bristol circuits under encryption on the CPU
+// engine (a bootstrap costs tens of milliseconds per core): zero_equal once
+// under -short, and adder64, sub64, neg64, zero_equal and the signed
+// comparator on random and edge inputs otherwise (about 2,500 bootstraps:
+// several minutes on 2 cores; give go test a -timeout above 10m on a loaded
+// machine).
+func TestCircuitsCPU(t *testing.T) {
+	p := heavySets(t)[0]
+	f := fixtures(p)
+	ev := f.cpuEvaluator(t)
+	rng := rand.New(rand.NewPCG(9, 10))
+	r := rng.Uint64
+	type vec []uint64
+	cases := []struct {
+		name string
+		in   []vec
+	}{
+		{"zero_equal", []vec{{0}, {r()}}},
+		{"neg64", []vec{{0}, {r()}}},
+		{"adder64", []vec{{^uint64(0), 1}, {r(), r()}}},
+		{"sub64", []vec{{0, 1}, {r(), r()}}},
+		{"int_gt64_size", []vec{{1 << 63, 1<<63 - 1}, {7, 7}, {r(), r()}}},
+	}
+	if testing.Short() {
+		cases = cases[:1]
+		cases[0].in = cases[0].in[1:]
+	}
+	for _, tc := range cases {
+		c, err := circuits.Load(tc.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, in := range tc.in {
+			cts := make([][]*tfhe.TLWE, len(in))
+			plain := make([][]bool, len(in))
+			for i, v := range in {
+				plain[i] = gates.Uint64Bits(v, c.Inputs()[i])
+				cts[i] = f.encrypt(plain[i]...)
+			}
+			start := time.Now()
+			out, err := ev.EvalCircuit(context.Background(), c, cts, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			el := time.Since(start)
+			want, _ := c.Eval(plain...)
+			got := f.decrypt(t, out[0]...)
+			t.Logf("%s %s(%#x) = %#x: %d levels, %d bootstraps, %v", p.Name(), tc.name, in, gates.BitsUint64(got), c.Depth(), c.Bootstraps(), el)
+			if !slices.Equal(got, want[0]) {
+				t.Errorf("%s(%#x) = %#x under encryption, %#x in plaintext", tc.name, in, gates.BitsUint64(got), gates.BitsUint64(want[0]))
+			}
+		}
+	}
+}

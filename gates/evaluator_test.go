@@ -1,0 +1,430 @@
+package gates_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/goldfhe/goldfhe/bootstrap"
+	"github.com/goldfhe/goldfhe/gates"
+	"github.com/goldfhe/goldfhe/gates/circuits"
+	"github.com/goldfhe/goldfhe/tfhe"
+)
+
+var allOps = []gates.Op{
+	gates.OpZero, gates.OpOne, gates.OpCopy, gates.OpNOT,
+	gates.OpAND, gates.OpNAND, gates.OpOR, gates.OpNOR, gates.OpXOR, gates.OpXNOR,
+	gates.OpANDNY, gates.OpANDYN, gates.OpORNY, gates.OpORYN, gates.OpMUX,
+}
+
+// truthTableCalls returns one call per op and input combination, with the
+// expected results, on fresh encryptions.
+func truthTableCalls(f *fixture, ops []gates.Op) ([]gates.Call, []bool, []string) {
+	var (
+		calls []gates.Call
+		want  []bool
+		names []string
+	)
+	for _, op := range ops {
+		for x := range 1 << op.Arity() {
+			in := make([]bool, 3)
+			for k := range op.Arity() {
+				in[k] = x>>k&1 == 1
+			}
+			cts := f.encrypt(in...)
+			calls = append(calls, gates.Call{Op: op, A: cts[0], B: cts[1], C: cts[2], Out: tfhe.NewTLWE(f.p.LWEDimension())})
+			want = append(want, op.Eval(in[0], in[1], in[2]))
+			names = append(names, fmt.Sprintf("%v%v", op, in[:op.Arity()]))
+		}
+	}
+	return calls, want, names
+}
+
+func checkCalls(t *testing.T, f *fixture, calls []gates.Call, want []bool, names []string) {
+	t.Helper()
+	for i, c := range calls {
+		if got := f.decrypt(t, c.Out)[0]; got != want[i] {
+			t.Errorf("%s = %v, want %v", names[i], got, want[i])
+		}
+	}
+}
+
+// TestBatchOracle checks the gate constants and the batching of every gate
+// kind against the oracle engine: one Bootstrap call for the two-input gates,
+// one BootstrapNoKeySwitch and one KeySwitch for the MUX gates.
+func TestBatchOracle(t *testing.T) {
+	f := fixtures(tfhe.TFHELib128)
+	o := newOracle(f)
+	ev, err := gates.NewEvaluator(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls, want, names := truthTableCalls(f, allOps)
+	rng := rand.New(rand.NewPCG(5, 6))
+	rng.Shuffle(len(calls), func(i, j int) {
+		calls[i], calls[j] = calls[j], calls[i]
+		want[i], want[j] = want[j], want[i]
+		names[i], names[j] = names[j], names[i]
+	})
+	if err := ev.Batch(calls); err != nil {
+		t.Fatal(err)
+	}
+	checkCalls(t, f, calls, want, names)
+	// 10 two-input gates × 4 combinations; MUX: 8 combinations × 2 halves.
+	if got := o.log(); !slices.Equal(got, []string{"B:40", "N:16", "K:8"}) {
+		t.Errorf("engine calls %v", got)
+	}
+
+	// Without MUX: exactly one engine call; free gates alone: none.
+	calls, want, names = truthTableCalls(f, allOps[:len(allOps)-1])
+	if err := ev.Batch(calls); err != nil {
+		t.Fatal(err)
+	}
+	checkCalls(t, f, calls, want, names)
+	if got := o.log(); !slices.Equal(got, []string{"B:40"}) {
+		t.Errorf("engine calls %v", got)
+	}
+	calls, want, names = truthTableCalls(f, allOps[:4])
+	if err := ev.Batch(calls); err != nil {
+		t.Fatal(err)
+	}
+	checkCalls(t, f, calls, want, names)
+	if got := o.log(); len(got) != 0 {
+		t.Errorf("free gates called the engine: %v", got)
+	}
+	if err := ev.Batch(nil); err != nil {
+		t.Errorf("empty batch: %v", err)
+	}
+}
+
+// TestOneGateOracle checks the named one-gate methods.
+func TestOneGateOracle(t *testing.T) {
+	f := fixtures(tfhe.TFHELib128)
+	ev, _ := gates.NewEvaluator(newOracle(f))
+	type g2 = func(a, b *tfhe.TLWE) (*tfhe.TLWE, error)
+	for _, tc := range []struct {
+		op gates.Op
+		fn g2
+	}{
+		{gates.OpAND, ev.AND}, {gates.OpNAND, ev.NAND}, {gates.OpOR, ev.OR}, {gates.OpNOR, ev.NOR},
+		{gates.OpXOR, ev.XOR}, {gates.OpXNOR, ev.XNOR}, {gates.OpANDNY, ev.ANDNY}, {gates.OpANDYN, ev.ANDYN},
+		{gates.OpORNY, ev.ORNY}, {gates.OpORYN, ev.ORYN},
+	} {
+		for x := range 4 {
+			a, b := x&1 == 1, x&2 != 0
+			cts := f.encrypt(a, b)
+			r, err := tc.fn(cts[0], cts[1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := f.decrypt(t, r)[0]; got != tc.op.Eval(a, b, false) {
+				t.Errorf("%v(%v, %v) = %v", tc.op, a, b, got)
+			}
+		}
+	}
+	for x := range 8 {
+		s, a, b := x&1 == 1, x&2 != 0, x&4 != 0
+		cts := f.encrypt(s, a, b)
+		r, err := ev.MUX(cts[0], cts[1], cts[2])
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := b
+		if s {
+			want = a
+		}
+		if got := f.decrypt(t, r)[0]; got != want {
+			t.Errorf("MUX(%v, %v, %v) = %v", s, a, b, got)
+		}
+	}
+	for _, b := range []bool{false, true} {
+		c, err := ev.Constant(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := ev.NOT(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := f.decrypt(t, c, n); got[0] != b || got[1] != !b {
+			t.Errorf("Constant(%v), NOT: %v", b, got)
+		}
+		if c.Value[0] != 0 {
+			t.Errorf("Constant is not trivial")
+		}
+	}
+}
+
+// TestBatchAliasing uses outputs that are inputs of the same and of other
+// calls.
+func TestBatchAliasing(t *testing.T) {
+	f := fixtures(tfhe.TFHELib128)
+	ev, _ := gates.NewEvaluator(newOracle(f))
+	for x := range 8 {
+		a, b, c := x&1 == 1, x&2 != 0, x&4 != 0
+		cts := f.encrypt(a, b, c)
+		ca, cb, cc := cts[0], cts[1], cts[2]
+		calls := []gates.Call{
+			{Op: gates.OpXOR, A: ca, B: cb, Out: cb},        // writes b, read by the next calls
+			{Op: gates.OpNOT, A: cb, Out: ca},               // writes a, read by calls 0 and 2
+			{Op: gates.OpMUX, A: ca, B: cb, C: cc, Out: cc}, // reads all three, writes c
+		}
+		if err := ev.Batch(calls); err != nil {
+			t.Fatal(err)
+		}
+		mux := c
+		if a {
+			mux = b
+		}
+		got := f.decrypt(t, ca, cb, cc)
+		if want := []bool{!b, a != b, mux}; !slices.Equal(got, want) {
+			t.Errorf("inputs %v %v %v: %v, want %v", a, b, c, got, want)
+		}
+	}
+}
+
+func TestEvaluatorErrors(t *testing.T) {
+	f := fixtures(tfhe.TFHELib128)
+	o := newOracle(f)
+	ev, _ := gates.NewEvaluator(o)
+	n := f.p.LWEDimension()
+	ok := f.encrypt(true)[0]
+	short := tfhe.NewTLWE(n - 1)
+	if _, err := gates.NewEvaluator(nil); err == nil {
+		t.Error("NewEvaluator(nil) succeeded")
+	}
+	var zero gates.Evaluator
+	var nilEv *gates.Evaluator
+	for name, e := range map[string]*gates.Evaluator{"zero": &zero, "nil": nilEv} {
+		if _, err := e.AND(ok, ok); !errors.Is(err, gates.ErrNoEvaluator) {
+			t.Errorf("%s evaluator: AND gave %v", name, err)
+		}
+		if err := e.Batch(nil); !errors.Is(err, gates.ErrNoEvaluator) {
+			t.Errorf("%s evaluator: Batch gave %v", name, err)
+		}
+		if _, err := e.Constant(true); !errors.Is(err, gates.ErrNoEvaluator) {
+			t.Errorf("%s evaluator: Constant gave %v", name, err)
+		}
+		if _, err := e.EvalCircuit(context.Background(), nil, nil, nil); !errors.Is(err, gates.ErrNoEvaluator) {
+			t.Errorf("%s evaluator: EvalCircuit gave %v", name, err)
+		}
+		if !e.Params().IsZero() || e.Engine() != nil {
+			t.Errorf("%s evaluator has params or an engine", name)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		err  func() error
+		msg  string
+	}{
+		{"nil input", func() error { _, err := ev.AND(ok, nil); return err }, "input B is nil"},
+		{"short input", func() error { _, err := ev.XOR(short, ok); return err }, "input A has dimension 629, want 630"},
+		{"arity", func() error { _, err := ev.Gate(gates.OpAND, ok); return err }, "AND takes 2 inputs, got 1"},
+		{"invalid", func() error { _, err := ev.Gate(gates.Op(0)); return err }, "invalid gate"},
+		{"nil output", func() error { return ev.Batch([]gates.Call{{Op: gates.OpNOT, A: ok}}) }, "call 0 (NOT): output is nil"},
+		{"bad output", func() error { return ev.Batch([]gates.Call{{Op: gates.OpNOT, A: ok, Out: short}}) }, "output has dimension"},
+		{"bad op", func() error { return ev.Batch([]gates.Call{{Op: 200, A: ok, Out: ok}}) }, "invalid gate"},
+		{"duplicate outputs", func() error {
+			out := tfhe.NewTLWE(n)
+			return ev.Batch([]gates.Call{{Op: gates.OpNOT, A: ok, Out: out}, {Op: gates.OpAND, A: ok, B: ok, Out: out}})
+		}, "calls 0 and 1 write the same output"},
+		{"MUX input", func() error { _, err := ev.MUX(ok, ok, short); return err }, "input C has dimension"},
+	} {
+		err := tc.err()
+		if err == nil || !strings.Contains(err.Error(), tc.msg) {
+			t.Errorf("%s: got %v, want %q", tc.name, err, tc.msg)
+		}
+	}
+	if got := o.log(); len(got) != 0 {
+		t.Errorf("the engine was called on bad input: %v", got)
+	}
+
+	// On error no output is written.
+	out := f.encrypt(false)[0]
+	before := out.Copy()
+	err := ev.Batch([]gates.Call{{Op: gates.OpNOT, A: ok, Out: out}, {Op: gates.OpAND, A: ok, Out: tfhe.NewTLWE(n)}})
+	if err == nil || !slices.Equal(out.Value, before.Value) {
+		t.Errorf("a failing batch wrote an output (err %v)", err)
+	}
+	// Engine errors come back wrapped.
+	o.Close()
+	if _, err := ev.AND(ok, ok); !errors.Is(err, bootstrap.ErrClosed) {
+		t.Errorf("closed engine: %v", err)
+	}
+	if _, err := ev.MUX(ok, ok, ok); !errors.Is(err, bootstrap.ErrClosed) {
+		t.Errorf("closed engine: %v", err)
+	}
+}
+
+func TestEncryptHelpers(t *testing.T) {
+	f := fixtures(tfhe.TFHELib128)
+	for _, v := range []uint64{0, 1, 0xa5, 1<<63 | 5, ^uint64(0)} {
+		cts := f.encryptUint(t, v, 64)
+		got, err := gates.DecryptUint(f.sk, cts)
+		if err != nil || got != v {
+			t.Errorf("DecryptUint(EncryptUint(%#x)) = %#x, %v", v, got, err)
+		}
+	}
+	cts := f.encryptUint(t, 0b1101, 4)
+	if got := f.decrypt(t, cts...); !slices.Equal(got, []bool{true, false, true, true}) {
+		t.Errorf("EncryptUint is not little-endian: %v", got)
+	}
+	if _, err := gates.EncryptUint(f.enc, 16, 4); err == nil {
+		t.Error("EncryptUint(16, 4 bits) succeeded")
+	}
+	if _, err := gates.EncryptUint(f.enc, 0, 65); err == nil {
+		t.Error("EncryptUint with 65 bits succeeded")
+	}
+	if _, err := gates.EncryptBits(nil, []bool{true}); err == nil {
+		t.Error("EncryptBits(nil) succeeded")
+	}
+	if _, err := gates.DecryptBits(nil, cts); err == nil {
+		t.Error("DecryptBits(nil key) succeeded")
+	}
+	if _, err := gates.DecryptBits(f.sk, []*tfhe.TLWE{cts[0], nil}); err == nil || !strings.Contains(err.Error(), "sample 1 is nil") {
+		t.Errorf("DecryptBits of a nil sample: %v", err)
+	}
+	other := fixtures(toyParams)
+	if _, err := gates.DecryptBits(other.sk, cts); err == nil || !strings.Contains(err.Error(), "dimension") {
+		t.Errorf("DecryptBits with another parameter set's key: %v", err)
+	}
+	if _, err := gates.DecryptUint(f.sk, make([]*tfhe.TLWE, 65)); err == nil {
+		t.Error("DecryptUint of 65 samples succeeded")
+	}
+}
+
+// encryptInputs encrypts hex inputs in a shipped circuit's documented order.
+func encryptInputs(t *testing.T, f *fixture, info circuits.Info, c *gates.Circuit, in []string) ([][]*tfhe.TLWE, [][]bool) {
+	t.Helper()
+	cts := make([][]*tfhe.TLWE, len(in))
+	plain := make([][]bool, len(in))
+	for i, s := range in {
+		bits, err := gates.HexBits(s, c.Inputs()[i], info.Order)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain[i], cts[i] = bits, f.encrypt(bits...)
+	}
+	return cts, plain
+}
+
+// TestEvalCircuitOracle evaluates shipped circuits with the oracle engine and
+// checks the results against plaintext, one engine call per level.
+func TestEvalCircuitOracle(t *testing.T) {
+	f := fixtures(tfhe.TFHELib128)
+	o := newOracle(f)
+	ev, _ := gates.NewEvaluator(o)
+	names := []string{"adder64", "sub64", "neg64", "zero_equal", "int_gt64_size", "adder_32bit", "FP-lt", "aes_128"}
+	if testing.Short() {
+		names = names[:len(names)-1]
+	}
+	for _, name := range names {
+		info, _ := circuits.Lookup(name)
+		c, err := circuits.Load(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cts, plain := encryptInputs(t, f, info, c, info.Example.In)
+		var stats []gates.LevelStats
+		out, err := ev.EvalCircuit(context.Background(), c, cts, func(s gates.LevelStats) { stats = append(stats, s) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := c.Eval(plain...)
+		for i := range out {
+			got := f.decrypt(t, out[i]...)
+			if h := gates.BitsHex(got, info.Order); h != info.Example.Out[i] || !slices.Equal(got, want[i]) {
+				t.Errorf("%s: output %d = %s, want %s", name, i+1, h, info.Example.Out[i])
+			}
+		}
+		// One Bootstrap call per level with bootstraps, of the level's size.
+		levels := c.Levels()
+		var wantCalls []string
+		bs := 0
+		for l, lv := range levels {
+			if n := len(lv.Bootstrapped); n > 0 {
+				wantCalls = append(wantCalls, fmt.Sprintf("B:%d", n))
+			}
+			s := stats[l]
+			if s.Level != l || s.Levels != len(levels) || s.Gates != len(lv.Bootstrapped) || s.Free != len(lv.Free) {
+				t.Errorf("%s: level %d stats %+v", name, l, s)
+			}
+			bs += s.Bootstraps
+		}
+		if got := o.log(); !slices.Equal(got, wantCalls) {
+			t.Errorf("%s: %d engine calls, want %d (one per level)", name, len(got), len(wantCalls))
+		}
+		if len(stats) != len(levels) || bs != c.Bootstraps() {
+			t.Errorf("%s: %d progress reports for %d levels, %d bootstraps for %d", name, len(stats), len(levels), bs, c.Bootstraps())
+		}
+		// The inputs are untouched.
+		for i := range cts {
+			if got := f.decrypt(t, cts[i]...); !slices.Equal(got, plain[i]) {
+				t.Errorf("%s: input %d changed", name, i+1)
+			}
+		}
+	}
+}
+
+func TestEvalCircuitErrors(t *testing.T) {
+	f := fixtures(tfhe.TFHELib128)
+	ev, _ := gates.NewEvaluator(newOracle(f))
+	c, _ := circuits.Load("adder64")
+	a, b := f.encryptUint(t, 1, 64), f.encryptUint(t, 2, 64)
+	ctx := context.Background()
+	if _, err := ev.EvalCircuit(ctx, nil, nil, nil); err == nil {
+		t.Error("nil circuit accepted")
+	}
+	if _, err := ev.EvalCircuit(ctx, c, [][]*tfhe.TLWE{a}, nil); err == nil {
+		t.Error("one input value accepted")
+	}
+	if _, err := ev.EvalCircuit(ctx, c, [][]*tfhe.TLWE{a, b[:63]}, nil); err == nil {
+		t.Error("63-bit input accepted")
+	}
+	bad := slices.Clone(b)
+	bad[7] = tfhe.NewTLWE(3)
+	if _, err := ev.EvalCircuit(ctx, c, [][]*tfhe.TLWE{a, bad}, nil); err == nil || !strings.Contains(err.Error(), "input 2 bit 7 has dimension 3") {
+		t.Errorf("bad sample: %v", err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	levels := 0
+	_, err := ev.EvalCircuit(cctx, c, [][]*tfhe.TLWE{a, b}, func(s gates.LevelStats) {
+		if levels++; levels == 3 {
+			cancel()
+		}
+	})
+	if !errors.Is(err, context.Canceled) || levels != 3 {
+		t.Errorf("cancelled after 3 levels: %v after %d levels", err, levels)
+	}
+}
+
+// TestEvalCircuitPassThrough evaluates a circuit whose output is an input
+// wire and one with constants: the outputs must be fresh samples.
+func TestEvalCircuitPassThrough(t *testing.T) {
+	f := fixtures(tfhe.TFHELib128)
+	ev, _ := gates.NewEvaluator(newOracle(f))
+	// Wires 0, 1 are inputs; 2 = ONE, 3 = w0 ∧ w2, 4 = ¬w3. The output is
+	// the last four wires: 1 (an input wire), 2, 3, 4.
+	c, err := gates.Parse(strings.NewReader("3 5\n1 2\n1 4\n\n1 1 1 2 EQ\n2 1 0 2 3 AND\n1 1 3 4 INV\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for x := range 4 {
+		in := f.encrypt(x&1 == 1, x&2 != 0)
+		out, err := ev.EvalCircuit(context.Background(), c, [][]*tfhe.TLWE{in}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out[0][0] == in[1] {
+			t.Error("an input sample was returned as an output")
+		}
+		want := []bool{x&2 != 0, true, x&1 == 1, x&1 == 0}
+		if got := f.decrypt(t, out[0]...); !slices.Equal(got, want) {
+			t.Errorf("inputs %02b: %v, want %v", x, got, want)
+		}
+	}
+}

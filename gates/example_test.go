@@ -1,0 +1,140 @@
+package gates_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"strings"
+
+	"github.com/goldfhe/goldfhe/bootstrap"
+	"github.com/goldfhe/goldfhe/gates"
+	"github.com/goldfhe/goldfhe/gates/circuits"
+	"github.com/goldfhe/goldfhe/tfhe"
+)
+
+// The README's first program: keys, two encrypted bits, three gates.
+func Example() {
+	// The client makes the keys; the secret key never leaves it.
+	sk, err := tfhe.GenerateSecretKey(tfhe.TFHELib128)
+	if err != nil {
+		log.Fatal(err)
+	}
+	ck, err := tfhe.GenerateCloudKey(sk) // public: the server's evaluation key
+	if err != nil {
+		log.Fatal(err)
+	}
+	enc, err := tfhe.NewEncryptor(sk)
+	if err != nil {
+		log.Fatal(err)
+	}
+	a, b := enc.EncryptBool(true), enc.EncryptBool(false)
+
+	// The server computes on ciphertexts with the cloud key only.
+	eng, err := bootstrap.NewCPU(ck, bootstrap.CPUOptions{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer eng.Close()
+	ev, err := gates.NewEvaluator(eng)
+	if err != nil {
+		log.Fatal(err)
+	}
+	nand, err := ev.NAND(a, b) // one bootstrap
+	if err != nil {
+		log.Fatal(err)
+	}
+	xor, err := ev.XOR(a, b)
+	if err != nil {
+		log.Fatal(err)
+	}
+	mux, err := ev.MUX(b, nand, xor) // b ? nand : xor
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	// Back on the client.
+	fmt.Println("NAND:", sk.DecryptBool(nand))
+	fmt.Println("XOR: ", sk.DecryptBool(xor))
+	fmt.Println("MUX: ", sk.DecryptBool(mux))
+	// Output:
+	// NAND: true
+	// XOR:  true
+	// MUX:  true
+}
+
+// A circuit under encryption: a 2-bit adder written in Bristol Fashion,
+// evaluated level by level, each level one engine batch.
+func ExampleEvaluator_EvalCircuit() {
+	c, err := gates.Parse(strings.NewReader(`8 12
+2 2 2
+2 2 1
+
+2 1 0 2 4 XOR
+2 1 0 2 5 AND
+2 1 1 3 6 XOR
+2 1 1 3 7 AND
+2 1 6 5 8 AND
+1 1 4 9 EQW
+2 1 6 5 10 XOR
+2 1 7 8 11 XOR
+`))
+	if err != nil {
+		log.Fatal(err)
+	}
+	sk, _ := tfhe.GenerateSecretKey(tfhe.TFHELib128)
+	ck, _ := tfhe.GenerateCloudKey(sk)
+	enc, _ := tfhe.NewEncryptor(sk)
+	eng, err := bootstrap.NewCPU(ck, bootstrap.CPUOptions{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer eng.Close()
+	ev, _ := gates.NewEvaluator(eng)
+
+	a, _ := gates.EncryptUint(enc, 3, 2) // wires 0–1, least significant bit first
+	b, _ := gates.EncryptUint(enc, 2, 2) // wires 2–3
+	out, err := ev.EvalCircuit(context.Background(), c, [][]*tfhe.TLWE{a, b}, func(s gates.LevelStats) {
+		fmt.Printf("level %d: %d bootstrapped, %d free\n", s.Level, s.Gates, s.Free)
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	sum, _ := gates.DecryptUint(sk, out[0])
+	carry, _ := gates.DecryptUint(sk, out[1])
+	fmt.Println("3 + 2 =", sum+carry<<2)
+	// Output:
+	// level 0: 0 bootstrapped, 0 free
+	// level 1: 4 bootstrapped, 1 free
+	// level 2: 2 bootstrapped, 0 free
+	// level 3: 1 bootstrapped, 0 free
+	// 3 + 2 = 5
+}
+
+// Plaintext evaluation of a shipped circuit, for checking: AES-128 on the
+// FIPS-197 vector. Byte strings are big-endian integers, least significant
+// bit on the first wire.
+func ExampleCircuit_Eval() {
+	c, err := circuits.Load("aes_128")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(c)
+	key, _ := gates.HexBits("000102030405060708090a0b0c0d0e0f", 128, gates.LSBFirst)
+	pt, _ := gates.HexBits("00112233445566778899aabbccddeeff", 128, gates.LSBFirst)
+	out, err := c.Eval(key, pt) // aes_128 takes the key first
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(gates.BitsHex(out[0], gates.LSBFirst))
+	// Output:
+	// Bristol Fashion circuit: inputs [128 128], outputs [128], 36919 wires, 36663 gates, 34576 bootstraps in 291 levels
+	// 69c4e0d86a7b0430d8cdb78070b4c55a
+}
+
+// Errors name the netlist line.
+func ExampleParse() {
+	_, err := gates.Parse(strings.NewReader("2 4\n1 2\n1 1\n\n2 1 0 3 2 XOR\n2 1 0 1 3 AND\n"))
+	fmt.Println(err)
+	// Output:
+	// gates: circuit line 5: XOR gate reads wire 3 before it is written
+}

@@ -1,0 +1,5 @@
+//go:build race
+
+package gates_test
+
+const raceEnabled = true

@@ -304,7 +304,7 @@ func (p *Plan) check(a, b int) {
 // The choice is a tower: Psi(2N)² = Psi(N), so Psi(N)^{N/64} = Psi(64) =
 // 2^73 − 2^25 for all N ≥ 64. N must be a power of two with 32 ≤ N ≤ 2^31.
 func Psi(n int) uint64 {
-	if n < 32 || n&(n-1) != 0 || n > 1<<31 {
+	if n < 32 || n&(n-1) != 0 || int64(n) > 1<<31 {
 		panic(fmt.Sprintf("smallntt: Psi(%d): N must be a power of two in [32, 2^31]", n))
 	}
 	// r is some primitive 2N-th root (7 generates Z_p^*). r^{N/32} has order 64,

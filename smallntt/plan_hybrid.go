@@ -44,16 +44,41 @@ var (
 )
 
 // hybridStage holds a stage's kernels: fwd/inv for Forward/Inverse (twisted
-// at stage 1), fwdCyc/invCyc for the cyclic transforms (stage 1 only).
+// at stage 1), fwdCyc/invCyc for the cyclic transforms (stage 1 only), and
+// for the last stage lastFwd/lastInv. Where the CPU has them (AVX2 on
+// amd64) the accelerated kernels replace the Go ones; both give the same
+// bits.
 type hybridStage struct {
 	fwd, inv, fwdCyc, invCyc colKernel
+	lastFwd, lastInv         func(a []uint64)
+	accel                    bool
 }
 
-func newHybridStage(st *stage, first bool) *hybridStage {
-	h := &hybridStage{fwd: colFwdCyc[st.f], inv: colInvCyc[st.f]}
+func newHybridStage(st *stage, first, last bool) *hybridStage {
+	h := &hybridStage{}
+	pick := func(generic colKernel, twisted, inverse bool) colKernel {
+		if k := accelCol(st.f, twisted, inverse); k != nil {
+			h.accel = true
+			return k
+		}
+		return generic
+	}
+	if last {
+		f := st.f
+		h.lastFwd = func(a []uint64) { hyLastForward(a, f) }
+		h.lastInv = func(a []uint64) { hyLastInverse(a, f) }
+		if k := accelLast(f, false); k != nil {
+			h.lastFwd, h.accel = k, true
+		}
+		if k := accelLast(f, true); k != nil {
+			h.lastInv, h.accel = k, true
+		}
+		return h
+	}
+	h.fwd, h.inv = pick(colFwdCyc[st.f], false, false), pick(colInvCyc[st.f], false, true)
 	if first {
-		h.fwd, h.inv = colFwdTw[st.f], colInvTw[st.f]
-		h.fwdCyc, h.invCyc = colFwdCyc[st.f], colInvCyc[st.f]
+		h.fwdCyc, h.invCyc = h.fwd, h.inv
+		h.fwd, h.inv = pick(colFwdTw[st.f], true, false), pick(colInvTw[st.f], true, true)
 	}
 	return h
 }
@@ -72,14 +97,14 @@ func (p *Plan) forwardHybrid(a, src []uint64, cyclic bool) {
 			k(a[b:b+st.size], T, st.t)
 		}
 	}
-	hyLastForward(a, p.stages[last].f)
+	p.stages[last].hy.lastFwd(a)
 }
 
 func (p *Plan) inverseHybrid(a, src []uint64, cyclic bool) {
 	a = a[:p.n]
 	copy(a, src)
 	last := len(p.stages) - 1
-	hyLastInverse(a, p.stages[last].f)
+	p.stages[last].hy.lastInv(a)
 	for si := last - 1; si >= 0; si-- {
 		st := &p.stages[si]
 		k, T := st.hy.inv, st.twInv

@@ -87,7 +87,7 @@ func (p *Plan) initStages() {
 			}
 		}
 		if p.variant == Hybrid {
-			st.hy = newHybridStage(&st, si == 0)
+			st.hy = newHybridStage(&st, si == 0, si == len(p.factors)-1)
 		} else {
 			v := p.variant
 			fwd, inv := SmallCyclic, SmallCyclicInverse

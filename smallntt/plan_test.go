@@ -28,9 +28,63 @@ func allPlans(t testing.TB, n int, short bool) []*Plan {
 				t.Fatal(err)
 			}
 			plans = append(plans, p)
+			if v == Hybrid && haveAVX2 {
+				plans = append(plans, genericPlan(t, n, f))
+			}
 		}
 	}
 	return plans
+}
+
+// genericPlan builds a Hybrid plan with the Go kernels only.
+func genericPlan(t testing.TB, n int, f []int) *Plan {
+	useAVX2 = false
+	defer func() { useAVX2 = haveAVX2 }()
+	p, err := NewPlan(n, Hybrid, f...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// The AVX2 kernels and the Go kernels give the same bits, on every
+// factorisation, for canonical and non-canonical inputs.
+func TestAVX2AgainstGeneric(t *testing.T) {
+	if !haveAVX2 {
+		t.Skip("no AVX2 kernels on this machine or build (purego, not amd64, or no AVX2)")
+	}
+	rng := rand.New(rand.NewPCG(41, 42))
+	for _, n := range Sizes {
+		_, vecs := testVectors(n, rng, 2)
+		for i, f := range factorisations(n) {
+			if testing.Short() && n > 1024 && i%3 != 0 {
+				continue
+			}
+			fast, err := NewPlan(n, Hybrid, f...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			slow := genericPlan(t, n, f)
+			if fast.stages[0].hy.accel != (f[0] <= 32) {
+				t.Fatalf("%v: accel = %v", fast, fast.stages[0].hy.accel)
+			}
+			a, b := make([]uint64, n), make([]uint64, n)
+			for _, x := range vecs {
+				fast.Forward(a, x)
+				slow.Forward(b, x)
+				equalAt(t, fast.String()+" Forward", a, b)
+				fast.ForwardCyclic(a, x)
+				slow.ForwardCyclic(b, x)
+				equalAt(t, fast.String()+" ForwardCyclic", a, b)
+				fast.Inverse(a, x)
+				slow.Inverse(b, x)
+				equalAt(t, fast.String()+" Inverse", a, b)
+				fast.InverseCyclic(a, x)
+				slow.InverseCyclic(b, x)
+				equalAt(t, fast.String()+" InverseCyclic", a, b)
+			}
+		}
+	}
 }
 
 func TestFactorisationCount(t *testing.T) {

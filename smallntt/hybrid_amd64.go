@@ -1,0 +1,96 @@
+//go:build amd64 && !purego
+
+package smallntt
+
+// AVX2 kernels for the Hybrid variant on amd64 (generated: hybrid_amd64.s,
+// hybrid_avx2_amd64.go). They compute the same networks as the Go kernels
+// of hybrid_kernels.go, four columns (or blocks) at a time, with the same
+// value ranges, so every plan gives the same bits with or without them
+// (tested: TestAVX2AgainstGeneric). Build with -tags purego to leave them out.
+
+func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
+func xgetbv() (eax, edx uint32)
+
+// haveAVX2 reports whether the CPU and the OS support AVX2 (CPUID.1:ECX
+// OSXSAVE and AVX, XCR0 saving XMM and YMM state, CPUID.7:EBX AVX2).
+var haveAVX2 = func() bool {
+	maxID, _, _, _ := cpuid(0, 0)
+	if maxID < 7 {
+		return false
+	}
+	_, _, ecx1, _ := cpuid(1, 0)
+	if ecx1&(1<<27) == 0 || ecx1&(1<<28) == 0 {
+		return false
+	}
+	if xcr0, _ := xgetbv(); xcr0&6 != 6 {
+		return false
+	}
+	_, ebx7, _, _ := cpuid(7, 0)
+	return ebx7&(1<<5) != 0
+}()
+
+// useAVX2 selects the AVX2 kernels for plans built from now on (tests turn
+// it off to build the generic plans they compare with).
+var useAVX2 = haveAVX2
+
+type asmCol func(blk, T *uint64, t int)
+type asmLast func(a *uint64, n int)
+
+var (
+	asmColFwdTw  = map[int]asmCol{4: hyColFwdTwAVX2_4, 8: hyColFwdTwAVX2_8, 16: hyColFwdTwAVX2_16, 32: hyColFwdTwAVX2_32}
+	asmColFwdCyc = map[int]asmCol{4: hyColFwdCycAVX2_4, 8: hyColFwdCycAVX2_8, 16: hyColFwdCycAVX2_16, 32: hyColFwdCycAVX2_32}
+	asmColInvTw  = map[int]asmCol{4: hyColInvTwAVX2_4, 8: hyColInvTwAVX2_8, 16: hyColInvTwAVX2_16, 32: hyColInvTwAVX2_32}
+	asmColInvCyc = map[int]asmCol{4: hyColInvCycAVX2_4, 8: hyColInvCycAVX2_8, 16: hyColInvCycAVX2_16, 32: hyColInvCycAVX2_32}
+	asmLastFwd   = map[int]asmLast{4: hyFwdAVX2_4, 8: hyFwdAVX2_8, 16: hyFwdAVX2_16, 32: hyFwdAVX2_32}
+	asmLastInv   = map[int]asmLast{4: hyInvAVX2_4, 8: hyInvAVX2_8, 16: hyInvAVX2_16, 32: hyInvAVX2_32}
+)
+
+// accelCol returns the AVX2 column kernel for a stage of size f, or nil.
+// The kernel needs len(blk) = f·t, len(T) ≥ f·t and t a multiple of 4,
+// which every non-last stage of a plan satisfies (t ≥ 4, a power of two).
+func accelCol(f int, twisted, inverse bool) colKernel {
+	if !useAVX2 {
+		return nil
+	}
+	var k asmCol
+	switch {
+	case twisted && !inverse:
+		k = asmColFwdTw[f]
+	case twisted && inverse:
+		k = asmColInvTw[f]
+	case !inverse:
+		k = asmColFwdCyc[f]
+	default:
+		k = asmColInvCyc[f]
+	}
+	if k == nil {
+		return nil
+	}
+	return func(blk, T []uint64, t int) {
+		if t%4 != 0 || len(blk) != 4*(len(blk)/4) || len(T) < len(blk) || len(blk) == 0 {
+			panic("smallntt: bad AVX2 column kernel call")
+		}
+		k(&blk[0], &T[0], t)
+	}
+}
+
+// accelLast returns the AVX2 last-stage kernel for size f, or nil. It needs
+// len(a) a multiple of 4·f (N/f ≥ 4 blocks, a power of two).
+func accelLast(f int, inverse bool) func(a []uint64) {
+	if !useAVX2 {
+		return nil
+	}
+	k := asmLastFwd[f]
+	if inverse {
+		k = asmLastInv[f]
+	}
+	if k == nil {
+		return nil
+	}
+	return func(a []uint64) {
+		if len(a)%(4*f) != 0 || len(a) == 0 {
+			panic("smallntt: bad AVX2 last-stage kernel call")
+		}
+		k(&a[0], len(a))
+	}
+}

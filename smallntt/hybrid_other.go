@@ -1,0 +1,13 @@
+//go:build !amd64 || purego
+
+package smallntt
+
+// Without assembly the Hybrid variant runs the Go kernels only.
+
+const haveAVX2 = false
+
+var useAVX2 = false
+
+func accelCol(f int, twisted, inverse bool) colKernel { return nil }
+
+func accelLast(f int, inverse bool) func(a []uint64) { return nil }

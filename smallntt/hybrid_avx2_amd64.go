@@ -75,4 +75,3 @@ func hyFwdAVX2_32(a *uint64, n int)
 
 //go:noescape
 func hyInvAVX2_32(a *uint64, n int)
-

@@ -24,6 +24,7 @@
 #define GOLDFHE_NTT_CUH
 
 #include "goldilocks.cuh"
+#include "ntt_fastops.cuh"
 
 #define NTT_MAX_STAGES 6
 
@@ -120,8 +121,8 @@ __device__ void ntt_stage_fwd(uint64_t* cur, uint64_t* oth, const NTTStage& S,
             const uint64_t x0 = cur[B + t * m + c];
             uint64_t x1 = cur[B + t * (m + half) + c];
             if (twisted) x1 = gl_mul_pow2(x1, 48);
-            oth[B + t * m + c] = gl_add(x0, x1);
-            oth[B + t * (m + half) + c] = gl_sub(x0, x1);
+            oth[B + t * m + c] = fa_add(x0, x1);
+            oth[B + t * (m + half) + c] = fa_sub(x0, x1);
         }
         __syncthreads();
         src = oth;
@@ -169,8 +170,8 @@ __device__ void ntt_stage_inv(uint64_t* cur, uint64_t* oth, const NTTStage& S,
             y1 = gl_mul(y1, S.tw[p1]);
         }
         if (merge) {
-            oth[B + t * m + c] = gl_add(y0, y1);
-            oth[B + t * (m + half) + c] = gl_sub(y0, y1);
+            oth[B + t * m + c] = fa_add(y0, y1);
+            oth[B + t * (m + half) + c] = fa_sub(y0, y1);
         } else {
             oth[B + t * m + c] = y0;
             oth[B + t * (m + half) + c] = y1;
@@ -247,8 +248,8 @@ extern "C" __global__ void goldfhe_ntt_butterfly_fwd(uint64_t* data, int32_t bat
                 const int32_t x = 2 * grp * h + j;
                 const uint64_t c = tab[m + grp];
                 const uint64_t u = a[x], v = gl_mul(a[x + h], c);
-                a[x] = gl_add(u, v);
-                a[x + h] = gl_sub(u, v);
+                a[x] = fa_add(u, v);
+                a[x + h] = fa_sub(u, v);
             }
             __syncthreads();
         }
@@ -276,11 +277,11 @@ extern "C" __global__ void goldfhe_ntt_butterfly_inv(uint64_t* data, int32_t bat
                 const int32_t x = 2 * grp * h + j;
                 const uint64_t u = a[x], v = a[x + h];
                 if (m == 1) {
-                    a[x] = gl_mul(gl_add(u, v), tabInv[0]);
-                    a[x + h] = gl_mul(gl_sub(u, v), tabInv[1]);
+                    a[x] = gl_mul(fa_add(u, v), tabInv[0]);
+                    a[x + h] = gl_mul(fa_sub(u, v), tabInv[1]);
                 } else {
-                    a[x] = gl_add(u, v);
-                    a[x + h] = gl_mul(gl_sub(u, v), tabInv[m + grp]);
+                    a[x] = fa_add(u, v);
+                    a[x + h] = gl_mul(fa_sub(u, v), tabInv[m + grp]);
                 }
             }
             __syncthreads();
@@ -312,8 +313,8 @@ extern "C" __global__ void goldfhe_small_matrix(uint64_t* data, int32_t batch, i
             const uint64_t x0 = x[base + k];
             uint64_t x1 = x[base + k + half];
             if (twisted && !inverse) x1 = gl_mul_pow2(x1, 48);
-            mg[base + k] = gl_add(x0, x1);
-            mg[base + k + half] = gl_sub(x0, x1);
+            mg[base + k] = fa_add(x0, x1);
+            mg[base + k + half] = fa_sub(x0, x1);
         }
         __syncthreads();
         if (live) {
@@ -358,8 +359,8 @@ extern "C" __global__ void goldfhe_small_butterfly(uint64_t* data, int32_t batch
             if (live) {
                 const int32_t grp = q / h, j = q % h, x = 2 * grp * h + j;
                 const uint64_t u = a[x], v = gl_mul(a[x + h], tab[m + grp]);
-                a[x] = gl_add(u, v);
-                a[x + h] = gl_sub(u, v);
+                a[x] = fa_add(u, v);
+                a[x + h] = fa_sub(u, v);
             }
             __syncthreads();
         }

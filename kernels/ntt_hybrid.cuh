@@ -14,6 +14,7 @@
 #define GOLDFHE_NTT_HYBRID_CUH
 
 #include "goldilocks.cuh"
+#include "ntt_fastops.cuh"
 
 #include <utility>
 
@@ -50,23 +51,28 @@ __host__ __device__ constexpr int hyb_exp(int lv, int g) {
     return (TWISTED ? (64 / F) * hyb_brv((1 << lv) + g, hyb_lg<F>::v) : (64 >> lv) * hyb_brv(g, lv)) & 127;
 }
 
-// hyb_mul_psi returns x * psi_128^E, x canonical: even E is one
-// shift-multiply by 2^(3E/2), odd E (64-point twisted only) the sum of two
-// (smallntt/small.go: psi_128^(2j+1) = 2^(3j+73) + 2^(3j+121)).
+// A twiddle psi_128^E with E even is sign * 2^S with 0 <= S < 96 (2^96 = -1):
+// hyb_shift<E> is S and hyb_neg<E> the sign. Odd E (the twisted 64-point
+// transform only) is psi_128^(2j+1) = 2^(3j+73) + 2^(3j+121) (small.go).
+template <int E> __host__ __device__ constexpr int hyb_s() { return ((3 * ((E & 127) >> 1)) % 192) % 96; }
+template <int E> __host__ __device__ constexpr bool hyb_neg() { return ((3 * ((E & 127) >> 1)) % 192) >= 96; }
+
+// hyb_mul_abs returns x * 2^S for even E (the sign is the caller's), and
+// x * psi_128^E for odd E.
 template <int E>
-__device__ __forceinline__ uint64_t hyb_mul_psi(uint64_t x) {
+__device__ __forceinline__ uint64_t hyb_mul_abs(uint64_t x) {
     constexpr int e = E & 127, j = e >> 1;
     if constexpr ((e & 1) == 0) {
-        if constexpr (j == 0) {
-            return x;
-        } else {
-            return gl_mul_pow2(x, (3 * j) % 192);
-        }
+        return fa_mul_pow2<hyb_s<E>()>(x);
     } else {
         return gl_add(gl_mul_pow2(x, (3 * j + 73) % 192), gl_mul_pow2(x, (3 * j + 121) % 192));
     }
 }
+template <int E> __host__ __device__ constexpr bool hyb_negates() { return ((E & 127) & 1) == 0 && hyb_neg<E>(); }
 
+// The butterflies fold a negative twiddle into the order of the add and the
+// subtraction instead of negating: (u + c v, u - c v) with c = -|c| is
+// (u - |c| v, u + |c| v), and (u - v) c = (v - u) |c|.
 template <int F, bool TWISTED>
 __device__ __forceinline__ void hyb_ct(uint64_t (&x)[F]) {
     hyb_for<hyb_lg<F>::v>([&](auto lvc) {
@@ -74,9 +80,14 @@ __device__ __forceinline__ void hyb_ct(uint64_t (&x)[F]) {
         hyb_for<F / 2>([&](auto bc) {
             constexpr int b = decltype(bc)::value, g = b / h, j = b % h, a = 2 * g * h + j;
             constexpr int E = hyb_exp<F, TWISTED>(lv, g);
-            const uint64_t u = x[a], v = hyb_mul_psi<E>(x[a + h]);
-            x[a] = gl_add(u, v);
-            x[a + h] = gl_sub(u, v);
+            const uint64_t u = x[a], v = hyb_mul_abs<E>(x[a + h]);
+            if constexpr (hyb_negates<E>()) {
+                x[a] = fa_sub(u, v);
+                x[a + h] = fa_add(u, v);
+            } else {
+                x[a] = fa_add(u, v);
+                x[a + h] = fa_sub(u, v);
+            }
         });
     });
 }
@@ -91,8 +102,12 @@ __device__ __forceinline__ void hyb_gs(uint64_t (&x)[F]) {
             constexpr int b = decltype(bc)::value, g = b / h, j = b % h, a = 2 * g * h + j;
             constexpr int E = 128 - hyb_exp<F, TWISTED>(lv, g);
             const uint64_t u = x[a], v = x[a + h];
-            x[a] = gl_add(u, v);
-            x[a + h] = hyb_mul_psi<E>(gl_sub(u, v));
+            x[a] = fa_add(u, v);
+            if constexpr (hyb_negates<E>()) {
+                x[a + h] = hyb_mul_abs<E>(fa_sub(v, u));
+            } else {
+                x[a + h] = hyb_mul_abs<E>(fa_sub(u, v));
+            }
         });
     });
 }

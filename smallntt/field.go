@@ -71,10 +71,16 @@ func reduce128Lazy(hi, lo uint64) uint64 {
 
 // Reduce192 returns (w·2^128 + y·2^64 + z) mod P for any w, y, z; output
 // canonical. Since 2^128 ≡ −2^32 (DESIGN.md §3: x ≡ 2^32·(y − w) + (z − y)),
-// it folds w·2^32 = (w>>32)·2^64 + (w<<32) and subtracts. The matrix small
-// transforms call it once per output on a sum of shifted terms.
+// x ≡ (y·2^64 + z) − w·2^32: the first part by the 128-bit rule, and
+// w·2^32 is w<<32 (< P) when w < 2^32 — the usual case for a sum of a few
+// shifted terms — and (w>>32)·2^64 + (w<<32) reduced again otherwise. The
+// matrix small transforms call it once per output.
 func Reduce192(w, y, z uint64) uint64 {
-	return Sub(Reduce128(y, z), Reduce128(w>>32, w<<32))
+	r := reduce128Lazy(y, z)
+	if w>>32 == 0 {
+		return Reduce(subT(r, w<<32))
+	}
+	return Reduce(subLazy(r, reduce128Lazy(w>>32, w<<32)))
 }
 
 // Mul returns a·b mod P. a, b any; output canonical. (Reduce128 written

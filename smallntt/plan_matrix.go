@@ -43,7 +43,7 @@ func (st *stage) matrixForward(a []uint64, k *matrixKernel, tw []uint64) {
 			for i := 0; i < f; i++ {
 				in[i] = blk[t*i+c]
 			}
-			k.apply(&out, &in)
+			k.apply(out[:f], in[:f])
 			if tw == nil {
 				for j := 0; j < f; j++ {
 					blk[rev[j]+c] = out[j]
@@ -78,7 +78,7 @@ func (st *stage) matrixInverse(a []uint64, k *matrixKernel, tw []uint64) {
 					in[j] = Mul(blk[pos], tw[pos])
 				}
 			}
-			k.apply(&out, &in)
+			k.apply(out[:f], in[:f])
 			for i := 0; i < f; i++ {
 				blk[t*i+c] = out[i]
 			}

@@ -130,12 +130,9 @@ func (s *Small) Apply(dst, src []uint64) {
 	if len(dst) != s.n || len(src) != s.n {
 		panic(fmt.Sprintf("smallntt: %d-point transform on buffers of length %d and %d", s.n, len(dst), len(src)))
 	}
-	var in, out [64]uint64
-	copy(in[:], src)
 	if s.m != nil {
-		s.m.apply(&out, &in)
+		s.m.apply(dst, src)
 	} else {
-		s.b.apply(&out, &in)
+		s.b.apply(dst, src)
 	}
-	copy(dst, out[:s.n])
 }

@@ -46,9 +46,24 @@ func brvLog(n int) int {
 	return l
 }
 
-func (b *smallButterfly) apply(out, in *[64]uint64) {
+// apply computes the transform of in[0:n] (any) into out[0:n] (canonical);
+// out may alias in.
+func (b *smallButterfly) apply(out, in []uint64) {
+	switch {
+	case b.n <= 8:
+		var a [8]uint64
+		b.run(a[:b.n], out, in)
+	case b.n <= 32:
+		var a [32]uint64
+		b.run(a[:b.n], out, in)
+	default:
+		var a [64]uint64
+		b.run(a[:b.n], out, in)
+	}
+}
+
+func (b *smallButterfly) run(a, out, in []uint64) {
 	n := b.n
-	var a [64]uint64
 	if !b.inverse {
 		for i := 0; i < n; i++ {
 			a[i] = Reduce(in[i])

@@ -30,12 +30,32 @@ type matrixKernel struct {
 	pre   []mergeOp
 	start []int32 // terms of output k: terms[start[k]:start[k+1]]
 	terms []term
+	// The same terms split by shift class for evaluation: for output k,
+	// lo[loStart[k]:loStart[k+1]] have shift < 64, hi[…] shift ≥ 64.
+	lo, hi           []evalTerm
+	loStart, hiStart []int32
+}
+
+// evalTerm is a term ready for evaluation: ref indexes the value array
+// (2·idx + neg, see term.ref) and s is the shift (mod 64 for hi terms).
+type evalTerm struct {
+	ref uint16
+	s   uint8
 }
 
 // mergeOp sets value dst = value a + 2^shift·value b (shift ∈ [0, 192)).
 type mergeOp struct {
 	dst, a, b int32
 	shift     uint32
+}
+
+// apply returns a + 2^shift·b mod P for canonical a, b.
+func (op mergeOp) apply(a, b uint64) uint64 {
+	s := uint(op.shift)
+	if s >= 96 {
+		return Sub(a, Reduce(shlLazy(b, s-96)))
+	}
+	return Add(a, Reduce(shlLazy(b, s)))
 }
 
 // term is value idx (or P − value idx when neg) times 2^shift, shift < 96.
@@ -103,6 +123,20 @@ func newMatrixKernel(n int, kind SmallKind, merge bool) *matrixKernel {
 		mk.terms = append(mk.terms, hi...)
 		mk.start[k+1] = int32(len(mk.terms))
 	}
+	mk.loStart = make([]int32, n+1)
+	mk.hiStart = make([]int32, n+1)
+	for k := 0; k < n; k++ {
+		for _, t := range mk.terms[mk.start[k]:mk.start[k+1]] {
+			e := evalTerm{ref: uint16(t.ref()), s: t.shift % 64}
+			if t.shift < 64 {
+				mk.lo = append(mk.lo, e)
+			} else {
+				mk.hi = append(mk.hi, e)
+			}
+		}
+		mk.loStart[k+1] = int32(len(mk.lo))
+		mk.hiStart[k+1] = int32(len(mk.hi))
+	}
 	return mk
 }
 
@@ -156,35 +190,50 @@ func (mk *matrixKernel) mergeLevel(ks []int, h int, E func(k, m int) int, operan
 }
 
 // apply computes out[k] for k < n from in[0:n] (any); outputs canonical.
-func (mk *matrixKernel) apply(out, in *[64]uint64) {
-	var vals [512]uint64 // 2 × at most 2.5n values
+// out may alias in (all inputs are read first).
+// The value array is sized by n (2 × at most 2.5n values), so that small
+// transforms do not pay for clearing a large one.
+func (mk *matrixKernel) apply(out, in []uint64) {
+	switch {
+	case mk.n <= 8:
+		var vals [40]uint64
+		mk.eval(vals[:], out, in)
+	case mk.n == 16:
+		var vals [80]uint64
+		mk.eval(vals[:], out, in)
+	case mk.n == 32:
+		var vals [160]uint64
+		mk.eval(vals[:], out, in)
+	default:
+		var vals [320]uint64
+		mk.eval(vals[:], out, in)
+	}
+}
+
+func (mk *matrixKernel) eval(vals []uint64, out, in []uint64) {
 	n := mk.n
+	in, out = in[:n], out[:n]
 	for m := 0; m < n; m++ {
 		v := Reduce(in[m])
 		vals[2*m], vals[2*m+1] = v, P-v
 	}
 	for _, op := range mk.pre {
-		v := Add(vals[2*op.a], MulPow2(vals[2*op.b], uint(op.shift)))
+		v := op.apply(vals[2*op.a], vals[2*op.b])
 		vals[2*op.dst], vals[2*op.dst+1] = v, P-v
 	}
-	terms := mk.terms
+	lo, hi := mk.lo, mk.hi
 	for k := 0; k < n; k++ {
 		var w, y, z, c uint64
-		for _, t := range terms[mk.start[k]:mk.start[k+1]] {
-			v := vals[t.ref()&(len(vals)-1)]
-			s := uint(t.shift)
-			if s < 64 {
-				lo := v << s
-				hi := v >> 1 >> (63 - s) // v >> (64−s), 0 for s = 0
-				z, c = bits.Add64(z, lo, 0)
-				y, c = bits.Add64(y, hi, c)
-				w += c
-			} else {
-				lo := v << (s - 64)
-				hi := v >> (128 - s)
-				y, c = bits.Add64(y, lo, 0)
-				w += hi + c
-			}
+		for _, t := range lo[mk.loStart[k]:mk.loStart[k+1]] {
+			v, s := vals[t.ref], uint(t.s)
+			z, c = bits.Add64(z, v<<s, 0)
+			y, c = bits.Add64(y, v>>1>>(63-s), c) // v >> (64−s), 0 for s = 0
+			w += c
+		}
+		for _, t := range hi[mk.hiStart[k]:mk.hiStart[k+1]] {
+			v, s := vals[t.ref], uint(t.s)
+			y, c = bits.Add64(y, v<<s, 0)
+			w += v>>1>>(63-s) + c
 		}
 		out[k] = Reduce192(w, y, z)
 	}

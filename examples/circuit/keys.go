@@ -1,0 +1,161 @@
+package main
+
+import (
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/goldfhe/goldfhe/bootstrap"
+	"github.com/goldfhe/goldfhe/gates"
+	"github.com/goldfhe/goldfhe/tfhe"
+	"github.com/goldfhe/goldfhe/torus"
+)
+
+// Key files in the -keys folder. The runner plays both roles, client and
+// server, so it needs both keys; the secret key file is written 0600.
+const (
+	secretKeyFile = "secret.key"
+	cloudKeyFile  = "cloud.key"
+)
+
+// setup loads or generates the keys and starts a CPU engine.
+func setup(p tfhe.Params, seedHex, dir string) (*tfhe.SecretKey, *gates.Evaluator, func(), error) {
+	start := time.Now()
+	sk, ck, loaded, err := keys(p, seedHex, dir)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	eng, err := spin("engine   preparing the CPU engine", func() (*bootstrap.CPU, error) {
+		return bootstrap.NewCPU(ck, bootstrap.CPUOptions{})
+	})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ev, err := gates.NewEvaluator(eng)
+	if err == nil && loaded {
+		err = checkKeys(ev, sk)
+	}
+	if err != nil {
+		eng.Close()
+		return nil, nil, nil, err
+	}
+	fmt.Printf("         %s, %s, ready in %v\n", p.Name(), eng.Name(), time.Since(start).Round(time.Millisecond))
+	return sk, ev, func() { eng.Close() }, nil
+}
+
+// keys returns the keys in dir if it holds them, and otherwise generates
+// them (from seedHex if set) and saves them there when dir is set.
+func keys(p tfhe.Params, seedHex, dir string) (sk *tfhe.SecretKey, ck *tfhe.CloudKey, loaded bool, err error) {
+	if dir != "" {
+		sk, ck, err = loadKeys(dir)
+		switch {
+		case err == nil:
+			if !sk.Params().Equal(p) {
+				return nil, nil, false, fmt.Errorf("the keys in %s are for %s, not %s (-params)", dir, sk.Params().Name(), p.Name())
+			}
+			fmt.Printf("keys     loaded from %s\n", dir)
+			return sk, ck, true, nil
+		case !errors.Is(err, fs.ErrNotExist):
+			return nil, nil, false, err
+		}
+	}
+	var seed *[torus.SeedSize]byte
+	if seedHex != "" {
+		b, err := hex.DecodeString(seedHex)
+		if err != nil || len(b) != torus.SeedSize {
+			return nil, nil, false, fmt.Errorf("-seed must be %d hex digits", 2*torus.SeedSize)
+		}
+		seed = (*[torus.SeedSize]byte)(b)
+	}
+	if seed != nil {
+		sk, err = tfhe.GenerateSecretKeyFromSeed(p, torus.DeriveSeed(*seed, "examples/circuit/sk", 0))
+	} else {
+		sk, err = tfhe.GenerateSecretKey(p)
+	}
+	if err != nil {
+		return nil, nil, false, err
+	}
+	ck, err = spin("keys     generating the cloud key", func() (*tfhe.CloudKey, error) {
+		if seed != nil {
+			return tfhe.GenerateCloudKeyFromSeed(sk, torus.DeriveSeed(*seed, "examples/circuit/ck", 0))
+		}
+		return tfhe.GenerateCloudKey(sk)
+	})
+	if err != nil {
+		return nil, nil, false, err
+	}
+	if dir != "" {
+		if err := saveKeys(dir, sk, ck); err != nil {
+			return nil, nil, false, err
+		}
+		fmt.Printf("keys     saved in %s (%s is secret)\n", dir, secretKeyFile)
+	}
+	return sk, ck, false, nil
+}
+
+// loadKeys reads both key files; an fs.ErrNotExist error means neither is
+// there.
+func loadKeys(dir string) (*tfhe.SecretKey, *tfhe.CloudKey, error) {
+	skData, err1 := os.ReadFile(filepath.Join(dir, secretKeyFile))
+	ckData, err2 := os.ReadFile(filepath.Join(dir, cloudKeyFile))
+	switch {
+	case errors.Is(err1, fs.ErrNotExist) && errors.Is(err2, fs.ErrNotExist):
+		return nil, nil, fs.ErrNotExist
+	case err1 != nil:
+		return nil, nil, err1
+	case err2 != nil:
+		return nil, nil, err2
+	}
+	sk, ck := new(tfhe.SecretKey), new(tfhe.CloudKey)
+	if err := sk.UnmarshalBinary(skData); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", filepath.Join(dir, secretKeyFile), err)
+	}
+	if err := ck.UnmarshalBinary(ckData); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", filepath.Join(dir, cloudKeyFile), err)
+	}
+	if !ck.Params().Equal(sk.Params()) {
+		return nil, nil, fmt.Errorf("%s: the secret key is for %s, the cloud key for %s", dir, sk.Params().Name(), ck.Params().Name())
+	}
+	return sk, ck, nil
+}
+
+func saveKeys(dir string, sk *tfhe.SecretKey, ck *tfhe.CloudKey) error {
+	skData, err := sk.MarshalBinary()
+	if err != nil {
+		return err
+	}
+	ckData, err := ck.MarshalBinary()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, secretKeyFile), skData, 0o600); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, cloudKeyFile), ckData, 0o644)
+}
+
+// checkKeys bootstraps a NAND of two encryptions to catch a cloud key that
+// does not belong to the secret key.
+func checkKeys(ev *gates.Evaluator, sk *tfhe.SecretKey) error {
+	enc, err := tfhe.NewEncryptor(sk)
+	if err != nil {
+		return err
+	}
+	for _, x := range []bool{false, true} {
+		r, err := ev.NAND(enc.EncryptBool(x), enc.EncryptBool(true))
+		if err != nil {
+			return err
+		}
+		if sk.DecryptBool(r) != !x {
+			return errors.New("the cloud key does not belong to the secret key (a test NAND decrypts wrongly)")
+		}
+	}
+	return nil
+}

@@ -1,0 +1,280 @@
+// Command circuit evaluates a Bristol circuit on encrypted inputs: it makes
+// keys, encrypts the inputs in the circuit's bit order, evaluates level by
+// level (each level one engine batch), decrypts, and checks the outputs
+// against a plaintext evaluation.
+//
+//	go run ./examples/circuit -list                       # shipped circuits and examples
+//	go run ./examples/circuit -circuit add64              # 64-bit addition, example inputs
+//	go run ./examples/circuit -circuit add64 -in 0123456789abcdef,fedcba9876543210
+//	go run ./examples/circuit -circuit aes128             # AES-128, FIPS-197 vector
+//	go run ./examples/circuit -circuit my.txt -in 0f,f0   # any Bristol file
+//	go run ./examples/circuit -circuit sha256 -plain      # plaintext only
+//	go run ./examples/circuit -circuit add64 -keys ~/.goldfhe   # keep the keys for later runs
+//
+// Inputs are hex numbers, one per input value, separated by commas: an
+// integer as usual (0x optional), a byte string as its usual hex (for AES
+// and SHA-256 blocks). The shipped circuits carry their documented bit order;
+// for a file, -order says it (lsb: wire j = bit j, the Bristol Fashion
+// convention; msb: the old AES-non-expanded.txt).
+//
+// The shipped circuits are published netlists under their own licenses; see
+// -licenses.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io/fs"
+	"log"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/goldfhe/goldfhe/gates"
+	"github.com/goldfhe/goldfhe/gates/circuits"
+	"github.com/goldfhe/goldfhe/tfhe"
+)
+
+// presets are the ready-made examples: a short name for a shipped circuit
+// and its example inputs.
+var presets = []struct{ name, circuit, what string }{
+	{"add64", "adder64", "64-bit addition"},
+	{"mul64", "mult64", "64-bit multiplication (low 64 bits)"},
+	{"aes128", "aes_128", "AES-128 encryption, FIPS-197 Appendix C.1 vector"},
+	{"sha256", "sha256", "one SHA-256 compression: the padded block of \"abc\" from the standard IV"},
+}
+
+func main() {
+	log.SetFlags(0)
+	log.SetPrefix("circuit: ")
+	var (
+		name      = flag.String("circuit", "", "shipped circuit or preset name (see -list), or a Bristol file")
+		inFlag    = flag.String("in", "", "input values in hex, comma-separated, in the circuit's input order (default: the example's)")
+		orderFlag = flag.String("order", "lsb", "bit order of a circuit file: lsb or msb")
+		paramName = flag.String("params", "TFHELib128", "parameter set: TFHELib128, TFHErsDefault or CuFHE80 (about 80-bit security, for comparisons only)")
+		seedFlag  = flag.String("seed", "", "64 hex digits: derive new keys from this seed (reproducible runs; keep it secret); default random")
+		keysDir   = flag.String("keys", "", "folder with secret.key and cloud.key: load them, or generate and save them there")
+		plain     = flag.Bool("plain", false, "evaluate in plaintext only")
+		verbose   = flag.Bool("v", false, "print every level")
+		list      = flag.Bool("list", false, "list the shipped circuits and presets")
+		licenses  = flag.Bool("licenses", false, "print the licenses of the shipped circuits")
+	)
+	flag.Parse()
+	switch {
+	case *list:
+		printList()
+		return
+	case *licenses:
+		b, _ := fs.ReadFile(circuits.FS(), "LICENSES.md")
+		os.Stdout.Write(b)
+		return
+	case *name == "":
+		flag.Usage()
+		os.Exit(2)
+	}
+
+	c, info, err := load(*name, *orderFlag)
+	if err != nil {
+		log.Fatal(err)
+	}
+	inHex := info.Example.In
+	if *inFlag != "" {
+		inHex = strings.Split(*inFlag, ",")
+	} else if inHex == nil {
+		log.Fatalf("%s: give the inputs with -in (%d values)", *name, len(c.Inputs()))
+	}
+	if len(inHex) != len(c.Inputs()) {
+		log.Fatalf("the circuit takes %d input values %v, got %d", len(c.Inputs()), c.Inputs(), len(inHex))
+	}
+	inBits := make([][]bool, len(inHex))
+	for i, s := range inHex {
+		if inBits[i], err = gates.HexBits(strings.TrimSpace(s), c.Inputs()[i], info.Order); err != nil {
+			log.Fatalf("input %d: %v", i+1, err)
+		}
+	}
+
+	fmt.Printf("circuit  %s: %s\n", info.Name, info.Summary)
+	fmt.Printf("         %v, %d wires, %d gates (%d XOR, %d AND, %d free), bit order %v\n",
+		c.Format(), c.NumWires(), c.NumGates(), c.Count(gates.OpXOR), c.Count(gates.OpAND), freeGates(c), info.Order)
+	fmt.Printf("cost     %d bootstraps in %d levels (bootstrap depth)\n", c.Bootstraps(), c.Depth())
+	for i, bits := range inBits {
+		fmt.Printf("input %d  %s = %s\n", i+1, label(info.Inputs, i, c.Inputs()[i]), gates.BitsHex(bits, info.Order))
+	}
+	want, err := c.Eval(inBits...)
+	if err != nil {
+		log.Fatal(err)
+	}
+	example := *inFlag == ""
+	if *plain {
+		if !printOutputs(info, want, nil, example) {
+			os.Exit(1)
+		}
+		return
+	}
+
+	p, ok := paramSet(*paramName)
+	if !ok {
+		log.Fatalf("unknown parameter set %q", *paramName)
+	}
+	sk, ev, closeEngine, err := setup(p, *seedFlag, *keysDir)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer closeEngine()
+
+	enc, err := tfhe.NewEncryptor(sk)
+	if err != nil {
+		log.Fatal(err)
+	}
+	cts := make([][]*tfhe.TLWE, len(inBits))
+	for i, bits := range inBits {
+		if cts[i], err = gates.EncryptBits(enc, bits); err != nil {
+			log.Fatal(err)
+		}
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	bar := newProgress(c.Bootstraps())
+	var stats []gates.LevelStats
+	start := time.Now()
+	out, err := ev.EvalCircuit(ctx, c, cts, func(s gates.LevelStats) {
+		stats = append(stats, s)
+		bar.update(s)
+	})
+	bar.finish()
+	if err != nil {
+		log.Fatal(err)
+	}
+	total := time.Since(start)
+
+	got := make([][]bool, len(out))
+	for i := range out {
+		if got[i], err = gates.DecryptBits(sk, out[i]); err != nil {
+			log.Fatal(err)
+		}
+	}
+	printLevels(stats, total, *verbose)
+	if !printOutputs(info, want, got, example) {
+		os.Exit(1)
+	}
+}
+
+// load returns a shipped circuit (by preset or circuit name) or parses a file.
+func load(name, order string) (*gates.Circuit, circuits.Info, error) {
+	for _, pr := range presets {
+		if strings.EqualFold(name, pr.name) {
+			name = pr.circuit
+		}
+	}
+	if info, ok := circuits.Lookup(name); ok {
+		c, err := circuits.Load(info.Name)
+		return c, info, err
+	}
+	if _, err := os.Stat(name); err != nil {
+		return nil, circuits.Info{}, fmt.Errorf("%q is neither a shipped circuit (see -list) nor a readable file: %w", name, err)
+	}
+	c, err := gates.ParseFile(name)
+	if err != nil {
+		return nil, circuits.Info{}, err
+	}
+	info := circuits.Info{Name: name, Summary: "circuit file", File: name}
+	switch order {
+	case "lsb":
+		info.Order = gates.LSBFirst
+	case "msb":
+		info.Order = gates.MSBFirst
+	default:
+		return nil, info, fmt.Errorf("-order must be lsb or msb, not %q", order)
+	}
+	return c, info, nil
+}
+
+// printOutputs prints the outputs, decrypted (got) next to plaintext
+// (want), and with example set checks the documented answer too.
+func printOutputs(info circuits.Info, want, got [][]bool, example bool) bool {
+	ok := true
+	for i := range want {
+		w := gates.BitsHex(want[i], info.Order)
+		line := fmt.Sprintf("output %d %s = ", i+1, label(info.Outputs, i, len(want[i])))
+		switch {
+		case got == nil:
+			line += w + " (plaintext)"
+		case slices.Equal(got[i], want[i]):
+			line += gates.BitsHex(got[i], info.Order) + "  decrypted, matches plaintext"
+		default:
+			line += gates.BitsHex(got[i], info.Order) + "  decrypted, WRONG: plaintext gives " + w
+			ok = false
+		}
+		if example && i < len(info.Example.Out) {
+			if w == info.Example.Out[i] {
+				line += " (the documented answer)"
+			} else {
+				line += " — the documented answer is " + info.Example.Out[i]
+				ok = false
+			}
+		}
+		fmt.Println(line)
+	}
+	return ok
+}
+
+func printLevels(stats []gates.LevelStats, total time.Duration, verbose bool) {
+	var bs, gs int
+	var slow gates.LevelStats
+	for _, s := range stats {
+		bs += s.Bootstraps
+		gs += s.Gates
+		if s.Elapsed > slow.Elapsed {
+			slow = s
+		}
+		if verbose {
+			fmt.Printf("level %4d  %5d gates  %4d free  %5d bootstraps  %v\n", s.Level, s.Gates, s.Free, s.Bootstraps, s.Elapsed.Round(time.Millisecond))
+		}
+	}
+	levels := max(len(stats)-1, 1)
+	fmt.Printf("time     %v for %d bootstraps in %d levels: %v per level on average (slowest: level %d, %d gates, %v), %v per bootstrap\n",
+		total.Round(time.Millisecond), bs, len(stats)-1, (total / time.Duration(levels)).Round(time.Millisecond),
+		slow.Level, slow.Gates, slow.Elapsed.Round(time.Millisecond), (total / time.Duration(max(bs, 1))).Round(time.Microsecond))
+}
+
+func printList() {
+	fmt.Println("presets:")
+	for _, pr := range presets {
+		fmt.Printf("  %-8s %s (%s)\n", pr.name, pr.what, pr.circuit)
+	}
+	fmt.Println("\nshipped circuits (gates/circuits; provenance in SOURCES.md, licenses with -licenses):")
+	for _, info := range circuits.List() {
+		c, err := circuits.Load(info.Name)
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Printf("  %-17s %6d bootstraps %5d levels  %s\n", info.Name, c.Bootstraps(), c.Depth(), info.Summary)
+		fmt.Printf("  %-17s inputs: %s; order %v\n", "", strings.Join(info.Inputs, ", "), info.Order)
+	}
+	fmt.Println("\nA bootstrap costs tens of milliseconds per CPU core: mult64, aes_128 and sha256 take")
+	fmt.Println("minutes to hours on a laptop. Use -plain to check inputs first.")
+}
+
+func label(names []string, i, width int) string {
+	if i < len(names) {
+		return fmt.Sprintf("(%s)", names[i])
+	}
+	return fmt.Sprintf("(%d bits)", width)
+}
+
+func freeGates(c *gates.Circuit) int {
+	return c.Count(gates.OpNOT) + c.Count(gates.OpCopy) + c.Count(gates.OpZero) + c.Count(gates.OpOne)
+}
+
+func paramSet(name string) (tfhe.Params, bool) {
+	for _, p := range tfhe.ParamSets() {
+		if strings.EqualFold(p.Name(), name) {
+			return p, true
+		}
+	}
+	return tfhe.Params{}, false
+}

@@ -1,0 +1,244 @@
+// Command demo is goldfhe's first tour: it generates keys, evaluates a few
+// gates on encrypted bits and adds two encrypted bytes with an 8-bit adder
+// built from gates, checking every result against plaintext.
+//
+//	go run ./examples/demo              # or: make demo
+//	go run ./examples/demo -params CuFHE80 -a 200 -b 99
+package main
+
+import (
+	"flag"
+	"fmt"
+	"log"
+	"math/rand/v2"
+	"os"
+	"time"
+
+	"github.com/goldfhe/goldfhe/bootstrap"
+	"github.com/goldfhe/goldfhe/gates"
+	"github.com/goldfhe/goldfhe/tfhe"
+)
+
+func main() {
+	log.SetFlags(0)
+	log.SetPrefix("demo: ")
+	paramName := flag.String("params", "TFHELib128", "parameter set: TFHELib128, TFHErsDefault or CuFHE80 (about 80-bit security, for comparisons only)")
+	a := flag.Uint("a", uint(rand.IntN(256)), "first byte to add (default random)")
+	b := flag.Uint("b", uint(rand.IntN(256)), "second byte to add (default random)")
+	flag.Parse()
+	if *a > 255 || *b > 255 {
+		log.Fatal("-a and -b must be bytes (0–255)")
+	}
+	p, ok := paramSet(*paramName)
+	if !ok {
+		log.Fatalf("unknown parameter set %q", *paramName)
+	}
+	fmt.Println("goldfhe demo:", p)
+	failed := false
+	check := func(ok bool) string {
+		if ok {
+			return "ok"
+		}
+		failed = true
+		return "WRONG"
+	}
+
+	// 1. Keys. The client keeps the secret key; the cloud key (bootstrapping
+	// and key-switching keys) goes to whoever computes.
+	fmt.Println("\n1. Key generation")
+	start := time.Now()
+	sk, err := tfhe.GenerateSecretKey(p)
+	if err != nil {
+		log.Fatal(err)
+	}
+	ck, err := withProgress("   cloud key", func() (*tfhe.CloudKey, error) { return tfhe.GenerateCloudKey(sk) })
+	if err != nil {
+		log.Fatal(err)
+	}
+	eng, err := withProgress("   engine (bootstrapping key to the NTT domain)", func() (*bootstrap.CPU, error) {
+		return bootstrap.NewCPU(ck, bootstrap.CPUOptions{})
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer eng.Close()
+	ev, err := gates.NewEvaluator(eng)
+	if err != nil {
+		log.Fatal(err)
+	}
+	enc, err := tfhe.NewEncryptor(sk)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("   keys and engine ready in %v (engine %s)\n", round(time.Since(start)), eng.Name())
+
+	// 2. Gates on encrypted bits: one bootstrap each, NOT is free, MUX two.
+	fmt.Println("\n2. Gates on encrypted bits")
+	x, y := true, false
+	cx, cy := enc.EncryptBool(x), enc.EncryptBool(y)
+	fmt.Printf("   x = %v, y = %v (encrypted: %d torus values each)\n", x, y, len(cx.Value))
+	for _, g := range []struct {
+		name string
+		op   gates.Op
+		want bool
+	}{
+		{"NAND(x, y)", gates.OpNAND, !(x && y)},
+		{"XOR(x, y) ", gates.OpXOR, x != y},
+		{"OR(x, y)  ", gates.OpOR, x || y},
+		{"NOT(x)    ", gates.OpNOT, !x},
+		{"MUX(x,y,x)", gates.OpMUX, y}, // x ? y : x
+	} {
+		in := []*tfhe.TLWE{cx, cy, cx}[:g.op.Arity()]
+		t0 := time.Now()
+		r, err := ev.Gate(g.op, in...)
+		if err != nil {
+			log.Fatal(err)
+		}
+		got := sk.DecryptBool(r)
+		fmt.Printf("   %s = %-5v %-5s %d bootstrap(s), %v\n", g.name, got, check(got == g.want), g.op.Bootstraps(), round(time.Since(t0)))
+	}
+
+	// The same gates on every input pair at once: one engine batch.
+	var calls []gates.Call
+	var want []bool
+	for _, op := range []gates.Op{gates.OpAND, gates.OpNAND, gates.OpOR, gates.OpXOR, gates.OpXNOR, gates.OpNOR} {
+		for i := range 4 {
+			u, v := i&1 == 1, i&2 != 0
+			calls = append(calls, gates.Call{Op: op, A: enc.EncryptBool(u), B: enc.EncryptBool(v), Out: tfhe.NewTLWE(p.LWEDimension())})
+			want = append(want, op.Eval(u, v, false))
+		}
+	}
+	t0 := time.Now()
+	if err := ev.Batch(calls); err != nil {
+		log.Fatal(err)
+	}
+	el := time.Since(t0)
+	ok = true
+	for i, c := range calls {
+		ok = ok && sk.DecryptBool(c.Out) == want[i]
+	}
+	fmt.Printf("   truth tables of AND, NAND, OR, XOR, XNOR, NOR in one batch: %s, %d bootstraps in %v (%v each)\n",
+		check(ok), len(calls), round(el), round(el/time.Duration(len(calls))))
+
+	// 3. An 8-bit adder from gates.
+	fmt.Println("\n3. Encrypted 8-bit adder built from gates")
+	ca, err := gates.EncryptUint(enc, uint64(*a), 8)
+	if err != nil {
+		log.Fatal(err)
+	}
+	cb, err := gates.EncryptUint(enc, uint64(*b), 8)
+	if err != nil {
+		log.Fatal(err)
+	}
+	t0 = time.Now()
+	sum, err := add(ev, ca, cb)
+	if err != nil {
+		log.Fatal(err)
+	}
+	el = time.Since(t0)
+	got, err := gates.DecryptUint(sk, sum)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("   %d + %d = %d %s (9-bit result; 37 bootstraps in 15 engine calls, %v)\n", *a, *b, got, check(got == uint64(*a+*b)), round(el))
+
+	if failed {
+		fmt.Println("\nSome results were WRONG.")
+		os.Exit(1)
+	}
+	fmt.Println("\nAll results match plaintext. Next: go run ./examples/circuit -list")
+}
+
+// add is a ripple-carry adder of two little-endian encrypted integers of the
+// same width w; the result has w+1 bits. Per bit: p = a⊕b, g = a∧b (all bits
+// in one batch), then sum = p⊕carry and carry' = g ∨ (p∧carry).
+func add(ev *gates.Evaluator, a, b []*tfhe.TLWE) ([]*tfhe.TLWE, error) {
+	w, n := len(a), ev.Params().LWEDimension()
+	p, g := make([]*tfhe.TLWE, w), make([]*tfhe.TLWE, w)
+	var calls []gates.Call
+	for i := range w {
+		p[i], g[i] = tfhe.NewTLWE(n), tfhe.NewTLWE(n)
+		calls = append(calls,
+			gates.Call{Op: gates.OpXOR, A: a[i], B: b[i], Out: p[i]},
+			gates.Call{Op: gates.OpAND, A: a[i], B: b[i], Out: g[i]})
+	}
+	if err := ev.Batch(calls); err != nil {
+		return nil, err
+	}
+	sum := make([]*tfhe.TLWE, w+1)
+	sum[0] = p[0]
+	carry := g[0]
+	for i := 1; i < w; i++ {
+		s, t := tfhe.NewTLWE(n), tfhe.NewTLWE(n)
+		if err := ev.Batch([]gates.Call{
+			{Op: gates.OpXOR, A: p[i], B: carry, Out: s},
+			{Op: gates.OpAND, A: p[i], B: carry, Out: t},
+		}); err != nil {
+			return nil, err
+		}
+		c, err := ev.OR(g[i], t)
+		if err != nil {
+			return nil, err
+		}
+		sum[i], carry = s, c
+	}
+	sum[w] = carry
+	return sum, nil
+}
+
+func paramSet(name string) (tfhe.Params, bool) {
+	for _, p := range tfhe.ParamSets() {
+		if p.Name() == name {
+			return p, true
+		}
+	}
+	return tfhe.Params{}, false
+}
+
+// withProgress runs f while showing elapsed time on a terminal (dots
+// otherwise), then reports how long it took.
+func withProgress[T any](what string, f func() (T, error)) (T, error) {
+	done := make(chan struct{})
+	start := time.Now()
+	tty := isTerminal(os.Stdout)
+	go func() {
+		tick := time.NewTicker(250 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				if tty {
+					fmt.Printf("\r%s … %v", what, round(time.Since(start)))
+				}
+			}
+		}
+	}()
+	if !tty {
+		fmt.Printf("%s …", what)
+	}
+	v, err := f()
+	close(done)
+	if tty {
+		fmt.Printf("\r%s … done in %v   \n", what, round(time.Since(start)))
+	} else {
+		fmt.Printf(" done in %v\n", round(time.Since(start)))
+	}
+	return v, err
+}
+
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+func round(d time.Duration) time.Duration {
+	switch {
+	case d > time.Second:
+		return d.Round(10 * time.Millisecond)
+	case d > time.Millisecond:
+		return d.Round(10 * time.Microsecond)
+	}
+	return d
+}

@@ -322,9 +322,12 @@ func Psi(n int) uint64 {
 	return Exp(r, uint64(m))
 }
 
-// DefaultPlan returns the fastest plan measured on a CPU for size N (see
-// BENCHMARKS.md, "## CPU NTT"). Plans are immutable, so the same *Plan is
-// returned to every caller.
+// DefaultPlan returns the fastest plan measured on a CPU for size N: the
+// Hybrid variant with the factorisation below that was fastest in
+// TestTiming on the reference machine of BENCHMARKS.md ("## CPU NTT"), one
+// table for the AVX2 kernels and one for the Go kernels (other CPUs,
+// -tags purego). Plans are immutable, so the same *Plan is returned to every
+// caller.
 func DefaultPlan(n int) (*Plan, error) {
 	for i, s := range Sizes {
 		if s == n {
@@ -334,19 +337,50 @@ func DefaultPlan(n int) (*Plan, error) {
 	return nil, fmt.Errorf("smallntt: unsupported size N=%d (want one of %v)", n, Sizes)
 }
 
-// defaultFactors is the fastest Hybrid factorisation per size measured with
-// BenchmarkNTT.
-var defaultFactors = map[int][]int{
-	256:  {16, 16},
-	512:  {32, 16},
-	1024: {32, 32},
-	2048: {32, 64},
-	4096: {64, 64},
+// DefaultFactors returns the factorisation DefaultPlan uses for size N on
+// this machine and build (nil for an unsupported size).
+func DefaultFactors(n int) []int {
+	f := defaultFactorsGo[n]
+	if useAVX2 {
+		f = defaultFactorsAVX2[n]
+	}
+	return append([]int(nil), f...)
 }
+
+var (
+	// defaultFactorsAVX2: 2 stages up to 1024 (one stage-twiddle pass), the
+	// kernels' sweet spot of 16–32 rows beyond.
+	defaultFactorsAVX2 = map[int][]int{
+		256:  {16, 16},
+		512:  {32, 16},
+		1024: {32, 32},
+		2048: {16, 8, 16},
+		4096: {16, 8, 32},
+	}
+	// defaultFactorsGo: small kernels that fit the registers win without SIMD.
+	defaultFactorsGo = map[int][]int{
+		256:  {4, 8, 8},
+		512:  {8, 8, 8},
+		1024: {8, 8, 16},
+		2048: {4, 8, 8, 8},
+		4096: {4, 8, 8, 16},
+	}
+)
 
 var defaultPlans = func() (f [5]func() (*Plan, error)) {
 	for i, n := range Sizes {
-		f[i] = sync.OnceValues(func() (*Plan, error) { return NewPlan(n, Hybrid, defaultFactors[n]...) })
+		f[i] = sync.OnceValues(func() (*Plan, error) { return NewPlan(n, Hybrid, DefaultFactors(n)...) })
 	}
 	return
 }()
+
+// Accelerated reports whether the plan runs SIMD kernels (AVX2 on amd64)
+// for some of its stages. Results are the same bits either way.
+func (p *Plan) Accelerated() bool {
+	for _, st := range p.stages {
+		if st.hy != nil && st.hy.accel {
+			return true
+		}
+	}
+	return false
+}

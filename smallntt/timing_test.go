@@ -11,11 +11,16 @@ import (
 // TestTiming prints, for each plan named in $SMALLNTT_TIMING (comma-separated
 // "N/factors/variant" or "N/butterfly"), the minimum over many rounds of the
 // mean time of one forward and one inverse transform. The minimum is robust on
-// a shared, noisy machine; it is how DefaultPlan's choice was made.
+// a shared, noisy machine; it is how DefaultPlan's choice was made. With
+// $SMALLNTT_NOASM set the plans use the Go kernels only.
 func TestTiming(t *testing.T) {
 	spec := os.Getenv("SMALLNTT_TIMING")
 	if spec == "" {
 		t.Skip("set SMALLNTT_TIMING to a comma-separated list of plans")
+	}
+	if os.Getenv("SMALLNTT_NOASM") != "" {
+		useAVX2 = false // the Go kernels only
+		defer func() { useAVX2 = haveAVX2 }()
 	}
 	var plans []*Plan
 	for _, s := range strings.Split(spec, ",") {

@@ -14,6 +14,7 @@ test:
 	CGO_ENABLED=0 $(GO) build $(PKGS)
 	CGO_ENABLED=0 $(GO) vet $(PKGS)
 	CGO_ENABLED=0 $(GO) test -short -count=1 $(PKGS)
+	CGO_ENABLED=0 $(GO) test -short -count=1 -tags purego ./smallntt/
 	@if $(GO) env CC >/dev/null 2>&1 && command -v "$$($(GO) env CC)" >/dev/null 2>&1; then \
 		CGO_ENABLED=1 $(GO) test -race -short -count=1 $(RACE_PKGS); \
 	else echo "make test: no C compiler, skipping the -race pass"; fi
@@ -29,9 +30,16 @@ demo:
 bench:
 	CGO_ENABLED=0 $(GO) test -run '^$$' -bench . -benchmem ./smallntt/ ./tfhe/ ./bootstrap/
 
-# Long fuzzing of every decoder of outside data.
+# Fuzzing of every decoder of outside data (netlists, serialized keys and
+# ciphertexts) and of the NTT against the naive product: FUZZTIME per target.
+FUZZTIME ?= 60s
+FUZZ_TARGETS := ./gates:FuzzParse ./tfhe:FuzzUnmarshal ./smallntt:FuzzNegacyclic
 fuzz:
-	@echo "see the Fuzz* targets: go test -fuzz=FuzzX -fuzztime=60s ./pkg"
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; fn=$${t##*:}; \
+		echo "== $$fn ($$pkg, $(FUZZTIME))"; \
+		CGO_ENABLED=0 $(GO) test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 5s $$pkg; \
+	done
 
 # Builds the committed multi-architecture fatbin; run where nvcc exists (the GPU machine).
 # goldfhe.cu is the one translation unit (it #includes the other sources); the

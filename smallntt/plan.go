@@ -107,8 +107,16 @@ type NTTPoly []uint64
 //
 // with T'_s = T_s^{−1} for s ≥ 2 and T'_1 = N^{−1}·T_1^{−1}: the whole
 // scaling by N^{−1} lives in the stage-1 table, there is no scaling pass.
-// Composing the stages gives the layout above, because with i = t_1·i_2 + i_1
-// and k = f_1·k_1 + k_2, brv_L(k) = t_1·brv_{l_1}(k_2) + brv_{L−l_1}(k_1).
+// Composing the stages gives the layout above: with i = t_1·i_2 + i_1 and
+// k = f_1·k_1 + k_2, stage 1 leaves ψ^{i_1·(2k_2+1)}·Σ_{i_2} x_i·ψ_{2f}^{i_2·(2k_2+1)}
+// at position t_1·brv_{l_1}(k_2) + i_1, the later stages apply the cyclic
+// t_1-point transform (eq. 9, recursively) to that row, which puts X_k at
+// t_1·brv_{l_1}(k_2) + brv_{L−l_1}(k_1) = brv_L(k).
+//
+// The stage-1 twisted transform for f_1 = 64 uses ψ_128 = 2^73 − 2^25: its
+// odd powers are sums of two powers of two (two shifted terms in Matrix, one
+// general multiplication per butterfly in Hybrid's last level).
+// StageTables exports T_s and T'_s for other implementations.
 //
 // Butterfly computes the same layout with log2 N radix-2 levels over the
 // whole array (see plan_butterfly.go); Hybrid computes each stage above with

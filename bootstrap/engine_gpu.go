@@ -1,0 +1,498 @@
+package bootstrap
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/goldfhe/goldfhe/kernels"
+	"github.com/goldfhe/goldfhe/kernels/gpuntt"
+	"github.com/goldfhe/goldfhe/smallntt"
+	"github.com/goldfhe/goldfhe/tfhe"
+	"github.com/goldfhe/goldfhe/torus"
+)
+
+// ErrNoGPU is wrapped by the error of NewGPU when no GPU can be used at all:
+// no CUDA driver, or no CUDA device. The error also wraps the kernels
+// sentinel that says which (kernels.ErrNoDriver, kernels.ErrNoDevice), and
+// its text gives the driver's reason.
+var ErrNoGPU = errors.New("bootstrap: no usable GPU")
+
+// GPUOptions configures NewGPU. The zero value selects GPU 0, the fastest
+// GPU NTT plan for the key's N and a batch size from the free device memory.
+type GPUOptions struct {
+	// Device is the CUDA device ordinal.
+	Device int
+	// Plan is the NTT plan of the polynomial products; it must have N =
+	// PolyDegree of the key's parameters and a GPU kernel (gpuntt: every
+	// variant; Hybrid only for kernels.HybridShapes). When nil: the Hybrid
+	// variant for N = 512 (16×32), 1024 (32×32) and 2048 (32×64), the
+	// fastest measured (kernels/NOTES.md), else Butterfly. Every plan gives
+	// the same outputs.
+	Plan *smallntt.Plan
+	// MaxBatch is the most ciphertexts one pass over the device holds;
+	// larger batches are split. 0 selects DefaultMaxBatch, lowered to what
+	// half of the free device memory holds.
+	MaxBatch int
+}
+
+// DefaultMaxBatch is the largest device pass NewGPU chooses by itself: far
+// more than a GPU needs to be busy (an H100 runs 528 polynomial transforms
+// at once, 88 ciphertexts' worth for TFHELib128).
+const DefaultMaxBatch = 8192
+
+// GPU is the Engine that runs gate bootstrapping on an NVIDIA GPU: every
+// step of a batch — modulus switching, blind rotation, sample extraction,
+// key switching — runs on the device; only TLWE samples cross the bus
+// (DESIGN.md §6). Its outputs are bit-identical to the CPU engine's for the
+// same key and inputs (DESIGN.md §3).
+//
+// The bootstrapping key (in the NTT domain) and the key-switching table
+// are uploaded once, by NewGPU. A batch runs as: upload; one kernel for
+// modulus switching and the accumulator; n steps of blind rotation, each
+// one kernel for X^{ā_i}·ACC − ACC and its gadget digits, a batched forward
+// NTT of the (k+1)·l digit polynomials of every sample, one kernel for the
+// multiply-accumulate against BK_i, a batched inverse NTT and one kernel
+// adding the result into ACC; one kernel for sample extraction and one for
+// key switching; download. This first version keeps these steps unfused.
+//
+// Concurrency: a GPU is safe for concurrent use by several goroutines; its
+// device pipeline (one set of device buffers and pinned staging buffers) is
+// held by one call at a time, so concurrent calls run one after another.
+type GPU struct {
+	params   tfhe.Params
+	shape    kernels.BootstrapShape
+	name     string
+	info     kernels.DeviceInfo
+	cpuPlan  *smallntt.Plan
+	maxBatch int
+
+	dev  *gpuntt.Device
+	plan *gpuntt.Plan
+	bsk  *kernels.BootstrapKernels
+
+	mu     sync.RWMutex // calls hold it for reading, Close for writing
+	closed bool
+	pipe   sync.Mutex // the device pipeline: buffers below, one call at a time
+	buf    gpuBuffers
+}
+
+// gpuBuffers are the engine's device and pinned host memory, allocated once
+// by NewGPU for maxBatch samples.
+type gpuBuffers struct {
+	bk   *kernels.DeviceBuffer[uint64] // NTT-domain bootstrapping key, shape.BKLen()
+	ksk  *kernels.DeviceBuffer[uint32] // key-switching table, shape.KSTableLen()
+	in   *kernels.DeviceBuffer[uint32] // input samples, maxBatch × (n+1)
+	abar *kernels.DeviceBuffer[uint32] // rotation amounts, maxBatch × n
+	acc  *kernels.DeviceBuffer[uint32] // accumulators, maxBatch × (k+1)·N
+	dec  *kernels.DeviceBuffer[uint64] // digit polynomials, maxBatch × (k+1)·l·N
+	prod *kernels.DeviceBuffer[uint64] // external-product columns, maxBatch × (k+1)·N
+	ext  *kernels.DeviceBuffer[uint32] // extracted samples, maxBatch × (k·N+1)
+	out  *kernels.DeviceBuffer[uint32] // key-switched samples, maxBatch × (n+1)
+	// hostIn and hostOut stage samples on the host, maxBatch × (max(n, k·N)+1):
+	// pinned, so that the copies run at full bus speed.
+	hostIn, hostOut *kernels.HostPinned[uint32]
+}
+
+func (b *gpuBuffers) free() error {
+	var errs []error
+	for _, d := range []*kernels.DeviceBuffer[uint64]{b.bk, b.dec, b.prod} {
+		if d != nil {
+			errs = append(errs, d.Free())
+		}
+	}
+	for _, d := range []*kernels.DeviceBuffer[uint32]{b.ksk, b.in, b.abar, b.acc, b.ext, b.out} {
+		if d != nil {
+			errs = append(errs, d.Free())
+		}
+	}
+	for _, h := range []*kernels.HostPinned[uint32]{b.hostIn, b.hostOut} {
+		if h != nil {
+			errs = append(errs, h.Free())
+		}
+	}
+	*b = gpuBuffers{}
+	return errors.Join(errs...)
+}
+
+var _ Engine = (*GPU)(nil)
+
+// NewGPU returns a GPU engine for ck on the device opts.Device. It loads
+// goldfhe's kernels (kernels.Context.LoadLibrary: the embedded fatbin, or
+// the one GOLDFHE_FATBIN names), transforms the bootstrapping key with the
+// plan on the CPU (tfhe.BootstrappingKey.NTT, shared with CPU engines using
+// a plan of the same NTT order) and uploads it and the key-switching table,
+// and allocates the device buffers; Close releases everything.
+//
+// Without a driver or a device the error wraps ErrNoGPU and the kernels
+// sentinel; a fatbin without the bootstrapping kernels, a plan without a
+// GPU kernel or too little device memory give other errors. New picks the
+// CPU engine instead when any of these happens.
+func NewGPU(ck *tfhe.CloudKey, opts GPUOptions) (*GPU, error) {
+	if err := ck.Validate(); err != nil {
+		return nil, fmt.Errorf("bootstrap: NewGPU: %w", err)
+	}
+	p := ck.Params()
+	if opts.MaxBatch < 0 {
+		return nil, fmt.Errorf("bootstrap: NewGPU: MaxBatch = %d", opts.MaxBatch)
+	}
+	plan := opts.Plan
+	if plan == nil {
+		var err error
+		if plan, err = defaultGPUPlan(p.PolyDegree()); err != nil {
+			return nil, fmt.Errorf("bootstrap: NewGPU: %w", err)
+		}
+	} else if plan.N() != p.PolyDegree() {
+		return nil, fmt.Errorf("bootstrap: NewGPU: plan %v has N=%d, the key N=%d", plan, plan.N(), p.PolyDegree())
+	}
+	shape := shapeOf(p)
+	if err := shape.Check(); err != nil {
+		return nil, fmt.Errorf("bootstrap: NewGPU: %s: %w", p.Name(), err)
+	}
+	dev, err := gpuntt.Open(opts.Device)
+	if err != nil {
+		if errors.Is(err, kernels.ErrNoDriver) || errors.Is(err, kernels.ErrNoDevice) {
+			return nil, fmt.Errorf("%w: %w", ErrNoGPU, err)
+		}
+		return nil, fmt.Errorf("bootstrap: NewGPU: %w", err)
+	}
+	e := &GPU{params: p, shape: shape, info: dev.Info(), cpuPlan: plan, dev: dev}
+	if err := e.init(ck, opts.MaxBatch); err != nil {
+		e.release()
+		return nil, fmt.Errorf("bootstrap: NewGPU: %w", err)
+	}
+	e.name = fmt.Sprintf("gpu/%s/%v/maxbatch=%d", e.info.Name, plan, e.maxBatch)
+	return e, nil
+}
+
+// defaultGPUPlan is the plan NewGPU uses when GPUOptions selects none.
+func defaultGPUPlan(n int) (*smallntt.Plan, error) {
+	for _, s := range kernels.HybridShapes() {
+		// One shape per N, the one measured fastest (kernels/NOTES.md):
+		// 16×32 for 512, 32×32 for 1024, 32×64 for 2048.
+		if s[0]*s[1] == n && s[0] <= s[1] {
+			return smallntt.NewPlan(n, smallntt.Hybrid, s[0], s[1])
+		}
+	}
+	return smallntt.NewPlan(n, smallntt.Butterfly)
+}
+
+// shapeOf returns the kernels' view of a parameter set.
+func shapeOf(p tfhe.Params) kernels.BootstrapShape {
+	return kernels.BootstrapShape{
+		LWEDim: p.LWEDimension(), LogN: p.LogPolyDegree(), K: p.GLWEDimension(),
+		BKLevels: p.BKLevels(), BKBaseLog: p.BKBaseLog(), BKOffset: p.BKGadget().Offset(),
+		KSLevels: p.KSLevels(), KSBaseLog: p.KSBaseLog(), KSOffset: p.KSGadget().Offset(),
+	}
+}
+
+// perSampleBytes is the device memory one sample of a batch needs.
+func perSampleBytes(s kernels.BootstrapShape) int {
+	n, N, kn := s.LWEDim, s.N(), s.ExtractedDim()
+	words32 := (n + 1) + n + (s.K+1)*N + (kn + 1) + (n + 1)
+	words64 := s.Rows()*N + (s.K+1)*N
+	return 4*words32 + 8*words64
+}
+
+func (e *GPU) init(ck *tfhe.CloudKey, maxBatch int) error {
+	var err error
+	if e.bsk, err = e.dev.Library().BootstrapKernels(); err != nil {
+		return err
+	}
+	if e.plan, err = e.dev.NewPlan(e.cpuPlan); err != nil {
+		return err
+	}
+	s := e.shape
+	ctx := e.dev.Context()
+	// The keys, uploaded once.
+	nttBK, err := ck.BootstrappingKey().NTT(e.cpuPlan)
+	if err != nil {
+		return err
+	}
+	if e.buf.bk, err = upload(ctx, nttBK.Data()); err != nil {
+		return fmt.Errorf("uploading the bootstrapping key: %w", err)
+	}
+	if e.buf.ksk, err = upload(ctx, ksTable(ck)); err != nil {
+		return fmt.Errorf("uploading the key-switching key: %w", err)
+	}
+	// The batch size: what half the free memory holds, at most the default.
+	per := perSampleBytes(s)
+	if maxBatch == 0 {
+		free, _, err := ctx.MemInfo()
+		if err != nil {
+			return err
+		}
+		maxBatch = int(min(uint64(DefaultMaxBatch), free/2/uint64(per)))
+		if maxBatch < 1 {
+			return fmt.Errorf("%w: %d bytes free on %s, one sample needs %d", kernels.ErrOutOfMemory, free, e.info.Name, per)
+		}
+	}
+	e.maxBatch = maxBatch
+	n, N, kn := s.LWEDim, s.N(), s.ExtractedDim()
+	wide := max(n, kn) + 1
+	allocs := []struct {
+		dst  **kernels.DeviceBuffer[uint32]
+		size int
+	}{
+		{&e.buf.in, n + 1}, {&e.buf.abar, n}, {&e.buf.acc, (s.K + 1) * N}, {&e.buf.ext, kn + 1}, {&e.buf.out, n + 1},
+	}
+	for _, a := range allocs {
+		if *a.dst, err = kernels.Alloc[uint32](ctx, maxBatch*a.size); err != nil {
+			return err
+		}
+	}
+	if e.buf.dec, err = kernels.Alloc[uint64](ctx, maxBatch*s.Rows()*N); err != nil {
+		return err
+	}
+	if e.buf.prod, err = kernels.Alloc[uint64](ctx, maxBatch*(s.K+1)*N); err != nil {
+		return err
+	}
+	if e.buf.hostIn, err = kernels.AllocHost[uint32](ctx, maxBatch*wide); err != nil {
+		return err
+	}
+	if e.buf.hostOut, err = kernels.AllocHost[uint32](ctx, maxBatch*wide); err != nil {
+		return err
+	}
+	return nil
+}
+
+// upload copies a host table to a new device buffer.
+func upload[T kernels.Elem](c *kernels.Context, src []T) (*kernels.DeviceBuffer[T], error) {
+	b, err := kernels.Alloc[T](c, len(src))
+	if err != nil {
+		return nil, err
+	}
+	if err := b.CopyFromHost(src); err != nil {
+		b.Free()
+		return nil, err
+	}
+	return b, nil
+}
+
+// ksTable returns the key-switching key as the flat table the kernel reads:
+// entry ((i·t + j−1)·base/2 + m−1)·(n+1) + coordinate, the layout of
+// tfhe.KeySwitchingKey, read through its Sample accessor.
+func ksTable(ck *tfhe.CloudKey) []uint32 {
+	p := ck.Params()
+	ksk := ck.KeySwitchingKey()
+	t, half := p.KSLevels(), 1<<p.KSBaseLog()/2
+	table := make([]uint32, 0, p.ExtractedLWEDimension()*t*half*(p.LWEDimension()+1))
+	for i := range p.ExtractedLWEDimension() {
+		for j := 1; j <= t; j++ {
+			for m := 1; m <= half; m++ {
+				for _, v := range ksk.Sample(i, j, m).Value {
+					table = append(table, uint32(v))
+				}
+			}
+		}
+	}
+	return table
+}
+
+// release frees whatever init allocated and closes the device.
+func (e *GPU) release() error {
+	errs := []error{e.buf.free()}
+	if e.plan != nil {
+		errs = append(errs, e.plan.Close())
+		e.plan = nil
+	}
+	if e.dev != nil {
+		errs = append(errs, e.dev.Close())
+		e.dev = nil
+	}
+	return errors.Join(errs...)
+}
+
+// Name describes the engine: "gpu/<device>/<plan>/maxbatch=<m>".
+func (e *GPU) Name() string {
+	if e == nil || e.name == "" {
+		return "gpu/uninitialized"
+	}
+	return e.name
+}
+
+// String is Name.
+func (e *GPU) String() string { return e.Name() }
+
+// Params returns the parameter set of the engine's cloud key (the zero
+// Params for an uninitialized engine).
+func (e *GPU) Params() tfhe.Params {
+	if e == nil {
+		return tfhe.Params{}
+	}
+	return e.params
+}
+
+// Device describes the engine's GPU.
+func (e *GPU) Device() kernels.DeviceInfo {
+	if e == nil {
+		return kernels.DeviceInfo{}
+	}
+	return e.info
+}
+
+// Plan returns the NTT plan the engine's transforms reproduce.
+func (e *GPU) Plan() *smallntt.Plan {
+	if e == nil {
+		return nil
+	}
+	return e.cpuPlan
+}
+
+// MaxBatch returns the most samples one device pass holds; larger batches
+// are split into passes of this size.
+func (e *GPU) MaxBatch() int {
+	if e == nil {
+		return 0
+	}
+	return e.maxBatch
+}
+
+// Bootstrap implements Engine.
+func (e *GPU) Bootstrap(out, in []*tfhe.TLWE, mu torus.Torus32) error {
+	return e.run(opBootstrap, out, in, mu)
+}
+
+// BootstrapNoKeySwitch implements Engine.
+func (e *GPU) BootstrapNoKeySwitch(out, in []*tfhe.TLWE, mu torus.Torus32) error {
+	return e.run(opBootstrapNoKS, out, in, mu)
+}
+
+// KeySwitch implements Engine.
+func (e *GPU) KeySwitch(out, in []*tfhe.TLWE) error {
+	return e.run(opKeySwitch, out, in, 0)
+}
+
+// Close implements Engine: it waits for calls in progress, then frees the
+// device memory, the pinned buffers and the device context.
+func (e *GPU) Close() error {
+	if e == nil || e.name == "" {
+		return ErrNotInitialized
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil
+	}
+	e.closed = true
+	if err := e.release(); err != nil {
+		return fmt.Errorf("bootstrap: GPU.Close: %w", err)
+	}
+	return nil
+}
+
+// run checks the call and runs it in passes of at most maxBatch samples.
+// Arguments are checked before any work (no output is written on such an
+// error); a device error in a later pass leaves the outputs of the earlier
+// passes written.
+func (e *GPU) run(op opKind, out, in []*tfhe.TLWE, mu torus.Torus32) error {
+	if e == nil || e.name == "" {
+		return ErrNotInitialized
+	}
+	if err := checkBatch(e.params, op, out, in); err != nil {
+		return err
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if e.closed {
+		return ErrClosed
+	}
+	e.pipe.Lock()
+	defer e.pipe.Unlock()
+	for lo := 0; lo < len(in); lo += e.maxBatch {
+		hi := min(lo+e.maxBatch, len(in))
+		if err := e.pass(op, out[lo:hi], in[lo:hi], mu); err != nil {
+			return fmt.Errorf("bootstrap: GPU (%s): %w", e.info.Name, err)
+		}
+	}
+	return nil
+}
+
+// pass runs one device pass over len(in) ≤ maxBatch samples.
+func (e *GPU) pass(op opKind, out, in []*tfhe.TLWE, mu torus.Torus32) error {
+	count := len(in)
+	s := e.shape
+	n, kn := s.LWEDim, s.ExtractedDim()
+	inW, outW := n+1, n+1
+	switch op {
+	case opBootstrapNoKS:
+		outW = kn + 1
+	case opKeySwitch:
+		inW = kn + 1
+	}
+	// Upload: the samples one after another, through pinned memory.
+	host := e.buf.hostIn.Slice()[:count*inW]
+	for i, c := range in {
+		dst := host[i*inW : (i+1)*inW]
+		for j, v := range c.Value {
+			dst[j] = uint32(v)
+		}
+	}
+	src := e.buf.in
+	if op == opKeySwitch {
+		src = e.buf.ext
+	}
+	if err := src.View(0, len(host)).CopyFromHost(host); err != nil {
+		return err
+	}
+	// Blind rotation and sample extraction.
+	if op != opKeySwitch {
+		if err := e.blindRotate(count, mu); err != nil {
+			return err
+		}
+		if err := e.bsk.Extract(nil, s, e.buf.acc, e.buf.ext, count); err != nil {
+			return err
+		}
+	}
+	// Key switching.
+	res := e.buf.ext
+	if op != opBootstrapNoKS {
+		if err := e.bsk.KeySwitch(nil, s, e.buf.out, e.buf.ext, e.buf.ksk, count); err != nil {
+			return err
+		}
+		res = e.buf.out
+	}
+	// Download (a synchronous copy: it waits for the kernels before it).
+	got := e.buf.hostOut.Slice()[:count*outW]
+	if err := res.View(0, len(got)).CopyToHost(got); err != nil {
+		return err
+	}
+	for i, c := range out {
+		src := got[i*outW : (i+1)*outW]
+		for j := range c.Value {
+			c.Value[j] = torus.Torus32(src[j])
+		}
+	}
+	return nil
+}
+
+// blindRotate runs modulus switching and the n CMux steps of blind rotation
+// on the count samples in buf.in, leaving the accumulators in buf.acc.
+func (e *GPU) blindRotate(count int, mu torus.Torus32) error {
+	s := e.shape
+	b := &e.buf
+	if err := e.bsk.Init(nil, s, b.in, b.abar, b.acc, uint32(mu), count); err != nil {
+		return err
+	}
+	N := s.N()
+	digits := &gpuntt.Polys{N: N, Count: count * s.Rows(), Buf: b.dec}
+	cols := &gpuntt.Polys{N: N, Count: count * (s.K + 1), Buf: b.prod}
+	for i := range s.LWEDim {
+		if err := e.bsk.RotateDecompose(nil, s, b.acc, b.abar, b.dec, i, count); err != nil {
+			return err
+		}
+		if err := e.plan.Forward(nil, digits); err != nil {
+			return err
+		}
+		if err := e.bsk.MAC(nil, s, b.dec, b.bk, b.prod, i, count); err != nil {
+			return err
+		}
+		if err := e.plan.Inverse(nil, cols); err != nil {
+			return err
+		}
+		if err := e.bsk.AddCentered(nil, b.acc, b.prod, cols.Count*N); err != nil {
+			return err
+		}
+	}
+	return nil
+}

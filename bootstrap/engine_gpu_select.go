@@ -1,0 +1,91 @@
+package bootstrap
+
+import (
+	"fmt"
+
+	"github.com/goldfhe/goldfhe/tfhe"
+)
+
+// Use says which engine New builds.
+type Use int
+
+const (
+	// UseAuto builds the GPU engine when a GPU is usable and the CPU engine
+	// otherwise (the zero value).
+	UseAuto Use = iota
+	// UseCPU always builds the CPU engine.
+	UseCPU
+	// UseGPU builds the GPU engine or fails.
+	UseGPU
+)
+
+func (u Use) String() string {
+	switch u {
+	case UseAuto:
+		return "UseAuto"
+	case UseCPU:
+		return "UseCPU"
+	case UseGPU:
+		return "UseGPU"
+	}
+	return fmt.Sprintf("Use(%d)", int(u))
+}
+
+// Options configures New: which engine, and the options of each.
+type Options struct {
+	Use Use
+	CPU CPUOptions
+	GPU GPUOptions
+}
+
+// Selected is the engine New built, with the reason it was chosen. It
+// implements Engine by forwarding to that engine (a *GPU or a *CPU), with
+// the same concurrency guarantees.
+type Selected struct {
+	Engine
+	reason string
+	gpu    bool
+}
+
+// Reason says which engine was built and why, for example
+// "GPU: NVIDIA H100 80GB HBM3 (sm_90, …)" or "CPU: no usable GPU:
+// kernels: no CUDA driver: libcuda.so.1 not found …".
+func (s *Selected) Reason() string { return s.reason }
+
+// OnGPU reports whether the engine runs on a GPU.
+func (s *Selected) OnGPU() bool { return s.gpu }
+
+// New builds the engine opts.Use asks for: with UseAuto (the zero Options)
+// the GPU engine when NewGPU succeeds, and the CPU engine otherwise — when
+// there is no driver or device, but also when the GPU engine cannot be
+// built there for another reason (a fatbin without code for this GPU, too
+// little memory…), which Reason then gives. Both engines compute
+// bit-identical outputs, so the choice affects speed only.
+func New(ck *tfhe.CloudKey, opts Options) (*Selected, error) {
+	switch opts.Use {
+	case UseCPU:
+		e, err := NewCPU(ck, opts.CPU)
+		if err != nil {
+			return nil, err
+		}
+		return &Selected{Engine: e, reason: "CPU: requested (UseCPU)"}, nil
+	case UseGPU, UseAuto:
+	default:
+		return nil, fmt.Errorf("bootstrap: New: unknown %v", opts.Use)
+	}
+	if err := ck.Validate(); err != nil {
+		return nil, fmt.Errorf("bootstrap: New: %w", err)
+	}
+	g, err := NewGPU(ck, opts.GPU)
+	if err == nil {
+		return &Selected{Engine: g, gpu: true, reason: fmt.Sprintf("GPU: %v, %v", g.Device(), g.Plan())}, nil
+	}
+	if opts.Use == UseGPU {
+		return nil, err
+	}
+	c, cerr := NewCPU(ck, opts.CPU)
+	if cerr != nil {
+		return nil, cerr
+	}
+	return &Selected{Engine: c, reason: "CPU: " + err.Error()}, nil
+}

@@ -1,0 +1,513 @@
+package bootstrap
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/goldfhe/goldfhe/kernels"
+	"github.com/goldfhe/goldfhe/smallntt"
+	"github.com/goldfhe/goldfhe/tfhe"
+	"github.com/goldfhe/goldfhe/torus"
+)
+
+// newGPU builds a GPU engine or skips the test, naming why, when there is no
+// GPU; any other failure (a fatbin without the kernels, say) fails it.
+func newGPU(t testing.TB, ck *tfhe.CloudKey, opts GPUOptions) *GPU {
+	t.Helper()
+	e, err := NewGPU(ck, opts)
+	if errors.Is(err, ErrNoGPU) {
+		t.Skipf("no GPU: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	return e
+}
+
+// requireGPU skips the test, naming why, when no CUDA device is there (before
+// any expensive key generation).
+func requireGPU(t testing.TB) {
+	t.Helper()
+	n, err := kernels.DeviceCount()
+	if err != nil {
+		t.Skipf("no GPU: %v", err)
+	}
+	if n == 0 {
+		t.Skip("no GPU: the driver reports no CUDA device")
+	}
+}
+
+// TestGPUUnavailable checks, where there is no GPU, the error of NewGPU and
+// the fallback of New; it skips on a machine with a usable GPU.
+func TestGPUUnavailable(t *testing.T) {
+	kp := testKeys(toyParams, 0)
+	g, err := NewGPU(kp.ck, GPUOptions{})
+	if err == nil {
+		g.Close()
+		t.Skip("a GPU is usable here: " + g.Name())
+	}
+	if !errors.Is(err, ErrNoGPU) {
+		t.Fatalf("NewGPU without a usable GPU: %v (does not wrap ErrNoGPU)", err)
+	}
+	if !errors.Is(err, kernels.ErrNoDriver) && !errors.Is(err, kernels.ErrNoDevice) {
+		t.Errorf("NewGPU error %v wraps neither kernels.ErrNoDriver nor kernels.ErrNoDevice", err)
+	}
+	t.Logf("NewGPU: %v", err)
+	s, err := New(kp.ck, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.OnGPU() || !strings.HasPrefix(s.Reason(), "CPU: ") || !strings.Contains(s.Reason(), "no usable GPU") {
+		t.Errorf("New fell back with OnGPU = %v, reason %q", s.OnGPU(), s.Reason())
+	}
+	if _, ok := s.Engine.(*CPU); !ok {
+		t.Errorf("New built %T, want *CPU", s.Engine)
+	}
+	if _, err := New(kp.ck, Options{Use: UseGPU}); !errors.Is(err, ErrNoGPU) {
+		t.Errorf("New(UseGPU) without a GPU: %v", err)
+	}
+}
+
+// TestNewSelection checks the choices every machine can make.
+func TestNewSelection(t *testing.T) {
+	kp := testKeys(toyParams, 0)
+	s, err := New(kp.ck, Options{Use: UseCPU, CPU: CPUOptions{Workers: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.OnGPU() || s.Reason() != "CPU: requested (UseCPU)" || !strings.HasPrefix(s.Name(), "cpu/") {
+		t.Errorf("UseCPU: OnGPU %v, reason %q, name %q", s.OnGPU(), s.Reason(), s.Name())
+	}
+	if _, err := New(kp.ck, Options{Use: 7}); err == nil {
+		t.Error("New with an unknown Use: no error")
+	}
+	if _, err := New(nil, Options{}); err == nil {
+		t.Error("New with a nil key: no error")
+	}
+	if _, err := NewGPU(nil, GPUOptions{}); err == nil {
+		t.Error("NewGPU with a nil key: no error")
+	}
+	if _, err := NewGPU(kp.ck, GPUOptions{MaxBatch: -1}); err == nil {
+		t.Error("NewGPU with MaxBatch -1: no error")
+	}
+	bad, _ := smallntt.NewPlan(512, smallntt.Butterfly)
+	if _, err := NewGPU(kp.ck, GPUOptions{Plan: bad}); err == nil {
+		t.Error("NewGPU with a plan of the wrong size: no error")
+	}
+	// Zero and nil engines.
+	var zero GPU
+	var nilE *GPU
+	n, kn := toyParams.LWEDimension(), toyParams.ExtractedLWEDimension()
+	for name, en := range map[string]Engine{"zero": &zero, "nil": nilE} {
+		if err := en.Bootstrap(newTLWEs(1, n), newTLWEs(1, n), mu8); !errors.Is(err, ErrNotInitialized) {
+			t.Errorf("%s GPU engine Bootstrap: %v", name, err)
+		}
+		if err := en.BootstrapNoKeySwitch(newTLWEs(1, kn), newTLWEs(1, n), mu8); !errors.Is(err, ErrNotInitialized) {
+			t.Errorf("%s GPU engine BootstrapNoKeySwitch: %v", name, err)
+		}
+		if err := en.KeySwitch(newTLWEs(1, n), newTLWEs(1, kn)); !errors.Is(err, ErrNotInitialized) {
+			t.Errorf("%s GPU engine KeySwitch: %v", name, err)
+		}
+		if err := en.Close(); !errors.Is(err, ErrNotInitialized) {
+			t.Errorf("%s GPU engine Close: %v", name, err)
+		}
+		if en.Name() != "gpu/uninitialized" || !en.Params().IsZero() {
+			t.Errorf("%s GPU engine: name %q", name, en.Name())
+		}
+	}
+}
+
+// gpuSets are the parameter sets the GPU tests run: all named sets and the
+// toy set (N = 256: the butterfly NTT path), fewer under -short.
+func gpuSets() []tfhe.Params {
+	if testing.Short() {
+		return []tfhe.Params{toyParams, tfhe.TFHELib128}
+	}
+	return append([]tfhe.Params{toyParams}, tfhe.ParamSets()...)
+}
+
+// mixedInputs returns count samples of dimension n: even indices are NAND
+// combinations of fresh encryptions (want gives the gate's value), odd ones
+// uniformly random (every rotation amount and digit shows up).
+func mixedInputs(t testing.TB, p tfhe.Params, kp keyPair, rng *rand.Rand, count int) (in []*tfhe.TLWE, want []bool) {
+	enc := newEncryptor(t, kp.sk, int(rng.Int32()))
+	nand, want := nandInputs(t, p, enc, count)
+	in = make([]*tfhe.TLWE, count)
+	for i := range in {
+		if i%2 == 0 {
+			in[i] = nand[i]
+			continue
+		}
+		in[i] = tfhe.NewTLWE(p.LWEDimension())
+		for j := range in[i].Value {
+			in[i].Value[j] = torus.Torus32(rng.Uint32())
+		}
+	}
+	return in, want
+}
+
+// sampleIndices returns every index below count when count ≤ 132, else 64
+// random ones plus the first and the last.
+func sampleIndices(rng *rand.Rand, count int) []int {
+	if count <= 132 {
+		idx := make([]int, count)
+		for i := range idx {
+			idx[i] = i
+		}
+		return idx
+	}
+	idx := []int{0, count - 1}
+	for range 64 {
+		idx = append(idx, rng.IntN(count))
+	}
+	return idx
+}
+
+func pick(s []*tfhe.TLWE, idx []int) []*tfhe.TLWE {
+	out := make([]*tfhe.TLWE, len(idx))
+	for i, j := range idx {
+		out[i] = s[j]
+	}
+	return out
+}
+
+// TestGPUMatchesCPU: for every set, batches of 1, 7, 132, 1000 (and 10,000
+// for TFHELib128 outside -short), the GPU engine's Bootstrap,
+// BootstrapNoKeySwitch and KeySwitch outputs equal the CPU engine's bit for
+// bit (on every sample up to 132, on 66 random ones beyond), Bootstrap =
+// KeySwitch ∘ BootstrapNoKeySwitch on the GPU for every sample, and the
+// gates decrypt correctly.
+func TestGPUMatchesCPU(t *testing.T) {
+	requireGPU(t)
+	for _, p := range gpuSets() {
+		t.Run(p.Name(), func(t *testing.T) {
+			kp := testKeys(p, 0)
+			g := newGPU(t, kp.ck, GPUOptions{})
+			cpu := newCPU(t, kp.ck, CPUOptions{})
+			t.Logf("%s; %s", g.Name(), cpu.Name())
+			rng := rand.New(rand.NewPCG(uint64(p.LWEDimension()), 1))
+			n, kn := p.LWEDimension(), p.ExtractedLWEDimension()
+			batches := []int{1, 7, 132, 1000}
+			if p.Name() == tfhe.TFHELib128.Name() && !testing.Short() {
+				batches = append(batches, 10_000)
+			}
+			for _, count := range batches {
+				in, want := mixedInputs(t, p, kp, rng, count)
+				out, ext, ks := newTLWEs(count, n), newTLWEs(count, kn), newTLWEs(count, n)
+				if err := g.Bootstrap(out, in, mu8); err != nil {
+					t.Fatal(err)
+				}
+				if err := g.BootstrapNoKeySwitch(ext, in, mu8); err != nil {
+					t.Fatal(err)
+				}
+				if err := g.KeySwitch(ks, ext); err != nil {
+					t.Fatal(err)
+				}
+				for i := range out {
+					if !equalTLWE(ks[i], out[i]) {
+						t.Fatalf("batch %d, sample %d: GPU KeySwitch(BootstrapNoKeySwitch) ≠ Bootstrap", count, i)
+					}
+					if i%2 == 0 && (kp.sk.DecryptBool(out[i]) != want[i] || kp.sk.DecryptBool(ext[i]) != want[i]) {
+						t.Fatalf("batch %d, gate %d decrypts wrong, want %v", count, i, want[i])
+					}
+				}
+				// The CPU reference on a subset.
+				idx := sampleIndices(rng, count)
+				cin := pick(in, idx)
+				cext, cout := newTLWEs(len(idx), kn), newTLWEs(len(idx), n)
+				if err := cpu.BootstrapNoKeySwitch(cext, cin, mu8); err != nil {
+					t.Fatal(err)
+				}
+				if err := cpu.KeySwitch(cout, cext); err != nil {
+					t.Fatal(err)
+				}
+				for r, i := range idx {
+					if !equalTLWE(ext[i], cext[r]) {
+						t.Fatalf("batch %d, sample %d: GPU BootstrapNoKeySwitch ≠ CPU (%s)", count, i, firstDiff(ext[i], cext[r]))
+					}
+					if !equalTLWE(out[i], cout[r]) {
+						t.Fatalf("batch %d, sample %d: GPU Bootstrap ≠ CPU (%s)", count, i, firstDiff(out[i], cout[r]))
+					}
+				}
+				// KeySwitch of uniformly random samples of dimension k·N.
+				rin := newTLWEs(count, kn)
+				for _, c := range rin {
+					for j := range c.Value {
+						c.Value[j] = torus.Torus32(rng.Uint32())
+					}
+				}
+				if err := g.KeySwitch(ks, rin); err != nil {
+					t.Fatal(err)
+				}
+				if err := cpu.KeySwitch(cout, pick(rin, idx)); err != nil {
+					t.Fatal(err)
+				}
+				for r, i := range idx {
+					if !equalTLWE(ks[i], cout[r]) {
+						t.Fatalf("batch %d, sample %d: GPU KeySwitch of a random sample ≠ CPU (%s)", count, i, firstDiff(ks[i], cout[r]))
+					}
+				}
+				t.Logf("batch %d: GPU = CPU on %d samples (all three operations), KS∘NoKS = Bootstrap and decryption on all %d", count, len(idx), count)
+			}
+		})
+	}
+}
+
+func firstDiff(a, b *tfhe.TLWE) string {
+	for i := range a.Value {
+		if a.Value[i] != b.Value[i] {
+			return fmt.Sprintf("coordinate %d of %d: %#x vs %#x", i, len(a.Value), uint32(a.Value[i]), uint32(b.Value[i]))
+		}
+	}
+	return "equal"
+}
+
+// TestGPUSplitAndInPlace: a batch larger than MaxBatch is split into passes
+// with the same results, and out[i] = in[i] works.
+func TestGPUSplitAndInPlace(t *testing.T) {
+	requireGPU(t)
+	for _, p := range []tfhe.Params{toyParams, tfhe.TFHELib128} {
+		t.Run(p.Name(), func(t *testing.T) {
+			kp := testKeys(p, 0)
+			g := newGPU(t, kp.ck, GPUOptions{})
+			small := newGPU(t, kp.ck, GPUOptions{MaxBatch: 50})
+			if small.MaxBatch() != 50 {
+				t.Fatalf("MaxBatch() = %d", small.MaxBatch())
+			}
+			rng := rand.New(rand.NewPCG(3, 4))
+			const count = 132
+			in, _ := mixedInputs(t, p, kp, rng, count)
+			n := p.LWEDimension()
+			a, b := newTLWEs(count, n), newTLWEs(count, n)
+			if err := g.Bootstrap(a, in, mu8); err != nil {
+				t.Fatal(err)
+			}
+			if err := small.Bootstrap(b, in, mu8); err != nil {
+				t.Fatal(err)
+			}
+			if err := small.Bootstrap(in, in, mu8); err != nil {
+				t.Fatal(err)
+			}
+			for i := range a {
+				if !equalTLWE(a[i], b[i]) {
+					t.Fatalf("sample %d: split batch differs", i)
+				}
+				if !equalTLWE(a[i], in[i]) {
+					t.Fatalf("sample %d: in-place bootstrap differs", i)
+				}
+			}
+		})
+	}
+}
+
+// TestGPUDigest runs the CPU engine's digest computation (TestCPUDigest) on
+// the GPU engine: same bits.
+func TestGPUDigest(t *testing.T) {
+	requireGPU(t)
+	p := tfhe.TFHELib128
+	kp := testKeys(p, 0)
+	g := newGPU(t, kp.ck, GPUOptions{})
+	rounds := 3
+	if testing.Short() {
+		rounds = 1
+	}
+	got := digestRun(t, g, kp, rounds)
+	want := digestRun(t, newCPU(t, kp.ck, CPUOptions{}), kp, rounds)
+	if got != want {
+		t.Errorf("GPU digest %s, CPU %s", got, want)
+	}
+}
+
+// TestGPUPlans: every GPU NTT variant gives the same outputs (toy set and
+// TFHELib128's N = 1024 with a matrix plan).
+func TestGPUPlans(t *testing.T) {
+	requireGPU(t)
+	kp := testKeys(toyParams, 0)
+	ref := newGPU(t, kp.ck, GPUOptions{})
+	rng := rand.New(rand.NewPCG(5, 6))
+	in, _ := mixedInputs(t, toyParams, kp, rng, 9)
+	want := newTLWEs(len(in), toyParams.LWEDimension())
+	if err := ref.Bootstrap(want, in, mu8); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []func() (*smallntt.Plan, error){
+		func() (*smallntt.Plan, error) { return smallntt.NewPlan(256, smallntt.Matrix, 16, 16) },
+		func() (*smallntt.Plan, error) { return smallntt.NewPlan(256, smallntt.MatrixNoMerge, 4, 4, 4, 4) },
+	} {
+		plan, err := f()
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := newGPU(t, kp.ck, GPUOptions{Plan: plan})
+		got := newTLWEs(len(in), toyParams.LWEDimension())
+		if err := g.Bootstrap(got, in, mu8); err != nil {
+			t.Fatal(err)
+		}
+		for i := range got {
+			if !equalTLWE(got[i], want[i]) {
+				t.Fatalf("%v: sample %d differs from %v", plan, i, ref.Plan())
+			}
+		}
+		g.Close()
+	}
+}
+
+// TestGPUErrors feeds bad input to every method: errors, never panics, and
+// no output written; then Close.
+func TestGPUErrors(t *testing.T) {
+	requireGPU(t)
+	p := toyParams
+	kp := testKeys(p, 0)
+	n, kn := p.LWEDimension(), p.ExtractedLWEDimension()
+	g := newGPU(t, kp.ck, GPUOptions{})
+	good := func(c int) []*tfhe.TLWE { return newTLWEs(c, n) }
+	poisoned := func(c, dim int) []*tfhe.TLWE {
+		s := newTLWEs(c, dim)
+		for _, x := range s {
+			for j := range x.Value {
+				x.Value[j] = 0x5A5A5A5A
+			}
+		}
+		return s
+	}
+	cases := []struct {
+		name string
+		call func(out []*tfhe.TLWE) error
+		out  []*tfhe.TLWE
+	}{
+		{"length mismatch", func(o []*tfhe.TLWE) error { return g.Bootstrap(o, good(3), mu8) }, poisoned(2, n)},
+		{"nil input", func(o []*tfhe.TLWE) error { return g.Bootstrap(o, []*tfhe.TLWE{tfhe.NewTLWE(n), nil}, mu8) }, poisoned(2, n)},
+		{"nil output", func([]*tfhe.TLWE) error { return g.Bootstrap([]*tfhe.TLWE{nil}, good(1), mu8) }, nil},
+		{"empty sample", func(o []*tfhe.TLWE) error { return g.Bootstrap(o, []*tfhe.TLWE{{}}, mu8) }, poisoned(1, n)},
+		{"input dimension", func(o []*tfhe.TLWE) error { return g.Bootstrap(o, newTLWEs(1, n+1), mu8) }, poisoned(1, n)},
+		{"output dimension", func(o []*tfhe.TLWE) error { return g.Bootstrap(o, good(1), mu8) }, poisoned(1, kn)},
+		{"no-KS output dimension", func(o []*tfhe.TLWE) error { return g.BootstrapNoKeySwitch(o, good(1), mu8) }, poisoned(1, n)},
+		{"KS input dimension", func(o []*tfhe.TLWE) error { return g.KeySwitch(o, good(1)) }, poisoned(1, n)},
+		{"KS output dimension", func(o []*tfhe.TLWE) error { return g.KeySwitch(o, newTLWEs(1, kn)) }, poisoned(1, kn)},
+		{"other set's ciphertexts", func(o []*tfhe.TLWE) error {
+			return g.Bootstrap(o, newTLWEs(1, tfhe.TFHELib128.LWEDimension()), mu8)
+		}, poisoned(1, tfhe.TFHELib128.LWEDimension())},
+	}
+	for _, c := range cases {
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Errorf("%s: panic %v", c.name, r)
+				}
+			}()
+			if err := c.call(c.out); err == nil {
+				t.Errorf("%s: no error", c.name)
+			}
+			for _, o := range c.out {
+				for _, v := range o.Value {
+					if v != 0x5A5A5A5A {
+						t.Fatalf("%s: output written on error", c.name)
+					}
+				}
+			}
+		}()
+	}
+	if err := g.Bootstrap(nil, nil, mu8); err != nil {
+		t.Errorf("empty batch: %v", err)
+	}
+	if err := g.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if err := g.Bootstrap(good(1), good(1), mu8); !errors.Is(err, ErrClosed) {
+		t.Errorf("Bootstrap after Close: %v", err)
+	}
+	if err := g.KeySwitch(good(1), newTLWEs(1, kn)); !errors.Is(err, ErrClosed) {
+		t.Errorf("KeySwitch after Close: %v", err)
+	}
+}
+
+// TestGPUConcurrent: goroutines sharing one engine get the results of
+// sequential calls; New picks the GPU when one is usable.
+func TestGPUConcurrent(t *testing.T) {
+	requireGPU(t)
+	p := toyParams
+	kp := testKeys(p, 0)
+	newGPU(t, kp.ck, GPUOptions{}) // skip without a GPU
+	s, err := New(kp.ck, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if !s.OnGPU() || !strings.HasPrefix(s.Reason(), "GPU: ") {
+		t.Fatalf("New with a GPU: OnGPU %v, reason %q", s.OnGPU(), s.Reason())
+	}
+	t.Log(s.Reason())
+	const workers, count = 4, 20
+	ins := make([][]*tfhe.TLWE, workers)
+	wants := make([][]*tfhe.TLWE, workers)
+	rng := rand.New(rand.NewPCG(7, 8))
+	for w := range ins {
+		ins[w], _ = mixedInputs(t, p, kp, rng, count)
+		wants[w] = newTLWEs(count, p.LWEDimension())
+		if err := s.Bootstrap(wants[w], ins[w], mu8); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, workers)
+	for w := range workers {
+		wg.Go(func() {
+			out := newTLWEs(count, p.LWEDimension())
+			for range 3 {
+				if err := s.Bootstrap(out, ins[w], mu8); err != nil {
+					errs[w] = err
+					return
+				}
+				for i := range out {
+					if !equalTLWE(out[i], wants[w][i]) {
+						errs[w] = fmt.Errorf("worker %d, sample %d differs", w, i)
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// BenchmarkGPUBootstrap measures the GPU engine's Bootstrap on batches of
+// NAND inputs: gates/s, and ms per batch (batch=1: the single-gate
+// latency). Names: BenchmarkGPUBootstrap/TFHELib128/batch=1000.
+func BenchmarkGPUBootstrap(b *testing.B) {
+	requireGPU(b)
+	for _, p := range tfhe.ParamSets() {
+		kp := testKeys(p, 0)
+		g := newGPU(b, kp.ck, GPUOptions{})
+		b.Logf("%s", g.Name())
+		for _, count := range []int{1, 16, 132, 1024, 4096, 10_000} {
+			if p.Name() != tfhe.TFHELib128.Name() && count > 1024 {
+				continue
+			}
+			in, _ := nandInputs(b, p, newEncryptor(b, kp.sk, 5), count)
+			out := newTLWEs(count, p.LWEDimension())
+			b.Run(fmt.Sprintf("%s/batch=%d", p.Name(), count), func(b *testing.B) {
+				for b.Loop() {
+					if err := g.Bootstrap(out, in, mu8); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.N*count)/b.Elapsed().Seconds(), "gates/s")
+				b.ReportMetric(b.Elapsed().Seconds()*1e3/float64(b.N), "ms/batch")
+			})
+		}
+		g.Close()
+	}
+}

@@ -1,0 +1,399 @@
+package kernels
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"unsafe"
+)
+
+// The gate-bootstrapping kernels (bootstrap.cuh): typed wrappers, one per
+// __global__ kernel. They run the steps of TFHE gate bootstrapping (CGGI20
+// Alg. 3; DESIGN.md §2 and §6) on a batch of `count` ciphertexts resident on
+// the device; the NTTs between them are the NTT kernels' (NTTHybrid,
+// NTTButterfly, NTTMatrix). Each computes exactly what package tfhe computes
+// on the CPU, so a GPU engine built from them is bit-identical to the CPU
+// engine. Torus values are uint32 (torus.Torus32's bits); Goldilocks values
+// uint64. The layouts are documented in bootstrap.cuh.
+
+// BootstrapShape holds the sizes of a parameter set that the bootstrapping
+// kernels need (tfhe.Params in numbers: this package does not import tfhe).
+type BootstrapShape struct {
+	LWEDim    int    // n: dimension of the input and output TLWE samples
+	LogN      int    // log2 N, N the TRLWE polynomial degree
+	K         int    // k: the TRLWE (GLWE) dimension
+	BKLevels  int    // l: gadget levels of the bootstrapping key
+	BKBaseLog int    // β: bits per gadget level (Bg = 2^β)
+	BKOffset  uint32 // the gadget offset Σ (Bg/2)·2^{32−iβ} + rounding bit (tfhe.Gadget.Offset)
+	KSLevels  int    // t: key-switching digits
+	KSBaseLog int    // bits per key-switching digit
+	KSOffset  uint32 // the key-switching gadget offset
+}
+
+// N returns the polynomial degree 2^LogN.
+func (s BootstrapShape) N() int { return 1 << s.LogN }
+
+// ExtractedDim returns k·N, the dimension of extracted samples.
+func (s BootstrapShape) ExtractedDim() int { return s.K << s.LogN }
+
+// Rows returns (k+1)·l, the rows of a TRGSW sample.
+func (s BootstrapShape) Rows() int { return (s.K + 1) * s.BKLevels }
+
+// BKLen returns the number of uint64 of the NTT-domain bootstrapping key:
+// n × (k+1)·l × (k+1) × N.
+func (s BootstrapShape) BKLen() int { return s.LWEDim * s.Rows() * (s.K + 1) << s.LogN }
+
+// KSTableLen returns the number of uint32 of the key-switching table:
+// k·N × t × 2^basebit/2 × (n+1).
+func (s BootstrapShape) KSTableLen() int {
+	return s.ExtractedDim() * s.KSLevels * (1 << s.KSBaseLog / 2) * (s.LWEDim + 1)
+}
+
+// Check reports whether the shape is one the kernels handle: the ranges of
+// tfhe.NewParams (N = 2^LogN with 2 ≤ LogN ≤ 13, k ≤ 8, l·β ≤ 32, t·basebit ≤
+// 32, basebit ≤ 8) and tables below 2^40 elements.
+func (s BootstrapShape) Check() error {
+	switch {
+	case s.LWEDim < 1 || s.LWEDim > 1<<16:
+		return argErr("BootstrapShape", "n = %d, want [1, 65536]", s.LWEDim)
+	case s.LogN < 2 || s.LogN > 13:
+		return argErr("BootstrapShape", "log2 N = %d, want [2, 13]", s.LogN)
+	case s.K < 1 || s.K > 8:
+		return argErr("BootstrapShape", "k = %d, want [1, 8]", s.K)
+	case s.BKLevels < 1 || s.BKBaseLog < 1 || s.BKLevels*s.BKBaseLog > 32:
+		return argErr("BootstrapShape", "l = %d, β = %d: want l, β ≥ 1 and l·β ≤ 32", s.BKLevels, s.BKBaseLog)
+	case s.KSLevels < 1 || s.KSBaseLog < 1 || s.KSBaseLog > 8 || s.KSLevels*s.KSBaseLog > 32:
+		return argErr("BootstrapShape", "t = %d, basebit = %d: want t ≥ 1, 1 ≤ basebit ≤ 8, t·basebit ≤ 32", s.KSLevels, s.KSBaseLog)
+	}
+	if s.BKLen() > 1<<40 || s.KSTableLen() > 1<<40 {
+		return argErr("BootstrapShape", "key tables too large")
+	}
+	return nil
+}
+
+// BootstrapKernels are the kernels of bootstrap.cuh loaded from a Library.
+// Like the Library, they are safe for concurrent use; each launch fills its
+// kernel's argument block under that kernel's lock.
+type BootstrapKernels struct {
+	l                                      *Library
+	init, rotdec, mac, add, extract, keysw bsKernel
+}
+
+// bsArgs is one argument block: up to four device pointers and ten scalars,
+// each in a field of its own C type; params lists the kernel's arguments in
+// order (set once by BootstrapKernels).
+type bsArgs struct {
+	p      [4]devicePtr
+	u      [9]uint32
+	total  uint64
+	params [13]unsafe.Pointer
+}
+
+type bsKernel struct {
+	f    *Function
+	mu   sync.Mutex
+	args bsArgs
+}
+
+// bind sets the parameter list: np pointers then nu uint32 scalars, and the
+// uint64 total last if withTotal.
+func (k *bsKernel) bind(np, nu int, withTotal bool) {
+	i := 0
+	for j := 0; j < np; j++ {
+		k.args.params[i] = unsafe.Pointer(&k.args.p[j])
+		i++
+	}
+	for j := 0; j < nu; j++ {
+		k.args.params[i] = unsafe.Pointer(&k.args.u[j])
+		i++
+	}
+	if withTotal {
+		k.args.params[i] = unsafe.Pointer(&k.args.total)
+	}
+}
+
+// Bootstrap kernel names, as in bootstrap.cuh.
+var bootstrapKernelNames = []string{
+	"goldfhe_bs_init", "goldfhe_bs_rotate_decompose", "goldfhe_bs_mac",
+	"goldfhe_bs_add_centered", "goldfhe_bs_extract", "goldfhe_bs_keyswitch",
+}
+
+// BootstrapKernels looks up the bootstrapping kernels in the library's
+// fatbin. A fatbin built before bootstrap.cuh existed has none: the error
+// then names the missing kernels and says to rebuild it.
+func (l *Library) BootstrapKernels() (*BootstrapKernels, error) {
+	b := &BootstrapKernels{l: l}
+	ks := []*bsKernel{&b.init, &b.rotdec, &b.mac, &b.add, &b.extract, &b.keysw}
+	var errs []error
+	for i, name := range bootstrapKernelNames {
+		f, err := l.m.Function(name)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		ks[i].f = f
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("%w (in %s: rebuild it from these sources)", err, l.source)
+	}
+	// Argument lists, in the order of bootstrap.cuh.
+	b.init.bind(3, 5, false)   // in, abar, acc; n, logN, k, mu, count
+	b.rotdec.bind(3, 8, false) // acc, abar, dec; iter, n, logN, k, l, beta, offset, count
+	b.mac.bind(3, 5, false)    // dec, bk, prod; iter, logN, k, l, count
+	b.add.bind(2, 0, true)     // acc, prod; total
+	b.extract.bind(2, 3, false)
+	b.keysw.bind(3, 6, false) // out, in, table; n, kn, t, basebit, offset, count
+	return b, nil
+}
+
+// Functions returns the kernels, for their Attributes.
+func (b *BootstrapKernels) Functions() []*Function {
+	return []*Function{b.init.f, b.rotdec.f, b.mac.f, b.add.f, b.extract.f, b.keysw.f}
+}
+
+// bsThreads is the block size of the flat bootstrapping kernels, and
+// ksThreads that of key switching (threads over output coordinates).
+const (
+	bsThreads = 256
+	ksThreads = 128
+)
+
+// flatGrid returns the grid of a flat kernel over total threads.
+func flatGrid(total int) dim3 {
+	return dim3{uint32(min((total+bsThreads-1)/bsThreads, maxNTTGrid)), 1, 1}
+}
+
+// operand is one buffer argument to check: its name, its pointer, its
+// length in bytes, the bytes the launch uses, and whether it is written.
+type operand struct {
+	name   string
+	p      devicePtr
+	used   uint64
+	output bool
+}
+
+// bsOperand checks that buf holds at least need elements and is on l's
+// device, and returns it as an operand.
+func bsOperand[T Elem](l *Library, op, name string, buf *DeviceBuffer[T], need int, output bool) (operand, error) {
+	if buf == nil {
+		return operand{}, argErr(op, "%s is nil", name)
+	}
+	if buf.a.c.h != l.c.h {
+		return operand{}, argErr(op, "%s is on another device", name)
+	}
+	if need < 0 || buf.Len() < need {
+		return operand{}, argErr(op, "%s holds %d elements, want %d", name, buf.Len(), need)
+	}
+	p, err := buf.ptr(op)
+	if err != nil {
+		return operand{}, err
+	}
+	return operand{name: name, p: p, used: uint64(need) * uint64(sizeOf[T]()), output: output}, nil
+}
+
+// checkOperands fails when an output overlaps any other operand (the
+// kernels read and write with __restrict__ pointers: no aliasing at all).
+func checkOperands(op string, ops []operand) error {
+	for i, a := range ops {
+		if !a.output || a.used == 0 {
+			continue
+		}
+		for j, b := range ops {
+			if i == j || b.used == 0 {
+				continue
+			}
+			if uint64(a.p) < uint64(b.p)+b.used && uint64(b.p) < uint64(a.p)+a.used {
+				return argErr(op, "%s overlaps %s", a.name, b.name)
+			}
+		}
+	}
+	return nil
+}
+
+func (b *BootstrapKernels) prepare(op string, s *Stream, sh BootstrapShape, count int, ops ...func() (operand, error)) ([]devicePtr, uintptr, error) {
+	if err := sh.Check(); err != nil {
+		return nil, 0, fmt.Errorf("%w (%s)", err, op)
+	}
+	if count < 0 || count > 1<<24 {
+		return nil, 0, argErr(op, "count = %d, want [0, 2^24]", count)
+	}
+	var list []operand
+	for _, f := range ops {
+		o, err := f()
+		if err != nil {
+			return nil, 0, err
+		}
+		list = append(list, o)
+	}
+	if err := checkOperands(op, list); err != nil {
+		return nil, 0, err
+	}
+	h, err := streamHandle(op, b.l.c, s)
+	if err != nil {
+		return nil, 0, err
+	}
+	ptrs := make([]devicePtr, len(list))
+	for i, o := range list {
+		ptrs[i] = o.p
+	}
+	return ptrs, h, nil
+}
+
+func opnd[T Elem](l *Library, op, name string, buf *DeviceBuffer[T], need int, output bool) func() (operand, error) {
+	return func() (operand, error) { return bsOperand(l, op, name, buf, need, output) }
+}
+
+// Init (goldfhe_bs_init) starts blind rotation for count TLWE samples of
+// dimension n stored one after another in in ((n+1) words each): abar gets
+// the n·count rotation amounts ModSwitchPow2(a_i, log2 2N) and acc the
+// count accumulators (0, …, 0, X^{−b̄}·mu·(1 + X + … + X^{N−1})),
+// (k+1)·N words each.
+func (b *BootstrapKernels) Init(s *Stream, sh BootstrapShape, in, abar, acc *DeviceBuffer[uint32], mu uint32, count int) error {
+	const op = "BootstrapKernels.Init"
+	l := b.l
+	n, accLen := sh.LWEDim, (sh.K+1)<<sh.LogN
+	ptrs, h, err := b.prepare(op, s, sh, count,
+		opnd(l, op, "in", in, count*(n+1), false),
+		opnd(l, op, "abar", abar, count*n, true),
+		opnd(l, op, "acc", acc, count*accLen, true))
+	if err != nil || count == 0 {
+		return err
+	}
+	k := &b.init
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	copy(k.args.p[:], ptrs)
+	k.args.u = [9]uint32{uint32(n), uint32(sh.LogN), uint32(sh.K), mu, uint32(count)}
+	return launchPinned(k.f, flatGrid(count*(n+accLen)), dim3{bsThreads, 1, 1}, h, &k.args, unsafe.Pointer(&k.args.params[0]))
+}
+
+// RotateDecompose (goldfhe_bs_rotate_decompose) writes to dec, for each of
+// the count accumulators and each column c, the l gadget digits (as
+// Goldilocks elements, row c·l+i) of X^{ā}·acc_c − acc_c, with ā =
+// abar[s·n+iter]: the input of step iter of blind rotation, (k+1)·l·N
+// words per sample.
+func (b *BootstrapKernels) RotateDecompose(s *Stream, sh BootstrapShape, acc, abar *DeviceBuffer[uint32], dec *DeviceBuffer[uint64], iter, count int) error {
+	const op = "BootstrapKernels.RotateDecompose"
+	l := b.l
+	n, N := sh.LWEDim, sh.N()
+	if iter < 0 || iter >= n {
+		return argErr(op, "iter = %d, want [0, %d)", iter, n)
+	}
+	ptrs, h, err := b.prepare(op, s, sh, count,
+		opnd(l, op, "acc", acc, count*(sh.K+1)*N, false),
+		opnd(l, op, "abar", abar, count*n, false),
+		opnd(l, op, "dec", dec, count*sh.Rows()*N, true))
+	if err != nil || count == 0 {
+		return err
+	}
+	k := &b.rotdec
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	copy(k.args.p[:], ptrs)
+	k.args.u = [9]uint32{uint32(iter), uint32(n), uint32(sh.LogN), uint32(sh.K), uint32(sh.BKLevels), uint32(sh.BKBaseLog), sh.BKOffset, uint32(count)}
+	return launchPinned(k.f, flatGrid(count*(sh.K+1)*N), dim3{bsThreads, 1, 1}, h, &k.args, unsafe.Pointer(&k.args.params[0]))
+}
+
+// MAC (goldfhe_bs_mac) sets prod[s][c] = Σ_r dec[s][r]·BK_iter[r][c]
+// pointwise mod p, for the count samples' (k+1)·l NTT-domain digit rows
+// and bk, the whole NTT-domain bootstrapping key (sh.BKLen() words, the
+// layout of tfhe.NTTBootstrappingKey.Data). dec and bk canonical; prod
+// canonical, (k+1)·N words per sample.
+func (b *BootstrapKernels) MAC(s *Stream, sh BootstrapShape, dec, bk, prod *DeviceBuffer[uint64], iter, count int) error {
+	const op = "BootstrapKernels.MAC"
+	l := b.l
+	N := sh.N()
+	if iter < 0 || iter >= sh.LWEDim {
+		return argErr(op, "iter = %d, want [0, %d)", iter, sh.LWEDim)
+	}
+	ptrs, h, err := b.prepare(op, s, sh, count,
+		opnd(l, op, "dec", dec, count*sh.Rows()*N, false),
+		opnd(l, op, "bk", bk, sh.BKLen(), false),
+		opnd(l, op, "prod", prod, count*(sh.K+1)*N, true))
+	if err != nil || count == 0 {
+		return err
+	}
+	k := &b.mac
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	copy(k.args.p[:], ptrs)
+	k.args.u = [9]uint32{uint32(iter), uint32(sh.LogN), uint32(sh.K), uint32(sh.BKLevels), uint32(count)}
+	return launchPinned(k.f, flatGrid(count*N), dim3{bsThreads, 1, 1}, h, &k.args, unsafe.Pointer(&k.args.params[0]))
+}
+
+// AddCentered (goldfhe_bs_add_centered) adds to each of acc's first total
+// words the centred representative, mod 2^32, of the same word of prod
+// (smallntt.ToInt64Centered then truncation): the accumulation of an
+// inverse-transformed external product into a torus accumulator.
+func (b *BootstrapKernels) AddCentered(s *Stream, acc *DeviceBuffer[uint32], prod *DeviceBuffer[uint64], total int) error {
+	const op = "BootstrapKernels.AddCentered"
+	l := b.l
+	if total < 0 {
+		return argErr(op, "total = %d", total)
+	}
+	var list []operand
+	for _, f := range []func() (operand, error){opnd(l, op, "acc", acc, total, true), opnd(l, op, "prod", prod, total, false)} {
+		o, err := f()
+		if err != nil {
+			return err
+		}
+		list = append(list, o)
+	}
+	if err := checkOperands(op, list); err != nil {
+		return err
+	}
+	h, err := streamHandle(op, l.c, s)
+	if err != nil || total == 0 {
+		return err
+	}
+	k := &b.add
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.args.p[0], k.args.p[1], k.args.total = list[0].p, list[1].p, uint64(total)
+	return launchPinned(k.f, flatGrid(total), dim3{bsThreads, 1, 1}, h, &k.args, unsafe.Pointer(&k.args.params[0]))
+}
+
+// Extract (goldfhe_bs_extract) writes to ext the sample extraction of
+// coefficient 0 of each of the count accumulators: TLWE samples of
+// dimension k·N, (k·N+1) words each.
+func (b *BootstrapKernels) Extract(s *Stream, sh BootstrapShape, acc, ext *DeviceBuffer[uint32], count int) error {
+	const op = "BootstrapKernels.Extract"
+	l := b.l
+	kn := sh.ExtractedDim()
+	ptrs, h, err := b.prepare(op, s, sh, count,
+		opnd(l, op, "acc", acc, count*(sh.K+1)*sh.N(), false),
+		opnd(l, op, "ext", ext, count*(kn+1), true))
+	if err != nil || count == 0 {
+		return err
+	}
+	k := &b.extract
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	copy(k.args.p[:], ptrs)
+	k.args.u = [9]uint32{uint32(sh.LogN), uint32(sh.K), uint32(count)}
+	return launchPinned(k.f, flatGrid(count*(kn+1)), dim3{bsThreads, 1, 1}, h, &k.args, unsafe.Pointer(&k.args.params[0]))
+}
+
+// KeySwitch (goldfhe_bs_keyswitch) switches count TLWE samples of dimension
+// k·N in in ((k·N+1) words each) to dimension n in out ((n+1) words each)
+// with table, the key-switching table (sh.KSTableLen() words, the layout of
+// tfhe.KeySwitchingKey).
+func (b *BootstrapKernels) KeySwitch(s *Stream, sh BootstrapShape, out, in, table *DeviceBuffer[uint32], count int) error {
+	const op = "BootstrapKernels.KeySwitch"
+	l := b.l
+	n, kn := sh.LWEDim, sh.ExtractedDim()
+	ptrs, h, err := b.prepare(op, s, sh, count,
+		opnd(l, op, "out", out, count*(n+1), true),
+		opnd(l, op, "in", in, count*(kn+1), false),
+		opnd(l, op, "table", table, sh.KSTableLen(), false))
+	if err != nil || count == 0 {
+		return err
+	}
+	k := &b.keysw
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	copy(k.args.p[:], ptrs)
+	k.args.u = [9]uint32{uint32(n), uint32(kn), uint32(sh.KSLevels), uint32(sh.KSBaseLog), sh.KSOffset, uint32(count)}
+	grid := dim3{uint32((n + 1 + ksThreads - 1) / ksThreads), uint32(min(count, maxGridY)), 1}
+	return launchPinned(k.f, grid, dim3{ksThreads, 1, 1}, h, &k.args, unsafe.Pointer(&k.args.params[0]))
+}

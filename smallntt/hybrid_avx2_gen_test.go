@@ -16,7 +16,8 @@ import (
 // butterflies. Every vector routine below mirrors a scalar helper of
 // field.go/field_shift.go lane by lane, with the same input and output
 // ranges. Unsigned comparisons use VPCMPGTQ on operands with the sign bit
-// flipped (x ^ 2^63); an all-ones compare mask shifted right by 32 is ε.
+// flipped (x ^ 2^63); an all-ones compare mask ANDed with ε is ε (VPAND runs on
+// every vector pipe, shifts on two).
 //
 // Registers: Y15 = 2^63 (sign), Y14 = (P−1) ^ 2^63, Y13 = ε = 2^32 − 1;
 // Y0–Y3 hold butterfly operands, Y4–Y12 are scratch.
@@ -79,7 +80,7 @@ func (g *avxGen) carryFixAdd(old, s, t0, t1 string) {
 	g.op("VPXOR %s, %s, %s", ySign, old, t0)
 	g.op("VPXOR %s, %s, %s", ySign, s, t1)
 	g.op("VPCMPGTQ %s, %s, %s", t1, t0, t0) // t0 = old^S > s^S
-	g.op("VPSRLQ $32, %s, %s", t0, t0)
+	g.op("VPAND %s, %s, %s", yEps, t0, t0)
 	g.op("VPADDQ %s, %s, %s", t0, s, s)
 }
 
@@ -87,7 +88,7 @@ func (g *avxGen) carryFixAdd(old, s, t0, t1 string) {
 func (g *avxGen) reduce(x, t0 string) {
 	g.op("VPXOR %s, %s, %s", ySign, x, t0)
 	g.op("VPCMPGTQ %s, %s, %s", yPm1s, t0, t0) // x ≥ P
-	g.op("VPSRLQ $32, %s, %s", t0, t0)
+	g.op("VPAND %s, %s, %s", yEps, t0, t0)
 	g.op("VPADDQ %s, %s, %s", t0, x, x) // x + ε ≡ x − P (mod 2^64)
 }
 
@@ -98,11 +99,11 @@ func (g *avxGen) addSubT(x, t, s, d, t0, t1, t2 string) {
 	g.op("VPXOR %s, %s, %s", ySign, x, t0) // x^S
 	g.op("VPXOR %s, %s, %s", ySign, s, t1)
 	g.op("VPCMPGTQ %s, %s, %s", t1, t0, t1) // carry: x >u s
-	g.op("VPSRLQ $32, %s, %s", t1, t1)
+	g.op("VPAND %s, %s, %s", yEps, t1, t1)
 	g.op("VPADDQ %s, %s, %s", t1, s, s)
 	g.op("VPXOR %s, %s, %s", ySign, t, t2)
 	g.op("VPCMPGTQ %s, %s, %s", t0, t2, t2) // borrow: t >u x
-	g.op("VPSRLQ $32, %s, %s", t2, t2)
+	g.op("VPAND %s, %s, %s", yEps, t2, t2)
 	g.op("VPSUBQ %s, %s, %s", t2, d, d)
 }
 
@@ -113,11 +114,11 @@ func (g *avxGen) addLazy(x, y, s, t0, t1, t2 string) {
 	g.op("VPXOR %s, %s, %s", ySign, x, t0)  // x^S
 	g.op("VPXOR %s, %s, %s", ySign, s, t1)  // s1^S
 	g.op("VPCMPGTQ %s, %s, %s", t1, t0, t0) // c1: x >u s1
-	g.op("VPSRLQ $32, %s, %s", t0, t0)
+	g.op("VPAND %s, %s, %s", yEps, t0, t0)
 	g.op("VPADDQ %s, %s, %s", t0, s, t2)    // s2 = s1 + ε·c1
 	g.op("VPXOR %s, %s, %s", ySign, t2, t0) // s2^S
 	g.op("VPCMPGTQ %s, %s, %s", t0, t1, t1) // c2: s1 >u s2
-	g.op("VPSRLQ $32, %s, %s", t1, t1)
+	g.op("VPAND %s, %s, %s", yEps, t1, t1)
 	g.op("VPADDQ %s, %s, %s", t1, t2, s)
 }
 
@@ -127,12 +128,12 @@ func (g *avxGen) subLazy(x, y, d, t0, t1, t2 string) {
 	g.op("VPXOR %s, %s, %s", ySign, x, t0)
 	g.op("VPXOR %s, %s, %s", ySign, y, t1)
 	g.op("VPCMPGTQ %s, %s, %s", t0, t1, t0) // borrow: y >u x
-	g.op("VPSRLQ $32, %s, %s", t0, t0)
+	g.op("VPAND %s, %s, %s", yEps, t0, t0)
 	g.op("VPSUBQ %s, %s, %s", t0, d, t2) // t2 = d − ε·b
 	g.op("VPXOR %s, %s, %s", ySign, d, t1)
 	g.op("VPXOR %s, %s, %s", ySign, t2, t0)
 	g.op("VPCMPGTQ %s, %s, %s", t1, t0, t0) // wrapped again: t2 >u d
-	g.op("VPSRLQ $32, %s, %s", t0, t0)
+	g.op("VPAND %s, %s, %s", yEps, t0, t0)
 	g.op("VPSUBQ %s, %s, %s", t0, t2, d)
 }
 
@@ -146,7 +147,7 @@ func (g *avxGen) red128(hi, lo, r, t0, t1, t2, t3 string) {
 	g.op("VPXOR %s, %s, %s", ySign, lo, t1) // lo^S
 	g.op("VPXOR %s, %s, %s", ySign, t0, t0) // hh^S
 	g.op("VPCMPGTQ %s, %s, %s", t1, t0, t0) // borrow: hh >u lo
-	g.op("VPSRLQ $32, %s, %s", t0, t0)
+	g.op("VPAND %s, %s, %s", yEps, t0, t0)
 	g.op("VPSUBQ %s, %s, %s", t0, t3, t3) // t
 	g.op("VPADDQ %s, %s, %s", t2, t3, r)  // r = t + u
 	g.carryFixAdd(t3, r, t0, t1)
@@ -189,7 +190,7 @@ func (g *avxGen) shl(x, r string, s int, canonical bool, t [6]string) {
 		g.op("VPXOR %s, %s, %s", ySign, t[2], t[1])
 		g.op("VPXOR %s, %s, %s", ySign, t[0], t[0])
 		g.op("VPCMPGTQ %s, %s, %s", t[1], t[0], t[0]) // borrow: q >u e
-		g.op("VPSRLQ $32, %s, %s", t[0], t[0])
+		g.op("VPAND %s, %s, %s", yEps, t[0], t[0])
 		g.op("VPSUBQ %s, %s, %s", t[0], r, r)
 	}
 }

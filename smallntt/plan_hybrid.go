@@ -31,6 +31,12 @@ package smallntt
 // value mod P, except that the multiplied operand of a forward butterfly is
 // made canonical so that x ± c·y needs one correction (addT, subT); outputs
 // canonical.
+//
+// On amd64 with AVX2 (hybrid_amd64.go) stages of size f ≤ 32 run the same
+// networks in generated assembly (hybrid_amd64.s): four columns per vector
+// for the column kernels, four blocks per vector (4×4 transposes in and out)
+// for the last stage, every lane computing what the scalar helper computes,
+// with the same ranges. Stages of size 64 keep the Go kernels.
 
 // colKernel runs one stage's network on every column of a block (see
 // hybrid_kernels.go).

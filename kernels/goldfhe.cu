@@ -11,5 +11,4 @@
 #include "pointwise.cuh"
 #include "ntt.cuh"
 #include "ntt_hybrid.cuh"
-// Next family: the bootstrapping kernels (DESIGN.md section 6), one more
-// #include.
+#include "bootstrap.cuh"

@@ -1,0 +1,266 @@
+// bootstrap.cuh: the gate-bootstrapping kernels of the GPU engine
+// (DESIGN.md sections 2 and 6; CGGI20 Alg. 3), first version: every step
+// of a batch runs on the GPU, one kernel per step, with the polynomial
+// transforms done by the NTT kernels (ntt.cuh, ntt_hybrid.cuh) between them.
+// Each kernel computes exactly what the CPU engine (package tfhe) computes,
+// so the two engines give bit-identical outputs:
+//
+//   goldfhe_bs_init              modulus switching of a batch of TLWE samples
+//                                (torus.ModSwitchPow2) and the accumulator
+//                                X^-b * (0, ..., 0, mu * (1 + X + ... + X^(N-1)))
+//                                (tfhe initAccumulator)
+//   goldfhe_bs_rotate_decompose  X^a * ACC - ACC per column plus the gadget
+//                                offset, split into l signed digits as
+//                                Goldilocks elements (tfhe cmuxRotate and
+//                                decomposeColumn)
+//   goldfhe_bs_mac               sum over the (k+1)*l rows of digit * BK_i row
+//                                in the NTT domain, per output column (tfhe
+//                                mulAccRows)
+//   goldfhe_bs_add_centered      ACC += the centred value mod 2^32 of each
+//                                inverse-transformed coefficient (tfhe
+//                                productTo, smallntt.ToInt64Centered)
+//   goldfhe_bs_extract           sample extraction of coefficient 0 (tfhe
+//                                SampleExtractTo)
+//   goldfhe_bs_keyswitch         table-driven key switching (tfhe keySwitch)
+//
+// Layouts (all arrays of one batch of `count` ciphertexts, ciphertext after
+// ciphertext, 32-bit torus values as uint32_t):
+//   TLWE sample      (a_0 .. a_{dim-1}, b): dim + 1 words
+//   abar             count x n rotation amounts in [0, 2N)
+//   acc              count x (k+1) x N: the accumulator TRLWE, column c is
+//                    a_c for c < k and b for c = k
+//   dec              count x (k+1) x l x N digits, row c*l+i = digit i of
+//                    column c (tfhe evaluatorBuffers.dec)
+//   prod             count x (k+1) x N Goldilocks values
+//   bk               n x (k+1)*l x (k+1) x N: tfhe NTTBootstrappingKey.Data()
+//   table            the key-switching table, entry ((i*t + j-1)*base/2 +
+//                    m-1)*(n+1) + coordinate (tfhe KeySwitchingKey)
+// N is a power of two passed as logN. The flat kernels take any grid of
+// one-dimensional blocks and stride over their index space.
+#ifndef GOLDFHE_BOOTSTRAP_CUH
+#define GOLDFHE_BOOTSTRAP_CUH
+
+#include "goldilocks.cuh"
+
+// bs_modswitch is torus.ModSwitchPow2: t rounded to a multiple of
+// 2^(32 - logm), as an integer mod 2^logm (1 <= logm <= 31).
+__device__ __forceinline__ uint32_t bs_modswitch(uint32_t t, uint32_t logm) {
+    return (uint32_t)(((((uint64_t)t) >> (31 - logm)) + 1) >> 1) & ((1u << logm) - 1);
+}
+
+__device__ __forceinline__ uint64_t bs_first() {
+    return (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+}
+__device__ __forceinline__ uint64_t bs_stride() {
+    return (uint64_t)gridDim.x * blockDim.x;
+}
+
+// goldfhe_bs_init: for each sample s of in (dimension n), abar[s][i] =
+// ModSwitchPow2(a_i, logN + 1) and acc[s] = (0, ..., 0, X^-bbar * v) with
+// bbar = ModSwitchPow2(b, logN + 1), v = mu * (1 + X + ... + X^(N-1)):
+// coefficient j of X^-bbar * v is mu when j + bbar < N or j + bbar >= 2N,
+// -mu otherwise.
+extern "C" __global__ void goldfhe_bs_init(const uint32_t* __restrict__ in, uint32_t* __restrict__ abar,
+                                           uint32_t* __restrict__ acc, uint32_t n, uint32_t logN,
+                                           uint32_t k, uint32_t mu, uint32_t count) {
+    const uint32_t N = 1u << logN;
+    const uint64_t accPer = (uint64_t)(k + 1) << logN;
+    const uint64_t per = n + accPer;
+    const uint64_t total = per * count;
+    for (uint64_t x = bs_first(); x < total; x += bs_stride()) {
+        const uint64_t s = x / per;
+        const uint64_t r = x - s * per;
+        const uint32_t* ct = in + s * (n + 1);
+        if (r < n) {
+            abar[s * n + r] = bs_modswitch(ct[r], logN + 1);
+            continue;
+        }
+        const uint64_t q = r - n;          // position in acc[s]
+        const uint32_t col = (uint32_t)(q >> logN);
+        const uint32_t j = (uint32_t)q & (N - 1);
+        uint32_t v = 0;
+        if (col == k) {
+            const uint32_t idx = j + bs_modswitch(ct[n], logN + 1);
+            v = (idx < N || idx >= 2 * N) ? mu : 0u - mu;
+        }
+        acc[s * accPer + q] = v;
+    }
+}
+
+// goldfhe_bs_rotate_decompose: for each sample s, column c and position j,
+// with a = abar[s][iter] and p = acc[s][c]:
+//   w = (X^a * p)[j] - p[j] + offset  (mod 2^32),
+// (X^a * p)[j] = p[t] if t = (j - a) mod 2N < N, else -p[t - N]; then the
+// l digits x_i = ((w >> (32 - (i+1)*beta)) mod 2^beta) - 2^(beta-1), each
+// written as a Goldilocks element (x + p for x < 0) to dec row c*l + i.
+// a = 0 gives all-zero digits (the CPU skips that step; both leave ACC
+// unchanged).
+extern "C" __global__ void goldfhe_bs_rotate_decompose(const uint32_t* __restrict__ acc,
+                                                       const uint32_t* __restrict__ abar,
+                                                       uint64_t* __restrict__ dec, uint32_t iter,
+                                                       uint32_t n, uint32_t logN, uint32_t k, uint32_t l,
+                                                       uint32_t beta, uint32_t offset, uint32_t count) {
+    const uint32_t N = 1u << logN;
+    const uint64_t mask = (beta >= 64) ? ~0ull : ((1ull << beta) - 1);
+    const int64_t half = (int64_t)1 << (beta - 1);
+    const uint64_t total = ((uint64_t)count * (k + 1)) << logN;
+    for (uint64_t x = bs_first(); x < total; x += bs_stride()) {
+        const uint64_t poly = x >> logN;   // s * (k+1) + c
+        const uint32_t j = (uint32_t)x & (N - 1);
+        const uint64_t s = poly / (k + 1);
+        const uint32_t a = abar[s * n + iter];
+        const uint32_t* p = acc + (poly << logN);
+        const uint32_t t = (j - a) & (2 * N - 1);
+        const uint32_t rot = t < N ? p[t] : 0u - p[t - N];
+        const uint32_t w = rot - p[j] + offset;
+        uint64_t* d = dec + ((poly * l) << logN) + j;
+        for (uint32_t i = 0; i < l; i++) {
+            const uint32_t shift = 32 - (i + 1) * beta;
+            const int64_t v = (int64_t)(((uint64_t)w >> shift) & mask) - half;
+            d[(uint64_t)i << logN] = (uint64_t)v + (GL_P & (uint64_t)(v >> 63));
+        }
+    }
+}
+
+// bs_mac_acc adds x * y (128 bits) to the 192-bit (lo, hi, top). x, y < p,
+// so the product's high word is at most 2^64 - 2 and hi's carry-in fits.
+__device__ __forceinline__ void bs_mac_acc(uint64_t& lo, uint64_t& hi, uint64_t& top, uint64_t x, uint64_t y) {
+    const uint64_t pl = x * y;
+    const uint64_t ph = __umul64hi(x, y);
+    lo += pl;
+    const uint64_t h = ph + (lo < pl ? 1 : 0);
+    hi += h;
+    top += hi < h ? 1 : 0;
+}
+
+// bs_mac_cols computes out[c] = sum_r d[r] * key[r][c] mod p for K1 = k + 1
+// columns known at compile time: per column three limbs in registers, one
+// 192-bit reduction (gl_reduce192; top < rows) per output.
+template <int K1>
+__device__ __forceinline__ void bs_mac_cols(const uint64_t* __restrict__ d, const uint64_t* __restrict__ key,
+                                            uint64_t* __restrict__ out, uint32_t rows, uint32_t logN) {
+    uint64_t lo[K1], hi[K1], top[K1];
+#pragma unroll
+    for (int c = 0; c < K1; c++) lo[c] = hi[c] = top[c] = 0;
+    for (uint32_t r = 0; r < rows; r++) {
+        const uint64_t x = d[(uint64_t)r << logN];
+#pragma unroll
+        for (int c = 0; c < K1; c++) {
+            bs_mac_acc(lo[c], hi[c], top[c], x, key[((uint64_t)r * K1 + c) << logN]);
+        }
+    }
+#pragma unroll
+    for (int c = 0; c < K1; c++) out[(uint64_t)c << logN] = gl_reduce192(lo[c], hi[c], top[c]);
+}
+
+// bs_mac_any is bs_mac_cols for any k + 1, one column at a time.
+__device__ __forceinline__ void bs_mac_any(const uint64_t* __restrict__ d, const uint64_t* __restrict__ key,
+                                           uint64_t* __restrict__ out, uint32_t rows, uint32_t k1, uint32_t logN) {
+    for (uint32_t c = 0; c < k1; c++) {
+        uint64_t lo = 0, hi = 0, top = 0;
+        for (uint32_t r = 0; r < rows; r++) {
+            bs_mac_acc(lo, hi, top, d[(uint64_t)r << logN], key[((uint64_t)r * k1 + c) << logN]);
+        }
+        out[(uint64_t)c << logN] = gl_reduce192(lo, hi, top);
+    }
+}
+
+// goldfhe_bs_mac: prod[s][c][j] = sum_{r < (k+1)l} dec[s][r][j] * BK_iter[r][c][j]
+// mod p, canonical, for NTT-domain position j. dec and bk canonical.
+extern "C" __global__ void goldfhe_bs_mac(const uint64_t* __restrict__ dec, const uint64_t* __restrict__ bk,
+                                          uint64_t* __restrict__ prod, uint32_t iter, uint32_t logN,
+                                          uint32_t k, uint32_t l, uint32_t count) {
+    const uint32_t N = 1u << logN;
+    const uint32_t k1 = k + 1, rows = k1 * l;
+    const uint64_t* key = bk + (((uint64_t)iter * rows * k1) << logN);
+    const uint64_t total = (uint64_t)count << logN;
+    for (uint64_t x = bs_first(); x < total; x += bs_stride()) {
+        const uint64_t s = x >> logN;
+        const uint32_t j = (uint32_t)x & (N - 1);
+        const uint64_t* d = dec + ((s * rows) << logN) + j;
+        uint64_t* out = prod + ((s * k1) << logN) + j;
+        switch (k1) {
+        case 2: bs_mac_cols<2>(d, key + j, out, rows, logN); break;
+        case 3: bs_mac_cols<3>(d, key + j, out, rows, logN); break;
+        case 4: bs_mac_cols<4>(d, key + j, out, rows, logN); break;
+        default: bs_mac_any(d, key + j, out, rows, k1, logN); break;
+        }
+    }
+}
+
+// goldfhe_bs_add_centered: acc[x] += the representative of prod[x] in
+// [-(p-1)/2, (p-1)/2], mod 2^32: for v <= (p-1)/2 that is v mod 2^32, and
+// for v > (p-1)/2 it is v - p = v - 1 (mod 2^32), since p = 1 (mod 2^32).
+// prod any (reduced first, as smallntt.ToInt64Centered does).
+extern "C" __global__ void goldfhe_bs_add_centered(uint32_t* __restrict__ acc, const uint64_t* __restrict__ prod,
+                                                   uint64_t total) {
+    for (uint64_t x = bs_first(); x < total; x += bs_stride()) {
+        const uint64_t v = gl_canon(prod[x]);
+        acc[x] += (uint32_t)v - (v > GL_P / 2 ? 1u : 0u);
+    }
+}
+
+// goldfhe_bs_extract: ext[s] (dimension k*N) = the sample extraction of
+// coefficient 0 of acc[s]: ext[c*N] = a_c[0], ext[c*N + i] = -a_c[N - i] for
+// 0 < i < N, and the body b[0].
+extern "C" __global__ void goldfhe_bs_extract(const uint32_t* __restrict__ acc, uint32_t* __restrict__ ext,
+                                              uint32_t logN, uint32_t k, uint32_t count) {
+    const uint32_t N = 1u << logN;
+    const uint64_t kn = (uint64_t)k << logN;
+    const uint64_t per = kn + 1;
+    const uint64_t total = per * count;
+    for (uint64_t x = bs_first(); x < total; x += bs_stride()) {
+        const uint64_t s = x / per;
+        const uint64_t r = x - s * per;
+        const uint32_t* a = acc + s * (kn + N);
+        uint32_t v;
+        if (r == kn) {
+            v = a[kn];
+        } else {
+            const uint32_t i = (uint32_t)r & (N - 1);
+            const uint32_t* col = a + (r - i);
+            v = i == 0 ? col[0] : 0u - col[N - i];
+        }
+        ext[x] = v;
+    }
+}
+
+// goldfhe_bs_keyswitch: out[s] (dimension n) = (0, ..., 0, b) - sum over
+// input coordinates i < kn and levels j = 1..t of the table row of the
+// signed digit d = ((a_i + offset) >> (32 - j*basebit)) mod 2^basebit -
+// 2^(basebit-1): subtracted for d > 0 (entry d), added for d < 0 (entry -d),
+// nothing for d = 0. One thread per output coordinate m <= n (blockIdx.x,
+// threadIdx.x), samples along blockIdx.y in steps of gridDim.y; every
+// thread of a block reads the same a_i, so its digit branches are uniform.
+// Wrapping 32-bit sums commute: the result does not depend on the order.
+extern "C" __global__ void goldfhe_bs_keyswitch(uint32_t* __restrict__ out, const uint32_t* __restrict__ in,
+                                                const uint32_t* __restrict__ table, uint32_t n, uint32_t kn,
+                                                uint32_t t, uint32_t basebit, uint32_t offset, uint32_t count) {
+    const uint32_t m = blockIdx.x * blockDim.x + threadIdx.x;
+    if (m > n) {
+        return;
+    }
+    const uint32_t half = 1u << (basebit - 1), mask = (1u << basebit) - 1;
+    const uint64_t w = (uint64_t)n + 1;
+    const uint64_t perI = (uint64_t)t * half * w; // table words per input coordinate
+    for (uint32_t s = blockIdx.y; s < count; s += gridDim.y) {
+        const uint32_t* a = in + (uint64_t)s * (kn + 1);
+        uint32_t r = m == n ? a[kn] : 0;
+        const uint32_t* row = table + m;
+        for (uint32_t i = 0; i < kn; i++, row += perI) {
+            const uint32_t v = a[i] + offset;
+            for (uint32_t j = 1; j <= t; j++) {
+                const int32_t d = (int32_t)((v >> (32 - j * basebit)) & mask) - (int32_t)half;
+                const uint64_t lv = (uint64_t)(j - 1) * half;
+                if (d > 0) {
+                    r -= row[(lv + (uint32_t)d - 1) * w];
+                } else if (d < 0) {
+                    r += row[(lv + (uint32_t)(-d) - 1) * w];
+                }
+            }
+        }
+        out[(uint64_t)s * w + m] = r;
+    }
+}
+
+#endif // GOLDFHE_BOOTSTRAP_CUH

@@ -2,6 +2,7 @@ package bootstrap
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/goldfhe/goldfhe/tfhe"
 )
@@ -88,4 +89,18 @@ func New(ck *tfhe.CloudKey, opts Options) (*Selected, error) {
 		return nil, cerr
 	}
 	return &Selected{Engine: c, reason: "CPU: " + err.Error()}, nil
+}
+
+// ParseUse reads an engine choice as a command line gives it: "auto", "cpu"
+// or "gpu" (any case).
+func ParseUse(s string) (Use, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "auto", "":
+		return UseAuto, nil
+	case "cpu":
+		return UseCPU, nil
+	case "gpu":
+		return UseGPU, nil
+	}
+	return 0, fmt.Errorf("bootstrap: unknown engine %q (want auto, cpu or gpu)", s)
 }

@@ -22,15 +22,16 @@ const (
 	cloudKeyFile  = "cloud.key"
 )
 
-// setup loads or generates the keys and starts a CPU engine.
-func setup(p tfhe.Params, seedHex, dir string) (*tfhe.SecretKey, *gates.Evaluator, func(), error) {
+// setup loads or generates the keys and starts the engine use asks for
+// (the GPU when one is usable, by default).
+func setup(p tfhe.Params, seedHex, dir string, use bootstrap.Use) (*tfhe.SecretKey, *gates.Evaluator, func(), error) {
 	start := time.Now()
 	sk, ck, loaded, err := keys(p, seedHex, dir)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	eng, err := spin("engine   preparing the CPU engine", func() (*bootstrap.CPU, error) {
-		return bootstrap.NewCPU(ck, bootstrap.CPUOptions{})
+	eng, err := spin("engine   preparing the engine", func() (*bootstrap.Selected, error) {
+		return bootstrap.New(ck, bootstrap.Options{Use: use})
 	})
 	if err != nil {
 		return nil, nil, nil, err
@@ -43,7 +44,7 @@ func setup(p tfhe.Params, seedHex, dir string) (*tfhe.SecretKey, *gates.Evaluato
 		eng.Close()
 		return nil, nil, nil, err
 	}
-	fmt.Printf("         %s, %s, ready in %v\n", p.Name(), eng.Name(), time.Since(start).Round(time.Millisecond))
+	fmt.Printf("         %s, %s, ready in %v\n         %s\n", p.Name(), eng.Name(), time.Since(start).Round(time.Millisecond), eng.Reason())
 	return sk, ev, func() { eng.Close() }, nil
 }
 

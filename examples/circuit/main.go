@@ -33,6 +33,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/goldfhe/goldfhe/bootstrap"
 	"github.com/goldfhe/goldfhe/gates"
 	"github.com/goldfhe/goldfhe/gates/circuits"
 	"github.com/goldfhe/goldfhe/tfhe"
@@ -61,6 +62,7 @@ func main() {
 		verbose   = flag.Bool("v", false, "print every level")
 		list      = flag.Bool("list", false, "list the shipped circuits and presets")
 		licenses  = flag.Bool("licenses", false, "print the licenses of the shipped circuits")
+		engFlag   = flag.String("engine", "auto", "auto (the GPU when one is usable, else the CPU), cpu or gpu")
 	)
 	flag.Parse()
 	switch {
@@ -119,7 +121,11 @@ func main() {
 	if !ok {
 		log.Fatalf("unknown parameter set %q", *paramName)
 	}
-	sk, ev, closeEngine, err := setup(p, *seedFlag, *keysDir)
+	use, err := bootstrap.ParseUse(*engFlag)
+	if err != nil {
+		log.Fatal(err)
+	}
+	sk, ev, closeEngine, err := setup(p, *seedFlag, *keysDir, use)
 	if err != nil {
 		log.Fatal(err)
 	}

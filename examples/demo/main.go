@@ -22,6 +22,7 @@ import (
 func main() {
 	log.SetFlags(0)
 	log.SetPrefix("demo: ")
+	engFlag := flag.String("engine", "auto", "auto (the GPU when one is usable, else the CPU), cpu or gpu")
 	paramName := flag.String("params", "TFHELib128", "parameter set: TFHELib128, TFHErsDefault or CuFHE80 (about 80-bit security, for comparisons only)")
 	a := flag.Uint("a", uint(rand.IntN(256)), "first byte to add (default random)")
 	b := flag.Uint("b", uint(rand.IntN(256)), "second byte to add (default random)")
@@ -55,8 +56,12 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	eng, err := withProgress("   engine (bootstrapping key to the NTT domain)", func() (*bootstrap.CPU, error) {
-		return bootstrap.NewCPU(ck, bootstrap.CPUOptions{})
+	use, err := bootstrap.ParseUse(*engFlag)
+	if err != nil {
+		log.Fatal(err)
+	}
+	eng, err := withProgress("   engine (bootstrapping key to the NTT domain)", func() (*bootstrap.Selected, error) {
+		return bootstrap.New(ck, bootstrap.Options{Use: use})
 	})
 	if err != nil {
 		log.Fatal(err)
@@ -70,7 +75,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("   keys and engine ready in %v (engine %s)\n", round(time.Since(start)), eng.Name())
+	fmt.Printf("   keys and engine ready in %v (engine %s)\n   %s\n", round(time.Since(start)), eng.Name(), eng.Reason())
 
 	// 2. Gates on encrypted bits: one bootstrap each, NOT is free, MUX two.
 	fmt.Println("\n2. Gates on encrypted bits")

@@ -82,9 +82,27 @@
 // # Kernels and the fatbin
 //
 // The CUDA sources are goldilocks.cuh (Goldilocks field arithmetic,
-// DESIGN.md §3), one .cuh per kernel family (fieldops.cuh, pointwise.cuh;
-// the NTTs come next), and goldfhe.cu, the single translation unit that
-// #includes them. `make fatbin`, run where nvcc exists, compiles goldfhe.cu
+// DESIGN.md §3), one .cuh per kernel family, and goldfhe.cu, the single
+// translation unit that #includes them:
+//
+//   - fieldops.cuh, pointwise.cuh: field checks and batched pointwise
+//     multiply(-accumulate).
+//   - ntt_fastops.cuh: the same canonical field operations written as carry
+//     chains, for the NTT kernels.
+//   - ntt.cuh: the decomposed N-point NTT in the paper's matrix style (Li,
+//     Pan, Li, Wang, Mathematics 12(3):458, 2024, eq. 9 and §2.2: one thread
+//     per output, shifted terms summed in 192 bits, one reduction per
+//     output, with and without merging), the radix-2 butterfly baseline, and
+//     the batched small-point transforms of the paper's Table 1.
+//   - ntt_hybrid.cuh: the tuned two-stage NTT (one warp per polynomial, each
+//     small transform an in-register network of shift twiddles).
+//   - bootstrap.cuh: the gate-bootstrapping steps (modulus switching, rotate
+//     and decompose, NTT-domain multiply-accumulate, centred add, sample
+//     extraction, key switching).
+//
+// Every NTT kernel is bit for bit the transform of a smallntt.Plan (one
+// NTT-domain layout for all plans of a size; see smallntt.Plan); package
+// gpuntt wraps them for batches of device-resident polynomials. `make fatbin`, run where nvcc exists, compiles goldfhe.cu
 // into goldfhe.fatbin with SASS for sm_80, sm_86, sm_89 and sm_90 and PTX
 // for compute_90 (which newer GPUs JIT-compile), and writes
 // goldfhe.fatbin.sha256, the hash of the sources (defined in sourceHash and

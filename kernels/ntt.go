@@ -188,6 +188,26 @@ func (l *Library) checkTable(op, name string, t *DeviceBuffer[uint64], n int) (d
 	return t.ptr(op)
 }
 
+// prepare checks a batch of polynomials and the stream of an NTT launch.
+func (l *Library) prepare(op string, s *Stream, data *DeviceBuffer[uint64], n, batch int) (devicePtr, uintptr, error) {
+	dp, err := l.checkPolys(op, data, n, batch)
+	if err != nil {
+		return 0, 0, err
+	}
+	sh, err := streamHandle(op, l.c, s)
+	return dp, sh, err
+}
+
+// launch fills k's argument block under its lock (fill returns the
+// addresses of the arguments, in order, inside that block) and launches.
+func (k *nttKernel) launch(grid, block dim3, shared int, sh uintptr, fill func(a *nttArgs) []unsafe.Pointer) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.args.params = [5]unsafe.Pointer{}
+	copy(k.args.params[:], fill(&k.args))
+	return launchPinnedShared(k.f, grid, block, uint32(shared), sh, &k.args, unsafe.Pointer(&k.args.params[0]))
+}
+
 // NTTMatrix runs the decomposed N-point NTT in the paper's matrix style
 // (one thread per output, shifted terms summed in 192 bits, one reduction
 // per output), forward or inverse, on batch polynomials in data, enqueued
@@ -203,24 +223,15 @@ func (l *Library) NTTMatrix(s *Stream, data *DeviceBuffer[uint64], batch int, d 
 	if err != nil {
 		return err
 	}
-	dp, err := l.checkPolys(op, data, d.N, batch)
-	if err != nil {
+	dp, sh, err := l.prepare(op, s, data, d.N, batch)
+	if err != nil || batch == 0 {
 		return err
 	}
-	sh, err := streamHandle(op, l.c, s)
-	if err != nil {
-		return err
-	}
-	if batch == 0 {
-		return nil
-	}
-	threads := min(256, d.N)
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	k.args.data, k.args.batch, k.args.desc = dp, int32(batch), desc
-	k.args.params = [5]unsafe.Pointer{unsafe.Pointer(&k.args.data), unsafe.Pointer(&k.args.batch), unsafe.Pointer(&k.args.desc)}
-	return launchPinnedShared(k.f, dim3{uint32(min(batch, maxNTTGrid)), 1, 1}, dim3{uint32(threads), 1, 1},
-		uint32(matrixShared(d.N)), sh, &k.args, unsafe.Pointer(&k.args.params[0]))
+	return k.launch(dim3{uint32(min(batch, maxNTTGrid)), 1, 1}, dim3{uint32(min(256, d.N)), 1, 1}, matrixShared(d.N), sh,
+		func(a *nttArgs) []unsafe.Pointer {
+			a.data, a.batch, a.desc = dp, int32(batch), desc
+			return []unsafe.Pointer{unsafe.Pointer(&a.data), unsafe.Pointer(&a.batch), unsafe.Pointer(&a.desc)}
+		})
 }
 
 func (l *Library) nttDesc(op string, d NTTDesc) (nttDescC, error) {
@@ -278,23 +289,15 @@ func (l *Library) NTTButterfly(s *Stream, data *DeviceBuffer[uint64], batch, n i
 	if err != nil {
 		return err
 	}
-	dp, err := l.checkPolys(op, data, n, batch)
-	if err != nil {
+	dp, sh, err := l.prepare(op, s, data, n, batch)
+	if err != nil || batch == 0 {
 		return err
 	}
-	sh, err := streamHandle(op, l.c, s)
-	if err != nil {
-		return err
-	}
-	if batch == 0 {
-		return nil
-	}
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	k.args.data, k.args.batch, k.args.n, k.args.tab = dp, int32(batch), int32(n), tp
-	k.args.params = [5]unsafe.Pointer{unsafe.Pointer(&k.args.data), unsafe.Pointer(&k.args.batch), unsafe.Pointer(&k.args.n), unsafe.Pointer(&k.args.tab)}
-	return launchPinnedShared(k.f, dim3{uint32(min(batch, maxNTTGrid)), 1, 1}, dim3{uint32(min(n/2, 1024)), 1, 1},
-		uint32(n*8), sh, &k.args, unsafe.Pointer(&k.args.params[0]))
+	return k.launch(dim3{uint32(min(batch, maxNTTGrid)), 1, 1}, dim3{uint32(min(n/2, 1024)), 1, 1}, n*8, sh,
+		func(a *nttArgs) []unsafe.Pointer {
+			a.data, a.batch, a.n, a.tab = dp, int32(batch), int32(n), tp
+			return []unsafe.Pointer{unsafe.Pointer(&a.data), unsafe.Pointer(&a.batch), unsafe.Pointer(&a.n), unsafe.Pointer(&a.tab)}
+		})
 }
 
 // NTTHybrid runs the tuned two-stage negacyclic NTT of shape f1×f2 (one of
@@ -315,28 +318,20 @@ func (l *Library) NTTHybrid(s *Stream, data *DeviceBuffer[uint64], batch, f1, f2
 	if err != nil {
 		return err
 	}
-	dp, err := l.checkPolys(op, data, n, batch)
-	if err != nil {
-		return err
-	}
-	sh, err := streamHandle(op, l.c, s)
-	if err != nil {
-		return err
-	}
-	if batch == 0 {
-		return nil
-	}
 	shared := hybridShared(f1, f2)
 	if shared > l.c.info.SharedPerBlockOptin {
 		return argErr(op, "%d×%d needs %d B of shared memory per block, the device allows %d", f1, f2, shared, l.c.info.SharedPerBlockOptin)
 	}
+	dp, sh, err := l.prepare(op, s, data, n, batch)
+	if err != nil || batch == 0 {
+		return err
+	}
 	blocks := min((batch+hybridWarps-1)/hybridWarps, maxNTTGrid)
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	k.args.data, k.args.batch, k.args.tab = dp, int32(batch), tp
-	k.args.params = [5]unsafe.Pointer{unsafe.Pointer(&k.args.data), unsafe.Pointer(&k.args.batch), unsafe.Pointer(&k.args.tab)}
-	return launchPinnedShared(k.f, dim3{uint32(blocks), 1, 1}, dim3{32 * hybridWarps, 1, 1},
-		uint32(shared), sh, &k.args, unsafe.Pointer(&k.args.params[0]))
+	return k.launch(dim3{uint32(blocks), 1, 1}, dim3{32 * hybridWarps, 1, 1}, shared, sh,
+		func(a *nttArgs) []unsafe.Pointer {
+			a.data, a.batch, a.tab = dp, int32(batch), tp
+			return []unsafe.Pointer{unsafe.Pointer(&a.data), unsafe.Pointer(&a.batch), unsafe.Pointer(&a.tab)}
+		})
 }
 
 // SmallKind selects a small-point transform (the values of smallntt.SmallKind).
@@ -362,28 +357,19 @@ func (l *Library) SmallMatrix(s *Stream, data *DeviceBuffer[uint64], batch, n in
 	if kind < SmallCyclic || kind > SmallTwistedInverse {
 		return argErr(op, "kind = %d", kind)
 	}
-	dp, err := l.checkPolys(op, data, n, batch)
-	if err != nil {
+	dp, sh, err := l.prepare(op, s, data, n, batch)
+	if err != nil || batch == 0 {
 		return err
-	}
-	sh, err := streamHandle(op, l.c, s)
-	if err != nil {
-		return err
-	}
-	if batch == 0 {
-		return nil
 	}
 	per := smallThreads / n
-	k := &l.ntt.smallMatrix
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	k.args.data, k.args.batch, k.args.n, k.args.kind, k.args.mrg = dp, int32(batch), int32(n), int32(kind), 0
-	if merge {
-		k.args.mrg = 1
-	}
-	k.args.params = [5]unsafe.Pointer{unsafe.Pointer(&k.args.data), unsafe.Pointer(&k.args.batch), unsafe.Pointer(&k.args.n), unsafe.Pointer(&k.args.kind), unsafe.Pointer(&k.args.mrg)}
-	return launchPinnedShared(k.f, dim3{uint32(min((batch+per-1)/per, maxNTTGrid)), 1, 1}, dim3{smallThreads, 1, 1},
-		uint32(2*smallThreads*8), sh, &k.args, unsafe.Pointer(&k.args.params[0]))
+	return l.ntt.smallMatrix.launch(dim3{uint32(min((batch+per-1)/per, maxNTTGrid)), 1, 1}, dim3{smallThreads, 1, 1}, 2*smallThreads*8, sh,
+		func(a *nttArgs) []unsafe.Pointer {
+			a.data, a.batch, a.n, a.kind, a.mrg = dp, int32(batch), int32(n), int32(kind), 0
+			if merge {
+				a.mrg = 1
+			}
+			return []unsafe.Pointer{unsafe.Pointer(&a.data), unsafe.Pointer(&a.batch), unsafe.Pointer(&a.n), unsafe.Pointer(&a.kind), unsafe.Pointer(&a.mrg)}
+		})
 }
 
 // SmallButterfly runs batch independent n-point cyclic transforms (equal to
@@ -399,23 +385,14 @@ func (l *Library) SmallButterfly(s *Stream, data *DeviceBuffer[uint64], batch, n
 	if err != nil {
 		return err
 	}
-	dp, err := l.checkPolys(op, data, n, batch)
-	if err != nil {
+	dp, sh, err := l.prepare(op, s, data, n, batch)
+	if err != nil || batch == 0 {
 		return err
-	}
-	sh, err := streamHandle(op, l.c, s)
-	if err != nil {
-		return err
-	}
-	if batch == 0 {
-		return nil
 	}
 	per := smallThreads / (n / 2)
-	k := &l.ntt.smallBfly
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	k.args.data, k.args.batch, k.args.n, k.args.tab = dp, int32(batch), int32(n), tp
-	k.args.params = [5]unsafe.Pointer{unsafe.Pointer(&k.args.data), unsafe.Pointer(&k.args.batch), unsafe.Pointer(&k.args.n), unsafe.Pointer(&k.args.tab)}
-	return launchPinnedShared(k.f, dim3{uint32(min((batch+per-1)/per, maxNTTGrid)), 1, 1}, dim3{smallThreads, 1, 1},
-		uint32(2*smallThreads*8), sh, &k.args, unsafe.Pointer(&k.args.params[0]))
+	return l.ntt.smallBfly.launch(dim3{uint32(min((batch+per-1)/per, maxNTTGrid)), 1, 1}, dim3{smallThreads, 1, 1}, 2*smallThreads*8, sh,
+		func(a *nttArgs) []unsafe.Pointer {
+			a.data, a.batch, a.n, a.tab = dp, int32(batch), int32(n), tp
+			return []unsafe.Pointer{unsafe.Pointer(&a.data), unsafe.Pointer(&a.batch), unsafe.Pointer(&a.n), unsafe.Pointer(&a.tab)}
+		})
 }

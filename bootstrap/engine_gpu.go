@@ -25,16 +25,24 @@ type GPUOptions struct {
 	Device int
 	// Plan is the NTT plan of the polynomial products; it must have N =
 	// PolyDegree of the key's parameters and a GPU kernel (gpuntt: every
-	// variant; Hybrid only for kernels.HybridShapes). When nil: the Hybrid
-	// variant for N = 512 (16×32), 1024 (32×32) and 2048 (32×64), the
-	// fastest measured (kernels/NOTES.md), else Butterfly. Every plan gives
-	// the same outputs.
+	// variant; Hybrid only for kernels.HybridShapes). When nil, the engine
+	// picks per device pass: the Hybrid variant for N = 512 (16×32), 1024
+	// (32×32) and 2048 (32×64), the fastest at large batches, for passes of
+	// at least SmallPassSamples samples, and the Butterfly (one block of N/2
+	// threads per polynomial: lower latency) for smaller passes — each the
+	// faster in its range on an H200 (BENCHMARKS.md, "GPU bootstrapping").
+	// Every plan gives the same outputs, and one NTT-domain key serves both.
 	Plan *smallntt.Plan
 	// MaxBatch is the most ciphertexts one pass over the device holds;
 	// larger batches are split. 0 selects DefaultMaxBatch, lowered to what
 	// half of the free device memory holds.
 	MaxBatch int
 }
+
+// SmallPassSamples is the pass size below which an engine with no plan
+// chosen uses the butterfly NTT kernels rather than the hybrid ones
+// (measured crossover between 64 and 256 samples for every named set).
+const SmallPassSamples = 128
 
 // DefaultMaxBatch is the largest device pass NewGPU chooses by itself: far
 // more than a GPU needs to be busy (an H100 runs 528 polynomial transforms
@@ -67,9 +75,10 @@ type GPU struct {
 	cpuPlan  *smallntt.Plan
 	maxBatch int
 
-	dev  *gpuntt.Device
-	plan *gpuntt.Plan
-	bsk  *kernels.BootstrapKernels
+	dev   *gpuntt.Device
+	plan  *gpuntt.Plan
+	small *gpuntt.Plan // for passes below SmallPassSamples; nil when a plan was chosen
+	bsk   *kernels.BootstrapKernels
 
 	mu     sync.RWMutex // calls hold it for reading, Close for writing
 	closed bool
@@ -136,8 +145,8 @@ func NewGPU(ck *tfhe.CloudKey, opts GPUOptions) (*GPU, error) {
 	if opts.MaxBatch < 0 {
 		return nil, fmt.Errorf("bootstrap: NewGPU: MaxBatch = %d", opts.MaxBatch)
 	}
-	plan := opts.Plan
-	if plan == nil {
+	plan, auto := opts.Plan, opts.Plan == nil
+	if auto {
 		var err error
 		if plan, err = defaultGPUPlan(p.PolyDegree()); err != nil {
 			return nil, fmt.Errorf("bootstrap: NewGPU: %w", err)
@@ -157,11 +166,14 @@ func NewGPU(ck *tfhe.CloudKey, opts GPUOptions) (*GPU, error) {
 		return nil, fmt.Errorf("bootstrap: NewGPU: %w", err)
 	}
 	e := &GPU{params: p, shape: shape, info: dev.Info(), cpuPlan: plan, dev: dev}
-	if err := e.init(ck, opts.MaxBatch); err != nil {
+	if err := e.init(ck, opts.MaxBatch, auto); err != nil {
 		e.release()
 		return nil, fmt.Errorf("bootstrap: NewGPU: %w", err)
 	}
 	e.name = fmt.Sprintf("gpu/%s/%v/maxbatch=%d", e.info.Name, plan, e.maxBatch)
+	if e.small != nil {
+		e.name = fmt.Sprintf("gpu/%s/%v+butterfly<%d/maxbatch=%d", e.info.Name, plan, SmallPassSamples, e.maxBatch)
+	}
 	return e, nil
 }
 
@@ -194,13 +206,22 @@ func perSampleBytes(s kernels.BootstrapShape) int {
 	return 4*words32 + 8*words64
 }
 
-func (e *GPU) init(ck *tfhe.CloudKey, maxBatch int) error {
+func (e *GPU) init(ck *tfhe.CloudKey, maxBatch int, auto bool) error {
 	var err error
 	if e.bsk, err = e.dev.Library().BootstrapKernels(); err != nil {
 		return err
 	}
 	if e.plan, err = e.dev.NewPlan(e.cpuPlan); err != nil {
 		return err
+	}
+	if auto && e.cpuPlan.Variant() != smallntt.Butterfly {
+		bf, err := smallntt.NewPlan(e.cpuPlan.N(), smallntt.Butterfly)
+		if err != nil {
+			return err
+		}
+		if e.small, err = e.dev.NewPlan(bf); err != nil {
+			return err
+		}
 	}
 	s := e.shape
 	ctx := e.dev.Context()
@@ -292,6 +313,10 @@ func ksTable(ck *tfhe.CloudKey) []uint32 {
 // release frees whatever init allocated and closes the device.
 func (e *GPU) release() error {
 	errs := []error{e.buf.free()}
+	if e.small != nil {
+		errs = append(errs, e.small.Close())
+		e.small = nil
+	}
 	if e.plan != nil {
 		errs = append(errs, e.plan.Close())
 		e.plan = nil
@@ -477,17 +502,21 @@ func (e *GPU) blindRotate(count int, mu torus.Torus32) error {
 	N := s.N()
 	digits := &gpuntt.Polys{N: N, Count: count * s.Rows(), Buf: b.dec}
 	cols := &gpuntt.Polys{N: N, Count: count * (s.K + 1), Buf: b.prod}
+	plan := e.plan
+	if e.small != nil && count < SmallPassSamples {
+		plan = e.small // same NTT-domain layout, so the same key
+	}
 	for i := range s.LWEDim {
 		if err := e.bsk.RotateDecompose(nil, s, b.acc, b.abar, b.dec, i, count); err != nil {
 			return err
 		}
-		if err := e.plan.Forward(nil, digits); err != nil {
+		if err := plan.Forward(nil, digits); err != nil {
 			return err
 		}
 		if err := e.bsk.MAC(nil, s, b.dec, b.bk, b.prod, i, count); err != nil {
 			return err
 		}
-		if err := e.plan.Inverse(nil, cols); err != nil {
+		if err := plan.Inverse(nil, cols); err != nil {
 			return err
 		}
 		if err := e.bsk.AddCentered(nil, b.acc, b.prod, cols.Count*N); err != nil {

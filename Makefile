@@ -7,7 +7,7 @@ NVCC    ?= nvcc
 GENCODE := -gencode arch=compute_80,code=sm_80 -gencode arch=compute_86,code=sm_86 \
            -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90,code=[sm_90,compute_90]
 
-.PHONY: test lint demo bench bench-ntt fuzz fatbin gpu-build
+.PHONY: test lint demo bench bench-cpu bench-ntt fuzz fatbin gpu-build
 
 # The test command CI runs (.ci/run). Short mode keeps it to a few minutes on 2 cores.
 test:
@@ -26,8 +26,16 @@ lint:
 demo:
 	CGO_ENABLED=0 $(GO) run ./examples/demo
 
-# CPU micro-benchmarks (NTT tables, TFHE operations).
+# Gate-bootstrapping benchmark (examples/bench): latency and gates/s against
+# batch size for every parameter set and NTT variant, on the GPU when one is
+# usable plus the CPU (TFHELib128, batches up to 64); results, summary and
+# plots in bench-out/. BENCHFLAGS adds flags, e.g. BENCHFLAGS=-quick.
+BENCHFLAGS ?=
 bench:
+	CGO_ENABLED=0 $(GO) run ./examples/bench -out bench-out $(BENCHFLAGS)
+
+# CPU micro-benchmarks (NTT tables, TFHE operations).
+bench-cpu:
 	CGO_ENABLED=0 $(GO) test -run '^$$' -bench . -benchmem ./smallntt/ ./tfhe/ ./bootstrap/
 
 # Fuzzing of every decoder of outside data (netlists, serialized keys and

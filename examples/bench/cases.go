@@ -1,0 +1,194 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/goldfhe/goldfhe/kernels"
+	"github.com/goldfhe/goldfhe/smallntt"
+	"github.com/goldfhe/goldfhe/tfhe"
+)
+
+// Engine kinds, as the CSV names them.
+const (
+	engGPU = "gpu"
+	engCPU = "cpu"
+)
+
+// Variant names of -variants.
+const (
+	vHybrid    = "hybrid"
+	vButterfly = "butterfly"
+	vMatrix    = "matrix"
+	// vDefault is the engine's own choice (a nil Plan in its options).
+	vDefault = "default"
+)
+
+// variantSpec is one NTT variant of -variants: a name and, optionally, a
+// factorisation (nil: the default for the engine and N).
+type variantSpec struct {
+	name    string
+	factors []int
+}
+
+func (v variantSpec) String() string {
+	if len(v.factors) == 0 {
+		return v.name
+	}
+	return v.name + ":" + smallntt.FactorString(v.factors)
+}
+
+// The default variants of each engine: the GPU adds the paper's matrix NTT.
+var (
+	gpuVariants = []variantSpec{{name: vHybrid}, {name: vButterfly}, {name: vMatrix}}
+	cpuVariants = []variantSpec{{name: vHybrid}, {name: vButterfly}}
+)
+
+// matrixFactors are the factorisations of the matrix variant when -variants
+// gives none: for N = 1024 the paper's fastest (its Table 2, 8x8x16), and
+// for the other sizes the fastest on our GPU (kernels/NOTES.md).
+var matrixFactors = map[int][]int{512: {8, 8, 8}, 1024: {8, 8, 16}, 2048: {8, 16, 16}}
+
+// parseVariants reads "hybrid,butterfly,matrix:8x8x16".
+func parseVariants(s string) ([]variantSpec, error) {
+	var out []variantSpec
+	for _, f := range strings.Split(s, ",") {
+		f = strings.ToLower(strings.TrimSpace(f))
+		name, fac, hasFac := strings.Cut(f, ":")
+		v := variantSpec{name: name}
+		switch name {
+		case vHybrid, vMatrix:
+		case vButterfly, vDefault:
+			if hasFac {
+				return nil, fmt.Errorf("%q: %s takes no factorisation", f, name)
+			}
+		default:
+			return nil, fmt.Errorf("unknown variant %q (want hybrid, butterfly, matrix or default, e.g. matrix:8x8x16)", f)
+		}
+		if hasFac {
+			for _, x := range strings.Split(fac, "x") {
+				n, err := strconv.Atoi(x)
+				if err != nil || n < 1 {
+					return nil, fmt.Errorf("%q: bad factorisation %q (want e.g. 8x8x16)", f, fac)
+				}
+				v.factors = append(v.factors, n)
+			}
+		}
+		if !slices.ContainsFunc(out, func(w variantSpec) bool { return w.String() == v.String() }) {
+			out = append(out, v)
+		}
+	}
+	return out, nil
+}
+
+// plan returns the plan of v for size n on an engine kind; nil selects the
+// engine's default plan. The hybrid variant without a factorisation is, on
+// the GPU, the hybrid kernel the GPU engine defaults to (16x32 for N = 512,
+// 32x32 for N = 1024), given explicitly so that it is used for every batch
+// size, and on the CPU smallntt.DefaultPlan (a hybrid plan).
+func (v variantSpec) plan(n int, engine string) (*smallntt.Plan, error) {
+	switch {
+	case v.name == vDefault:
+		return nil, nil
+	case v.name == vButterfly:
+		return smallntt.NewPlan(n, smallntt.Butterfly)
+	case len(v.factors) > 0:
+		variant := smallntt.Matrix
+		if v.name == vHybrid {
+			variant = smallntt.Hybrid
+		}
+		return smallntt.NewPlan(n, variant, v.factors...)
+	case v.name == vMatrix:
+		f, ok := matrixFactors[n]
+		if !ok {
+			return nil, fmt.Errorf("no default matrix factorisation for N=%d: give one, e.g. matrix:8x8x16", n)
+		}
+		return smallntt.NewPlan(n, smallntt.Matrix, f...)
+	case engine == engCPU:
+		return smallntt.DefaultPlan(n)
+	}
+	// The GPU engine's rule (bootstrap.NewGPU): the hybrid shape F1×F2 = N
+	// with F1 ≤ F2.
+	for _, s := range kernels.HybridShapes() {
+		if s[0]*s[1] == n && s[0] <= s[1] {
+			return smallntt.NewPlan(n, smallntt.Hybrid, s[0], s[1])
+		}
+	}
+	return nil, fmt.Errorf("no GPU hybrid kernel for N=%d (have %v): use butterfly or matrix", n, kernels.HybridShapes())
+}
+
+// planLabel names a plan as the CSV's variant column does, e.g.
+// "hybrid/32x32", "matrix/8x8x16" or "butterfly".
+func planLabel(p *smallntt.Plan) string {
+	if p.Variant() == smallntt.Butterfly {
+		return p.Variant().String()
+	}
+	return p.Variant().String() + "/" + smallntt.FactorString(p.Factors())
+}
+
+// isWeak reports whether p is a comparison-only set (CuFHE80).
+func isWeak(p tfhe.Params) bool { return p.SecurityBits() < 100 }
+
+// setLabel is the set's name, marked when it is CuFHE80's weak set.
+func setLabel(p tfhe.Params) string {
+	if isWeak(p) {
+		return p.Name() + " (~" + strconv.Itoa(p.SecurityBits()) + "-bit, comparison only)"
+	}
+	return p.Name()
+}
+
+// benchCase is one engine with one plan on one parameter set, timed at
+// each of its batch sizes.
+type benchCase struct {
+	engine  string // engGPU or engCPU
+	set     tfhe.Params
+	variant variantSpec
+	batches []int // ascending
+}
+
+func (c benchCase) String() string {
+	return fmt.Sprintf("%s %s %v", c.engine, c.set.Name(), c.variant)
+}
+
+// planCases lists the cases of cfg for the engines that run, grouped by set
+// (keys are generated once per set), GPU before CPU. notes says what the
+// CPU limits left out.
+func planCases(cfg config, gpu, cpu bool) (cases []benchCase, notes []string) {
+	cpuAlone := cpu && !gpu
+	cpuSets := cfg.sets
+	if !cfg.cpuAll && !cfg.quick && !(cpuAlone && cfg.setsSet) {
+		cpuSets = slices.DeleteFunc(slices.Clone(cfg.sets), func(p tfhe.Params) bool { return !p.Equal(tfhe.TFHELib128) })
+		if cpu && len(cpuSets) < len(cfg.sets) {
+			notes = append(notes, "the CPU runs "+tfhe.TFHELib128.Name()+" only (-cpu-all runs every set)")
+		}
+	}
+	cpuBatches := cfg.batches
+	if !cfg.cpuAll && !(cpuAlone && cfg.batchesSet) {
+		cpuBatches = slices.DeleteFunc(slices.Clone(cfg.batches), func(b int) bool { return b > cpuMaxBatch })
+		if cpu && len(cpuBatches) < len(cfg.batches) {
+			notes = append(notes, fmt.Sprintf("the CPU runs batches up to %d only (-cpu-all runs every batch size)", cpuMaxBatch))
+		}
+	}
+	for _, p := range cfg.sets {
+		if gpu {
+			for _, v := range orDefault(cfg.variants, gpuVariants) {
+				cases = append(cases, benchCase{engine: engGPU, set: p, variant: v, batches: cfg.batches})
+			}
+		}
+		if cpu && slices.ContainsFunc(cpuSets, p.Equal) && len(cpuBatches) > 0 {
+			for _, v := range orDefault(cfg.variants, cpuVariants) {
+				cases = append(cases, benchCase{engine: engCPU, set: p, variant: v, batches: cpuBatches})
+			}
+		}
+	}
+	return cases, notes
+}
+
+func orDefault[T any](xs, def []T) []T {
+	if xs == nil {
+		return def
+	}
+	return xs
+}

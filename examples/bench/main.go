@@ -1,0 +1,250 @@
+// Command bench measures gate bootstrapping (DESIGN.md §6): the latency of
+// one gate and the throughput in gates per second against the batch size,
+// for each parameter set (tfhe.TFHELib128, TFHErsDefault and CuFHE80, the
+// last only to compare with cuFHE/nuFHE: about 80-bit security) and each
+// NTT variant, on the GPU engine and on the CPU engine.
+//
+// Every case is one engine (bootstrap.NewGPU or bootstrap.NewCPU) with one
+// NTT plan (-variants). On the GPU: the hybrid kernel the engine defaults
+// to (32x32 for N = 1024, 16x32 for N = 512), the butterfly baseline and
+// the paper's matrix NTT (8x8x16 for N = 1024, 8x8x8 for N = 512; Li, Pan,
+// Li, Wang, Mathematics 12(3):458, 2024, Table 2), each given explicitly so
+// that it runs at every batch size. On the CPU: smallntt.DefaultPlan
+// (hybrid) and the butterfly. The variant "default" leaves the choice to
+// the engine, as a nil Plan does. Keys are generated once per set from
+// fixed seeds, so runs are reproducible.
+//
+// Method: for each batch size, a warm-up call, then repeated calls of
+// Engine.Bootstrap (synchronous: on the GPU the uploads, kernels and
+// downloads are inside), each timed with time.Now; the time per batch is
+// the median of -reps calls, fewer for large batches (at most -max-gates
+// gates or about ten seconds per batch size). gates/s = batch / median
+// time; the single-gate latency is the median time of batch 1. The inputs
+// are NAND gates' linear combinations (0, 1/8) − c1 − c2 of fresh
+// encryptions of random bits, as gates.Evaluator bootstraps them; every
+// output of every call is decrypted with the secret key and checked, and
+// all engines and plans of a set must agree bit for bit (DESIGN.md §3). A
+// wrong result fails the run.
+//
+// -engine both (the default) runs the GPU engine on GPU 0 when one is
+// usable (kernels.Devices), with MaxBatch the largest batch size so that
+// each call is one device pass, and the CPU engine on every core; auto
+// runs the GPU engine, or the CPU engine without a GPU; gpu and cpu run
+// that one only (gpu fails without a GPU).
+//
+// The CPU is slow (about 50 ms per gate per core), so by default it runs
+// TFHELib128 only, at batches up to 64; -cpu-all lifts both limits. When
+// the CPU is the only engine that runs (-engine cpu, or no GPU) the -sets
+// and -batches given are honoured as they are.
+//
+// It prints, last, a table headed by the device, and writes to -out:
+// results.csv (device,engine,set,variant,batch,median_ms,gates_per_s),
+// summary.txt (the table), gates_per_s.png (throughput against batch size,
+// log-log, one line per engine, set and variant) and latency.png (the
+// single-gate latencies).
+//
+//	make bench                              # or: go run ./examples/bench
+//	go run ./examples/bench -quick          # smoke run: one set, batches 1 and 4, one run each
+//	go run ./examples/bench -engine gpu -sets TFHELib128 -variants hybrid -batches 1,1024,16384
+//	go run ./examples/bench -engine cpu -cpu-all -batches 1,16,64
+//
+// On a GPU machine without Go, build it here (CGO_ENABLED=0 go build -o
+// bench ./examples/bench) and run the binary there: the kernels are
+// embedded. Exit status 0 when every case ran and every result was right,
+// 1 otherwise (the cases that ran are still reported), 2 for bad flags.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/goldfhe/goldfhe/tfhe"
+)
+
+// defaultBatches are the batch sizes timed by default.
+var defaultBatches = []int{1, 4, 16, 64, 256, 1024, 4096, 16384}
+
+const (
+	defaultReps = 5
+	// defaultMaxGates bounds the gates timed per case and batch size: at
+	// ~8.5k gates/s (TFHELib128 on an H200) the largest default batch then
+	// gets two runs, and the whole default GPU run stays near 2–3 minutes.
+	defaultMaxGates = 1 << 15
+	// cpuMaxBatch bounds the CPU's default batch sizes (without -cpu-all).
+	cpuMaxBatch = 64
+	// maxBatchFlag bounds -batches: 2^20 TFHErsDefault samples are 3 GiB
+	// of inputs and outputs on the host alone.
+	maxBatchFlag = 1 << 20
+)
+
+// quickBatches are -quick's batch sizes (one run each).
+var quickBatches = []int{1, 4}
+
+// config is what the flags ask for.
+type config struct {
+	out      string
+	batches  []int // ascending, no duplicates
+	reps     int
+	maxGates int
+	sets     []tfhe.Params
+	variants []variantSpec // nil: the defaults of each engine
+	engine   string        // auto, cpu, gpu or both
+	cpuAll   bool
+	quick    bool
+	// Which of batches and sets the command line gave (the CPU limits
+	// apply to the defaults only, or always when the GPU runs too).
+	batchesSet, setsSet bool
+}
+
+func main() {
+	cfg, err := parseFlags(os.Args[1:], os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(2)
+	}
+	if err := run(cfg, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintf(os.Stderr, "bench: FAILED: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+// parseFlags reads the command line; usage and flag errors go to stderr.
+func parseFlags(args []string, stderr io.Writer) (config, error) {
+	cfg := config{reps: defaultReps, maxGates: defaultMaxGates}
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: bench [flags]\n\n"+
+			"Times gate bootstrapping (latency, gates/s against batch size) for each parameter\n"+
+			"set and NTT variant on the GPU engine and the CPU engine, checks every output, and\n"+
+			"writes results.csv, summary.txt and two plots to -out. Flags:\n")
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&cfg.out, "out", "bench-out", "folder for results.csv, summary.txt and the plots (created if needed)")
+	batches := fs.String("batches", joinInts(defaultBatches), "comma-separated batch sizes (on the CPU only those up to "+
+		strconv.Itoa(cpuMaxBatch)+" unless -cpu-all or the CPU runs alone)")
+	fs.IntVar(&cfg.reps, "reps", defaultReps, "timed runs per batch size (the median is reported); fewer for large batches, see -max-gates")
+	fs.IntVar(&cfg.maxGates, "max-gates", defaultMaxGates, "at most this many gates timed per case and batch size (at least one run)")
+	var setNames []string
+	for _, p := range tfhe.ParamSets() {
+		setNames = append(setNames, p.Name())
+	}
+	sets := fs.String("sets", strings.Join(setNames, ","), "comma-separated parameter sets (CuFHE80: ~80-bit, comparison only; the CPU runs "+
+		tfhe.TFHELib128.Name()+" only unless -cpu-all or the CPU runs alone)")
+	variants := fs.String("variants", "", "comma-separated NTT variants: hybrid, butterfly or matrix, optionally with a\n"+
+		"factorisation (matrix:4x4x4x4x4, hybrid:32x32), or default (the engine's own choice);\n"+
+		"default hybrid,butterfly,matrix on the GPU and hybrid,butterfly on the CPU")
+	fs.StringVar(&cfg.engine, "engine", "both", "auto (the GPU when usable, else the CPU), cpu, gpu, or both (the GPU when usable, plus the CPU)")
+	fs.BoolVar(&cfg.cpuAll, "cpu-all", false, "on the CPU too, run every set and batch size")
+	fs.BoolVar(&cfg.quick, "quick", false, "smoke run: one set ("+tfhe.TFHELib128.Name()+" or the first of -sets), batches "+
+		joinInts(quickBatches)+", one run each")
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	if fs.NArg() > 0 {
+		return cfg, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	cfg.batchesSet, cfg.setsSet = given["batches"], given["sets"]
+
+	if cfg.out == "" {
+		return cfg, errors.New("-out is empty")
+	}
+	switch cfg.engine = strings.ToLower(strings.TrimSpace(cfg.engine)); cfg.engine {
+	case "auto", "cpu", "gpu", "both":
+	default:
+		return cfg, fmt.Errorf("-engine %q: want auto, cpu, gpu or both", cfg.engine)
+	}
+	var err error
+	if cfg.batches, err = parseInts(*batches); err != nil {
+		return cfg, fmt.Errorf("-batches: %w", err)
+	}
+	for _, b := range cfg.batches {
+		if b < 1 || b > maxBatchFlag {
+			return cfg, fmt.Errorf("-batches: %d is not in [1, %d]", b, maxBatchFlag)
+		}
+	}
+	if cfg.sets, err = parseSets(*sets); err != nil {
+		return cfg, fmt.Errorf("-sets: %w", err)
+	}
+	if *variants != "" {
+		if cfg.variants, err = parseVariants(*variants); err != nil {
+			return cfg, fmt.Errorf("-variants: %w", err)
+		}
+	}
+	if cfg.quick {
+		if !cfg.setsSet {
+			cfg.sets = []tfhe.Params{tfhe.TFHELib128}
+		}
+		cfg.sets = cfg.sets[:1]
+		if !cfg.batchesSet {
+			cfg.batches = quickBatches
+		}
+		if !given["reps"] {
+			cfg.reps = 1
+		}
+	}
+	if cfg.reps < 1 || cfg.reps > 10000 {
+		return cfg, fmt.Errorf("-reps %d: want 1 to 10000", cfg.reps)
+	}
+	if cfg.maxGates < 1 {
+		return cfg, fmt.Errorf("-max-gates %d: want at least 1", cfg.maxGates)
+	}
+	return cfg, nil
+}
+
+// parseInts reads "1,4,16" into an ascending list without duplicates.
+func parseInts(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		x, err := strconv.Atoi(f)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not an integer", f)
+		}
+		out = append(out, x)
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// parseSets reads a comma-separated list of named parameter sets (any case).
+func parseSets(s string) ([]tfhe.Params, error) {
+	var out []tfhe.Params
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		var names []string
+		found := false
+		for _, p := range tfhe.ParamSets() {
+			names = append(names, p.Name())
+			if strings.EqualFold(p.Name(), f) {
+				found = true
+				if !slices.ContainsFunc(out, p.Equal) {
+					out = append(out, p)
+				}
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("unknown parameter set %q (have %s)", f, strings.Join(names, ", "))
+		}
+	}
+	return out, nil
+}
+
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ",")
+}

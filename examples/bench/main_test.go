@@ -1,0 +1,301 @@
+package main
+
+import (
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/goldfhe/goldfhe/smallntt"
+	"github.com/goldfhe/goldfhe/tfhe"
+)
+
+// TestQuickCPU runs the program's main logic as `bench -engine cpu -quick
+// -sets CuFHE80` (the fastest named set) and checks what it wrote.
+func TestQuickCPU(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := parseFlags([]string{"-engine", "cpu", "-quick", "-sets", "CuFHE80", "-out", dir}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if err := run(cfg, &stdout, &stderr); err != nil {
+		t.Fatalf("run: %v\nstderr:\n%s", err, stderr.String())
+	}
+	out := stdout.String()
+	t.Logf("stdout:\n%s", out)
+	for _, want := range []string{"device: CPU: ", "no GPU: not used (-engine cpu)", "CuFHE80 (~80-bit, comparison only)", "hybrid/", "butterfly"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q", want)
+		}
+	}
+
+	f, err := os.Open(filepath.Join(dir, fileCSV))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) == 0 || !slices.Equal(rows[0], csvHeader) {
+		t.Fatalf("CSV header %q, want %q", rows[0], csvHeader)
+	}
+	// Two CPU variants (hybrid, butterfly) × batches 1 and 4.
+	if len(rows) != 1+2*2 {
+		t.Fatalf("%d CSV rows, want 5:\n%q", len(rows), rows)
+	}
+	variants := map[string]bool{}
+	for _, r := range rows[1:] {
+		if r[1] != engCPU || r[2] != "CuFHE80" || !strings.HasPrefix(r[0], "CPU ") {
+			t.Errorf("row %q: want device CPU …, engine cpu, set CuFHE80", r)
+		}
+		variants[r[3]] = true
+		b, err1 := strconv.Atoi(r[4])
+		ms, err2 := strconv.ParseFloat(r[5], 64)
+		gps, err3 := strconv.ParseFloat(r[6], 64)
+		if err := errors.Join(err1, err2, err3); err != nil || (b != 1 && b != 4) || ms <= 0 || gps <= 0 {
+			t.Errorf("row %q: bad numbers (%v)", r, err)
+			continue
+		}
+		if got := float64(b) / (ms / 1e3); got < gps*0.99 || got > gps*1.01 {
+			t.Errorf("row %q: gates/s %v, batch/time gives %v", r, gps, got)
+		}
+	}
+	if !variants["butterfly"] || len(variants) != 2 {
+		t.Errorf("variants %v, want a hybrid plan and the butterfly", variants)
+	}
+
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) > 4 {
+		t.Errorf("%d files written, want at most 4", len(entries))
+	}
+	for _, name := range []string{fileGates, fileLatency} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Error(err)
+		} else if !bytes.HasPrefix(b, []byte("\x89PNG\r\n\x1a\n")) {
+			t.Errorf("%s is not a PNG", name)
+		}
+	}
+	for _, e := range entries {
+		for _, c := range e.Name() {
+			if !strings.ContainsRune("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-", c) {
+				t.Errorf("file name %q has %q", e.Name(), c)
+			}
+		}
+	}
+	sum, err := os.ReadFile(filepath.Join(dir, fileSummary))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, string(sum)) {
+		t.Error("summary.txt differs from the printed summary")
+	}
+}
+
+// TestCheckFails makes sure wrong outputs are caught: outputs the engine did
+// not write, and outputs that differ from the set's reference.
+func TestCheckFails(t *testing.T) {
+	fx, err := newFixture(tfhe.CuFHE80, 32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fx.poison(32)
+	if err := fx.check(32, "test"); err == nil || !strings.Contains(err.Error(), "32 of 32 outputs decrypt wrongly") {
+		t.Errorf("poisoned outputs: %v", err)
+	}
+	// Trivial samples of the right answers decrypt right, but differ from
+	// the reference bit for bit.
+	for i, o := range fx.out {
+		o.SetTrivial(tfhe.EncodeBool(fx.want[i]))
+	}
+	if err := fx.check(4, "first"); err != nil {
+		t.Fatalf("first check: %v", err)
+	}
+	if len(fx.ref) != 4 {
+		t.Fatalf("%d reference samples, want 4", len(fx.ref))
+	}
+	fx.out[2].Value[0]++
+	if err := fx.check(8, "second"); err == nil || !strings.Contains(err.Error(), "output 2 differs from the one first computed") {
+		t.Errorf("changed output: %v", err)
+	}
+	// The NAND inputs: both kinds of answers occur.
+	if !slices.Contains(fx.want, true) || !slices.Contains(fx.want, false) {
+		t.Errorf("inputs want %v: all equal", fx.want)
+	}
+}
+
+func TestParseFlags(t *testing.T) {
+	cfg, err := parseFlags(nil, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(cfg.batches, defaultBatches) || cfg.reps != defaultReps || len(cfg.sets) != 3 || cfg.engine != "both" || cfg.out != "bench-out" {
+		t.Errorf("defaults: %+v", cfg)
+	}
+	cfg, err = parseFlags([]string{"-quick", "-sets", "tfhersdefault,cufhe80", "-variants", "matrix:4x4x4x4x4,butterfly", "-engine", "GPU"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(cfg.batches, quickBatches) || cfg.reps != 1 || len(cfg.sets) != 1 || !cfg.sets[0].Equal(tfhe.TFHErsDefault) || cfg.engine != "gpu" {
+		t.Errorf("-quick: %+v", cfg)
+	}
+	if len(cfg.variants) != 2 || cfg.variants[0].String() != "matrix:4x4x4x4x4" || cfg.variants[1].String() != "butterfly" {
+		t.Errorf("-variants: %v", cfg.variants)
+	}
+	for _, args := range [][]string{
+		{"-engine", "tpu"},
+		{"-batches", "0"},
+		{"-batches", "1,x"},
+		{"-reps", "0"},
+		{"-max-gates", "0"},
+		{"-sets", "TFHELib256"},
+		{"-variants", "radix4"},
+		{"-variants", "butterfly:32x32"},
+		{"-variants", "default:32x32"},
+		{"-variants", "matrix:8x"},
+		{"-out", ""},
+		{"stray"},
+	} {
+		if _, err := parseFlags(args, io.Discard); err == nil {
+			t.Errorf("%q: no error", args)
+		}
+	}
+}
+
+func TestPlanCases(t *testing.T) {
+	cfg, err := parseFlags(nil, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := func(cs []benchCase, engine string) (n int, sets map[string]bool, maxB int) {
+		sets = map[string]bool{}
+		for _, c := range cs {
+			if c.engine == engine {
+				n++
+				sets[c.set.Name()] = true
+				maxB = max(maxB, c.batches[len(c.batches)-1])
+			}
+		}
+		return n, sets, maxB
+	}
+	// GPU and CPU: 3 sets × 3 GPU variants; the CPU TFHELib128 only, ≤ 64.
+	cs, notes := planCases(cfg, true, true)
+	if n, _, maxB := count(cs, engGPU); n != 9 || maxB != 16384 {
+		t.Errorf("GPU: %d cases up to batch %d, want 9 up to 16384", n, maxB)
+	}
+	if n, sets, maxB := count(cs, engCPU); n != 2 || len(sets) != 1 || !sets["TFHELib128"] || maxB != cpuMaxBatch {
+		t.Errorf("CPU: %d cases, sets %v, up to batch %d", n, sets, maxB)
+	}
+	if len(notes) != 2 {
+		t.Errorf("notes %q", notes)
+	}
+	// The CPU alone honours -sets and -batches as given, not the defaults.
+	cfg.setsSet, cfg.batchesSet = true, true
+	cs, _ = planCases(cfg, false, true)
+	if n, sets, maxB := count(cs, engCPU); n != 6 || len(sets) != 3 || maxB != 16384 {
+		t.Errorf("CPU alone, explicit flags: %d cases, sets %v, up to batch %d", n, sets, maxB)
+	}
+	cfg.setsSet, cfg.batchesSet = false, false
+	cs, _ = planCases(cfg, false, true)
+	if n, sets, maxB := count(cs, engCPU); n != 2 || len(sets) != 1 || maxB != cpuMaxBatch {
+		t.Errorf("CPU alone, defaults: %d cases, sets %v, up to batch %d", n, sets, maxB)
+	}
+	cfg.cpuAll = true
+	cs, _ = planCases(cfg, true, true)
+	if n, sets, maxB := count(cs, engCPU); n != 6 || len(sets) != 3 || maxB != 16384 {
+		t.Errorf("-cpu-all: %d cases, sets %v, up to batch %d", n, sets, maxB)
+	}
+}
+
+func TestVariantPlans(t *testing.T) {
+	cpuDefault, err := smallntt.DefaultPlan(1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		v, engine string
+		n         int
+		want      string // planLabel, "" for a nil plan (the engine's choice)
+	}{
+		{"hybrid", engGPU, 1024, "hybrid/32x32"},
+		{"hybrid", engGPU, 512, "hybrid/16x32"},
+		{"hybrid", engCPU, 1024, planLabel(cpuDefault)},
+		{"default", engGPU, 1024, ""},
+		{"default", engCPU, 512, ""},
+		{"butterfly", engGPU, 512, "butterfly"},
+		{"matrix", engGPU, 1024, "matrix/8x8x16"},
+		{"matrix", engCPU, 512, "matrix/8x8x8"},
+		{"hybrid:16x64", engCPU, 1024, "hybrid/16x64"},
+		{"matrix:4x4x4x4x4", engGPU, 1024, "matrix/4x4x4x4x4"},
+	} {
+		vs, err := parseVariants(tc.v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := vs[0].plan(tc.n, tc.engine)
+		if err != nil {
+			t.Fatalf("%s %s N=%d: %v", tc.v, tc.engine, tc.n, err)
+		}
+		got := ""
+		if p != nil {
+			got = planLabel(p)
+		}
+		if got != tc.want {
+			t.Errorf("%s %s N=%d: %q, want %q", tc.v, tc.engine, tc.n, got, tc.want)
+		}
+	}
+	vs, _ := parseVariants("matrix:8x8x8")
+	if _, err := vs[0].plan(1024, engGPU); err == nil {
+		t.Error("matrix 8x8x8 for N=1024: no error")
+	}
+}
+
+func TestMedian(t *testing.T) {
+	ms := func(x ...int) []time.Duration {
+		var d []time.Duration
+		for _, v := range x {
+			d = append(d, time.Duration(v)*time.Millisecond)
+		}
+		return d
+	}
+	for _, tc := range []struct {
+		in   []time.Duration
+		want time.Duration
+	}{
+		{ms(7), 7 * time.Millisecond},
+		{ms(9, 1, 5), 5 * time.Millisecond},
+		{ms(4, 1, 3, 100), 3500 * time.Microsecond},
+	} {
+		if got := median(tc.in); got != tc.want {
+			t.Errorf("median(%v) = %v, want %v", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestNoGPU checks -engine gpu fails clearly where no GPU is usable.
+func TestNoGPU(t *testing.T) {
+	if _, err := probeGPU(); err == nil {
+		t.Skip("a GPU is usable here")
+	}
+	cfg, err := parseFlags([]string{"-engine", "gpu", "-quick", "-out", t.TempDir()}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = run(cfg, io.Discard, io.Discard)
+	if !errors.Is(err, errNoGPU) {
+		t.Errorf("run: %v, want errNoGPU", err)
+	}
+}

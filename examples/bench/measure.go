@@ -1,0 +1,290 @@
+package main
+
+import (
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/goldfhe/goldfhe/bootstrap"
+	"github.com/goldfhe/goldfhe/kernels"
+	"github.com/goldfhe/goldfhe/tfhe"
+	"github.com/goldfhe/goldfhe/torus"
+)
+
+const (
+	// warmupLimit: a batch size gets its own warm-up call when its expected
+	// time is below this; larger ones follow a warm engine (the first batch
+	// size of a case always warms it up).
+	warmupLimit = 500 * time.Millisecond
+	// timeCap ends the timed runs of one batch size once they add up to it.
+	timeCap = 10 * time.Second
+	// refSamples outputs per set are kept to compare engines and plans bit
+	// for bit.
+	refSamples = 64
+	// inputChunk samples share one encryptor, seeded by the chunk's index:
+	// the inputs do not depend on the number of cores.
+	inputChunk = 512
+)
+
+// mu is the bootstrapping output, 1/8: what gates.Evaluator uses.
+var mu = tfhe.EncodeBool(true)
+
+// fixture is one parameter set's keys, inputs and output buffers, shared by
+// its cases. The inputs are what a NAND gate bootstraps: (0, 1/8) − c1 − c2
+// for fresh encryptions c1, c2 of random bits (DESIGN.md §2), phase ±1/8 or
+// 3/8, so each output must decrypt to NAND of the bits.
+type fixture struct {
+	p       tfhe.Params
+	sk      *tfhe.SecretKey
+	ck      *tfhe.CloudKey
+	in, out []*tfhe.TLWE
+	want    []bool
+	// ref are the first outputs computed for this set, and refBy the engine
+	// that computed each: every engine and plan must reproduce them.
+	ref   []*tfhe.TLWE
+	refBy []string
+}
+
+// seedFor derives a fixed seed: keys and inputs are the same in every run.
+func seedFor(what string, p tfhe.Params) [torus.SeedSize]byte {
+	return sha256.Sum256([]byte("goldfhe examples/bench: " + what + " for " + p.Name()))
+}
+
+// newFixture generates p's keys and batch NAND inputs.
+func newFixture(p tfhe.Params, batch int) (*fixture, error) {
+	sk, err := tfhe.GenerateSecretKeyFromSeed(p, seedFor("secret key", p))
+	if err != nil {
+		return nil, err
+	}
+	ck, err := tfhe.GenerateCloudKeyFromSeed(sk, seedFor("cloud key", p))
+	if err != nil {
+		return nil, err
+	}
+	fx := &fixture{p: p, sk: sk, ck: ck, in: newTLWEs(p.LWEDimension(), batch), out: newTLWEs(p.LWEDimension(), batch), want: make([]bool, batch)}
+	base := seedFor("inputs", p)
+	chunks := (batch + inputChunk - 1) / inputChunk
+	errs := make([]error, chunks)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for c := range chunks {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			seed := torus.DeriveSeed(base, "chunk", uint64(c))
+			enc, err := tfhe.NewEncryptorFromSeed(sk, seed)
+			if err != nil {
+				errs[c] = err
+				return
+			}
+			rng := rand.New(rand.NewChaCha8(seed))
+			x, y := tfhe.NewTLWE(p.LWEDimension()), tfhe.NewTLWE(p.LWEDimension())
+			for i := c * inputChunk; i < min(batch, (c+1)*inputChunk); i++ {
+				a, b := rng.IntN(2) == 1, rng.IntN(2) == 1
+				enc.EncryptBoolTo(x, a)
+				enc.EncryptBoolTo(y, b)
+				tfhe.NegTLWETo(fx.in[i], x)
+				tfhe.SubTLWETo(fx.in[i], fx.in[i], y)
+				tfhe.AddConstTLWETo(fx.in[i], fx.in[i], mu)
+				fx.want[i] = !(a && b)
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return fx, nil
+}
+
+// newTLWEs returns count samples of dimension n in one allocation.
+func newTLWEs(n, count int) []*tfhe.TLWE {
+	buf := make([]torus.Torus32, count*(n+1))
+	out := make([]*tfhe.TLWE, count)
+	for i := range out {
+		out[i] = &tfhe.TLWE{Value: buf[i*(n+1) : (i+1)*(n+1) : (i+1)*(n+1)]}
+	}
+	return out
+}
+
+// poison sets the first b outputs to trivial samples of the wrong answer, so
+// that an output the engine did not write fails the check.
+func (fx *fixture) poison(b int) {
+	for i, o := range fx.out[:b] {
+		o.SetTrivial(tfhe.EncodeBool(!fx.want[i]))
+	}
+}
+
+// check decrypts the first b outputs and compares them with the expected
+// bits and, bit for bit, with the reference outputs of the set.
+func (fx *fixture) check(b int, engine string) error {
+	wrong, first := 0, -1
+	for i, o := range fx.out[:b] {
+		if fx.sk.DecryptBool(o) != fx.want[i] {
+			if wrong == 0 {
+				first = i
+			}
+			wrong++
+		}
+	}
+	if wrong > 0 {
+		return fmt.Errorf("WRONG RESULT: %d of %d outputs decrypt wrongly (first: sample %d decrypts to %v, NAND gives %v)",
+			wrong, b, first, !fx.want[first], fx.want[first])
+	}
+	for i := range min(b, len(fx.ref)) {
+		if !slices.Equal(fx.out[i].Value, fx.ref[i].Value) {
+			return fmt.Errorf("WRONG RESULT: output %d differs from the one %s computed for the same input and keys "+
+				"(every engine and NTT plan must agree bit for bit, DESIGN.md §3)", i, fx.refBy[i])
+		}
+	}
+	for i := len(fx.ref); i < min(b, refSamples); i++ {
+		fx.ref = append(fx.ref, fx.out[i].Copy())
+		fx.refBy = append(fx.refBy, engine)
+	}
+	return nil
+}
+
+// measurement is the median time of one batch size of one case.
+type measurement struct {
+	batch  int
+	median time.Duration
+	runs   int // timed runs the median is over
+}
+
+func (m measurement) ms() float64 { return float64(m.median.Nanoseconds()) / 1e6 }
+
+// gatesPerSecond is the batch over its median time.
+func (m measurement) gatesPerSecond() float64 {
+	return float64(m.batch) / max(m.median.Seconds(), 1e-9)
+}
+
+// caseResult is what one case gave: its measurements in batch order, up to
+// the first error.
+type caseResult struct {
+	c          benchCase
+	variant    string // the plan the engine used (planLabel), or c.variant before it was built
+	engineName string // Engine.Name()
+	ms         []measurement
+	err        error
+}
+
+// newEngine builds c's engine for fx's cloud key.
+func newEngine(c benchCase, fx *fixture) (bootstrap.Engine, string, error) {
+	plan, err := c.variant.plan(fx.p.PolyDegree(), c.engine)
+	if err != nil {
+		return nil, "", err
+	}
+	switch c.engine {
+	case engGPU:
+		// One device pass per batch: MaxBatch is the largest batch. If that
+		// does not fit, the engine's own choice (it then splits batches).
+		opts := bootstrap.GPUOptions{Plan: plan, MaxBatch: c.batches[len(c.batches)-1]}
+		e, err := bootstrap.NewGPU(fx.ck, opts)
+		if errors.Is(err, kernels.ErrOutOfMemory) {
+			opts.MaxBatch = 0
+			e, err = bootstrap.NewGPU(fx.ck, opts)
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		if plan == nil {
+			// The engine's own choice, which may depend on the batch size:
+			// its Name says what it is.
+			return e, vDefault, nil
+		}
+		return e, planLabel(e.Plan()), nil
+	case engCPU:
+		e, err := bootstrap.NewCPU(fx.ck, bootstrap.CPUOptions{Plan: plan})
+		if err != nil {
+			return nil, "", err
+		}
+		return e, planLabel(e.Plan()), nil
+	}
+	panic("bench: unknown engine kind " + c.engine)
+}
+
+// runCase builds c's engine and times it at each batch size, checking every
+// output; progress goes to w, prefixed by tag.
+func runCase(c benchCase, fx *fixture, reps, maxGates int, w io.Writer, tag string) (res caseResult) {
+	res = caseResult{c: c, variant: c.variant.String()}
+	t0 := time.Now()
+	eng, label, err := newEngine(c, fx)
+	if err != nil {
+		res.err = err
+		return res
+	}
+	defer func() {
+		if err := eng.Close(); err != nil && res.err == nil {
+			res.err = err
+		}
+	}()
+	res.variant, res.engineName = label, eng.Name()
+	fmt.Fprintf(w, "bench: %s %s %s %s: engine %s ready in %v\n", tag, c.engine, c.set.Name(), label, eng.Name(), roundDur(time.Since(t0)))
+
+	call := func(b int) (time.Duration, error) {
+		fx.poison(b)
+		t := time.Now()
+		err := eng.Bootstrap(fx.out[:b], fx.in[:b], mu)
+		d := time.Since(t)
+		if err != nil {
+			return d, err
+		}
+		return d, fx.check(b, eng.Name())
+	}
+	var prev measurement
+	for i, b := range c.batches {
+		if i == 0 || time.Duration(float64(prev.median)*float64(b)/float64(prev.batch)) <= warmupLimit {
+			if _, err := call(b); err != nil {
+				res.err = fmt.Errorf("batch %d (warm-up): %w", b, err)
+				return res
+			}
+		}
+		n := min(reps, max(1, maxGates/b))
+		var ts []time.Duration
+		var spent time.Duration
+		for range n {
+			d, err := call(b)
+			if err != nil {
+				res.err = fmt.Errorf("batch %d: %w", b, err)
+				return res
+			}
+			ts = append(ts, d)
+			if spent += d; spent >= timeCap {
+				break
+			}
+		}
+		prev = measurement{batch: b, median: median(ts), runs: len(ts)}
+		res.ms = append(res.ms, prev)
+		fmt.Fprintf(w, "bench: %s %s %s %s: batch %6d  %10.3f ms  %9.1f gates/s  (median of %d)\n",
+			tag, c.engine, c.set.Name(), label, b, prev.ms(), prev.gatesPerSecond(), prev.runs)
+	}
+	return res
+}
+
+// median of a non-empty list; the mean of the middle two for an even count.
+func median(ts []time.Duration) time.Duration {
+	s := slices.Clone(ts)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// roundDur keeps about three significant digits.
+func roundDur(d time.Duration) time.Duration {
+	switch {
+	case d >= 10*time.Second:
+		return d.Round(100 * time.Millisecond)
+	case d >= time.Second:
+		return d.Round(10 * time.Millisecond)
+	case d >= time.Millisecond:
+		return d.Round(10 * time.Microsecond)
+	}
+	return d.Round(time.Microsecond)
+}

@@ -1,0 +1,234 @@
+package main
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"path/filepath"
+	"runtime"
+	"strconv"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// writePlots draws the plots whose data was measured (gonum.org/v1/plot)
+// and returns the names of the files written.
+func writePlots(dir string, m machine, rs []caseResult) (written []string, errs []error) {
+	save := func(name string, draw func() (*plot.Plot, vg.Length, vg.Length, error)) {
+		err := func() (err error) {
+			defer func() { // gonum panics on some degenerate inputs
+				if r := recover(); r != nil {
+					err = fmt.Errorf("%v", r)
+				}
+			}()
+			p, w, h, err := draw()
+			if err != nil || p == nil {
+				return err
+			}
+			if err := p.Save(w, h, filepath.Join(dir, name)); err != nil {
+				return err
+			}
+			written = append(written, name)
+			return nil
+		}()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("plot %s: %w", name, err))
+		}
+	}
+	save(fileGates, func() (*plot.Plot, vg.Length, vg.Length, error) {
+		p, err := throughputPlot(rs, m)
+		return p, 10 * vg.Inch, 7 * vg.Inch, err
+	})
+	save(fileLatency, func() (*plot.Plot, vg.Length, vg.Length, error) { return latencyPlot(rs, m) })
+	return written, errs
+}
+
+// shortDevice names the machine in a plot title.
+func (m machine) shortDevice() string {
+	cpu := fmt.Sprintf("CPU %s (%d threads)", m.cpuModel, runtime.GOMAXPROCS(0))
+	if m.gpu != nil {
+		return m.gpu.Name + "; " + cpu
+	}
+	return cpu + "; no GPU"
+}
+
+// caseLabel names a case in a legend.
+func caseLabel(r caseResult) string {
+	return fmt.Sprintf("%s %s %s", r.c.engine, setLabel(r.c.set), r.variant)
+}
+
+// variantDashes gives each variant a dash pattern.
+func variantDashes(v variantSpec) []vg.Length {
+	switch v.name {
+	case vButterfly:
+		return []vg.Length{vg.Points(6), vg.Points(3)}
+	case vMatrix:
+		return []vg.Length{vg.Points(2), vg.Points(2)}
+	case vDefault:
+		return []vg.Length{vg.Points(8), vg.Points(3), vg.Points(2), vg.Points(3)}
+	}
+	return nil
+}
+
+// setColour gives each named set a colour.
+func setColour(r caseResult) color.Color {
+	switch r.c.set.Name() {
+	case "TFHELib128":
+		return plotutil.Color(0)
+	case "TFHErsDefault":
+		return plotutil.Color(1)
+	case "CuFHE80":
+		return plotutil.Color(2)
+	}
+	return color.Black
+}
+
+// throughputPlot draws gates/s against batch size (log-log), one line per
+// case; nil when nothing was measured.
+func throughputPlot(rs []caseResult, m machine) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = "Gate bootstrapping throughput\n" + m.shortDevice()
+	p.X.Label.Text = "batch size (gates per Engine.Bootstrap call)"
+	p.Y.Label.Text = "gates per second (batch / median time)"
+	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
+	p.Y.Tick.Marker = logTicks{}
+	p.Add(plotter.NewGrid())
+	p.Legend.Top, p.Legend.Left = true, true
+	p.Legend.TextStyle.Font.Size = vg.Points(9)
+	var (
+		batches          []int
+		minX, maxX       = math.Inf(1), math.Inf(-1)
+		minY, maxY       = math.Inf(1), math.Inf(-1)
+		seenBatch, lines = map[int]bool{}, 0
+	)
+	for _, r := range rs {
+		var pts plotter.XYs
+		for _, x := range r.ms {
+			g := x.gatesPerSecond()
+			pts = append(pts, plotter.XY{X: float64(x.batch), Y: g})
+			minX, maxX = min(minX, float64(x.batch)), max(maxX, float64(x.batch))
+			minY, maxY = min(minY, g), max(maxY, g)
+			if !seenBatch[x.batch] {
+				seenBatch[x.batch] = true
+				batches = append(batches, x.batch)
+			}
+		}
+		if len(pts) == 0 {
+			continue
+		}
+		line, scatter, err := plotter.NewLinePoints(pts)
+		if err != nil {
+			return nil, err
+		}
+		col := setColour(r)
+		line.Color, line.Dashes, line.Width = col, variantDashes(r.c.variant), vg.Points(1.5)
+		scatter.Color, scatter.Radius = col, vg.Points(3)
+		scatter.Shape = draw.CircleGlyph{}
+		if r.c.engine == engCPU {
+			scatter.Shape, line.Width = draw.TriangleGlyph{}, vg.Points(1)
+		}
+		p.Add(line, scatter)
+		p.Legend.Add(caseLabel(r), line, scatter)
+		lines++
+	}
+	if lines == 0 {
+		return nil, nil
+	}
+	p.X.Tick.Marker = batchTicks(batches)
+	// Explicit ranges: the log scales need positive, distinct ends.
+	p.X.Min, p.X.Max = minX/1.5, maxX*1.5
+	p.Y.Min, p.Y.Max = minY/2, maxY*3 // room for the legend above the lines
+	return p, nil
+}
+
+// batchTicks labels the measured batch sizes.
+func batchTicks(bs []int) plot.ConstantTicks {
+	var t plot.ConstantTicks
+	for _, b := range bs {
+		t = append(t, plot.Tick{Value: float64(b), Label: strconv.Itoa(b)})
+	}
+	return t
+}
+
+// logTicks labels the powers of ten of a log axis and marks 2…9 times them.
+type logTicks struct{}
+
+func (logTicks) Ticks(lo, hi float64) []plot.Tick {
+	var t []plot.Tick
+	if lo <= 0 || hi <= lo {
+		return t
+	}
+	for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)); e++ {
+		v := math.Pow(10, e)
+		for i := 1; i < 10; i++ {
+			x := v * float64(i)
+			if x < lo || x > hi {
+				continue
+			}
+			label := ""
+			if i == 1 {
+				label = strconv.FormatFloat(x, 'g', -1, 64)
+			}
+			t = append(t, plot.Tick{Value: x, Label: label})
+		}
+	}
+	return t
+}
+
+// latencyPlot draws each case's single-gate latency (the median time of
+// batch 1) as a horizontal bar; nil when batch 1 was not measured.
+func latencyPlot(rs []caseResult, m machine) (*plot.Plot, vg.Length, vg.Length, error) {
+	type bar struct {
+		r  caseResult
+		ms float64
+	}
+	var bars []bar
+	for _, r := range rs {
+		if x, ok := r.latency(); ok {
+			bars = append(bars, bar{r, x.ms()})
+		}
+	}
+	if len(bars) == 0 {
+		return nil, 0, 0, nil
+	}
+	p := plot.New()
+	p.Title.Text = "Single-gate latency (median time of a batch of 1)\n" + m.shortDevice()
+	p.X.Label.Text = "ms per gate"
+	p.Add(plotter.NewGrid())
+	// Bars coloured by engine; the labels name it, so no legend.
+	colours := map[string]color.Color{engGPU: plotutil.Color(0), engCPU: plotutil.Color(3)}
+	labels := make([]string, len(bars))
+	var vals plotter.XYLabels
+	maxX := 0.0
+	for i, b := range bars {
+		y := len(bars) - 1 - i // first case on top
+		labels[y] = caseLabel(b.r)
+		bc, err := plotter.NewBarChart(plotter.Values{b.ms}, vg.Points(9))
+		if err != nil {
+			return nil, 0, 0, err
+		}
+		bc.Horizontal, bc.XMin = true, float64(y)
+		bc.Color, bc.LineStyle.Width = colours[b.r.c.engine], 0
+		p.Add(bc)
+		vals.XYs = append(vals.XYs, plotter.XY{X: b.ms, Y: float64(y)})
+		vals.Labels = append(vals.Labels, sig(b.ms)+" ms")
+		maxX = max(maxX, b.ms)
+	}
+	lbl, err := plotter.NewLabels(vals)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	lbl.Offset = vg.Point{X: vg.Points(3), Y: -vg.Points(4)}
+	for i := range lbl.TextStyle {
+		lbl.TextStyle[i].Font.Size = vg.Points(8)
+	}
+	p.Add(lbl)
+	p.NominalY(labels...)
+	p.X.Min, p.X.Max = 0, max(maxX, 1e-3)*1.3 // room for the value labels
+	h := vg.Length(len(bars))*vg.Points(16) + 1.5*vg.Inch
+	return p, 9 * vg.Inch, max(h, 3*vg.Inch), nil
+}

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+// Files written to -out: at most these four.
+const (
+	fileCSV     = "results.csv"
+	fileSummary = "summary.txt"
+	fileGates   = "gates_per_s.png"
+	fileLatency = "latency.png"
+)
+
+// csvHeader are results.csv's columns.
+var csvHeader = []string{"device", "engine", "set", "variant", "batch", "median_ms", "gates_per_s"}
+
+// writeCSV writes one row per case and batch size to dir/results.csv.
+func writeCSV(dir string, m machine, rs []caseResult) (err error) {
+	f, err := os.Create(filepath.Join(dir, fileCSV))
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	w := csv.NewWriter(f)
+	w.Write(csvHeader)
+	for _, r := range rs {
+		for _, x := range r.ms {
+			w.Write([]string{
+				m.deviceName(r.c.engine),
+				r.c.engine,
+				r.c.set.Name(),
+				r.variant,
+				strconv.Itoa(x.batch),
+				strconv.FormatFloat(x.ms(), 'f', 4, 64),
+				strconv.FormatFloat(x.gatesPerSecond(), 'f', 2, 64),
+			})
+		}
+	}
+	w.Flush()
+	return w.Error()
+}
+
+// latency returns the median time of batch 1, if it was measured.
+func (r caseResult) latency() (measurement, bool) {
+	for _, x := range r.ms {
+		if x.batch == 1 {
+			return x, true
+		}
+	}
+	return measurement{}, false
+}
+
+// peak returns the measurement with the most gates per second.
+func (r caseResult) peak() (measurement, bool) {
+	if len(r.ms) == 0 {
+		return measurement{}, false
+	}
+	best := r.ms[0]
+	for _, x := range r.ms[1:] {
+		if x.gatesPerSecond() > best.gatesPerSecond() {
+			best = x
+		}
+	}
+	return best, true
+}
+
+// sig formats x with about 4 significant digits and no exponent.
+func sig(x float64) string {
+	if x <= 0 || math.IsInf(x, 0) || math.IsNaN(x) {
+		return strconv.FormatFloat(x, 'g', 4, 64)
+	}
+	d := 3 - int(math.Floor(math.Log10(x)))
+	return strconv.FormatFloat(x, 'f', max(d, 0), 64)
+}
+
+// writeSummary writes the table printed last: one row per case with its
+// single-gate latency and its gates/s at each batch size, then the engines,
+// notes and failures.
+func writeSummary(w io.Writer, m machine, cfg config, rs []caseResult, notes []string, failed []error) {
+	fmt.Fprintf(w, "goldfhe gate bootstrapping benchmark (examples/bench, DESIGN.md §6)\n")
+	fmt.Fprintf(w, "device: %s\n", m.header())
+	fmt.Fprintf(w, "method: wall time of Engine.Bootstrap (synchronous; on the GPU uploads, kernels and downloads included),\n"+
+		"        median of up to %d run(s) after a warm-up (at most %d gates or ~%v per batch size); NAND-style inputs,\n"+
+		"        every output decrypted and checked, engines and plans compared bit for bit\n",
+		cfg.reps, cfg.maxGates, timeCap)
+	fmt.Fprintf(w, "latency = median time of one gate (batch 1); gates/s = batch / median time\n\n")
+
+	var batches []int
+	for _, r := range rs {
+		for _, x := range r.ms {
+			if !slices.Contains(batches, x.batch) {
+				batches = append(batches, x.batch)
+			}
+		}
+	}
+	slices.Sort(batches)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	head := []string{"engine", "set", "variant", "latency ms", "peak gates/s"}
+	for _, b := range batches {
+		head = append(head, "b="+strconv.Itoa(b))
+	}
+	fmt.Fprintf(tw, "%s\t\n", strings.Join(head, "\t"))
+	for _, r := range rs {
+		row := []string{r.c.engine, setLabel(r.c.set), r.variant, "-", "-"}
+		if x, ok := r.latency(); ok {
+			row[3] = sig(x.ms())
+		}
+		if x, ok := r.peak(); ok {
+			row[4] = sig(x.gatesPerSecond())
+		}
+		for _, b := range batches {
+			cell := "-"
+			for _, x := range r.ms {
+				if x.batch == b {
+					cell = sig(x.gatesPerSecond())
+				}
+			}
+			row = append(row, cell)
+		}
+		if r.err != nil {
+			row[2] += " FAILED"
+		}
+		fmt.Fprintf(tw, "%s\t\n", strings.Join(row, "\t"))
+	}
+	tw.Flush()
+	if len(rs) == 0 {
+		fmt.Fprintf(w, "no case ran\n")
+	}
+	fmt.Fprintf(w, "(columns b=…: gates/s at that batch size)\n")
+
+	var engines []string
+	for _, r := range rs {
+		if r.engineName != "" && !slices.Contains(engines, r.engineName) {
+			engines = append(engines, r.engineName)
+		}
+	}
+	if len(engines) > 0 {
+		fmt.Fprintf(w, "\nengines:\n")
+		for _, e := range engines {
+			fmt.Fprintf(w, "  %s\n", e)
+		}
+	}
+	if len(notes) > 0 {
+		fmt.Fprintf(w, "\nnotes:\n")
+		for _, n := range notes {
+			fmt.Fprintf(w, "  %s\n", n)
+		}
+	}
+	if len(failed) > 0 {
+		fmt.Fprintf(w, "\nFAILED (%d):\n", len(failed))
+		for _, e := range failed {
+			fmt.Fprintf(w, "  %v\n", e)
+		}
+	}
+}

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"time"
+)
+
+// run times every case of cfg, then writes the CSV, the plots and the
+// summary, which it prints last to stdout. Progress, notes and per-case
+// errors go to stderr. It returns an error if anything failed (a wrong
+// result above all); the cases that ran are reported all the same.
+func run(cfg config, stdout, stderr io.Writer) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(stderr, "%s", debug.Stack())
+			err = fmt.Errorf("internal error: %v", r)
+		}
+	}()
+	m := machine{cpuModel: cpuModel()}
+	var useGPU, useCPU bool
+	if cfg.engine == "cpu" {
+		useCPU, m.noGPU = true, "not used (-engine cpu)"
+	} else {
+		info, gerr := probeGPU()
+		if gerr == nil {
+			m.gpu, useGPU = &info, true
+		} else {
+			m.noGPU = gerr.Error()
+		}
+		switch cfg.engine {
+		case "gpu":
+			if !useGPU {
+				return fmt.Errorf("-engine gpu: %w: %v", errNoGPU, gerr)
+			}
+		case "auto":
+			useCPU = !useGPU
+		case "both":
+			useCPU = true
+		}
+		if !useGPU {
+			fmt.Fprintf(stderr, "bench: no usable GPU (%v): CPU engine only\n", gerr)
+		}
+	}
+	cases, notes := planCases(cfg, useGPU, useCPU)
+	for _, n := range notes {
+		fmt.Fprintf(stderr, "bench: %s\n", n)
+	}
+	for _, p := range cfg.sets {
+		if isWeak(p) && slices.ContainsFunc(cases, func(c benchCase) bool { return c.set.Equal(p) }) {
+			notes = append(notes, fmt.Sprintf("%s: %s; never use it to protect data", p.Name(), p.Note()))
+		}
+	}
+	if len(cases) == 0 {
+		return errors.New("nothing to run: " + strings.Join(notes, "; "))
+	}
+	if err := os.MkdirAll(cfg.out, 0o755); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "bench: %s\nbench: %d cases; up to %d runs per batch size\n", m.header(), len(cases), cfg.reps)
+
+	var (
+		results []caseResult
+		errs    []error
+	)
+	done := 0
+	for _, p := range cfg.sets {
+		var setCases []benchCase
+		maxB := 0
+		for _, c := range cases {
+			if c.set.Equal(p) {
+				setCases = append(setCases, c)
+				maxB = max(maxB, c.batches[len(c.batches)-1])
+			}
+		}
+		if len(setCases) == 0 {
+			continue
+		}
+		t0 := time.Now()
+		fx, ferr := newFixture(p, maxB)
+		if ferr != nil {
+			for _, c := range setCases {
+				done++
+				e := fmt.Errorf("%v: keys and inputs: %w", c, ferr)
+				fmt.Fprintf(stderr, "bench: [%d/%d] %v\n", done, len(cases), e)
+				results = append(results, caseResult{c: c, variant: c.variant.String(), err: ferr})
+				errs = append(errs, e)
+			}
+			continue
+		}
+		fmt.Fprintf(stderr, "bench: %s: keys and %d NAND inputs in %v\n", setLabel(p), maxB, roundDur(time.Since(t0)))
+		for _, c := range setCases {
+			done++
+			tag := fmt.Sprintf("[%d/%d]", done, len(cases))
+			r := runCase(c, fx, cfg.reps, cfg.maxGates, stderr, tag)
+			results = append(results, r)
+			if r.err != nil {
+				e := fmt.Errorf("%s %s %s: %w", c.engine, c.set.Name(), r.variant, r.err)
+				fmt.Fprintf(stderr, "bench: %s %v\n", tag, e)
+				errs = append(errs, e)
+			}
+		}
+	}
+
+	var (
+		files   []string
+		outErrs []error
+	)
+	if err := writeCSV(cfg.out, m, results); err != nil {
+		outErrs = append(outErrs, err)
+	} else {
+		files = append(files, fileCSV)
+	}
+	written, perrs := writePlots(cfg.out, m, results)
+	files = append(files, written...)
+	outErrs = append(outErrs, perrs...)
+	var sum strings.Builder
+	writeSummary(&sum, m, cfg, results, notes, append(slices.Clone(errs), outErrs...))
+	if err := os.WriteFile(filepath.Join(cfg.out, fileSummary), []byte(sum.String()), 0o644); err != nil {
+		outErrs = append(outErrs, err)
+	} else {
+		files = append(files, fileSummary)
+	}
+	fmt.Fprintf(stderr, "bench: written to %s: %s\n", cfg.out, strings.Join(files, ", "))
+	fmt.Fprintf(stdout, "\n%s", sum.String())
+	return errors.Join(append(errs, outErrs...)...)
+}

@@ -34,6 +34,12 @@ BENCHFLAGS ?=
 bench:
 	CGO_ENABLED=0 $(GO) run ./examples/bench -out bench-out $(BENCHFLAGS)
 
+# The NTT benchmark (examples/nttbench): the paper's Tables 1 and 2 (and
+# N = 512, 2048) for batch sizes 1 to 65,536 on GPU 0, or on the CPU plans
+# without one; results, summary and plots in nttbench-out/.
+bench-ntt:
+	CGO_ENABLED=0 $(GO) run ./examples/nttbench -out nttbench-out $(BENCHFLAGS)
+
 # CPU micro-benchmarks (NTT tables, TFHE operations).
 bench-cpu:
 	CGO_ENABLED=0 $(GO) test -run '^$$' -bench . -benchmem ./smallntt/ ./tfhe/ ./bootstrap/

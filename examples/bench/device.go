@@ -1,12 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
-	"os"
 	"runtime"
-	"strings"
 
 	"github.com/goldfhe/goldfhe/kernels"
 )
@@ -34,24 +31,6 @@ func probeGPU() (kernels.DeviceInfo, error) {
 
 // errNoGPU is returned by run for -engine gpu without a usable GPU.
 var errNoGPU = errors.New("no usable GPU")
-
-// cpuModel returns the first "model name" of /proc/cpuinfo, or the
-// architecture where there is none.
-func cpuModel() string {
-	f, err := os.Open("/proc/cpuinfo")
-	if err != nil {
-		return runtime.GOARCH
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), ":")
-		if ok && strings.TrimSpace(k) == "model name" && strings.TrimSpace(v) != "" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return runtime.GOARCH
-}
 
 // header is the first line of the summary.
 func (m machine) header() string {

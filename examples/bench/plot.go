@@ -6,7 +6,8 @@ import (
 	"math"
 	"path/filepath"
 	"runtime"
-	"strconv"
+
+	"github.com/goldfhe/goldfhe/examples/internal/benchio"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -95,7 +96,7 @@ func throughputPlot(rs []caseResult, m machine) (*plot.Plot, error) {
 	p.X.Label.Text = "batch size (gates per Engine.Bootstrap call)"
 	p.Y.Label.Text = "gates per second (batch / median time)"
 	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
-	p.Y.Tick.Marker = logTicks{}
+	p.Y.Tick.Marker = benchio.LogTicks{}
 	p.Add(plotter.NewGrid())
 	p.Legend.Top, p.Legend.Left = true, true
 	p.Legend.TextStyle.Font.Size = vg.Points(9)
@@ -138,45 +139,11 @@ func throughputPlot(rs []caseResult, m machine) (*plot.Plot, error) {
 	if lines == 0 {
 		return nil, nil
 	}
-	p.X.Tick.Marker = batchTicks(batches)
+	p.X.Tick.Marker = benchio.BatchTicks(batches)
 	// Explicit ranges: the log scales need positive, distinct ends.
 	p.X.Min, p.X.Max = minX/1.5, maxX*1.5
 	p.Y.Min, p.Y.Max = minY/2, maxY*3 // room for the legend above the lines
 	return p, nil
-}
-
-// batchTicks labels the measured batch sizes.
-func batchTicks(bs []int) plot.ConstantTicks {
-	var t plot.ConstantTicks
-	for _, b := range bs {
-		t = append(t, plot.Tick{Value: float64(b), Label: strconv.Itoa(b)})
-	}
-	return t
-}
-
-// logTicks labels the powers of ten of a log axis and marks 2…9 times them.
-type logTicks struct{}
-
-func (logTicks) Ticks(lo, hi float64) []plot.Tick {
-	var t []plot.Tick
-	if lo <= 0 || hi <= lo {
-		return t
-	}
-	for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)); e++ {
-		v := math.Pow(10, e)
-		for i := 1; i < 10; i++ {
-			x := v * float64(i)
-			if x < lo || x > hi {
-				continue
-			}
-			label := ""
-			if i == 1 {
-				label = strconv.FormatFloat(x, 'g', -1, 64)
-			}
-			t = append(t, plot.Tick{Value: x, Label: label})
-		}
-	}
-	return t
 }
 
 // latencyPlot draws each case's single-gate latency (the median time of
@@ -215,7 +182,7 @@ func latencyPlot(rs []caseResult, m machine) (*plot.Plot, vg.Length, vg.Length, 
 		bc.Color, bc.LineStyle.Width = colours[b.r.c.engine], 0
 		p.Add(bc)
 		vals.XYs = append(vals.XYs, plotter.XY{X: b.ms, Y: float64(y)})
-		vals.Labels = append(vals.Labels, sig(b.ms)+" ms")
+		vals.Labels = append(vals.Labels, benchio.Sig(b.ms)+" ms")
 		maxX = max(maxX, b.ms)
 	}
 	lbl, err := plotter.NewLabels(vals)

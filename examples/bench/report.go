@@ -4,13 +4,14 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/goldfhe/goldfhe/examples/internal/benchio"
 )
 
 // Files written to -out: at most these four.
@@ -78,15 +79,6 @@ func (r caseResult) peak() (measurement, bool) {
 	return best, true
 }
 
-// sig formats x with about 4 significant digits and no exponent.
-func sig(x float64) string {
-	if x <= 0 || math.IsInf(x, 0) || math.IsNaN(x) {
-		return strconv.FormatFloat(x, 'g', 4, 64)
-	}
-	d := 3 - int(math.Floor(math.Log10(x)))
-	return strconv.FormatFloat(x, 'f', max(d, 0), 64)
-}
-
 // writeSummary writes the table printed last: one row per case with its
 // single-gate latency and its gates/s at each batch size, then the engines,
 // notes and failures.
@@ -117,16 +109,16 @@ func writeSummary(w io.Writer, m machine, cfg config, rs []caseResult, notes []s
 	for _, r := range rs {
 		row := []string{r.c.engine, setLabel(r.c.set), r.variant, "-", "-"}
 		if x, ok := r.latency(); ok {
-			row[3] = sig(x.ms())
+			row[3] = benchio.Sig(x.ms())
 		}
 		if x, ok := r.peak(); ok {
-			row[4] = sig(x.gatesPerSecond())
+			row[4] = benchio.Sig(x.gatesPerSecond())
 		}
 		for _, b := range batches {
 			cell := "-"
 			for _, x := range r.ms {
 				if x.batch == b {
-					cell = sig(x.gatesPerSecond())
+					cell = benchio.Sig(x.gatesPerSecond())
 				}
 			}
 			row = append(row, cell)

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/goldfhe/goldfhe/examples/internal/benchio"
 )
 
 // run times every case of cfg, then writes the CSV, the plots and the
@@ -23,7 +25,7 @@ func run(cfg config, stdout, stderr io.Writer) (err error) {
 			err = fmt.Errorf("internal error: %v", r)
 		}
 	}()
-	m := machine{cpuModel: cpuModel()}
+	m := machine{cpuModel: benchio.CPUModel()}
 	var useGPU, useCPU bool
 	if cfg.engine == "cpu" {
 		useCPU, m.noGPU = true, "not used (-engine cpu)"

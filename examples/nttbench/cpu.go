@@ -1,13 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"runtime"
-	"strings"
 	"time"
+
+	"github.com/goldfhe/goldfhe/examples/internal/benchio"
 
 	"github.com/goldfhe/goldfhe/smallntt"
 )
@@ -24,31 +23,13 @@ type cpuRunner struct {
 
 func newCPU(cfg config, reason string) *cpuRunner {
 	c := &cpuRunner{
-		reason: reason, model: cpuModel(), reps: cfg.reps, rng: rand.New(rand.NewPCG(3, 4)),
+		reason: reason, model: benchio.CPUModel(), reps: cfg.reps, rng: rand.New(rand.NewPCG(3, 4)),
 		budget: budget{sample: 100 * time.Microsecond, perCase: 300 * time.Millisecond, minRuns: 3},
 	}
 	if cfg.quick {
 		c.budget.perCase = 50 * time.Millisecond
 	}
 	return c
-}
-
-// cpuModel returns the first "model name" of /proc/cpuinfo, or the
-// architecture where there is none.
-func cpuModel() string {
-	f, err := os.Open("/proc/cpuinfo")
-	if err != nil {
-		return runtime.GOARCH
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), ":")
-		if ok && strings.TrimSpace(k) == "model name" && strings.TrimSpace(v) != "" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return runtime.GOARCH
 }
 
 func (c *cpuRunner) device() deviceDesc {

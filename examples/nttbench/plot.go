@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/goldfhe/goldfhe/examples/internal/benchio"
+
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
@@ -107,8 +109,8 @@ func timePlot(rs []result, keep func(benchCase) bool, title string, dev deviceDe
 	p.X.Label.Text = "batch size (transforms per launch)"
 	p.Y.Label.Text = "median time per batch (µs)"
 	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
-	p.X.Tick.Marker = batchTicks(batchT)
-	p.Y.Tick.Marker = logTicks{}
+	p.X.Tick.Marker = benchio.BatchTicks(batchT)
+	p.Y.Tick.Marker = benchio.LogTicks{}
 	p.Add(plotter.NewGrid())
 	p.Legend.Top, p.Legend.Left = true, true
 	for _, c := range order {
@@ -145,40 +147,6 @@ func timePlot(rs []result, keep func(benchCase) bool, title string, dev deviceDe
 	p.X.Min, p.X.Max = bmin/1.5, bmax*1.5
 	p.Y.Min, p.Y.Max = minY/1.5, maxY*1.5
 	return p, nil
-}
-
-// batchTicks labels the measured batch sizes.
-func batchTicks(bs []int) plot.ConstantTicks {
-	var t plot.ConstantTicks
-	for _, b := range bs {
-		t = append(t, plot.Tick{Value: float64(b), Label: strconv.Itoa(b)})
-	}
-	return t
-}
-
-// logTicks labels the powers of ten of a log axis and marks 2…9 times them.
-type logTicks struct{}
-
-func (logTicks) Ticks(lo, hi float64) []plot.Tick {
-	var t []plot.Tick
-	if lo <= 0 || hi <= lo {
-		return t
-	}
-	for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)); e++ {
-		v := math.Pow(10, e)
-		for i := 1; i < 10; i++ {
-			x := v * float64(i)
-			if x < lo || x > hi {
-				continue
-			}
-			label := ""
-			if i == 1 {
-				label = strconv.FormatFloat(x, 'g', -1, 64)
-			}
-			t = append(t, plot.Tick{Value: x, Label: label})
-		}
-	}
-	return t
 }
 
 // speedupPlot draws, as horizontal bars, each non-butterfly case's speed-up

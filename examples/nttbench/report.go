@@ -4,11 +4,12 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"strconv"
 	"text/tabwriter"
+
+	"github.com/goldfhe/goldfhe/examples/internal/benchio"
 )
 
 // result is one case at one batch size.
@@ -93,15 +94,6 @@ func largest(rs []result) []result {
 	return out
 }
 
-// sig formats x with about 4 significant digits and no exponent.
-func sig(x float64) string {
-	if x <= 0 || math.IsInf(x, 0) || math.IsNaN(x) {
-		return strconv.FormatFloat(x, 'g', 4, 64)
-	}
-	d := 3 - int(math.Floor(math.Log10(x)))
-	return strconv.FormatFloat(x, 'f', max(d, 0), 64)
-}
-
 // writeSummary writes the table printed at the end: one row per case at
 // its largest batch, next to the paper's figures, then the failures.
 func writeSummary(w io.Writer, dev deviceDesc, rs []result, failed []error) {
@@ -149,7 +141,7 @@ func writeSummary(w io.Writer, dev deviceDesc, rs []result, failed []error) {
 				psp = fmt.Sprintf("%.2f", s)
 			}
 			fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", r.c.n, r.c.variant, r.c.factorString(),
-				r.m.batch, sig(r.m.micros), sig(r.transformsPerSecond()/1e6), sp, pms, psp)
+				r.m.batch, benchio.Sig(r.m.micros), benchio.Sig(r.transformsPerSecond()/1e6), sp, pms, psp)
 		}
 		tw.Flush()
 	}

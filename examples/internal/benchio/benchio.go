@@ -1,0 +1,77 @@
+// Package benchio holds what the benchmark programs (examples/bench,
+// examples/nttbench) share: the host CPU's name, number formatting for
+// their tables, and the log-scale tick markers of their plots.
+package benchio
+
+import (
+	"bufio"
+	"math"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot"
+)
+
+// CPUModel returns the first "model name" of /proc/cpuinfo, or the
+// architecture where there is none.
+func CPUModel() string {
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return runtime.GOARCH
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if ok && strings.TrimSpace(k) == "model name" && strings.TrimSpace(v) != "" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return runtime.GOARCH
+}
+
+// Sig formats x with about 4 significant digits and no exponent.
+func Sig(x float64) string {
+	if x <= 0 || math.IsInf(x, 0) || math.IsNaN(x) {
+		return strconv.FormatFloat(x, 'g', 4, 64)
+	}
+	d := 3 - int(math.Floor(math.Log10(x)))
+	return strconv.FormatFloat(x, 'f', max(d, 0), 64)
+}
+
+// BatchTicks labels the measured batch sizes on a log axis.
+func BatchTicks(bs []int) plot.ConstantTicks {
+	var t plot.ConstantTicks
+	for _, b := range bs {
+		t = append(t, plot.Tick{Value: float64(b), Label: strconv.Itoa(b)})
+	}
+	return t
+}
+
+// LogTicks labels the powers of ten of a log axis and marks 2…9 times them.
+type LogTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (LogTicks) Ticks(lo, hi float64) []plot.Tick {
+	var t []plot.Tick
+	if lo <= 0 || hi <= lo {
+		return t
+	}
+	for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)); e++ {
+		v := math.Pow(10, e)
+		for i := 1; i < 10; i++ {
+			x := v * float64(i)
+			if x < lo || x > hi {
+				continue
+			}
+			label := ""
+			if i == 1 {
+				label = strconv.FormatFloat(x, 'g', -1, 64)
+			}
+			t = append(t, plot.Tick{Value: x, Label: label})
+		}
+	}
+	return t
+}

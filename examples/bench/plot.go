@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"image/color"
 	"math"
-	"path/filepath"
 	"runtime"
 
 	"github.com/goldfhe/goldfhe/examples/internal/benchio"
@@ -19,33 +18,13 @@ import (
 // writePlots draws the plots whose data was measured (gonum.org/v1/plot)
 // and returns the names of the files written.
 func writePlots(dir string, m machine, rs []caseResult) (written []string, errs []error) {
-	save := func(name string, draw func() (*plot.Plot, vg.Length, vg.Length, error)) {
-		err := func() (err error) {
-			defer func() { // gonum panics on some degenerate inputs
-				if r := recover(); r != nil {
-					err = fmt.Errorf("%v", r)
-				}
-			}()
-			p, w, h, err := draw()
-			if err != nil || p == nil {
-				return err
-			}
-			if err := p.Save(w, h, filepath.Join(dir, name)); err != nil {
-				return err
-			}
-			written = append(written, name)
-			return nil
-		}()
-		if err != nil {
-			errs = append(errs, fmt.Errorf("plot %s: %w", name, err))
-		}
-	}
-	save(fileGates, func() (*plot.Plot, vg.Length, vg.Length, error) {
+	ps := benchio.PlotSaver{Dir: dir}
+	ps.Save(fileGates, func() (*plot.Plot, vg.Length, vg.Length, error) {
 		p, err := throughputPlot(rs, m)
 		return p, 10 * vg.Inch, 7 * vg.Inch, err
 	})
-	save(fileLatency, func() (*plot.Plot, vg.Length, vg.Length, error) { return latencyPlot(rs, m) })
-	return written, errs
+	ps.Save(fileLatency, func() (*plot.Plot, vg.Length, vg.Length, error) { return latencyPlot(rs, m) })
+	return ps.Written, ps.Errs
 }
 
 // shortDevice names the machine in a plot title.

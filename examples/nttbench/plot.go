@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"image/color"
 	"math"
-	"path/filepath"
 	"strconv"
 
 	"github.com/goldfhe/goldfhe/examples/internal/benchio"
@@ -26,39 +25,19 @@ const (
 // writePlots draws the plots whose data was measured and returns the names
 // of the files written.
 func writePlots(dir string, dev deviceDesc, rs []result) (written []string, errs []error) {
-	save := func(name string, draw func() (*plot.Plot, vg.Length, vg.Length, error)) {
-		err := func() (err error) {
-			defer func() { // gonum panics on some degenerate inputs
-				if r := recover(); r != nil {
-					err = fmt.Errorf("%v", r)
-				}
-			}()
-			p, w, h, err := draw()
-			if err != nil || p == nil {
-				return err
-			}
-			if err := p.Save(w, h, filepath.Join(dir, name)); err != nil {
-				return err
-			}
-			written = append(written, name)
-			return nil
-		}()
-		if err != nil {
-			errs = append(errs, fmt.Errorf("plot %s: %w", name, err))
-		}
-	}
-	save(plotTime1024, func() (*plot.Plot, vg.Length, vg.Length, error) {
+	ps := benchio.PlotSaver{Dir: dir}
+	ps.Save(plotTime1024, func() (*plot.Plot, vg.Length, vg.Length, error) {
 		p, err := timePlot(rs, func(c benchCase) bool { return c.table == 2 && c.n == 1024 },
 			"N = 1024 negacyclic NTT: time per batch", dev)
 		return p, 10 * vg.Inch, 7 * vg.Inch, err
 	})
-	save(plotTimeSmall, func() (*plot.Plot, vg.Length, vg.Length, error) {
+	ps.Save(plotTimeSmall, func() (*plot.Plot, vg.Length, vg.Length, error) {
 		p, err := timePlot(rs, func(c benchCase) bool { return c.table == 1 },
 			"Small n-point cyclic NTTs (Table 1): time per batch", dev)
 		return p, 10 * vg.Inch, 7 * vg.Inch, err
 	})
-	save(plotSpeedup, func() (*plot.Plot, vg.Length, vg.Length, error) { return speedupPlot(rs, dev) })
-	return written, errs
+	ps.Save(plotSpeedup, func() (*plot.Plot, vg.Length, vg.Length, error) { return speedupPlot(rs, dev) })
+	return ps.Written, ps.Errs
 }
 
 // variantStyle gives each variant a dash pattern and a glyph.

@@ -5,13 +5,16 @@ package benchio
 
 import (
 	"bufio"
+	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/vg"
 )
 
 // CPUModel returns the first "model name" of /proc/cpuinfo, or the
@@ -74,4 +77,37 @@ func (LogTicks) Ticks(lo, hi float64) []plot.Tick {
 		}
 	}
 	return t
+}
+
+// PlotSaver saves plots as image files in Dir (the format from each name's
+// extension), collecting the names written and the errors. A plot that
+// draws nothing (nil) is skipped; gonum panics on some degenerate inputs,
+// which Save recovers into errors.
+type PlotSaver struct {
+	Dir     string
+	Written []string
+	Errs    []error
+}
+
+// Save draws one plot of width w and height h and saves it as Dir/name.
+func (s *PlotSaver) Save(name string, draw func() (p *plot.Plot, w, h vg.Length, err error)) {
+	err := func() (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("%v", r)
+			}
+		}()
+		p, w, h, err := draw()
+		if err != nil || p == nil {
+			return err
+		}
+		if err := p.Save(w, h, filepath.Join(s.Dir, name)); err != nil {
+			return err
+		}
+		s.Written = append(s.Written, name)
+		return nil
+	}()
+	if err != nil {
+		s.Errs = append(s.Errs, fmt.Errorf("plot %s: %w", name, err))
+	}
 }

@@ -22,7 +22,7 @@
 // back to back behind a filler of longer launches, so the GPU never waits
 // for the host and the events time the kernels alone. Without a usable GPU
 // (or with -cpu) the smallntt plans are timed instead, on one goroutine,
-// for batches up to 1,024 unless -batches says otherwise.
+// for batches up to 256 (16 with -quick) unless -batches says otherwise.
 //
 // It prints, last, one row per (table, size, variant, factorisation) with
 // the time at the largest batch, transforms per second and the speed-up over
@@ -55,6 +55,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/goldfhe/goldfhe/examples/internal/benchio"
 )
 
 // defaultBatches are the batch sizes timed on a GPU.
@@ -65,10 +68,12 @@ var quickBatches = []int{1, 256, 4096}
 
 const (
 	quickReps = 5
-	// cpuMaxBatch bounds the default batch sizes on the CPU, where the time
-	// per transform hardly depends on the batch and large batches only take
-	// long.
-	cpuMaxBatch = 1024
+	// cpuMaxBatch and cpuQuickMaxBatch bound the default batch sizes on the
+	// CPU, where the time per transform hardly depends on the batch and
+	// large batches only take long (a matrix N = 2048 transform takes about
+	// a millisecond).
+	cpuMaxBatch      = 256
+	cpuQuickMaxBatch = 16
 	// maxBatchFlag bounds -batches: 2^20 polynomials of 2048 coefficients
 	// are 16 GiB.
 	maxBatchFlag = 1 << 20
@@ -118,7 +123,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&cfg.reps, "reps", 50, "timed runs per batch size (the median is reported); fewer for batches that take long")
 	fs.BoolVar(&cfg.cpu, "cpu", false, "time the CPU plans even if a GPU is usable")
 	fs.BoolVar(&cfg.requireGPU, "gpu", false, "fail if no GPU is usable instead of falling back to the CPU")
-	fs.BoolVar(&cfg.quick, "quick", false, "smoke run: batches "+joinInts(quickBatches)+", "+strconv.Itoa(quickReps)+" runs each")
+	fs.BoolVar(&cfg.quick, "quick", false, "smoke run: batches "+joinInts(quickBatches)+" (on the CPU: up to "+
+		strconv.Itoa(cpuQuickMaxBatch)+"), "+strconv.Itoa(quickReps)+" runs each")
 	sizes := fs.String("sizes", "", "comma-separated sizes to time: n of Table 1 ("+joinInts(table1Sizes)+
 		") and N of Table 2 (512, 1024, 2048); default all")
 	if err := fs.Parse(args); err != nil {
@@ -152,8 +158,6 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 			}
 		}
 		cfg.batches = b
-	} else if cfg.quick {
-		cfg.batches = quickBatches
 	}
 	if *sizes != "" {
 		s, err := parseInts(*sizes)
@@ -243,8 +247,14 @@ func run(cfg config, stdout, stderr io.Writer) (err error) {
 	batches := cfg.batches
 	if batches == nil {
 		batches = defaultBatches
+		limit := cpuMaxBatch
+		if cfg.quick {
+			batches, limit = quickBatches, cpuQuickMaxBatch
+		}
 		if !dev.gpu {
-			batches = slices.DeleteFunc(slices.Clone(batches), func(b int) bool { return b > cpuMaxBatch })
+			batches = append(slices.DeleteFunc(slices.Clone(batches), func(b int) bool { return b > limit }), limit)
+			slices.Sort(batches)
+			batches = slices.Compact(batches)
 			fmt.Fprintf(stderr, "nttbench: on the CPU, batches %s (set -batches for others)\n", joinInts(batches))
 		}
 	}
@@ -259,6 +269,7 @@ func run(cfg config, stdout, stderr io.Writer) (err error) {
 		errs    []error
 	)
 	for i, c := range cases {
+		t0 := time.Now()
 		ms, merr := r.measure(c, batches)
 		for _, m := range ms {
 			results = append(results, result{c: c, m: m})
@@ -274,8 +285,8 @@ func run(cfg config, stdout, stderr io.Writer) (err error) {
 			continue
 		}
 		last := ms[len(ms)-1]
-		fmt.Fprintf(stderr, "nttbench: [%d/%d] %-32v batch %-6d %12.2f µs  %10.4g transforms/s\n",
-			i+1, len(cases), c, last.batch, last.micros, float64(last.batch)/last.micros*1e6)
+		fmt.Fprintf(stderr, "nttbench: [%d/%d] %v: batch %d, %s µs, %s Mtransforms/s (%s)\n",
+			i+1, len(cases), c, last.batch, benchio.Sig(last.micros), benchio.Sig(float64(last.batch)/last.micros), time.Since(t0).Round(time.Millisecond))
 	}
 	speedups(results)
 	var (

@@ -99,3 +99,32 @@ func TestParseFlagsErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestQuickCPUBatches checks that -quick on the CPU keeps to small batches
+// (1 and 16), so a smoke run takes seconds, not minutes.
+func TestQuickCPUBatches(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := parseFlags([]string{"-cpu", "-quick", "-out", dir, "-sizes", "4"}, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if err := run(cfg, &stdout, &stderr); err != nil {
+		t.Fatalf("run: %v\nstderr:\n%s", err, stderr.String())
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "results.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	batches := map[string]int{}
+	for _, r := range rows[1:] {
+		batches[r[5]]++
+	}
+	if len(rows) != 1+3*2 || batches["1"] != 3 || batches["16"] != 3 {
+		t.Errorf("CPU -quick rows by batch %v (%d rows), want batches 1 and 16 for 3 variants", batches, len(rows)-1)
+	}
+}

@@ -92,6 +92,7 @@ func timePlot(rs []result, keep func(benchCase) bool, title string, dev deviceDe
 	p.Y.Tick.Marker = benchio.LogTicks{}
 	p.Add(plotter.NewGrid())
 	p.Legend.Top, p.Legend.Left = true, true
+	p.Legend.XOffs, p.Legend.YOffs = vg.Points(45), -vg.Points(5)
 	for _, c := range order {
 		line, scatter, err := plotter.NewLinePoints(pts[c.key()])
 		if err != nil {
@@ -194,7 +195,7 @@ func speedupPlot(rs []result, dev deviceDesc) (*plot.Plot, vg.Length, vg.Length,
 	p.Add(one)
 	p.NominalY(labels...)
 	p.X.Min, p.X.Max = 0, maxX*1.15
-	p.Legend.Top = false
+	p.Legend.XOffs, p.Legend.YOffs = -vg.Points(15), vg.Points(45)
 	h := vg.Length(len(bars))*vg.Points(16) + 1.5*vg.Inch
 	return p, 9 * vg.Inch, max(h, 3*vg.Inch), nil
 }

@@ -53,44 +53,6 @@ func TestGatesCPU(t *testing.T) {
 	}
 }
 
-// addUint adds two little-endian encrypted integers of the same width with a
-// ripple-carry adder built from gates; the result has one more bit (the
-// carry). It costs 2w + 3(w−1) bootstraps in 1 + 2(w−1) engine calls: all
-// propagate/generate bits in one batch, then two batches per carry step.
-func addUint(ev *gates.Evaluator, a, b []*tfhe.TLWE) ([]*tfhe.TLWE, error) {
-	w := len(a)
-	n := ev.Params().LWEDimension()
-	p, g := make([]*tfhe.TLWE, w), make([]*tfhe.TLWE, w)
-	var calls []gates.Call
-	for i := range w {
-		p[i], g[i] = tfhe.NewTLWE(n), tfhe.NewTLWE(n)
-		calls = append(calls, gates.Call{Op: gates.OpXOR, A: a[i], B: b[i], Out: p[i]},
-			gates.Call{Op: gates.OpAND, A: a[i], B: b[i], Out: g[i]})
-	}
-	if err := ev.Batch(calls); err != nil {
-		return nil, err
-	}
-	sum := make([]*tfhe.TLWE, w+1)
-	sum[0] = p[0]
-	carry := g[0]
-	for i := 1; i < w; i++ {
-		s, t := tfhe.NewTLWE(n), tfhe.NewTLWE(n)
-		if err := ev.Batch([]gates.Call{
-			{Op: gates.OpXOR, A: p[i], B: carry, Out: s},
-			{Op: gates.OpAND, A: p[i], B: carry, Out: t},
-		}); err != nil {
-			return nil, err
-		}
-		c, err := ev.OR(g[i], t)
-		if err != nil {
-			return nil, err
-		}
-		sum[i], carry = s, c
-	}
-	sum[w] = carry
-	return sum, nil
-}
-
 // TestAdder8CPU runs an encrypted 8-bit adder built from gates and compares
 // with plaintext addition.
 func TestAdder8CPU(t *testing.T) {
@@ -104,7 +66,7 @@ func TestAdder8CPU(t *testing.T) {
 	}
 	for _, pr := range pairs {
 		start := time.Now()
-		sum, err := addUint(ev, f.encryptUint(t, pr[0], 8), f.encryptUint(t, pr[1], 8))
+		sum, err := ev.AddUint(f.encryptUint(t, pr[0], 8), f.encryptUint(t, pr[1], 8))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -136,7 +136,7 @@ func main() {
 		log.Fatal(err)
 	}
 	t0 = time.Now()
-	sum, err := add(ev, ca, cb)
+	sum, err := ev.AddUint(ca, cb)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -152,43 +152,6 @@ func main() {
 		os.Exit(1)
 	}
 	fmt.Println("\nAll results match plaintext. Next: go run ./examples/circuit -list")
-}
-
-// add is a ripple-carry adder of two little-endian encrypted integers of the
-// same width w; the result has w+1 bits. Per bit: p = a⊕b, g = a∧b (all bits
-// in one batch), then sum = p⊕carry and carry' = g ∨ (p∧carry).
-func add(ev *gates.Evaluator, a, b []*tfhe.TLWE) ([]*tfhe.TLWE, error) {
-	w, n := len(a), ev.Params().LWEDimension()
-	p, g := make([]*tfhe.TLWE, w), make([]*tfhe.TLWE, w)
-	var calls []gates.Call
-	for i := range w {
-		p[i], g[i] = tfhe.NewTLWE(n), tfhe.NewTLWE(n)
-		calls = append(calls,
-			gates.Call{Op: gates.OpXOR, A: a[i], B: b[i], Out: p[i]},
-			gates.Call{Op: gates.OpAND, A: a[i], B: b[i], Out: g[i]})
-	}
-	if err := ev.Batch(calls); err != nil {
-		return nil, err
-	}
-	sum := make([]*tfhe.TLWE, w+1)
-	sum[0] = p[0]
-	carry := g[0]
-	for i := 1; i < w; i++ {
-		s, t := tfhe.NewTLWE(n), tfhe.NewTLWE(n)
-		if err := ev.Batch([]gates.Call{
-			{Op: gates.OpXOR, A: p[i], B: carry, Out: s},
-			{Op: gates.OpAND, A: p[i], B: carry, Out: t},
-		}); err != nil {
-			return nil, err
-		}
-		c, err := ev.OR(g[i], t)
-		if err != nil {
-			return nil, err
-		}
-		sum[i], carry = s, c
-	}
-	sum[w] = carry
-	return sum, nil
 }
 
 func paramSet(name string) (tfhe.Params, bool) {

@@ -77,6 +77,7 @@ func (s BootstrapShape) Check() error {
 type BootstrapKernels struct {
 	l                                      *Library
 	init, rotdec, mac, add, extract, keysw bsKernel
+	fused                                  map[FusedShape]*fusedKernel // bootstrap_fused.cuh, read-only after lookup
 }
 
 // bsArgs is one argument block: up to four device pointers and ten scalars,
@@ -143,6 +144,9 @@ func (l *Library) BootstrapKernels() (*BootstrapKernels, error) {
 	b.add.bind(2, 0, true)     // acc, prod; total
 	b.extract.bind(2, 3, false)
 	b.keysw.bind(3, 6, false) // out, in, table; n, kn, t, basebit, offset, count
+	if err := b.lookupFused(); err != nil {
+		return nil, err
+	}
 	return b, nil
 }
 

@@ -268,6 +268,9 @@ func bsFakeLaunch(g *fakeGPU, name string, a []uintptr) Result {
 	if grid.x == 0 || grid.y == 0 || grid.y > 65535 || block.x == 0 || block.x > 1024 {
 		return resultInvalidValue
 	}
+	if strings.HasPrefix(name, "goldfhe_bs_fused_") {
+		return fakeFused(g, name, grid, block, a)
+	}
 	np := map[string]int{"goldfhe_bs_init": 8, "goldfhe_bs_rotate_decompose": 11, "goldfhe_bs_mac": 8,
 		"goldfhe_bs_add_centered": 3, "goldfhe_bs_extract": 5, "goldfhe_bs_keyswitch": 9}[name]
 	params := unsafe.Slice((*unsafe.Pointer)(arg(a, 9)), np)

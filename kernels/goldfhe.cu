@@ -12,3 +12,4 @@
 #include "ntt.cuh"
 #include "ntt_hybrid.cuh"
 #include "bootstrap.cuh"
+#include "bootstrap_fused.cuh"

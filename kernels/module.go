@@ -106,6 +106,7 @@ const (
 	funcPTXVersion         = 5
 	funcBinaryVersion      = 6
 	funcMaxDynamicShared   = 8
+	funcPreferredCarveout  = 9
 )
 
 // SetMaxDynamicSharedMemory raises (or lowers) the dynamic shared memory a
@@ -122,6 +123,20 @@ func (f *Function) SetMaxDynamicSharedMemory(bytes int) error {
 		return err
 	}
 	return f.m.c.do(op, symFuncSetAttribute, h, funcMaxDynamicShared, uintptr(uint32(int32(bytes))))
+}
+
+// PreferMaxSharedMemory asks the driver to give f's launches the largest
+// shared-memory carveout of the unified L1/shared storage
+// (CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT = 100%): a kernel
+// whose blocks each take tens of KiB then runs as many blocks per SM as the
+// shared memory holds. A hint; the driver may choose otherwise.
+func (f *Function) PreferMaxSharedMemory() error {
+	op := "cuFuncSetAttribute(" + f.name + ", PREFERRED_SHARED_MEMORY_CARVEOUT)"
+	h, err := f.handle(op)
+	if err != nil {
+		return err
+	}
+	return f.m.c.do(op, symFuncSetAttribute, h, funcPreferredCarveout, 100)
 }
 
 // FunctionAttributes are a compiled kernel's resources, as the driver

@@ -158,6 +158,17 @@ func (d *Device) NewPlan(p *smallntt.Plan) (*Plan, error) {
 	return g, nil
 }
 
+// HybridTables returns a Hybrid plan's stage-1 twiddle tables on the
+// device, T_1 and T'_1 (smallntt.Plan.StageTables()[0]), which the fused
+// bootstrapping kernels take; nil for other variants. They belong to the
+// plan: valid until Close, not to be written.
+func (g *Plan) HybridTables() (fwd, inv *kernels.DeviceBuffer[uint64]) {
+	if g.cpu.Variant() != smallntt.Hybrid {
+		return nil, nil
+	}
+	return g.bf, g.bfInv
+}
+
 // CPU returns the CPU plan this plan reproduces.
 func (g *Plan) CPU() *smallntt.Plan { return g.cpu }
 

@@ -1,0 +1,208 @@
+// bootstrap_fused.cuh: the whole blind rotation of a TLWE sample in one
+// kernel (CGGI20 Alg. 3; DESIGN.md sections 2 and 6): one thread block owns
+// one sample from modulus switching to sample extraction, and its
+// accumulator never leaves shared memory. Per CMux step the block does
+//
+//   A  one warp per TRGSW row r = c*l + i: the rotated difference
+//      X^a * ACC_c - ACC_c + offset at N positions, its digit i (the same
+//      integers goldfhe_bs_rotate_decompose writes) fed straight into the
+//      registers of the first stage of the hybrid negacyclic NTT
+//      (ntt_hybrid.cuh), the second stage in the warp's shared polynomial;
+//   B  all threads: the NTT-domain multiply-accumulate of the rows against
+//      BK_a (goldfhe_bs_mac), each position written back in place over the
+//      first k+1 rows;
+//   C  one warp per column c: the inverse NTT and ACC_c += its centred
+//      value (goldfhe_bs_add_centered),
+//
+// separated by block barriers. A step whose rotation amount is 0 leaves ACC
+// unchanged (all its digits are 0) and is skipped, as the CPU skips it. The
+// arithmetic is that of the unfused kernels and of package tfhe, so the
+// outputs are bit-identical; what changes is the traffic: the only global
+// reads inside the loop are BK_a (reused from L2 by the blocks working on
+// the same step) and the twiddle tables, and nothing is written until the
+// extracted sample.
+//
+// Shared memory per block: (k+1)*l polynomials in the hybrid kernel's
+// padded layout (F1 rows of F2 + 1 words; position p of the NTT-domain
+// order at PITCH * (p / F2) + p % F2), then the accumulator, (k+1)*N
+// 32-bit words: bsf_shared(F1, F2, K1, L) bytes.
+#ifndef GOLDFHE_BOOTSTRAP_FUSED_CUH
+#define GOLDFHE_BOOTSTRAP_FUSED_CUH
+
+#include "bootstrap.cuh"
+#include "ntt_hybrid.cuh"
+
+__host__ __device__ constexpr int bsf_shared(int f1, int f2, int k1, int l) {
+    return k1 * l * f1 * (f2 + 1) * 8 + k1 * f1 * f2 * 4;
+}
+
+// bsf_run: samples blockIdx.x, blockIdx.x + gridDim.x, ... of in (dimension
+// n, n + 1 words each) to ext (dimension k*N, k*N + 1 words each). bk is
+// the NTT-domain bootstrapping key (n x K1*L x K1 x N), tw and twInv the
+// hybrid plan's stage-1 tables T_1 and T'_1. blockDim.x = 32 * K1 * L.
+template <int F1, int F2, int K1, int L>
+__device__ __forceinline__ void bsf_run(const uint32_t* __restrict__ in, const uint64_t* __restrict__ bk,
+                                        const uint64_t* __restrict__ tw, const uint64_t* __restrict__ twInv,
+                                        uint32_t* __restrict__ ext, uint32_t n, uint32_t beta, uint32_t offset,
+                                        uint32_t mu, uint32_t count) {
+    constexpr int N = F1 * F2, LOGN = hyb_lg<N>::v, PITCH = F2 + 1, POLY = F1 * PITCH, ROWS = K1 * L;
+    constexpr int THREADS = 32 * ROWS;
+    extern __shared__ uint64_t bsf_sm[];
+    uint64_t* S = bsf_sm;                                   // ROWS padded polynomials
+    uint32_t* acc = reinterpret_cast<uint32_t*>(bsf_sm + ROWS * POLY); // K1 x N
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const uint64_t mask = (1ull << beta) - 1;               // beta <= 32
+    const int64_t half = (int64_t)1 << (beta - 1);
+
+    for (uint32_t s = blockIdx.x; s < count; s += gridDim.x) {
+        const uint32_t* ct = in + (uint64_t)s * (n + 1);
+        // ACC = (0, ..., 0, X^-bbar * mu * (1 + X + ... + X^(N-1))).
+        const uint32_t bbar = bs_modswitch(ct[n], LOGN + 1);
+        for (int q = threadIdx.x; q < K1 * N; q += THREADS) {
+            uint32_t v = 0;
+            if (q >= (K1 - 1) * N) {
+                const uint32_t idx = (uint32_t)(q - (K1 - 1) * N) + bbar;
+                v = (idx < N || idx >= 2 * N) ? mu : 0u - mu;
+            }
+            acc[q] = v;
+        }
+        __syncthreads();
+
+        for (uint32_t iter = 0; iter < n; iter++) {
+            const uint32_t a = bs_modswitch(ct[iter], LOGN + 1);
+            if (a == 0) {
+                continue;  // the same for the whole block
+            }
+            // A: row `warp` = digit di of column c, forward NTT.
+            {
+                const int c = warp / L, di = warp % L;
+                const uint32_t* p = acc + c * N;
+                const uint32_t shift = 32 - (di + 1) * beta;
+                uint64_t* W = S + warp * POLY;
+#pragma unroll
+                for (int it = 0; it < (F2 + 31) / 32; it++) {
+                    const int col = lane + 32 * it;
+                    if (col >= F2) break;
+                    uint64_t r[F1];
+#pragma unroll
+                    for (int i = 0; i < F1; i++) {
+                        const uint32_t j = F2 * i + col;
+                        const uint32_t t = (j - a) & (2 * N - 1);
+                        const uint32_t rot = t < N ? p[t] : 0u - p[t - N];
+                        const uint32_t w = rot - p[j] + offset;
+                        const int64_t v = (int64_t)(((uint64_t)w >> shift) & mask) - half;
+                        r[i] = (uint64_t)v + (GL_P & (uint64_t)(v >> 63));
+                    }
+                    hyb_ct<F1, true>(r);
+#pragma unroll
+                    for (int j = 0; j < F1; j++) W[PITCH * j + col] = gl_mul(r[j], __ldg(tw + F2 * j + col));
+                }
+                __syncwarp();
+#pragma unroll
+                for (int it = 0; it < (F1 + 31) / 32; it++) {
+                    const int b = lane + 32 * it;
+                    if (b >= F1) break;
+                    uint64_t r[F2];
+#pragma unroll
+                    for (int i = 0; i < F2; i++) r[i] = W[PITCH * b + i];
+                    hyb_ct<F2, false>(r);
+#pragma unroll
+                    for (int j = 0; j < F2; j++) W[PITCH * b + j] = r[j];
+                }
+            }
+            __syncthreads();
+            // B: out_c = sum_r row_r * BK_a[r][c], in place over rows 0..K1-1.
+            {
+                const uint64_t* key = bk + (uint64_t)iter * (ROWS * K1 * N);
+                for (int pos = threadIdx.x; pos < N; pos += THREADS) {
+                    const int off = PITCH * (pos / F2) + pos % F2;
+                    uint64_t lo[K1], hi[K1], top[K1];
+#pragma unroll
+                    for (int c = 0; c < K1; c++) lo[c] = hi[c] = top[c] = 0;
+#pragma unroll
+                    for (int r = 0; r < ROWS; r++) {
+                        const uint64_t x = S[r * POLY + off];
+#pragma unroll
+                        for (int c = 0; c < K1; c++) {
+                            bs_mac_acc(lo[c], hi[c], top[c], x, __ldg(key + (r * K1 + c) * N + pos));
+                        }
+                    }
+#pragma unroll
+                    for (int c = 0; c < K1; c++) S[c * POLY + off] = gl_reduce192(lo[c], hi[c], top[c]);
+                }
+            }
+            __syncthreads();
+            // C: column `warp` back to coefficients, added into ACC.
+            if (warp < K1) {
+                uint64_t* W = S + warp * POLY;
+                uint32_t* p = acc + warp * N;
+#pragma unroll
+                for (int it = 0; it < (F1 + 31) / 32; it++) {
+                    const int b = lane + 32 * it;
+                    if (b >= F1) break;
+                    uint64_t r[F2];
+#pragma unroll
+                    for (int i = 0; i < F2; i++) r[i] = W[PITCH * b + i];
+                    hyb_gs<F2, false>(r);
+#pragma unroll
+                    for (int j = 0; j < F2; j++) W[PITCH * b + j] = r[j];
+                }
+                __syncwarp();
+#pragma unroll
+                for (int it = 0; it < (F2 + 31) / 32; it++) {
+                    const int col = lane + 32 * it;
+                    if (col >= F2) break;
+                    uint64_t r[F1];
+#pragma unroll
+                    for (int j = 0; j < F1; j++) r[j] = gl_mul(W[PITCH * j + col], __ldg(twInv + F2 * j + col));
+                    hyb_gs<F1, true>(r);
+#pragma unroll
+                    for (int i = 0; i < F1; i++) {
+                        const uint64_t v = gl_canon(r[i]);
+                        p[F2 * i + col] += (uint32_t)v - (v > GL_P / 2 ? 1u : 0u);
+                    }
+                }
+            }
+            __syncthreads();
+        }
+
+        // Sample extraction of coefficient 0 (goldfhe_bs_extract).
+        constexpr int KN = (K1 - 1) * N;
+        uint32_t* e = ext + (uint64_t)s * (KN + 1);
+        for (int x = threadIdx.x; x <= KN; x += THREADS) {
+            uint32_t v;
+            if (x == KN) {
+                v = acc[KN];
+            } else {
+                const int i = x & (N - 1);
+                const uint32_t* col = acc + (x - i);
+                v = i == 0 ? col[0] : 0u - col[N - i];
+            }
+            e[x] = v;
+        }
+        __syncthreads();  // acc is rewritten for the next sample
+    }
+}
+
+// One kernel per supported (N = F1 x F2, k + 1, l): the named parameter sets
+// (TFHELib128: 32x32, k = 1, l = 3; CuFHE80: 32x32, k = 1, l = 2;
+// TFHErsDefault: 16x32, k = 3, l = 2). Other shapes use the unfused kernels.
+// MINB is the blocks per SM that the shared memory allows (228 KiB per SM
+// on sm_90, 1 KiB of it reserved per block; the Go side asks for the
+// largest shared-memory carveout): the register cap that lets that many
+// blocks run (ncu on an H200: without it the kernel ran 2 blocks of 6
+// warps per SM, latency-bound at 27% of issue slots).
+#define BSF_DEFINE(F1, F2, K, L, MINB)                                                                \
+    extern "C" __global__ void __launch_bounds__(32 * (K + 1) * L, MINB)                              \
+        goldfhe_bs_fused_##F1##x##F2##_k##K##_l##L(const uint32_t* in, const uint64_t* bk,             \
+                                                    const uint64_t* tw, const uint64_t* twInv,         \
+                                                    uint32_t* ext, uint32_t n, uint32_t beta,          \
+                                                    uint32_t offset, uint32_t mu, uint32_t count) {    \
+        bsf_run<F1, F2, K + 1, L>(in, bk, tw, twInv, ext, n, beta, offset, mu, count);                \
+    }
+
+BSF_DEFINE(32, 32, 1, 3, 3) // 58,880 B of shared memory per block
+BSF_DEFINE(32, 32, 1, 2, 4) // 41,984 B
+BSF_DEFINE(16, 32, 3, 2, 2) // 41,984 B, 8 warps
+
+#endif // GOLDFHE_BOOTSTRAP_FUSED_CUH

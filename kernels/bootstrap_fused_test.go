@@ -1,0 +1,182 @@
+package kernels
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"github.com/goldfhe/goldfhe/smallntt"
+)
+
+// refBlindRotate composes the per-step references (refInit,
+// refRotateDecompose, refMAC, refExtract) with the CPU NTT plan: what the
+// fused kernel computes, one step after another, as the unfused kernels do.
+func refBlindRotate(sh BootstrapShape, plan *smallntt.Plan, in []uint32, bk []uint64, mu uint32, count int) []uint32 {
+	n, N, k1, rows := sh.LWEDim, sh.N(), sh.K+1, sh.Rows()
+	abar, acc := refInit(sh, in, mu, count)
+	for iter := range n {
+		dec := refRotateDecompose(sh, acc, abar, iter, count)
+		for r := range count * rows {
+			p := dec[r*N : (r+1)*N]
+			plan.Forward(p, p)
+		}
+		prod := refMAC(sh, dec, bk, iter, count)
+		for c := range count * k1 {
+			p := prod[c*N : (c+1)*N]
+			plan.Inverse(p, p)
+		}
+		for i, v := range prod {
+			acc[i] += uint32(smallntt.ToInt64Centered(v))
+		}
+	}
+	return refExtract(sh, acc, count)
+}
+
+// fusedTestShape returns a small-n BootstrapShape for a fused kernel shape.
+func fusedTestShape(fs FusedShape, n int) BootstrapShape {
+	beta := map[int]int{2: 10, 3: 7}[fs.L]
+	sh := BootstrapShape{LWEDim: n, K: fs.K, BKLevels: fs.L, BKBaseLog: beta, KSLevels: 8, KSBaseLog: 2}
+	for 1<<sh.LogN < fs.F1*fs.F2 {
+		sh.LogN++
+	}
+	sh.BKOffset = refOffset(sh.BKLevels, sh.BKBaseLog)
+	sh.KSOffset = refOffset(sh.KSLevels, sh.KSBaseLog)
+	return sh
+}
+
+// TestBlindRotateFused: every fused kernel equals the composed references
+// bit for bit, on random keys and samples (some rotation amounts 0, so
+// skipped steps are covered), for several batch sizes. The fake driver's
+// run checks the wrapper's argument block and launch shape.
+func TestBlindRotateFused(t *testing.T) {
+	bothBootstrap(t, func(t *testing.T, l *Library, bk *BootstrapKernels) {
+		c := l.Context()
+		rng := rand.New(rand.NewPCG(21, 22))
+		for _, fs := range FusedShapes() {
+			sh := fusedTestShape(fs, 9)
+			N := sh.N()
+			if !bk.Fused(sh, fs.F1, fs.F2) {
+				t.Fatalf("%+v: no fused kernel", fs)
+			}
+			plan, err := smallntt.NewPlan(N, smallntt.Hybrid, fs.F1, fs.F2)
+			must(t, err)
+			st := plan.StageTables()[0]
+			tw := devUint64(t, c, st.Twiddle, N)
+			twInv := devUint64(t, c, st.TwiddleInv, N)
+			key := randomWords(rng, sh.BKLen(), true)
+			dkey := devUint64(t, c, key, len(key))
+			for _, count := range []int{1, 3, 37} {
+				t.Run(fmt.Sprintf("%dx%d_k%d_l%d/count=%d", fs.F1, fs.F2, fs.K, fs.L, count), func(t *testing.T) {
+					n, kn := sh.LWEDim, sh.ExtractedDim()
+					mu := rng.Uint32()
+					in := randU32(rng, count*(n+1))
+					in[0], in[2] = 0, 1 // rotation amounts 0: a skipped step
+					din := devUint32(t, c, in, len(in))
+					dext := devUint32(t, c, nil, count*(kn+1))
+					must(t, bk.BlindRotateFused(nil, sh, fs.F1, fs.F2, din, dkey, tw, twInv, dext, mu, count))
+					compareWords(t, "BlindRotateFused", host32(t, dext), refBlindRotate(sh, plan, in, key, mu, count))
+				})
+			}
+		}
+	})
+}
+
+// TestBlindRotateFusedArgumentChecks: bad shapes, short or overlapping
+// buffers and a shape without a kernel are errors before any launch.
+func TestBlindRotateFusedArgumentChecks(t *testing.T) {
+	bothBootstrap(t, func(t *testing.T, l *Library, bk *BootstrapKernels) {
+		c := l.Context()
+		fs := FusedShapes()[0]
+		sh := fusedTestShape(fs, 4)
+		n, N, kn := sh.LWEDim, sh.N(), sh.ExtractedDim()
+		const count = 2
+		in := devUint32(t, c, nil, count*(n+1))
+		key := devUint64(t, c, nil, sh.BKLen())
+		tw := devUint64(t, c, nil, N)
+		ext := devUint32(t, c, nil, count*(kn+1))
+		other := sh
+		other.BKLevels = 4
+		cases := map[string]error{
+			"no kernel for l=4": bk.BlindRotateFused(nil, other, fs.F1, fs.F2, in, key, tw, tw, ext, 1, count),
+			"f1·f2 ≠ N":         bk.BlindRotateFused(nil, sh, fs.F1/2, fs.F2, in, key, tw, tw, ext, 1, count),
+			"short key":         bk.BlindRotateFused(nil, sh, fs.F1, fs.F2, in, key.View(0, 5), tw, tw, ext, 1, count),
+			"short table":       bk.BlindRotateFused(nil, sh, fs.F1, fs.F2, in, key, tw.View(0, N-1), tw, ext, 1, count),
+			"short ext":         bk.BlindRotateFused(nil, sh, fs.F1, fs.F2, in, key, tw, tw, ext.View(0, kn), 1, count),
+			"ext overlaps in":   bk.BlindRotateFused(nil, sh, fs.F1, fs.F2, in, key, tw, tw, in, 1, 1),
+			"negative count":    bk.BlindRotateFused(nil, sh, fs.F1, fs.F2, in, key, tw, tw, ext, 1, -1),
+		}
+		for name, err := range cases {
+			if err == nil {
+				t.Errorf("%s: no error", name)
+			} else if !strings.HasPrefix(err.Error(), "kernels: ") {
+				t.Errorf("%s: error %q lacks the package prefix", name, err)
+			}
+		}
+		if bk.Fused(other, fs.F1, fs.F2) {
+			t.Error("Fused reports a kernel for l = 4")
+		}
+		if err := bk.BlindRotateFused(nil, sh, fs.F1, fs.F2, in, key, tw, tw, ext, 1, 0); err != nil {
+			t.Errorf("count 0: %v", err)
+		}
+	})
+}
+
+// fakeFused runs a goldfhe_bs_fused_* launch with refBlindRotate.
+func fakeFused(g *fakeGPU, name string, grid, block dim3, a []uintptr) Result {
+	var fs FusedShape
+	if _, err := fmt.Sscanf(strings.TrimPrefix(name, "goldfhe_bs_fused_"), "%dx%d_k%d_l%d", &fs.F1, &fs.F2, &fs.K, &fs.L); err != nil {
+		return 400
+	}
+	if int(block.x) != fs.threads() || grid.x == 0 || uint32(a[7]) != uint32(fs.SharedBytes()) {
+		return resultInvalidValue
+	}
+	params := unsafe.Slice((*unsafe.Pointer)(arg(a, 9)), 10)
+	ptr := func(i int) uint64 { return *(*uint64)(params[i]) }
+	u := func(i int) int { return int(*(*uint32)(params[i])) }
+	n, beta, count := u(5), u(6), u(9)
+	sh := BootstrapShape{LWEDim: n, K: fs.K, BKLevels: fs.L, BKBaseLog: beta, BKOffset: uint32(u(7))}
+	for 1<<sh.LogN < fs.F1*fs.F2 {
+		sh.LogN++
+	}
+	plan, err := smallntt.NewPlan(sh.N(), smallntt.Hybrid, fs.F1, fs.F2)
+	if err != nil {
+		return 400
+	}
+	st := plan.StageTables()[0]
+	if !equalWords(fakeWords64(g, ptr(2), sh.N()), st.Twiddle) || !equalWords(fakeWords64(g, ptr(3), sh.N()), st.TwiddleInv) {
+		panic("fake " + name + ": tw, twInv are not the hybrid plan's stage-1 tables")
+	}
+	ext := refBlindRotate(sh, plan, fakeWords32(g, ptr(0), count*(n+1)), fakeWords64(g, ptr(1), sh.BKLen()), uint32(u(8)), count)
+	copy(fakeWords32(g, ptr(4), len(ext)), ext)
+	return 0
+}
+
+func equalWords(a, b []uint64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func fakeWords32(g *fakeGPU, p uint64, n int) []uint32 {
+	b, ok := g.devBytes(p, 4*uint64(n))
+	if !ok {
+		panic(fmt.Sprintf("fake: device range %#x+%d not allocated", p, 4*n))
+	}
+	return unsafe.Slice((*uint32)(unsafe.Pointer(&b[0])), n)
+}
+
+func fakeWords64(g *fakeGPU, p uint64, n int) []uint64 {
+	b, ok := g.devBytes(p, 8*uint64(n))
+	if !ok {
+		panic(fmt.Sprintf("fake: device range %#x+%d not allocated", p, 8*n))
+	}
+	return unsafe.Slice((*uint64)(unsafe.Pointer(&b[0])), n)
+}

@@ -37,6 +37,14 @@ type GPUOptions struct {
 	// larger batches are split. 0 selects DefaultMaxBatch, lowered to what
 	// half of the free device memory holds.
 	MaxBatch int
+	// Unfused selects the step-by-step kernels (one launch per step of each
+	// CMux, the accumulator and digits in device memory) even where a
+	// fused blind-rotation kernel exists; for comparisons and benchmarks.
+	// By default an engine whose plan is nil or a Hybrid plan with a fused
+	// kernel (kernels.FusedShapes: the named parameter sets) runs the whole
+	// blind rotation of a pass in one launch, with each sample's
+	// accumulator in shared memory.
+	Unfused bool
 }
 
 // SmallPassSamples is the pass size below which an engine with no plan
@@ -56,13 +64,19 @@ const DefaultMaxBatch = 8192
 // same key and inputs (DESIGN.md §3).
 //
 // The bootstrapping key (in the NTT domain) and the key-switching table
-// are uploaded once, by NewGPU. A batch runs as: upload; one kernel for
-// modulus switching and the accumulator; n steps of blind rotation, each
+// are uploaded once, by NewGPU. A batch runs as: upload; the blind
+// rotation; key switching (one kernel); download. For the named parameter
+// sets the blind rotation is one fused kernel (kernels.BlindRotateFused:
+// one thread block per sample, from modulus switching through the n CMux
+// steps — gadget digits straight into the hybrid NTT's registers, the
+// multiply-accumulate against BK_i, the inverse NTT added into an
+// accumulator that stays in shared memory — to sample extraction). Other
+// shapes, forced non-hybrid plans and GPUOptions.Unfused run it step by
+// step: one kernel for modulus switching and the accumulator; per CMux step
 // one kernel for X^{ā_i}·ACC − ACC and its gadget digits, a batched forward
 // NTT of the (k+1)·l digit polynomials of every sample, one kernel for the
 // multiply-accumulate against BK_i, a batched inverse NTT and one kernel
-// adding the result into ACC; one kernel for sample extraction and one for
-// key switching; download. This first version keeps these steps unfused.
+// adding the result into ACC; one kernel for sample extraction.
 //
 // Concurrency: a GPU is safe for concurrent use by several goroutines; its
 // device pipeline (one set of device buffers and pinned staging buffers) is
@@ -79,6 +93,9 @@ type GPU struct {
 	plan  *gpuntt.Plan
 	small *gpuntt.Plan // for passes below SmallPassSamples; nil when a plan was chosen
 	bsk   *kernels.BootstrapKernels
+	// fused is the hybrid plan whose shape has a fused blind-rotation
+	// kernel (its stage-1 tables are the kernel's), nil for the unfused path.
+	fused *gpuntt.Plan
 
 	mu     sync.RWMutex // calls hold it for reading, Close for writing
 	closed bool
@@ -87,7 +104,8 @@ type GPU struct {
 }
 
 // gpuBuffers are the engine's device and pinned host memory, allocated once
-// by NewGPU for maxBatch samples.
+// by NewGPU for maxBatch samples. abar, acc, dec and prod are the unfused
+// kernels' working memory: nil on the fused path, which keeps them on chip.
 type gpuBuffers struct {
 	bk   *kernels.DeviceBuffer[uint64] // NTT-domain bootstrapping key, shape.BKLen()
 	ksk  *kernels.DeviceBuffer[uint32] // key-switching table, shape.KSTableLen()
@@ -166,14 +184,20 @@ func NewGPU(ck *tfhe.CloudKey, opts GPUOptions) (*GPU, error) {
 		return nil, fmt.Errorf("bootstrap: NewGPU: %w", err)
 	}
 	e := &GPU{params: p, shape: shape, info: dev.Info(), cpuPlan: plan, dev: dev}
-	if err := e.init(ck, opts.MaxBatch, auto); err != nil {
+	if err := e.init(ck, opts.MaxBatch, auto, !opts.Unfused); err != nil {
 		e.release()
 		return nil, fmt.Errorf("bootstrap: NewGPU: %w", err)
 	}
-	e.name = fmt.Sprintf("gpu/%s/%v/maxbatch=%d", e.info.Name, plan, e.maxBatch)
-	if e.small != nil {
-		e.name = fmt.Sprintf("gpu/%s/%v+butterfly<%d/maxbatch=%d", e.info.Name, plan, SmallPassSamples, e.maxBatch)
+	kind := ""
+	switch {
+	case e.fused != nil && e.small != nil:
+		kind = fmt.Sprintf("/fused+butterfly<%d", SmallPassSamples)
+	case e.fused != nil:
+		kind = "/fused"
+	case e.small != nil:
+		kind = fmt.Sprintf("+butterfly<%d", SmallPassSamples)
 	}
+	e.name = fmt.Sprintf("gpu/%s/%v%s/maxbatch=%d", e.info.Name, plan, kind, e.maxBatch)
 	return e, nil
 }
 
@@ -198,21 +222,30 @@ func shapeOf(p tfhe.Params) kernels.BootstrapShape {
 	}
 }
 
-// perSampleBytes is the device memory one sample of a batch needs.
-func perSampleBytes(s kernels.BootstrapShape) int {
+// perSampleBytes is the device memory one sample of a batch needs: the
+// input, extracted and key-switched samples, and for the unfused kernels
+// the rotation amounts, the accumulator, its digits and the products.
+func perSampleBytes(s kernels.BootstrapShape, fused bool) int {
 	n, N, kn := s.LWEDim, s.N(), s.ExtractedDim()
-	words32 := (n + 1) + n + (s.K+1)*N + (kn + 1) + (n + 1)
+	words32 := (n + 1) + (kn + 1) + (n + 1)
+	if fused {
+		return 4 * words32
+	}
+	words32 += n + (s.K+1)*N
 	words64 := s.Rows()*N + (s.K+1)*N
 	return 4*words32 + 8*words64
 }
 
-func (e *GPU) init(ck *tfhe.CloudKey, maxBatch int, auto bool) error {
+func (e *GPU) init(ck *tfhe.CloudKey, maxBatch int, auto, fuse bool) error {
 	var err error
 	if e.bsk, err = e.dev.Library().BootstrapKernels(); err != nil {
 		return err
 	}
 	if e.plan, err = e.dev.NewPlan(e.cpuPlan); err != nil {
 		return err
+	}
+	if f := e.cpuPlan.Factors(); fuse && e.cpuPlan.Variant() == smallntt.Hybrid && len(f) == 2 && e.bsk.Fused(e.shape, f[0], f[1]) {
+		e.fused = e.plan
 	}
 	if auto && e.cpuPlan.Variant() != smallntt.Butterfly {
 		bf, err := smallntt.NewPlan(e.cpuPlan.N(), smallntt.Butterfly)
@@ -237,7 +270,13 @@ func (e *GPU) init(ck *tfhe.CloudKey, maxBatch int, auto bool) error {
 		return fmt.Errorf("uploading the key-switching key: %w", err)
 	}
 	// The batch size: what half the free memory holds, at most the default.
-	per := perSampleBytes(s)
+	// With a fused kernel, the unfused kernels' working memory is needed
+	// only for the butterfly passes below SmallPassSamples, if any.
+	per := perSampleBytes(s, e.fused != nil)
+	unfused := 0 // samples the unfused kernels' buffers hold
+	if e.fused != nil && e.small != nil {
+		unfused = SmallPassSamples - 1
+	}
 	if maxBatch == 0 {
 		free, _, err := ctx.MemInfo()
 		if err != nil {
@@ -249,24 +288,36 @@ func (e *GPU) init(ck *tfhe.CloudKey, maxBatch int, auto bool) error {
 		}
 	}
 	e.maxBatch = maxBatch
+	if e.fused == nil {
+		unfused = maxBatch
+	}
+	unfused = min(unfused, maxBatch)
 	n, N, kn := s.LWEDim, s.N(), s.ExtractedDim()
 	wide := max(n, kn) + 1
 	allocs := []struct {
 		dst  **kernels.DeviceBuffer[uint32]
 		size int
 	}{
-		{&e.buf.in, n + 1}, {&e.buf.abar, n}, {&e.buf.acc, (s.K + 1) * N}, {&e.buf.ext, kn + 1}, {&e.buf.out, n + 1},
+		{&e.buf.in, n + 1}, {&e.buf.ext, kn + 1}, {&e.buf.out, n + 1},
 	}
 	for _, a := range allocs {
 		if *a.dst, err = kernels.Alloc[uint32](ctx, maxBatch*a.size); err != nil {
 			return err
 		}
 	}
-	if e.buf.dec, err = kernels.Alloc[uint64](ctx, maxBatch*s.Rows()*N); err != nil {
-		return err
-	}
-	if e.buf.prod, err = kernels.Alloc[uint64](ctx, maxBatch*(s.K+1)*N); err != nil {
-		return err
+	if unfused > 0 {
+		if e.buf.abar, err = kernels.Alloc[uint32](ctx, unfused*n); err != nil {
+			return err
+		}
+		if e.buf.acc, err = kernels.Alloc[uint32](ctx, unfused*(s.K+1)*N); err != nil {
+			return err
+		}
+		if e.buf.dec, err = kernels.Alloc[uint64](ctx, unfused*s.Rows()*N); err != nil {
+			return err
+		}
+		if e.buf.prod, err = kernels.Alloc[uint64](ctx, unfused*(s.K+1)*N); err != nil {
+			return err
+		}
 	}
 	if e.buf.hostIn, err = kernels.AllocHost[uint32](ctx, maxBatch*wide); err != nil {
 		return err
@@ -461,7 +512,13 @@ func (e *GPU) pass(op opKind, out, in []*tfhe.TLWE, mu torus.Torus32) error {
 		return err
 	}
 	// Blind rotation and sample extraction.
-	if op != opKeySwitch {
+	if op != opKeySwitch && e.useFused(count) {
+		fwd, inv := e.fused.HybridTables()
+		f := e.cpuPlan.Factors()
+		if err := e.bsk.BlindRotateFused(nil, s, f[0], f[1], e.buf.in, e.buf.bk, fwd, inv, e.buf.ext, uint32(mu), count); err != nil {
+			return err
+		}
+	} else if op != opKeySwitch {
 		if err := e.blindRotate(count, mu); err != nil {
 			return err
 		}
@@ -489,6 +546,14 @@ func (e *GPU) pass(op opKind, out, in []*tfhe.TLWE, mu torus.Torus32) error {
 		}
 	}
 	return nil
+}
+
+// useFused reports whether a pass of count samples runs the fused kernel:
+// always when there is one and no butterfly plan for small passes, else
+// from SmallPassSamples up (below, one block per sample leaves most of the
+// GPU idle and the butterfly's N/2 threads per transform finish sooner).
+func (e *GPU) useFused(count int) bool {
+	return e.fused != nil && (e.small == nil || count >= SmallPassSamples)
 }
 
 // blindRotate runs modulus switching and the n CMux steps of blind rotation

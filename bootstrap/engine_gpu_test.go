@@ -183,80 +183,102 @@ func pick(s []*tfhe.TLWE, idx []int) []*tfhe.TLWE {
 // BootstrapNoKeySwitch and KeySwitch outputs equal the CPU engine's bit for
 // bit (on every sample up to 132, on 66 random ones beyond), Bootstrap =
 // KeySwitch ∘ BootstrapNoKeySwitch on the GPU for every sample, and the
-// gates decrypt correctly.
+// gates decrypt correctly. Three engines per set: the default (for the
+// named sets the fused kernel from SmallPassSamples up, the butterfly
+// kernels below: checked), a hybrid plan given explicitly (the fused
+// kernel at every size: batches up to 132) and Unfused (up to 1000).
 func TestGPUMatchesCPU(t *testing.T) {
 	requireGPU(t)
 	for _, p := range gpuSets() {
-		t.Run(p.Name(), func(t *testing.T) {
-			kp := testKeys(p, 0)
-			g := newGPU(t, kp.ck, GPUOptions{})
-			cpu := newCPU(t, kp.ck, CPUOptions{})
-			t.Logf("%s; %s", g.Name(), cpu.Name())
-			rng := rand.New(rand.NewPCG(uint64(p.LWEDimension()), 1))
-			n, kn := p.LWEDimension(), p.ExtractedLWEDimension()
-			batches := []int{1, 7, 132, 1000}
-			if p.Name() == tfhe.TFHELib128.Name() && !testing.Short() {
-				batches = append(batches, 10_000)
+		for _, mode := range []string{"default", "fused", "unfused"} {
+			t.Run(p.Name()+"/"+mode, func(t *testing.T) { testGPUMatchesCPU(t, p, mode) })
+		}
+	}
+}
+
+func testGPUMatchesCPU(t *testing.T, p tfhe.Params, mode string) {
+	kp := testKeys(p, 0)
+	opts := GPUOptions{Unfused: mode == "unfused"}
+	if mode == "fused" {
+		plan, err := defaultGPUPlan(p.PolyDegree())
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts.Plan = plan
+	}
+	g := newGPU(t, kp.ck, opts)
+	cpu := newCPU(t, kp.ck, CPUOptions{})
+	t.Logf("%s; %s", g.Name(), cpu.Name())
+	want := map[string]string{"default": "/fused+butterfly<", "fused": "/fused/", "unfused": "+butterfly<"}[mode]
+	if p.Name() != toyParams.Name() && !strings.Contains(g.Name(), want) {
+		t.Fatalf("%s, %s engine: %s, want %q in its name", p.Name(), mode, g.Name(), want)
+	}
+	rng := rand.New(rand.NewPCG(uint64(p.LWEDimension()), 1))
+	n, kn := p.LWEDimension(), p.ExtractedLWEDimension()
+	batches := []int{1, 7, 132, 1000}
+	switch {
+	case mode == "fused":
+		batches = batches[:3]
+	case mode == "default" && p.Name() == tfhe.TFHELib128.Name() && !testing.Short():
+		batches = append(batches, 10_000)
+	}
+	for _, count := range batches {
+		in, want := mixedInputs(t, p, kp, rng, count)
+		out, ext, ks := newTLWEs(count, n), newTLWEs(count, kn), newTLWEs(count, n)
+		if err := g.Bootstrap(out, in, mu8); err != nil {
+			t.Fatal(err)
+		}
+		if err := g.BootstrapNoKeySwitch(ext, in, mu8); err != nil {
+			t.Fatal(err)
+		}
+		if err := g.KeySwitch(ks, ext); err != nil {
+			t.Fatal(err)
+		}
+		for i := range out {
+			if !equalTLWE(ks[i], out[i]) {
+				t.Fatalf("batch %d, sample %d: GPU KeySwitch(BootstrapNoKeySwitch) ≠ Bootstrap", count, i)
 			}
-			for _, count := range batches {
-				in, want := mixedInputs(t, p, kp, rng, count)
-				out, ext, ks := newTLWEs(count, n), newTLWEs(count, kn), newTLWEs(count, n)
-				if err := g.Bootstrap(out, in, mu8); err != nil {
-					t.Fatal(err)
-				}
-				if err := g.BootstrapNoKeySwitch(ext, in, mu8); err != nil {
-					t.Fatal(err)
-				}
-				if err := g.KeySwitch(ks, ext); err != nil {
-					t.Fatal(err)
-				}
-				for i := range out {
-					if !equalTLWE(ks[i], out[i]) {
-						t.Fatalf("batch %d, sample %d: GPU KeySwitch(BootstrapNoKeySwitch) ≠ Bootstrap", count, i)
-					}
-					if i%2 == 0 && (kp.sk.DecryptBool(out[i]) != want[i] || kp.sk.DecryptBool(ext[i]) != want[i]) {
-						t.Fatalf("batch %d, gate %d decrypts wrong, want %v", count, i, want[i])
-					}
-				}
-				// The CPU reference on a subset.
-				idx := sampleIndices(rng, count)
-				cin := pick(in, idx)
-				cext, cout := newTLWEs(len(idx), kn), newTLWEs(len(idx), n)
-				if err := cpu.BootstrapNoKeySwitch(cext, cin, mu8); err != nil {
-					t.Fatal(err)
-				}
-				if err := cpu.KeySwitch(cout, cext); err != nil {
-					t.Fatal(err)
-				}
-				for r, i := range idx {
-					if !equalTLWE(ext[i], cext[r]) {
-						t.Fatalf("batch %d, sample %d: GPU BootstrapNoKeySwitch ≠ CPU (%s)", count, i, firstDiff(ext[i], cext[r]))
-					}
-					if !equalTLWE(out[i], cout[r]) {
-						t.Fatalf("batch %d, sample %d: GPU Bootstrap ≠ CPU (%s)", count, i, firstDiff(out[i], cout[r]))
-					}
-				}
-				// KeySwitch of uniformly random samples of dimension k·N.
-				rin := newTLWEs(count, kn)
-				for _, c := range rin {
-					for j := range c.Value {
-						c.Value[j] = torus.Torus32(rng.Uint32())
-					}
-				}
-				if err := g.KeySwitch(ks, rin); err != nil {
-					t.Fatal(err)
-				}
-				if err := cpu.KeySwitch(cout, pick(rin, idx)); err != nil {
-					t.Fatal(err)
-				}
-				for r, i := range idx {
-					if !equalTLWE(ks[i], cout[r]) {
-						t.Fatalf("batch %d, sample %d: GPU KeySwitch of a random sample ≠ CPU (%s)", count, i, firstDiff(ks[i], cout[r]))
-					}
-				}
-				t.Logf("batch %d: GPU = CPU on %d samples (all three operations), KS∘NoKS = Bootstrap and decryption on all %d", count, len(idx), count)
+			if i%2 == 0 && (kp.sk.DecryptBool(out[i]) != want[i] || kp.sk.DecryptBool(ext[i]) != want[i]) {
+				t.Fatalf("batch %d, gate %d decrypts wrong, want %v", count, i, want[i])
 			}
-		})
+		}
+		// The CPU reference on a subset.
+		idx := sampleIndices(rng, count)
+		cin := pick(in, idx)
+		cext, cout := newTLWEs(len(idx), kn), newTLWEs(len(idx), n)
+		if err := cpu.BootstrapNoKeySwitch(cext, cin, mu8); err != nil {
+			t.Fatal(err)
+		}
+		if err := cpu.KeySwitch(cout, cext); err != nil {
+			t.Fatal(err)
+		}
+		for r, i := range idx {
+			if !equalTLWE(ext[i], cext[r]) {
+				t.Fatalf("batch %d, sample %d: GPU BootstrapNoKeySwitch ≠ CPU (%s)", count, i, firstDiff(ext[i], cext[r]))
+			}
+			if !equalTLWE(out[i], cout[r]) {
+				t.Fatalf("batch %d, sample %d: GPU Bootstrap ≠ CPU (%s)", count, i, firstDiff(out[i], cout[r]))
+			}
+		}
+		// KeySwitch of uniformly random samples of dimension k·N.
+		rin := newTLWEs(count, kn)
+		for _, c := range rin {
+			for j := range c.Value {
+				c.Value[j] = torus.Torus32(rng.Uint32())
+			}
+		}
+		if err := g.KeySwitch(ks, rin); err != nil {
+			t.Fatal(err)
+		}
+		if err := cpu.KeySwitch(cout, pick(rin, idx)); err != nil {
+			t.Fatal(err)
+		}
+		for r, i := range idx {
+			if !equalTLWE(ks[i], cout[r]) {
+				t.Fatalf("batch %d, sample %d: GPU KeySwitch of a random sample ≠ CPU (%s)", count, i, firstDiff(ks[i], cout[r]))
+			}
+		}
+		t.Logf("batch %d: GPU = CPU on %d samples (all three operations), KS∘NoKS = Bootstrap and decryption on all %d", count, len(idx), count)
 	}
 }
 

@@ -22,6 +22,10 @@ const (
 	vHybrid    = "hybrid"
 	vButterfly = "butterfly"
 	vMatrix    = "matrix"
+	// vUnfused is the hybrid plan on the GPU engine's step-by-step kernels
+	// (bootstrap.GPUOptions.Unfused), to compare with the fused kernel
+	// that the hybrid variant runs.
+	vUnfused = "unfused"
 	// vDefault is the engine's own choice (a nil Plan in its options).
 	vDefault = "default"
 )
@@ -42,7 +46,7 @@ func (v variantSpec) String() string {
 
 // The default variants of each engine: the GPU adds the paper's matrix NTT.
 var (
-	gpuVariants = []variantSpec{{name: vHybrid}, {name: vButterfly}, {name: vMatrix}}
+	gpuVariants = []variantSpec{{name: vHybrid}, {name: vUnfused}, {name: vButterfly}, {name: vMatrix}}
 	cpuVariants = []variantSpec{{name: vHybrid}, {name: vButterfly}}
 )
 
@@ -59,13 +63,13 @@ func parseVariants(s string) ([]variantSpec, error) {
 		name, fac, hasFac := strings.Cut(f, ":")
 		v := variantSpec{name: name}
 		switch name {
-		case vHybrid, vMatrix:
+		case vHybrid, vMatrix, vUnfused:
 		case vButterfly, vDefault:
 			if hasFac {
 				return nil, fmt.Errorf("%q: %s takes no factorisation", f, name)
 			}
 		default:
-			return nil, fmt.Errorf("unknown variant %q (want hybrid, butterfly, matrix or default, e.g. matrix:8x8x16)", f)
+			return nil, fmt.Errorf("unknown variant %q (want hybrid, unfused, butterfly, matrix or default, e.g. matrix:8x8x16)", f)
 		}
 		if hasFac {
 			for _, x := range strings.Split(fac, "x") {
@@ -96,7 +100,7 @@ func (v variantSpec) plan(n int, engine string) (*smallntt.Plan, error) {
 		return smallntt.NewPlan(n, smallntt.Butterfly)
 	case len(v.factors) > 0:
 		variant := smallntt.Matrix
-		if v.name == vHybrid {
+		if v.name == vHybrid || v.name == vUnfused {
 			variant = smallntt.Hybrid
 		}
 		return smallntt.NewPlan(n, variant, v.factors...)
@@ -179,6 +183,9 @@ func planCases(cfg config, gpu, cpu bool) (cases []benchCase, notes []string) {
 		}
 		if cpu && slices.ContainsFunc(cpuSets, p.Equal) && len(cpuBatches) > 0 {
 			for _, v := range orDefault(cfg.variants, cpuVariants) {
+				if v.name == vUnfused {
+					continue // a GPU engine variant
+				}
 				cases = append(cases, benchCase{engine: engCPU, set: p, variant: v, batches: cpuBatches})
 			}
 		}

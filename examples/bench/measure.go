@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -183,7 +184,7 @@ func newEngine(c benchCase, fx *fixture) (bootstrap.Engine, string, error) {
 	case engGPU:
 		// One device pass per batch: MaxBatch is the largest batch. If that
 		// does not fit, the engine's own choice (it then splits batches).
-		opts := bootstrap.GPUOptions{Plan: plan, MaxBatch: c.batches[len(c.batches)-1]}
+		opts := bootstrap.GPUOptions{Plan: plan, MaxBatch: c.batches[len(c.batches)-1], Unfused: c.variant.name == vUnfused}
 		e, err := bootstrap.NewGPU(fx.ck, opts)
 		if errors.Is(err, kernels.ErrOutOfMemory) {
 			opts.MaxBatch = 0
@@ -197,7 +198,14 @@ func newEngine(c benchCase, fx *fixture) (bootstrap.Engine, string, error) {
 			// its Name says what it is.
 			return e, vDefault, nil
 		}
-		return e, planLabel(e.Plan()), nil
+		label := planLabel(e.Plan())
+		switch {
+		case strings.Contains(e.Name(), "/fused"):
+			label += "/fused"
+		case c.variant.name == vUnfused:
+			label += "/unfused"
+		}
+		return e, label, nil
 	case engCPU:
 		e, err := bootstrap.NewCPU(fx.ck, bootstrap.CPUOptions{Plan: plan})
 		if err != nil {

@@ -78,6 +78,7 @@ type BootstrapKernels struct {
 	l                                      *Library
 	init, rotdec, mac, add, extract, keysw bsKernel
 	fused                                  map[FusedShape]*fusedKernel // bootstrap_fused.cuh, read-only after lookup
+	wide                                   map[WideShape]*fusedKernel
 }
 
 // bsArgs is one argument block: up to four device pointers and ten scalars,

@@ -205,4 +205,197 @@ BSF_DEFINE(32, 32, 1, 3, 3) // 58,880 B of shared memory per block
 BSF_DEFINE(32, 32, 1, 2, 4) // 41,984 B
 BSF_DEFINE(16, 32, 3, 2, 2) // 41,984 B, 8 warps
 
+// ---------------------------------------------------------------------------
+// The wide variant: the same blind rotation with a whole SM's worth of
+// threads on one sample, for small batches, where one sample per block of
+// 6 warps (above) leaves the SM waiting on its few warps' latencies. Each
+// polynomial is transformed by N/8 threads through the three stages of a
+// decomposed plan with factors (F1, F2, F3) (smallntt.Plan doc: stage 1
+// twisted, columns c < N/F1 of the whole array; stage 2 cyclic, F1 blocks
+// of F2*F3 positions, columns c < F3; stage 3 cyclic on F3 consecutive
+// positions, no twiddle), each small transform in one thread's registers
+// (ntt_hybrid.cuh's networks), block barriers between stages. The array sits
+// in shared memory padded by one word after every F3 words (position p at
+// p + p / F3), which keeps every stage's accesses free of bank conflicts.
+//
+// Tables (one buffer): T_1 (N words), T'_1 (N), T_2 (F2*F3), T'_2 (F2*F3):
+// smallntt.Plan.StageTables()[0] and [1] of the Hybrid plan (F1, F2, F3).
+// Shared memory: K1*L padded polynomials, then the K1 x N accumulator.
+
+__host__ __device__ constexpr int bsw_shared(int f1, int f2, int f3, int k1, int l) {
+    return k1 * l * (f1 * f2 * f3 + f1 * f2) * 8 + k1 * f1 * f2 * f3 * 4;
+}
+
+template <int F3>
+__device__ __forceinline__ int bsw_pad(int p) { return p + p / F3; }
+
+template <int F1, int F2, int F3, int K1, int L>
+__device__ __forceinline__ void bsw_run(const uint32_t* __restrict__ in, const uint64_t* __restrict__ bk,
+                                        const uint64_t* __restrict__ tables, uint32_t* __restrict__ ext,
+                                        uint32_t n, uint32_t beta, uint32_t offset, uint32_t mu, uint32_t count) {
+    constexpr int N = F1 * F2 * F3, LOGN = hyb_lg<N>::v, ROWS = K1 * L;
+    constexpr int POLY = N + N / F3;           // padded words per polynomial
+    constexpr int TP = N / 8;                  // threads per polynomial
+    constexpr int THREADS = TP * ROWS;
+    constexpr int T1 = N / F1, S2 = F2 * F3;   // stage-1 columns, stage-2 block size
+    static_assert(N / F1 <= TP && F1 * F3 <= TP && N / F3 <= TP, "a stage has more transforms than threads");
+    const uint64_t* __restrict__ tw1 = tables;
+    const uint64_t* __restrict__ twInv1 = tables + N;
+    const uint64_t* __restrict__ tw2 = tables + 2 * N;
+    const uint64_t* __restrict__ twInv2 = tables + 2 * N + S2;
+    extern __shared__ uint64_t bsw_sm[];
+    uint64_t* S = bsw_sm;
+    uint32_t* acc = reinterpret_cast<uint32_t*>(bsw_sm + ROWS * POLY);
+    const int row = threadIdx.x / TP, t = threadIdx.x % TP;
+    const uint64_t mask = (1ull << beta) - 1;
+    const int64_t half = (int64_t)1 << (beta - 1);
+
+    for (uint32_t s = blockIdx.x; s < count; s += gridDim.x) {
+        const uint32_t* ct = in + (uint64_t)s * (n + 1);
+        const uint32_t bbar = bs_modswitch(ct[n], LOGN + 1);
+        for (int q = threadIdx.x; q < K1 * N; q += THREADS) {
+            uint32_t v = 0;
+            if (q >= (K1 - 1) * N) {
+                const uint32_t idx = (uint32_t)(q - (K1 - 1) * N) + bbar;
+                v = (idx < N || idx >= 2 * N) ? mu : 0u - mu;
+            }
+            acc[q] = v;
+        }
+        __syncthreads();
+
+        for (uint32_t iter = 0; iter < n; iter++) {
+            const uint32_t a = bs_modswitch(ct[iter], LOGN + 1);
+            if (a == 0) {
+                continue;  // the same for the whole block
+            }
+            uint64_t* W = S + row * POLY;
+            // A1: digit (row % L) of column (row / L), stage 1 (twisted).
+            if (t < T1) {
+                const uint32_t* p = acc + (row / L) * N;
+                const uint32_t shift = 32 - (row % L + 1) * beta;
+                uint64_t r[F1];
+#pragma unroll
+                for (int i = 0; i < F1; i++) {
+                    const uint32_t j = t + T1 * i;
+                    const uint32_t u = (j - a) & (2 * N - 1);
+                    const uint32_t rot = u < N ? p[u] : 0u - p[u - N];
+                    const uint32_t w = rot - p[j] + offset;
+                    const int64_t v = (int64_t)(((uint64_t)w >> shift) & mask) - half;
+                    r[i] = (uint64_t)v + (GL_P & (uint64_t)(v >> 63));
+                }
+                hyb_ct<F1, true>(r);
+#pragma unroll
+                for (int j = 0; j < F1; j++) W[bsw_pad<F3>(t + T1 * j)] = gl_mul(r[j], __ldg(tw1 + T1 * j + t));
+            }
+            __syncthreads();
+            // A2: stage 2, block b, column c.
+            if (t < F1 * F3) {
+                const int b = t / F3, c = t % F3, base = b * S2 + c;
+                uint64_t r[F2];
+#pragma unroll
+                for (int i = 0; i < F2; i++) r[i] = W[bsw_pad<F3>(base + F3 * i)];
+                hyb_ct<F2, false>(r);
+#pragma unroll
+                for (int j = 0; j < F2; j++) W[bsw_pad<F3>(base + F3 * j)] = gl_mul(r[j], __ldg(tw2 + F3 * j + c));
+            }
+            __syncthreads();
+            // A3: stage 3 on F3 consecutive positions.
+            if (t < N / F3) {
+                uint64_t r[F3];
+#pragma unroll
+                for (int i = 0; i < F3; i++) r[i] = W[t * (F3 + 1) + i];
+                hyb_ct<F3, false>(r);
+#pragma unroll
+                for (int j = 0; j < F3; j++) W[t * (F3 + 1) + j] = r[j];
+            }
+            __syncthreads();
+            // B: the multiply-accumulate, in place over rows 0..K1-1.
+            {
+                const uint64_t* key = bk + (uint64_t)iter * (ROWS * K1 * N);
+                for (int pos = threadIdx.x; pos < N; pos += THREADS) {
+                    const int off = bsw_pad<F3>(pos);
+                    uint64_t lo[K1], hi[K1], top[K1];
+#pragma unroll
+                    for (int c = 0; c < K1; c++) lo[c] = hi[c] = top[c] = 0;
+#pragma unroll
+                    for (int r = 0; r < ROWS; r++) {
+                        const uint64_t x = S[r * POLY + off];
+#pragma unroll
+                        for (int c = 0; c < K1; c++) {
+                            bs_mac_acc(lo[c], hi[c], top[c], x, __ldg(key + (r * K1 + c) * N + pos));
+                        }
+                    }
+#pragma unroll
+                    for (int c = 0; c < K1; c++) S[c * POLY + off] = gl_reduce192(lo[c], hi[c], top[c]);
+                }
+            }
+            __syncthreads();
+            // C: the inverse of rows 0..K1-1 (one per column), stages 3, 2, 1,
+            // and the centred add into ACC.
+            if (row < K1 && t < N / F3) {
+                uint64_t r[F3];
+#pragma unroll
+                for (int i = 0; i < F3; i++) r[i] = W[t * (F3 + 1) + i];
+                hyb_gs<F3, false>(r);
+#pragma unroll
+                for (int j = 0; j < F3; j++) W[t * (F3 + 1) + j] = r[j];
+            }
+            __syncthreads();
+            if (row < K1 && t < F1 * F3) {
+                const int b = t / F3, c = t % F3, base = b * S2 + c;
+                uint64_t r[F2];
+#pragma unroll
+                for (int j = 0; j < F2; j++) r[j] = gl_mul(W[bsw_pad<F3>(base + F3 * j)], __ldg(twInv2 + F3 * j + c));
+                hyb_gs<F2, false>(r);
+#pragma unroll
+                for (int i = 0; i < F2; i++) W[bsw_pad<F3>(base + F3 * i)] = r[i];
+            }
+            __syncthreads();
+            if (row < K1 && t < T1) {
+                uint32_t* p = acc + row * N;
+                uint64_t r[F1];
+#pragma unroll
+                for (int j = 0; j < F1; j++) r[j] = gl_mul(W[bsw_pad<F3>(t + T1 * j)], __ldg(twInv1 + T1 * j + t));
+                hyb_gs<F1, true>(r);
+#pragma unroll
+                for (int i = 0; i < F1; i++) {
+                    const uint64_t v = gl_canon(r[i]);
+                    p[t + T1 * i] += (uint32_t)v - (v > GL_P / 2 ? 1u : 0u);
+                }
+            }
+            __syncthreads();
+        }
+
+        constexpr int KN = (K1 - 1) * N;
+        uint32_t* e = ext + (uint64_t)s * (KN + 1);
+        for (int x = threadIdx.x; x <= KN; x += THREADS) {
+            uint32_t v;
+            if (x == KN) {
+                v = acc[KN];
+            } else {
+                const int i = x & (N - 1);
+                const uint32_t* col = acc + (x - i);
+                v = i == 0 ? col[0] : 0u - col[N - i];
+            }
+            e[x] = v;
+        }
+        __syncthreads();
+    }
+}
+
+// One kernel per supported (F1 x F2 x F3, k, l); blockDim.x = N/8 * (k+1)*l,
+// one block per SM.
+#define BSW_DEFINE(F1, F2, F3, K, L)                                                                  \
+    extern "C" __global__ void __launch_bounds__((F1 * F2 * F3 / 8) * (K + 1) * L, 1)                 \
+        goldfhe_bs_wide_##F1##x##F2##x##F3##_k##K##_l##L(const uint32_t* in, const uint64_t* bk,       \
+                                                          const uint64_t* tables, uint32_t* ext,       \
+                                                          uint32_t n, uint32_t beta, uint32_t offset,  \
+                                                          uint32_t mu, uint32_t count) {               \
+        bsw_run<F1, F2, F3, K + 1, L>(in, bk, tables, ext, n, beta, offset, mu, count);               \
+    }
+
+BSW_DEFINE(8, 8, 16, 1, 3) // TFHELib128: 768 threads
+BSW_DEFINE(8, 8, 16, 1, 2) // CuFHE80: 512 threads
+BSW_DEFINE(8, 8, 8, 3, 2)  // TFHErsDefault: 512 threads
+
 #endif // GOLDFHE_BOOTSTRAP_FUSED_CUH

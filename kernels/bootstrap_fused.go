@@ -31,15 +31,44 @@ func (f FusedShape) SharedBytes() int {
 	return (f.K+1)*f.L*f.F1*(f.F2+1)*8 + (f.K+1)*f.F1*f.F2*4
 }
 
-// fusedKernel is one fused kernel and its argument block.
+// fusedKernel is one fused kernel and its argument block: np pointers
+// (fused: in, bk, tw, twInv, ext; wide: in, bk, tables, ext), then the
+// scalars n, beta, offset, mu, count.
 type fusedKernel struct {
 	f    *Function
 	mu   sync.Mutex
 	args struct {
-		p      [5]devicePtr // in, bk, tw, twInv, ext
-		u      [5]uint32    // n, beta, offset, mu, count
+		p      [5]devicePtr
+		u      [5]uint32
 		params [10]unsafe.Pointer
 	}
+}
+
+// newFusedKernel binds f's argument block for np pointer arguments.
+func newFusedKernel(f *Function, np int) *fusedKernel {
+	k := &fusedKernel{f: f}
+	for i := 0; i < np; i++ {
+		k.args.params[i] = unsafe.Pointer(&k.args.p[i])
+	}
+	for i := range k.args.u {
+		k.args.params[np+i] = unsafe.Pointer(&k.args.u[i])
+	}
+	return k
+}
+
+// prepareSharedKernel raises f's dynamic shared-memory limit to need bytes
+// and asks for the largest carveout; ok is false when the device cannot
+// give a block that much.
+func (b *BootstrapKernels) prepareSharedKernel(f *Function, need int) (ok bool, err error) {
+	if need > b.l.c.info.SharedPerBlockOptin {
+		return false, nil
+	}
+	if need > 48<<10 {
+		if err := f.SetMaxDynamicSharedMemory(need); err != nil {
+			return false, err
+		}
+	}
+	return true, f.PreferMaxSharedMemory()
 }
 
 // lookupFused finds the fused kernels the library's fatbin has. A fatbin
@@ -52,24 +81,23 @@ func (b *BootstrapKernels) lookupFused() error {
 		if err != nil {
 			continue
 		}
-		if need := fs.SharedBytes(); need > b.l.c.info.SharedPerBlockOptin {
-			continue
-		} else if need > 48<<10 {
-			if err := f.SetMaxDynamicSharedMemory(need); err != nil {
-				return err
-			}
-		}
-		if err := f.PreferMaxSharedMemory(); err != nil {
+		if ok, err := b.prepareSharedKernel(f, fs.SharedBytes()); err != nil {
 			return err
+		} else if ok {
+			b.fused[fs] = newFusedKernel(f, 5)
 		}
-		k := &fusedKernel{f: f}
-		for i := range k.args.p {
-			k.args.params[i] = unsafe.Pointer(&k.args.p[i])
+	}
+	b.wide = map[WideShape]*fusedKernel{}
+	for _, ws := range wideShapes {
+		f, err := b.l.m.Function(ws.kernelName())
+		if err != nil {
+			continue
 		}
-		for i := range k.args.u {
-			k.args.params[5+i] = unsafe.Pointer(&k.args.u[i])
+		if ok, err := b.prepareSharedKernel(f, ws.SharedBytes()); err != nil {
+			return err
+		} else if ok {
+			b.wide[ws] = newFusedKernel(f, 4)
 		}
-		b.fused[fs] = k
 	}
 	return nil
 }
@@ -115,4 +143,76 @@ func (b *BootstrapKernels) BlindRotateFused(s *Stream, sh BootstrapShape, f1, f2
 	k.args.u = [5]uint32{uint32(n), uint32(sh.BKBaseLog), sh.BKOffset, mu, uint32(count)}
 	grid := dim3{uint32(min(count, maxNTTGrid)), 1, 1}
 	return launchPinnedShared(k.f, grid, dim3{uint32(fs.threads()), 1, 1}, uint32(fs.SharedBytes()), h, &k.args, unsafe.Pointer(&k.args.params[0]))
+}
+
+// WideShape names one wide blind-rotation kernel (bootstrap_fused.cuh,
+// bsw_run): one thread block of N/8·(k+1)·l threads per sample, each
+// polynomial transformed by N/8 threads through the three stages of the
+// hybrid plan with factors (F1, F2, F3).
+type WideShape struct{ F1, F2, F3, K, L int }
+
+// wideShapes are the kernels of BSW_DEFINE.
+var wideShapes = []WideShape{{8, 8, 16, 1, 3}, {8, 8, 16, 1, 2}, {8, 8, 8, 3, 2}}
+
+// WideShapes lists the shapes that have a wide blind-rotation kernel.
+func WideShapes() []WideShape { return append([]WideShape(nil), wideShapes...) }
+
+func (w WideShape) n() int { return w.F1 * w.F2 * w.F3 }
+
+func (w WideShape) kernelName() string {
+	return fmt.Sprintf("goldfhe_bs_wide_%dx%dx%d_k%d_l%d", w.F1, w.F2, w.F3, w.K, w.L)
+}
+
+// Threads is the block size: N/8 threads per TRGSW row.
+func (w WideShape) Threads() int { return w.n() / 8 * (w.K + 1) * w.L }
+
+// SharedBytes is the dynamic shared memory of one block (bsw_shared).
+func (w WideShape) SharedBytes() int {
+	return (w.K+1)*w.L*(w.n()+w.F1*w.F2)*8 + (w.K+1)*w.n()*4
+}
+
+// TablesLen is the length of the tables operand: T_1, T'_1 (N words
+// each), T_2, T'_2 (F2·F3 words each).
+func (w WideShape) TablesLen() int { return 2*w.n() + 2*w.F2*w.F3 }
+
+// WideFor returns the wide kernel's shape for sh, if there is one that
+// fits this device.
+func (b *BootstrapKernels) WideFor(sh BootstrapShape) (WideShape, bool) {
+	for ws := range b.wide {
+		if ws.n() == sh.N() && ws.K == sh.K && ws.L == sh.BKLevels {
+			return ws, true
+		}
+	}
+	return WideShape{}, false
+}
+
+// BlindRotateWide (goldfhe_bs_wide_<F1>x<F2>x<F3>_k<k>_l<l>) computes what
+// BlindRotateFused computes, bit for bit, with one block of
+// ws.Threads() threads per sample: for small batches, where it finishes a
+// sample sooner. tables holds, one after another, T_1, T'_1, T_2 and T'_2
+// of the hybrid plan with factors (F1, F2, F3)
+// (smallntt.Plan.StageTables()[0] and [1]); bk is in the NTT-domain order
+// every plan of size N shares.
+func (b *BootstrapKernels) BlindRotateWide(s *Stream, sh BootstrapShape, ws WideShape, in *DeviceBuffer[uint32], bk, tables *DeviceBuffer[uint64], ext *DeviceBuffer[uint32], mu uint32, count int) error {
+	const op = "BootstrapKernels.BlindRotateWide"
+	k := b.wide[ws]
+	if k == nil || ws.n() != sh.N() || ws.K != sh.K || ws.L != sh.BKLevels {
+		return argErr(op, "no wide kernel %+v for N = %d, k = %d, l = %d on this device (have %v)", ws, sh.N(), sh.K, sh.BKLevels, wideShapes)
+	}
+	l := b.l
+	n, kn := sh.LWEDim, sh.ExtractedDim()
+	ptrs, h, err := b.prepare(op, s, sh, count,
+		opnd(l, op, "in", in, count*(n+1), false),
+		opnd(l, op, "bk", bk, sh.BKLen(), false),
+		opnd(l, op, "tables", tables, ws.TablesLen(), false),
+		opnd(l, op, "ext", ext, count*(kn+1), true))
+	if err != nil || count == 0 {
+		return err
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	copy(k.args.p[:], ptrs)
+	k.args.u = [5]uint32{uint32(n), uint32(sh.BKBaseLog), sh.BKOffset, mu, uint32(count)}
+	grid := dim3{uint32(min(count, maxNTTGrid)), 1, 1}
+	return launchPinnedShared(k.f, grid, dim3{uint32(ws.Threads()), 1, 1}, uint32(ws.SharedBytes()), h, &k.args, unsafe.Pointer(&k.args.params[0]))
 }

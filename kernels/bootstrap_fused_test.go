@@ -3,6 +3,7 @@ package kernels
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"unsafe"
@@ -83,6 +84,62 @@ func TestBlindRotateFused(t *testing.T) {
 	})
 }
 
+// wideTables packs the tables operand of BlindRotateWide for plan.
+func wideTables(plan *smallntt.Plan) []uint64 {
+	st := plan.StageTables()
+	return slices.Concat(st[0].Twiddle, st[0].TwiddleInv, st[1].Twiddle, st[1].TwiddleInv)
+}
+
+// TestBlindRotateWide: every wide kernel equals the composed references bit
+// for bit, like TestBlindRotateFused.
+func TestBlindRotateWide(t *testing.T) {
+	bothBootstrap(t, func(t *testing.T, l *Library, bk *BootstrapKernels) {
+		c := l.Context()
+		rng := rand.New(rand.NewPCG(23, 24))
+		for _, ws := range WideShapes() {
+			sh := fusedTestShape(FusedShape{K: ws.K, L: ws.L, F1: ws.n(), F2: 1}, 9)
+			if got, ok := bk.WideFor(sh); !ok || got != ws {
+				t.Fatalf("WideFor(%s) = %+v, %v; want %+v", shapeName(sh), got, ok, ws)
+			}
+			plan, err := smallntt.NewPlan(sh.N(), smallntt.Hybrid, ws.F1, ws.F2, ws.F3)
+			must(t, err)
+			tables := wideTables(plan)
+			if len(tables) != ws.TablesLen() {
+				t.Fatalf("%+v: %d table words, TablesLen %d", ws, len(tables), ws.TablesLen())
+			}
+			dtab := devUint64(t, c, tables, len(tables))
+			key := randomWords(rng, sh.BKLen(), true)
+			dkey := devUint64(t, c, key, len(key))
+			for _, count := range []int{1, 3, 37} {
+				t.Run(fmt.Sprintf("%dx%dx%d_k%d_l%d/count=%d", ws.F1, ws.F2, ws.F3, ws.K, ws.L, count), func(t *testing.T) {
+					n, kn := sh.LWEDim, sh.ExtractedDim()
+					mu := rng.Uint32()
+					in := randU32(rng, count*(n+1))
+					in[0], in[2] = 0, 1
+					din := devUint32(t, c, in, len(in))
+					dext := devUint32(t, c, nil, count*(kn+1))
+					must(t, bk.BlindRotateWide(nil, sh, ws, din, dkey, dtab, dext, mu, count))
+					compareWords(t, "BlindRotateWide", host32(t, dext), refBlindRotate(sh, plan, in, key, mu, count))
+				})
+			}
+			// Bad operands.
+			other := sh
+			other.BKLevels++
+			din := devUint32(t, c, nil, 2*(sh.LWEDim+1))
+			dext := devUint32(t, c, nil, 2*(sh.ExtractedDim()+1))
+			for name, err := range map[string]error{
+				"shape mismatch": bk.BlindRotateWide(nil, other, ws, din, dkey, dtab, dext, 1, 2),
+				"short tables":   bk.BlindRotateWide(nil, sh, ws, din, dkey, dtab.View(0, ws.TablesLen()-1), dext, 1, 2),
+				"short ext":      bk.BlindRotateWide(nil, sh, ws, din, dkey, dtab, dext.View(0, 3), 1, 2),
+			} {
+				if err == nil || !strings.HasPrefix(err.Error(), "kernels: ") {
+					t.Errorf("%+v, %s: error %v", ws, name, err)
+				}
+			}
+		}
+	})
+}
+
 // TestBlindRotateFusedArgumentChecks: bad shapes, short or overlapping
 // buffers and a shape without a kernel are errors before any launch.
 func TestBlindRotateFusedArgumentChecks(t *testing.T) {
@@ -123,8 +180,12 @@ func TestBlindRotateFusedArgumentChecks(t *testing.T) {
 	})
 }
 
-// fakeFused runs a goldfhe_bs_fused_* launch with refBlindRotate.
+// fakeFused runs a goldfhe_bs_fused_* or goldfhe_bs_wide_* launch with
+// refBlindRotate.
 func fakeFused(g *fakeGPU, name string, grid, block dim3, a []uintptr) Result {
+	if strings.HasPrefix(name, "goldfhe_bs_wide_") {
+		return fakeWide(g, name, grid, block, a)
+	}
 	var fs FusedShape
 	if _, err := fmt.Sscanf(strings.TrimPrefix(name, "goldfhe_bs_fused_"), "%dx%d_k%d_l%d", &fs.F1, &fs.F2, &fs.K, &fs.L); err != nil {
 		return 400
@@ -179,4 +240,32 @@ func fakeWords64(g *fakeGPU, p uint64, n int) []uint64 {
 		panic(fmt.Sprintf("fake: device range %#x+%d not allocated", p, 8*n))
 	}
 	return unsafe.Slice((*uint64)(unsafe.Pointer(&b[0])), n)
+}
+
+func fakeWide(g *fakeGPU, name string, grid, block dim3, a []uintptr) Result {
+	var ws WideShape
+	if _, err := fmt.Sscanf(strings.TrimPrefix(name, "goldfhe_bs_wide_"), "%dx%dx%d_k%d_l%d", &ws.F1, &ws.F2, &ws.F3, &ws.K, &ws.L); err != nil {
+		return 400
+	}
+	if int(block.x) != ws.Threads() || grid.x == 0 || uint32(a[7]) != uint32(ws.SharedBytes()) {
+		return resultInvalidValue
+	}
+	params := unsafe.Slice((*unsafe.Pointer)(arg(a, 9)), 9)
+	ptr := func(i int) uint64 { return *(*uint64)(params[i]) }
+	u := func(i int) int { return int(*(*uint32)(params[i])) }
+	n, beta, count := u(4), u(5), u(8)
+	sh := BootstrapShape{LWEDim: n, K: ws.K, BKLevels: ws.L, BKBaseLog: beta, BKOffset: uint32(u(6))}
+	for 1<<sh.LogN < ws.n() {
+		sh.LogN++
+	}
+	plan, err := smallntt.NewPlan(sh.N(), smallntt.Hybrid, ws.F1, ws.F2, ws.F3)
+	if err != nil {
+		return 400
+	}
+	if !equalWords(fakeWords64(g, ptr(2), ws.TablesLen()), wideTables(plan)) {
+		panic("fake " + name + ": tables are not the hybrid plan's T_1, T'_1, T_2, T'_2")
+	}
+	ext := refBlindRotate(sh, plan, fakeWords32(g, ptr(0), count*(n+1)), fakeWords64(g, ptr(1), sh.BKLen()), uint32(u(7)), count)
+	copy(fakeWords32(g, ptr(3), len(ext)), ext)
+	return 0
 }

@@ -3,6 +3,7 @@ package bootstrap
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/goldfhe/goldfhe/kernels"
@@ -26,30 +27,71 @@ type GPUOptions struct {
 	// Plan is the NTT plan of the polynomial products; it must have N =
 	// PolyDegree of the key's parameters and a GPU kernel (gpuntt: every
 	// variant; Hybrid only for kernels.HybridShapes). When nil, the engine
-	// picks per device pass: the Hybrid variant for N = 512 (16×32), 1024
-	// (32×32) and 2048 (32×64), the fastest at large batches, for passes of
-	// at least SmallPassSamples samples, and the Butterfly (one block of N/2
-	// threads per polynomial: lower latency) for smaller passes — each the
-	// faster in its range on an H200 (BENCHMARKS.md, "GPU bootstrapping").
-	// Every plan gives the same outputs, and one NTT-domain key serves both.
+	// uses the Hybrid variant for N = 512 (16×32), 1024 (32×32) and 2048
+	// (32×64), which for the named sets means the wide or fused kernels
+	// (BlindRotation); with the step kernels, it picks per device pass: the
+	// Hybrid plan for passes of at least SmallPassSamples samples and the
+	// Butterfly (one block of N/2 threads per polynomial: lower latency) for
+	// smaller ones — each the faster in its range on an H200 (BENCHMARKS.md,
+	// "GPU bootstrapping"). Every plan gives the same outputs, and one
+	// NTT-domain key serves all.
 	Plan *smallntt.Plan
 	// MaxBatch is the most ciphertexts one pass over the device holds;
 	// larger batches are split. 0 selects DefaultMaxBatch, lowered to what
 	// half of the free device memory holds.
 	MaxBatch int
-	// Unfused selects the step-by-step kernels (one launch per step of each
-	// CMux, the accumulator and digits in device memory) even where a
-	// fused blind-rotation kernel exists; for comparisons and benchmarks.
-	// By default an engine whose plan is nil or a Hybrid plan with a fused
-	// kernel (kernels.FusedShapes: the named parameter sets) runs the whole
-	// blind rotation of a pass in one launch, with each sample's
-	// accumulator in shared memory.
-	Unfused bool
+	// BlindRotation selects the blind-rotation kernels; the zero value,
+	// BlindRotationAuto, picks per pass. Forcing one is for comparisons
+	// and benchmarks.
+	BlindRotation BlindRotation
+}
+
+// BlindRotation names the GPU engine's ways of running the blind rotation
+// of a pass. All give the same bits.
+type BlindRotation int
+
+const (
+	// BlindRotationAuto, for the named parameter sets (the shapes of
+	// kernels.WideShapes) with no plan or a hybrid plan given: the wide
+	// kernel, the fastest at every batch size measured on an H200 (1 to
+	// 16,384 samples; BENCHMARKS.md, "GPU bootstrapping"); a fused shape
+	// without a wide kernel: the fused kernel. Other sets, and forced
+	// non-hybrid plans, run the step kernels (with no plan given: the
+	// butterfly NTT below SmallPassSamples, the hybrid above).
+	BlindRotationAuto BlindRotation = iota
+	// BlindRotationFused: one launch per pass, one block of (k+1)·l warps
+	// per sample, each transform one warp's two-stage hybrid NTT, the
+	// accumulator in shared memory (kernels.BlindRotateFused; needs a
+	// hybrid plan of a fused shape, or none).
+	BlindRotationFused
+	// BlindRotationWide: one launch per pass, one block of N/8·(k+1)·l
+	// threads per sample, each transform N/8 threads' three-stage hybrid
+	// NTT, the accumulator in shared memory (kernels.BlindRotateWide).
+	BlindRotationWide
+	// BlindRotationUnfused: the step kernels, five launches per CMux step
+	// with the accumulator and the digits in device memory.
+	BlindRotationUnfused
+)
+
+// String names the choice as the engine's Name does.
+func (b BlindRotation) String() string {
+	switch b {
+	case BlindRotationAuto:
+		return "auto"
+	case BlindRotationFused:
+		return "fused"
+	case BlindRotationWide:
+		return "wide"
+	case BlindRotationUnfused:
+		return "unfused"
+	}
+	return fmt.Sprintf("BlindRotation(%d)", int(b))
 }
 
 // SmallPassSamples is the pass size below which an engine with no plan
-// chosen uses the butterfly NTT kernels rather than the hybrid ones
-// (measured crossover between 64 and 256 samples for every named set).
+// chosen that runs the step kernels uses the butterfly NTT kernels rather
+// than the hybrid ones (measured crossover between 64 and 256 samples for
+// every named set).
 const SmallPassSamples = 128
 
 // DefaultMaxBatch is the largest device pass NewGPU chooses by itself: far
@@ -66,17 +108,19 @@ const DefaultMaxBatch = 8192
 // The bootstrapping key (in the NTT domain) and the key-switching table
 // are uploaded once, by NewGPU. A batch runs as: upload; the blind
 // rotation; key switching (one kernel); download. For the named parameter
-// sets the blind rotation is one fused kernel (kernels.BlindRotateFused:
-// one thread block per sample, from modulus switching through the n CMux
-// steps — gadget digits straight into the hybrid NTT's registers, the
-// multiply-accumulate against BK_i, the inverse NTT added into an
-// accumulator that stays in shared memory — to sample extraction). Other
-// shapes, forced non-hybrid plans and GPUOptions.Unfused run it step by
-// step: one kernel for modulus switching and the accumulator; per CMux step
-// one kernel for X^{ā_i}·ACC − ACC and its gadget digits, a batched forward
-// NTT of the (k+1)·l digit polynomials of every sample, one kernel for the
-// multiply-accumulate against BK_i, a batched inverse NTT and one kernel
-// adding the result into ACC; one kernel for sample extraction.
+// sets the blind rotation is one launch of the wide kernel
+// (kernels.BlindRotateWide: one thread block per sample, from modulus
+// switching through the n CMux steps — gadget digits straight into the
+// registers of the first NTT stage, the multiply-accumulate against BK_i,
+// the inverse NTT added into an accumulator that stays in shared memory —
+// to sample extraction); BK_i is read from L2 by all the blocks at step i.
+// Other shapes, forced non-hybrid plans and BlindRotationUnfused run it
+// step by step: one kernel for modulus switching and the accumulator; per
+// CMux step one kernel for X^{ā_i}·ACC − ACC and its gadget digits, a
+// batched forward NTT of the (k+1)·l digit polynomials of every sample, one
+// kernel for the multiply-accumulate against BK_i, a batched inverse NTT
+// and one kernel adding the result into ACC; one kernel for sample
+// extraction.
 //
 // Concurrency: a GPU is safe for concurrent use by several goroutines; its
 // device pipeline (one set of device buffers and pinned staging buffers) is
@@ -94,8 +138,12 @@ type GPU struct {
 	small *gpuntt.Plan // for passes below SmallPassSamples; nil when a plan was chosen
 	bsk   *kernels.BootstrapKernels
 	// fused is the hybrid plan whose shape has a fused blind-rotation
-	// kernel (its stage-1 tables are the kernel's), nil for the unfused path.
-	fused *gpuntt.Plan
+	// kernel (its stage-1 tables are the kernel's), nil without one; wide
+	// the wide kernel's shape, with its tables in buf.wideTables.
+	fused  *gpuntt.Plan
+	wide   kernels.WideShape
+	mode   BlindRotation
+	unfuse bool // the step kernels can run (their buffers exist)
 
 	mu     sync.RWMutex // calls hold it for reading, Close for writing
 	closed bool
@@ -115,7 +163,9 @@ type gpuBuffers struct {
 	dec  *kernels.DeviceBuffer[uint64] // digit polynomials, maxBatch × (k+1)·l·N
 	prod *kernels.DeviceBuffer[uint64] // external-product columns, maxBatch × (k+1)·N
 	ext  *kernels.DeviceBuffer[uint32] // extracted samples, maxBatch × (k·N+1)
-	out  *kernels.DeviceBuffer[uint32] // key-switched samples, maxBatch × (n+1)
+	// wideTables are the wide kernel's twiddle tables (WideShape.TablesLen).
+	wideTables *kernels.DeviceBuffer[uint64]
+	out        *kernels.DeviceBuffer[uint32] // key-switched samples, maxBatch × (n+1)
 	// hostIn and hostOut stage samples on the host, maxBatch × (max(n, k·N)+1):
 	// pinned, so that the copies run at full bus speed.
 	hostIn, hostOut *kernels.HostPinned[uint32]
@@ -123,7 +173,7 @@ type gpuBuffers struct {
 
 func (b *gpuBuffers) free() error {
 	var errs []error
-	for _, d := range []*kernels.DeviceBuffer[uint64]{b.bk, b.dec, b.prod} {
+	for _, d := range []*kernels.DeviceBuffer[uint64]{b.bk, b.dec, b.prod, b.wideTables} {
 		if d != nil {
 			errs = append(errs, d.Free())
 		}
@@ -163,6 +213,9 @@ func NewGPU(ck *tfhe.CloudKey, opts GPUOptions) (*GPU, error) {
 	if opts.MaxBatch < 0 {
 		return nil, fmt.Errorf("bootstrap: NewGPU: MaxBatch = %d", opts.MaxBatch)
 	}
+	if opts.BlindRotation < BlindRotationAuto || opts.BlindRotation > BlindRotationUnfused {
+		return nil, fmt.Errorf("bootstrap: NewGPU: unknown %v", opts.BlindRotation)
+	}
 	plan, auto := opts.Plan, opts.Plan == nil
 	if auto {
 		var err error
@@ -183,21 +236,12 @@ func NewGPU(ck *tfhe.CloudKey, opts GPUOptions) (*GPU, error) {
 		}
 		return nil, fmt.Errorf("bootstrap: NewGPU: %w", err)
 	}
-	e := &GPU{params: p, shape: shape, info: dev.Info(), cpuPlan: plan, dev: dev}
-	if err := e.init(ck, opts.MaxBatch, auto, !opts.Unfused); err != nil {
+	e := &GPU{params: p, shape: shape, info: dev.Info(), cpuPlan: plan, dev: dev, mode: opts.BlindRotation}
+	if err := e.init(ck, opts.MaxBatch, auto); err != nil {
 		e.release()
 		return nil, fmt.Errorf("bootstrap: NewGPU: %w", err)
 	}
-	kind := ""
-	switch {
-	case e.fused != nil && e.small != nil:
-		kind = fmt.Sprintf("/fused+butterfly<%d", SmallPassSamples)
-	case e.fused != nil:
-		kind = "/fused"
-	case e.small != nil:
-		kind = fmt.Sprintf("+butterfly<%d", SmallPassSamples)
-	}
-	e.name = fmt.Sprintf("gpu/%s/%v%s/maxbatch=%d", e.info.Name, plan, kind, e.maxBatch)
+	e.name = fmt.Sprintf("gpu/%s/%v%s/maxbatch=%d", e.info.Name, plan, e.kernelsName(), e.maxBatch)
 	return e, nil
 }
 
@@ -236,7 +280,24 @@ func perSampleBytes(s kernels.BootstrapShape, fused bool) int {
 	return 4*words32 + 8*words64
 }
 
-func (e *GPU) init(ck *tfhe.CloudKey, maxBatch int, auto, fuse bool) error {
+// kernelsName describes the blind-rotation kernels for Name.
+func (e *GPU) kernelsName() string {
+	var parts []string
+	if e.wide.F1 != 0 {
+		parts = append(parts, fmt.Sprintf("wide%dx%dx%d", e.wide.F1, e.wide.F2, e.wide.F3))
+	} else if e.fused != nil {
+		parts = append(parts, "fused")
+	}
+	if len(parts) == 1 {
+		return "/" + parts[0]
+	}
+	if e.small != nil {
+		return fmt.Sprintf("+butterfly<%d", SmallPassSamples)
+	}
+	return ""
+}
+
+func (e *GPU) init(ck *tfhe.CloudKey, maxBatch int, auto bool) error {
 	var err error
 	if e.bsk, err = e.dev.Library().BootstrapKernels(); err != nil {
 		return err
@@ -244,10 +305,21 @@ func (e *GPU) init(ck *tfhe.CloudKey, maxBatch int, auto, fuse bool) error {
 	if e.plan, err = e.dev.NewPlan(e.cpuPlan); err != nil {
 		return err
 	}
-	if f := e.cpuPlan.Factors(); fuse && e.cpuPlan.Variant() == smallntt.Hybrid && len(f) == 2 && e.bsk.Fused(e.shape, f[0], f[1]) {
+	hybrid := e.cpuPlan.Variant() == smallntt.Hybrid
+	if ws, ok := e.bsk.WideFor(e.shape); ok && (e.mode == BlindRotationWide || e.mode == BlindRotationAuto && hybrid) {
+		e.wide = ws
+	}
+	if f := e.cpuPlan.Factors(); (e.mode == BlindRotationAuto && e.wide.F1 == 0 || e.mode == BlindRotationFused) && hybrid && len(f) == 2 && e.bsk.Fused(e.shape, f[0], f[1]) {
 		e.fused = e.plan
 	}
-	if auto && e.cpuPlan.Variant() != smallntt.Butterfly {
+	switch {
+	case e.mode == BlindRotationFused && e.fused == nil:
+		return fmt.Errorf("no fused blind-rotation kernel for %s with plan %v (have %v)", e.params.Name(), e.cpuPlan, kernels.FusedShapes())
+	case e.mode == BlindRotationWide && e.wide.F1 == 0:
+		return fmt.Errorf("no wide blind-rotation kernel for %s (have %v)", e.params.Name(), kernels.WideShapes())
+	}
+	e.unfuse = e.fused == nil && e.wide.F1 == 0
+	if auto && e.unfuse && e.cpuPlan.Variant() != smallntt.Butterfly {
 		bf, err := smallntt.NewPlan(e.cpuPlan.N(), smallntt.Butterfly)
 		if err != nil {
 			return err
@@ -269,14 +341,19 @@ func (e *GPU) init(ck *tfhe.CloudKey, maxBatch int, auto, fuse bool) error {
 	if e.buf.ksk, err = upload(ctx, ksTable(ck)); err != nil {
 		return fmt.Errorf("uploading the key-switching key: %w", err)
 	}
-	// The batch size: what half the free memory holds, at most the default.
-	// With a fused kernel, the unfused kernels' working memory is needed
-	// only for the butterfly passes below SmallPassSamples, if any.
-	per := perSampleBytes(s, e.fused != nil)
-	unfused := 0 // samples the unfused kernels' buffers hold
-	if e.fused != nil && e.small != nil {
-		unfused = SmallPassSamples - 1
+	if e.wide.F1 != 0 {
+		wp, err := smallntt.NewPlan(s.N(), smallntt.Hybrid, e.wide.F1, e.wide.F2, e.wide.F3)
+		if err != nil {
+			return err
+		}
+		st := wp.StageTables()
+		if e.buf.wideTables, err = upload(ctx, slices.Concat(st[0].Twiddle, st[0].TwiddleInv, st[1].Twiddle, st[1].TwiddleInv)); err != nil {
+			return err
+		}
 	}
+	// The batch size: what half the free memory holds, at most the default.
+	// The wide and fused kernels need no working memory on the device.
+	per := perSampleBytes(s, !e.unfuse)
 	if maxBatch == 0 {
 		free, _, err := ctx.MemInfo()
 		if err != nil {
@@ -288,10 +365,10 @@ func (e *GPU) init(ck *tfhe.CloudKey, maxBatch int, auto, fuse bool) error {
 		}
 	}
 	e.maxBatch = maxBatch
-	if e.fused == nil {
+	unfused := 0 // samples the step kernels' buffers hold
+	if e.unfuse {
 		unfused = maxBatch
 	}
-	unfused = min(unfused, maxBatch)
 	n, N, kn := s.LWEDim, s.N(), s.ExtractedDim()
 	wide := max(n, kn) + 1
 	allocs := []struct {
@@ -512,7 +589,12 @@ func (e *GPU) pass(op opKind, out, in []*tfhe.TLWE, mu torus.Torus32) error {
 		return err
 	}
 	// Blind rotation and sample extraction.
-	if op != opKeySwitch && e.useFused(count) {
+	kind := e.kernelFor()
+	if op != opKeySwitch && kind == BlindRotationWide {
+		if err := e.bsk.BlindRotateWide(nil, s, e.wide, e.buf.in, e.buf.bk, e.buf.wideTables, e.buf.ext, uint32(mu), count); err != nil {
+			return err
+		}
+	} else if op != opKeySwitch && kind == BlindRotationFused {
 		fwd, inv := e.fused.HybridTables()
 		f := e.cpuPlan.Factors()
 		if err := e.bsk.BlindRotateFused(nil, s, f[0], f[1], e.buf.in, e.buf.bk, fwd, inv, e.buf.ext, uint32(mu), count); err != nil {
@@ -548,12 +630,17 @@ func (e *GPU) pass(op opKind, out, in []*tfhe.TLWE, mu torus.Torus32) error {
 	return nil
 }
 
-// useFused reports whether a pass of count samples runs the fused kernel:
-// always when there is one and no butterfly plan for small passes, else
-// from SmallPassSamples up (below, one block per sample leaves most of the
-// GPU idle and the butterfly's N/2 threads per transform finish sooner).
-func (e *GPU) useFused(count int) bool {
-	return e.fused != nil && (e.small == nil || count >= SmallPassSamples)
+// kernelFor returns the kernels a pass runs: the wide or
+// the fused kernel when the engine has one (never both), else the step
+// kernels.
+func (e *GPU) kernelFor() BlindRotation {
+	switch {
+	case e.wide.F1 != 0:
+		return BlindRotationWide
+	case e.fused != nil:
+		return BlindRotationFused
+	}
+	return BlindRotationUnfused
 }
 
 // blindRotate runs modulus switching and the n CMux steps of blind rotation

@@ -94,6 +94,9 @@ func TestNewSelection(t *testing.T) {
 	if _, err := NewGPU(nil, GPUOptions{}); err == nil {
 		t.Error("NewGPU with a nil key: no error")
 	}
+	if _, err := NewGPU(kp.ck, GPUOptions{BlindRotation: 99}); err == nil || !strings.Contains(err.Error(), "BlindRotation(99)") {
+		t.Errorf("NewGPU with BlindRotation 99: %v", err)
+	}
 	if _, err := NewGPU(kp.ck, GPUOptions{MaxBatch: -1}); err == nil {
 		t.Error("NewGPU with MaxBatch -1: no error")
 	}
@@ -183,43 +186,39 @@ func pick(s []*tfhe.TLWE, idx []int) []*tfhe.TLWE {
 // BootstrapNoKeySwitch and KeySwitch outputs equal the CPU engine's bit for
 // bit (on every sample up to 132, on 66 random ones beyond), Bootstrap =
 // KeySwitch ∘ BootstrapNoKeySwitch on the GPU for every sample, and the
-// gates decrypt correctly. Three engines per set: the default (for the
-// named sets the fused kernel from SmallPassSamples up, the butterfly
-// kernels below: checked), a hybrid plan given explicitly (the fused
-// kernel at every size: batches up to 132) and Unfused (up to 1000).
+// gates decrypt correctly. Four engines per named set: the default (the
+// wide kernel: checked), the fused and the wide kernels forced (batches up
+// to 132) and the step kernels (up to 1000); the toy set has only the step
+// kernels.
 func TestGPUMatchesCPU(t *testing.T) {
 	requireGPU(t)
 	for _, p := range gpuSets() {
-		for _, mode := range []string{"default", "fused", "unfused"} {
-			t.Run(p.Name()+"/"+mode, func(t *testing.T) { testGPUMatchesCPU(t, p, mode) })
+		modes := []BlindRotation{BlindRotationAuto, BlindRotationFused, BlindRotationWide, BlindRotationUnfused}
+		if p.Name() == toyParams.Name() {
+			modes = []BlindRotation{BlindRotationAuto}
+		}
+		for _, mode := range modes {
+			t.Run(p.Name()+"/"+mode.String(), func(t *testing.T) { testGPUMatchesCPU(t, p, mode) })
 		}
 	}
 }
 
-func testGPUMatchesCPU(t *testing.T, p tfhe.Params, mode string) {
+func testGPUMatchesCPU(t *testing.T, p tfhe.Params, mode BlindRotation) {
 	kp := testKeys(p, 0)
-	opts := GPUOptions{Unfused: mode == "unfused"}
-	if mode == "fused" {
-		plan, err := defaultGPUPlan(p.PolyDegree())
-		if err != nil {
-			t.Fatal(err)
-		}
-		opts.Plan = plan
-	}
-	g := newGPU(t, kp.ck, opts)
+	g := newGPU(t, kp.ck, GPUOptions{BlindRotation: mode})
 	cpu := newCPU(t, kp.ck, CPUOptions{})
 	t.Logf("%s; %s", g.Name(), cpu.Name())
-	want := map[string]string{"default": "/fused+butterfly<", "fused": "/fused/", "unfused": "+butterfly<"}[mode]
+	want := map[BlindRotation]string{BlindRotationAuto: "/wide", BlindRotationFused: "/fused/", BlindRotationWide: "/wide", BlindRotationUnfused: "+butterfly<"}[mode]
 	if p.Name() != toyParams.Name() && !strings.Contains(g.Name(), want) {
-		t.Fatalf("%s, %s engine: %s, want %q in its name", p.Name(), mode, g.Name(), want)
+		t.Fatalf("%s, %v engine: %s, want %q in its name", p.Name(), mode, g.Name(), want)
 	}
 	rng := rand.New(rand.NewPCG(uint64(p.LWEDimension()), 1))
 	n, kn := p.LWEDimension(), p.ExtractedLWEDimension()
 	batches := []int{1, 7, 132, 1000}
 	switch {
-	case mode == "fused":
+	case mode == BlindRotationFused || mode == BlindRotationWide:
 		batches = batches[:3]
-	case mode == "default" && p.Name() == tfhe.TFHELib128.Name() && !testing.Short():
+	case mode == BlindRotationAuto && p.Name() == tfhe.TFHELib128.Name() && !testing.Short():
 		batches = append(batches, 10_000)
 	}
 	for _, count := range batches {
@@ -378,6 +377,22 @@ func TestGPUPlans(t *testing.T) {
 			}
 		}
 		g.Close()
+	}
+}
+
+// TestGPUForcedKernelsMissing: forcing a blind-rotation kernel that the
+// set has none of is an error of NewGPU (not ErrNoGPU).
+func TestGPUForcedKernelsMissing(t *testing.T) {
+	requireGPU(t)
+	kp := testKeys(toyParams, 0)
+	for _, mode := range []BlindRotation{BlindRotationFused, BlindRotationWide} {
+		g, err := NewGPU(kp.ck, GPUOptions{BlindRotation: mode})
+		if err == nil {
+			g.Close()
+			t.Errorf("%v on the toy set: no error", mode)
+		} else if errors.Is(err, ErrNoGPU) || !strings.Contains(err.Error(), "no "+mode.String()) {
+			t.Errorf("%v on the toy set: %v", mode, err)
+		}
 	}
 }
 

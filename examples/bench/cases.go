@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/goldfhe/goldfhe/bootstrap"
 	"github.com/goldfhe/goldfhe/kernels"
 	"github.com/goldfhe/goldfhe/smallntt"
 	"github.com/goldfhe/goldfhe/tfhe"
@@ -22,9 +23,12 @@ const (
 	vHybrid    = "hybrid"
 	vButterfly = "butterfly"
 	vMatrix    = "matrix"
-	// vUnfused is the hybrid plan on the GPU engine's step-by-step kernels
-	// (bootstrap.GPUOptions.Unfused), to compare with the fused kernel
-	// that the hybrid variant runs.
+	// vFused, vWide and vUnfused are the GPU engine's hybrid plan with its
+	// blind-rotation kernels forced (bootstrap.GPUOptions.BlindRotation):
+	// one block of (k+1)·l warps per sample, one block of N/8·(k+1)·l
+	// threads per sample, or the step kernels; vDefault lets it choose.
+	vFused   = "fused"
+	vWide    = "wide"
 	vUnfused = "unfused"
 	// vDefault is the engine's own choice (a nil Plan in its options).
 	vDefault = "default"
@@ -46,7 +50,7 @@ func (v variantSpec) String() string {
 
 // The default variants of each engine: the GPU adds the paper's matrix NTT.
 var (
-	gpuVariants = []variantSpec{{name: vHybrid}, {name: vUnfused}, {name: vButterfly}, {name: vMatrix}}
+	gpuVariants = []variantSpec{{name: vDefault}, {name: vFused}, {name: vWide}, {name: vUnfused}, {name: vButterfly}, {name: vMatrix}}
 	cpuVariants = []variantSpec{{name: vHybrid}, {name: vButterfly}}
 )
 
@@ -63,13 +67,13 @@ func parseVariants(s string) ([]variantSpec, error) {
 		name, fac, hasFac := strings.Cut(f, ":")
 		v := variantSpec{name: name}
 		switch name {
-		case vHybrid, vMatrix, vUnfused:
-		case vButterfly, vDefault:
+		case vHybrid, vMatrix, vUnfused, vFused:
+		case vButterfly, vDefault, vWide:
 			if hasFac {
 				return nil, fmt.Errorf("%q: %s takes no factorisation", f, name)
 			}
 		default:
-			return nil, fmt.Errorf("unknown variant %q (want hybrid, unfused, butterfly, matrix or default, e.g. matrix:8x8x16)", f)
+			return nil, fmt.Errorf("unknown variant %q (want default, hybrid, fused, wide, unfused, butterfly or matrix, e.g. matrix:8x8x16)", f)
 		}
 		if hasFac {
 			for _, x := range strings.Split(fac, "x") {
@@ -87,6 +91,24 @@ func parseVariants(s string) ([]variantSpec, error) {
 	return out, nil
 }
 
+// gpuOnly reports whether v names GPU engine kernels (no CPU case).
+func (v variantSpec) gpuOnly() bool {
+	return v.name == vFused || v.name == vWide || v.name == vUnfused
+}
+
+// blindRotation is the GPU engine's BlindRotation option for v.
+func (v variantSpec) blindRotation() bootstrap.BlindRotation {
+	switch v.name {
+	case vFused:
+		return bootstrap.BlindRotationFused
+	case vWide:
+		return bootstrap.BlindRotationWide
+	case vUnfused:
+		return bootstrap.BlindRotationUnfused
+	}
+	return bootstrap.BlindRotationAuto
+}
+
 // plan returns the plan of v for size n on an engine kind; nil selects the
 // engine's default plan. The hybrid variant without a factorisation is, on
 // the GPU, the hybrid kernel the GPU engine defaults to (16x32 for N = 512,
@@ -94,13 +116,13 @@ func parseVariants(s string) ([]variantSpec, error) {
 // size, and on the CPU smallntt.DefaultPlan (a hybrid plan).
 func (v variantSpec) plan(n int, engine string) (*smallntt.Plan, error) {
 	switch {
-	case v.name == vDefault:
+	case v.name == vDefault, v.name == vWide:
 		return nil, nil
 	case v.name == vButterfly:
 		return smallntt.NewPlan(n, smallntt.Butterfly)
 	case len(v.factors) > 0:
 		variant := smallntt.Matrix
-		if v.name == vHybrid || v.name == vUnfused {
+		if v.name == vHybrid || v.name == vUnfused || v.name == vFused {
 			variant = smallntt.Hybrid
 		}
 		return smallntt.NewPlan(n, variant, v.factors...)
@@ -183,8 +205,8 @@ func planCases(cfg config, gpu, cpu bool) (cases []benchCase, notes []string) {
 		}
 		if cpu && slices.ContainsFunc(cpuSets, p.Equal) && len(cpuBatches) > 0 {
 			for _, v := range orDefault(cfg.variants, cpuVariants) {
-				if v.name == vUnfused {
-					continue // a GPU engine variant
+				if v.gpuOnly() {
+					continue
 				}
 				cases = append(cases, benchCase{engine: engCPU, set: p, variant: v, batches: cpuBatches})
 			}

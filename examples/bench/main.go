@@ -5,10 +5,11 @@
 // NTT variant, on the GPU engine and on the CPU engine.
 //
 // Every case is one engine (bootstrap.NewGPU or bootstrap.NewCPU) with one
-// NTT plan (-variants). On the GPU: the hybrid kernel the engine defaults
-// to (32x32 for N = 1024, 16x32 for N = 512) — in the fused blind-rotation
-// kernel for the named sets ("hybrid/32x32/fused"), and step by step with
-// the variant unfused ("hybrid/32x32/unfused") — the butterfly baseline and
+// NTT plan (-variants). On the GPU: the engine's own choice (default: for
+// the named sets the wide blind-rotation kernel for small passes, the fused
+// one for large), each of those forced (fused, wide: "hybrid/32x32/fused",
+// "wide"), the hybrid plan's step kernels ("hybrid/32x32/unfused"), the
+// butterfly baseline and
 // the paper's matrix NTT (8x8x16 for N = 1024, 8x8x8 for N = 512; Li, Pan,
 // Li, Wang, Mathematics 12(3):458, 2024, Table 2), each given explicitly so
 // that it runs at every batch size. On the CPU: smallntt.DefaultPlan
@@ -142,10 +143,10 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	}
 	sets := fs.String("sets", strings.Join(setNames, ","), "comma-separated parameter sets (CuFHE80: ~80-bit, comparison only; the CPU runs "+
 		tfhe.TFHELib128.Name()+" only unless -cpu-all or the CPU runs alone)")
-	variants := fs.String("variants", "", "comma-separated NTT variants: hybrid, unfused, butterfly or matrix, optionally with a\n"+
-		"factorisation (matrix:4x4x4x4x4, hybrid:32x32), or default (the engine's own choice); on the GPU\n"+
-		"hybrid runs the fused blind-rotation kernel where one exists and unfused the same plan step by step;\n"+
-		"default hybrid,unfused,butterfly,matrix on the GPU and hybrid,butterfly on the CPU")
+	variants := fs.String("variants", "", "comma-separated variants: default (the engine's own choice), hybrid, butterfly or matrix,\n"+
+		"the last two optionally with a factorisation (matrix:4x4x4x4x4, hybrid:32x32); on the GPU also fused,\n"+
+		"wide and unfused (the hybrid plan with those blind-rotation kernels forced, bootstrap.BlindRotation);\n"+
+		"default: default,fused,wide,unfused,butterfly,matrix on the GPU and hybrid,butterfly on the CPU")
 	fs.StringVar(&cfg.engine, "engine", "both", "auto (the GPU when usable, else the CPU), cpu, gpu, or both (the GPU when usable, plus the CPU)")
 	fs.BoolVar(&cfg.cpuAll, "cpu-all", false, "on the CPU too, run every set and batch size")
 	fs.BoolVar(&cfg.quick, "quick", false, "smoke run: one set ("+tfhe.TFHELib128.Name()+" or the first of -sets), batches "+

@@ -191,10 +191,10 @@ func TestPlanCases(t *testing.T) {
 		}
 		return n, sets, maxB
 	}
-	// GPU and CPU: 3 sets × 4 GPU variants; the CPU TFHELib128 only, ≤ 64.
+	// GPU and CPU: 3 sets × 6 GPU variants; the CPU TFHELib128 only, ≤ 64.
 	cs, notes := planCases(cfg, true, true)
-	if n, _, maxB := count(cs, engGPU); n != 12 || maxB != 16384 {
-		t.Errorf("GPU: %d cases up to batch %d, want 12 up to 16384", n, maxB)
+	if n, _, maxB := count(cs, engGPU); n != 18 || maxB != 16384 {
+		t.Errorf("GPU: %d cases up to batch %d, want 18 up to 16384", n, maxB)
 	}
 	if n, sets, maxB := count(cs, engCPU); n != 2 || len(sets) != 1 || !sets["TFHELib128"] || maxB != cpuMaxBatch {
 		t.Errorf("CPU: %d cases, sets %v, up to batch %d", n, sets, maxB)

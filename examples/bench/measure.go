@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -184,7 +183,7 @@ func newEngine(c benchCase, fx *fixture) (bootstrap.Engine, string, error) {
 	case engGPU:
 		// One device pass per batch: MaxBatch is the largest batch. If that
 		// does not fit, the engine's own choice (it then splits batches).
-		opts := bootstrap.GPUOptions{Plan: plan, MaxBatch: c.batches[len(c.batches)-1], Unfused: c.variant.name == vUnfused}
+		opts := bootstrap.GPUOptions{Plan: plan, MaxBatch: c.batches[len(c.batches)-1], BlindRotation: c.variant.blindRotation()}
 		e, err := bootstrap.NewGPU(fx.ck, opts)
 		if errors.Is(err, kernels.ErrOutOfMemory) {
 			opts.MaxBatch = 0
@@ -193,19 +192,17 @@ func newEngine(c benchCase, fx *fixture) (bootstrap.Engine, string, error) {
 		if err != nil {
 			return nil, "", err
 		}
-		if plan == nil {
+		switch {
+		case c.variant.name == vWide:
+			return e, vWide, nil
+		case plan == nil:
 			// The engine's own choice, which may depend on the batch size:
 			// its Name says what it is.
 			return e, vDefault, nil
+		case c.variant.gpuOnly():
+			return e, planLabel(e.Plan()) + "/" + c.variant.name, nil
 		}
-		label := planLabel(e.Plan())
-		switch {
-		case strings.Contains(e.Name(), "/fused"):
-			label += "/fused"
-		case c.variant.name == vUnfused:
-			label += "/unfused"
-		}
-		return e, label, nil
+		return e, planLabel(e.Plan()), nil
 	case engCPU:
 		e, err := bootstrap.NewCPU(fx.ck, bootstrap.CPUOptions{Plan: plan})
 		if err != nil {

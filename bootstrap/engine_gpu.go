@@ -139,7 +139,8 @@ type GPU struct {
 	bsk   *kernels.BootstrapKernels
 	// fused is the hybrid plan whose shape has a fused blind-rotation
 	// kernel (its stage-1 tables are the kernel's), nil without one; wide
-	// the wide kernel's shape, with its tables in buf.wideTables.
+	// the wide kernel's shape (its tables in buf.wideTables), zero without
+	// one.
 	fused  *gpuntt.Plan
 	wide   kernels.WideShape
 	mode   BlindRotation
@@ -283,8 +284,8 @@ func perSampleBytes(s kernels.BootstrapShape, fused bool) int {
 // kernelsName describes the blind-rotation kernels for Name.
 func (e *GPU) kernelsName() string {
 	var parts []string
-	if e.wide.F1 != 0 {
-		parts = append(parts, fmt.Sprintf("wide%dx%dx%d", e.wide.F1, e.wide.F2, e.wide.F3))
+	if w := e.wide; w.T != 0 {
+		parts = append(parts, fmt.Sprintf("wide%dx%dx%d/t%d", w.F1, w.F2, w.F3, w.T))
 	} else if e.fused != nil {
 		parts = append(parts, "fused")
 	}
@@ -306,19 +307,25 @@ func (e *GPU) init(ck *tfhe.CloudKey, maxBatch int, auto bool) error {
 		return err
 	}
 	hybrid := e.cpuPlan.Variant() == smallntt.Hybrid
-	if ws, ok := e.bsk.WideFor(e.shape); ok && (e.mode == BlindRotationWide || e.mode == BlindRotationAuto && hybrid) {
-		e.wide = ws
+	if e.mode == BlindRotationWide || e.mode == BlindRotationAuto && hybrid {
+		// N/16 threads per polynomial: the fastest at every batch size on
+		// an H200 (kernels/NOTES.md); else whatever this fatbin has.
+		for i, w := range e.bsk.WideFor(e.shape) {
+			if i == 0 || w.T == e.shape.N()/16 {
+				e.wide = w
+			}
+		}
 	}
-	if f := e.cpuPlan.Factors(); (e.mode == BlindRotationAuto && e.wide.F1 == 0 || e.mode == BlindRotationFused) && hybrid && len(f) == 2 && e.bsk.Fused(e.shape, f[0], f[1]) {
+	if f := e.cpuPlan.Factors(); (e.mode == BlindRotationAuto && e.wide.T == 0 || e.mode == BlindRotationFused) && hybrid && len(f) == 2 && e.bsk.Fused(e.shape, f[0], f[1]) {
 		e.fused = e.plan
 	}
 	switch {
 	case e.mode == BlindRotationFused && e.fused == nil:
 		return fmt.Errorf("no fused blind-rotation kernel for %s with plan %v (have %v)", e.params.Name(), e.cpuPlan, kernels.FusedShapes())
-	case e.mode == BlindRotationWide && e.wide.F1 == 0:
+	case e.mode == BlindRotationWide && e.wide.T == 0:
 		return fmt.Errorf("no wide blind-rotation kernel for %s (have %v)", e.params.Name(), kernels.WideShapes())
 	}
-	e.unfuse = e.fused == nil && e.wide.F1 == 0
+	e.unfuse = e.fused == nil && e.wide.T == 0
 	if auto && e.unfuse && e.cpuPlan.Variant() != smallntt.Butterfly {
 		bf, err := smallntt.NewPlan(e.cpuPlan.N(), smallntt.Butterfly)
 		if err != nil {
@@ -341,8 +348,8 @@ func (e *GPU) init(ck *tfhe.CloudKey, maxBatch int, auto bool) error {
 	if e.buf.ksk, err = upload(ctx, ksTable(ck)); err != nil {
 		return fmt.Errorf("uploading the key-switching key: %w", err)
 	}
-	if e.wide.F1 != 0 {
-		wp, err := smallntt.NewPlan(s.N(), smallntt.Hybrid, e.wide.F1, e.wide.F2, e.wide.F3)
+	if w := e.wide; w.T != 0 {
+		wp, err := smallntt.NewPlan(s.N(), smallntt.Hybrid, w.F1, w.F2, w.F3)
 		if err != nil {
 			return err
 		}
@@ -635,7 +642,7 @@ func (e *GPU) pass(op opKind, out, in []*tfhe.TLWE, mu torus.Torus32) error {
 // kernels.
 func (e *GPU) kernelFor() BlindRotation {
 	switch {
-	case e.wide.F1 != 0:
+	case e.wide.T != 0:
 		return BlindRotationWide
 	case e.fused != nil:
 		return BlindRotationFused

@@ -229,16 +229,14 @@ __host__ __device__ constexpr int bsw_shared(int f1, int f2, int f3, int k1, int
 template <int F3>
 __device__ __forceinline__ int bsw_pad(int p) { return p + p / F3; }
 
-template <int F1, int F2, int F3, int K1, int L>
+template <int F1, int F2, int F3, int K1, int L, int TP>
 __device__ __forceinline__ void bsw_run(const uint32_t* __restrict__ in, const uint64_t* __restrict__ bk,
                                         const uint64_t* __restrict__ tables, uint32_t* __restrict__ ext,
                                         uint32_t n, uint32_t beta, uint32_t offset, uint32_t mu, uint32_t count) {
     constexpr int N = F1 * F2 * F3, LOGN = hyb_lg<N>::v, ROWS = K1 * L;
     constexpr int POLY = N + N / F3;           // padded words per polynomial
-    constexpr int TP = N / 8;                  // threads per polynomial
-    constexpr int THREADS = TP * ROWS;
+    constexpr int THREADS = TP * ROWS;         // TP threads per polynomial
     constexpr int T1 = N / F1, S2 = F2 * F3;   // stage-1 columns, stage-2 block size
-    static_assert(N / F1 <= TP && F1 * F3 <= TP && N / F3 <= TP, "a stage has more transforms than threads");
     const uint64_t* __restrict__ tw1 = tables;
     const uint64_t* __restrict__ twInv1 = tables + N;
     const uint64_t* __restrict__ tw2 = tables + 2 * N;
@@ -246,7 +244,7 @@ __device__ __forceinline__ void bsw_run(const uint32_t* __restrict__ in, const u
     extern __shared__ uint64_t bsw_sm[];
     uint64_t* S = bsw_sm;
     uint32_t* acc = reinterpret_cast<uint32_t*>(bsw_sm + ROWS * POLY);
-    const int row = threadIdx.x / TP, t = threadIdx.x % TP;
+    const int row = threadIdx.x / TP, tid = threadIdx.x % TP;
     const uint64_t mask = (1ull << beta) - 1;
     const int64_t half = (int64_t)1 << (beta - 1);
 
@@ -270,7 +268,7 @@ __device__ __forceinline__ void bsw_run(const uint32_t* __restrict__ in, const u
             }
             uint64_t* W = S + row * POLY;
             // A1: digit (row % L) of column (row / L), stage 1 (twisted).
-            if (t < T1) {
+            for (int t = tid; t < T1; t += TP) {
                 const uint32_t* p = acc + (row / L) * N;
                 const uint32_t shift = 32 - (row % L + 1) * beta;
                 uint64_t r[F1];
@@ -289,7 +287,7 @@ __device__ __forceinline__ void bsw_run(const uint32_t* __restrict__ in, const u
             }
             __syncthreads();
             // A2: stage 2, block b, column c.
-            if (t < F1 * F3) {
+            for (int t = tid; t < F1 * F3; t += TP) {
                 const int b = t / F3, c = t % F3, base = b * S2 + c;
                 uint64_t r[F2];
 #pragma unroll
@@ -300,7 +298,7 @@ __device__ __forceinline__ void bsw_run(const uint32_t* __restrict__ in, const u
             }
             __syncthreads();
             // A3: stage 3 on F3 consecutive positions.
-            if (t < N / F3) {
+            for (int t = tid; t < N / F3; t += TP) {
                 uint64_t r[F3];
 #pragma unroll
                 for (int i = 0; i < F3; i++) r[i] = W[t * (F3 + 1) + i];
@@ -332,7 +330,7 @@ __device__ __forceinline__ void bsw_run(const uint32_t* __restrict__ in, const u
             __syncthreads();
             // C: the inverse of rows 0..K1-1 (one per column), stages 3, 2, 1,
             // and the centred add into ACC.
-            if (row < K1 && t < N / F3) {
+            for (int t = tid; row < K1 && t < N / F3; t += TP) {
                 uint64_t r[F3];
 #pragma unroll
                 for (int i = 0; i < F3; i++) r[i] = W[t * (F3 + 1) + i];
@@ -341,7 +339,7 @@ __device__ __forceinline__ void bsw_run(const uint32_t* __restrict__ in, const u
                 for (int j = 0; j < F3; j++) W[t * (F3 + 1) + j] = r[j];
             }
             __syncthreads();
-            if (row < K1 && t < F1 * F3) {
+            for (int t = tid; row < K1 && t < F1 * F3; t += TP) {
                 const int b = t / F3, c = t % F3, base = b * S2 + c;
                 uint64_t r[F2];
 #pragma unroll
@@ -351,7 +349,7 @@ __device__ __forceinline__ void bsw_run(const uint32_t* __restrict__ in, const u
                 for (int i = 0; i < F2; i++) W[bsw_pad<F3>(base + F3 * i)] = r[i];
             }
             __syncthreads();
-            if (row < K1 && t < T1) {
+            for (int t = tid; row < K1 && t < T1; t += TP) {
                 uint32_t* p = acc + row * N;
                 uint64_t r[F1];
 #pragma unroll
@@ -383,19 +381,28 @@ __device__ __forceinline__ void bsw_run(const uint32_t* __restrict__ in, const u
     }
 }
 
-// One kernel per supported (F1 x F2 x F3, k, l); blockDim.x = N/8 * (k+1)*l,
-// one block per SM.
-#define BSW_DEFINE(F1, F2, F3, K, L)                                                                  \
-    extern "C" __global__ void __launch_bounds__((F1 * F2 * F3 / 8) * (K + 1) * L, 1)                 \
-        goldfhe_bs_wide_##F1##x##F2##x##F3##_k##K##_l##L(const uint32_t* in, const uint64_t* bk,       \
-                                                          const uint64_t* tables, uint32_t* ext,       \
-                                                          uint32_t n, uint32_t beta, uint32_t offset,  \
-                                                          uint32_t mu, uint32_t count) {               \
-        bsw_run<F1, F2, F3, K + 1, L>(in, bk, tables, ext, n, beta, offset, mu, count);               \
+// One kernel per supported (F1 x F2 x F3, k, l, TP threads per polynomial);
+// blockDim.x = TP * (k+1)*l. TP = N/8: one block per SM, every thread one
+// small transform per stage (the last stage's 16-point transforms on half
+// of them for N = 1024); TP = N/16: two transforms per thread and stage,
+// two blocks per SM, whose barrier waits the other block's work fills.
+// On an H200 (TFHELib128, kernels/NOTES.md) N/16 is the faster at every
+// batch size, 1 sample included (fewer threads at each barrier, two
+// independent transforms per thread); N/32 was slower (its dependent
+// instructions stall), so it is not built.
+#define BSW_DEFINE(F1, F2, F3, K, L, TP, MINB)                                                        \
+    extern "C" __global__ void __launch_bounds__(TP * (K + 1) * L, MINB)                              \
+        goldfhe_bs_wide_##F1##x##F2##x##F3##_k##K##_l##L##_t##TP(                                     \
+            const uint32_t* in, const uint64_t* bk, const uint64_t* tables, uint32_t* ext, uint32_t n, \
+            uint32_t beta, uint32_t offset, uint32_t mu, uint32_t count) {                             \
+        bsw_run<F1, F2, F3, K + 1, L, TP>(in, bk, tables, ext, n, beta, offset, mu, count);           \
     }
 
-BSW_DEFINE(8, 8, 16, 1, 3) // TFHELib128: 768 threads
-BSW_DEFINE(8, 8, 16, 1, 2) // CuFHE80: 512 threads
-BSW_DEFINE(8, 8, 8, 3, 2)  // TFHErsDefault: 512 threads
+BSW_DEFINE(8, 8, 16, 1, 3, 128, 1) // TFHELib128: 768 threads
+BSW_DEFINE(8, 8, 16, 1, 3, 64, 2)  //             384 threads
+BSW_DEFINE(8, 8, 16, 1, 2, 128, 1) // CuFHE80: 512 threads
+BSW_DEFINE(8, 8, 16, 1, 2, 64, 2)  //          256 threads
+BSW_DEFINE(8, 8, 8, 3, 2, 64, 1)   // TFHErsDefault: 512 threads
+BSW_DEFINE(8, 8, 8, 3, 2, 32, 2)   //                256 threads
 
 #endif // GOLDFHE_BOOTSTRAP_FUSED_CUH

@@ -146,13 +146,18 @@ func (b *BootstrapKernels) BlindRotateFused(s *Stream, sh BootstrapShape, f1, f2
 }
 
 // WideShape names one wide blind-rotation kernel (bootstrap_fused.cuh,
-// bsw_run): one thread block of N/8·(k+1)·l threads per sample, each
-// polynomial transformed by N/8 threads through the three stages of the
-// hybrid plan with factors (F1, F2, F3).
-type WideShape struct{ F1, F2, F3, K, L int }
+// bsw_run): one thread block of T·(k+1)·l threads per sample, each
+// polynomial transformed by T threads through the three stages of the
+// hybrid plan with factors (F1, F2, F3). T = N/8 runs one block per SM,
+// T = N/16 two; the second is the faster on an H200 at every batch size.
+type WideShape struct{ F1, F2, F3, K, L, T int }
 
 // wideShapes are the kernels of BSW_DEFINE.
-var wideShapes = []WideShape{{8, 8, 16, 1, 3}, {8, 8, 16, 1, 2}, {8, 8, 8, 3, 2}}
+var wideShapes = []WideShape{
+	{8, 8, 16, 1, 3, 128}, {8, 8, 16, 1, 3, 64},
+	{8, 8, 16, 1, 2, 128}, {8, 8, 16, 1, 2, 64},
+	{8, 8, 8, 3, 2, 64}, {8, 8, 8, 3, 2, 32},
+}
 
 // WideShapes lists the shapes that have a wide blind-rotation kernel.
 func WideShapes() []WideShape { return append([]WideShape(nil), wideShapes...) }
@@ -160,11 +165,11 @@ func WideShapes() []WideShape { return append([]WideShape(nil), wideShapes...) }
 func (w WideShape) n() int { return w.F1 * w.F2 * w.F3 }
 
 func (w WideShape) kernelName() string {
-	return fmt.Sprintf("goldfhe_bs_wide_%dx%dx%d_k%d_l%d", w.F1, w.F2, w.F3, w.K, w.L)
+	return fmt.Sprintf("goldfhe_bs_wide_%dx%dx%d_k%d_l%d_t%d", w.F1, w.F2, w.F3, w.K, w.L, w.T)
 }
 
-// Threads is the block size: N/8 threads per TRGSW row.
-func (w WideShape) Threads() int { return w.n() / 8 * (w.K + 1) * w.L }
+// Threads is the block size: T threads per TRGSW row.
+func (w WideShape) Threads() int { return w.T * (w.K + 1) * w.L }
 
 // SharedBytes is the dynamic shared memory of one block (bsw_shared).
 func (w WideShape) SharedBytes() int {
@@ -175,15 +180,16 @@ func (w WideShape) SharedBytes() int {
 // each), T_2, T'_2 (F2·F3 words each).
 func (w WideShape) TablesLen() int { return 2*w.n() + 2*w.F2*w.F3 }
 
-// WideFor returns the wide kernel's shape for sh, if there is one that
-// fits this device.
-func (b *BootstrapKernels) WideFor(sh BootstrapShape) (WideShape, bool) {
-	for ws := range b.wide {
-		if ws.n() == sh.N() && ws.K == sh.K && ws.L == sh.BKLevels {
-			return ws, true
+// WideFor returns the wide kernels for sh that fit this device, most
+// threads per polynomial first.
+func (b *BootstrapKernels) WideFor(sh BootstrapShape) []WideShape {
+	var out []WideShape
+	for _, ws := range wideShapes {
+		if _, ok := b.wide[ws]; ok && ws.n() == sh.N() && ws.K == sh.K && ws.L == sh.BKLevels {
+			out = append(out, ws)
 		}
 	}
-	return WideShape{}, false
+	return out
 }
 
 // BlindRotateWide (goldfhe_bs_wide_<F1>x<F2>x<F3>_k<k>_l<l>) computes what

@@ -50,8 +50,43 @@ func variantDashes(v variantSpec) []vg.Length {
 		return []vg.Length{vg.Points(2), vg.Points(2)}
 	case vDefault:
 		return []vg.Length{vg.Points(8), vg.Points(3), vg.Points(2), vg.Points(3)}
+	case vFused:
+		return []vg.Length{vg.Points(1), vg.Points(3)}
+	case vUnfused:
+		return []vg.Length{vg.Points(10), vg.Points(4)}
 	}
 	return nil
+}
+
+// variantGlyph gives each variant a point shape, so that lines of one
+// colour stay apart where they overlap.
+func variantGlyph(v variantSpec) draw.GlyphDrawer {
+	switch v.name {
+	case vButterfly:
+		return draw.SquareGlyph{}
+	case vMatrix:
+		return draw.CrossGlyph{}
+	case vDefault:
+		return draw.RingGlyph{}
+	case vFused:
+		return draw.BoxGlyph{}
+	case vWide:
+		return draw.PyramidGlyph{}
+	case vUnfused:
+		return draw.PlusGlyph{}
+	}
+	return draw.CircleGlyph{}
+}
+
+// lineColour is the set's colour, or, when every case is of one set, a
+// colour per case so that the variants differ by colour too.
+func lineColour(rs []caseResult, i int) color.Color {
+	for _, r := range rs {
+		if r.c.set.Name() != rs[0].c.set.Name() {
+			return setColour(rs[i])
+		}
+	}
+	return plotutil.Color(i)
 }
 
 // setColour gives each named set a colour.
@@ -85,7 +120,7 @@ func throughputPlot(rs []caseResult, m machine) (*plot.Plot, error) {
 		minY, maxY       = math.Inf(1), math.Inf(-1)
 		seenBatch, lines = map[int]bool{}, 0
 	)
-	for _, r := range rs {
+	for i, r := range rs {
 		var pts plotter.XYs
 		for _, x := range r.ms {
 			g := x.gatesPerSecond()
@@ -104,10 +139,10 @@ func throughputPlot(rs []caseResult, m machine) (*plot.Plot, error) {
 		if err != nil {
 			return nil, err
 		}
-		col := setColour(r)
+		col := lineColour(rs, i)
 		line.Color, line.Dashes, line.Width = col, variantDashes(r.c.variant), vg.Points(1.5)
 		scatter.Color, scatter.Radius = col, vg.Points(3)
-		scatter.Shape = draw.CircleGlyph{}
+		scatter.Shape = variantGlyph(r.c.variant)
 		if r.c.engine == engCPU {
 			scatter.Shape, line.Width = draw.TriangleGlyph{}, vg.Points(1)
 		}

@@ -329,31 +329,41 @@ __device__ __forceinline__ void bsw_run(const uint32_t* __restrict__ in, const u
             }
             __syncthreads();
             // C: the inverse of rows 0..K1-1 (one per column), stages 3, 2, 1,
-            // and the centred add into ACC.
-            for (int t = tid; row < K1 && t < N / F3; t += TP) {
+            // and the centred add into ACC. Only K1 of the ROWS polynomials
+            // remain, so their transforms are spread over the whole block
+            // (item x: polynomial x / count, transform x % count) rather
+            // than over their own TP threads: a third of the wait at these
+            // barriers for TFHELib128.
+            for (int x = threadIdx.x; x < K1 * (N / F3); x += THREADS) {
+                const int t = x % (N / F3);
+                uint64_t* V = S + (x / (N / F3)) * POLY;
                 uint64_t r[F3];
 #pragma unroll
-                for (int i = 0; i < F3; i++) r[i] = W[t * (F3 + 1) + i];
+                for (int i = 0; i < F3; i++) r[i] = V[t * (F3 + 1) + i];
                 hyb_gs<F3, false>(r);
 #pragma unroll
-                for (int j = 0; j < F3; j++) W[t * (F3 + 1) + j] = r[j];
+                for (int j = 0; j < F3; j++) V[t * (F3 + 1) + j] = r[j];
             }
             __syncthreads();
-            for (int t = tid; row < K1 && t < F1 * F3; t += TP) {
+            for (int x = threadIdx.x; x < K1 * (F1 * F3); x += THREADS) {
+                const int t = x % (F1 * F3);
+                uint64_t* V = S + (x / (F1 * F3)) * POLY;
                 const int b = t / F3, c = t % F3, base = b * S2 + c;
                 uint64_t r[F2];
 #pragma unroll
-                for (int j = 0; j < F2; j++) r[j] = gl_mul(W[bsw_pad<F3>(base + F3 * j)], __ldg(twInv2 + F3 * j + c));
+                for (int j = 0; j < F2; j++) r[j] = gl_mul(V[bsw_pad<F3>(base + F3 * j)], __ldg(twInv2 + F3 * j + c));
                 hyb_gs<F2, false>(r);
 #pragma unroll
-                for (int i = 0; i < F2; i++) W[bsw_pad<F3>(base + F3 * i)] = r[i];
+                for (int i = 0; i < F2; i++) V[bsw_pad<F3>(base + F3 * i)] = r[i];
             }
             __syncthreads();
-            for (int t = tid; row < K1 && t < T1; t += TP) {
-                uint32_t* p = acc + row * N;
+            for (int x = threadIdx.x; x < K1 * T1; x += THREADS) {
+                const int t = x % T1, col = x / T1;
+                const uint64_t* V = S + col * POLY;
+                uint32_t* p = acc + col * N;
                 uint64_t r[F1];
 #pragma unroll
-                for (int j = 0; j < F1; j++) r[j] = gl_mul(W[bsw_pad<F3>(t + T1 * j)], __ldg(twInv1 + T1 * j + t));
+                for (int j = 0; j < F1; j++) r[j] = gl_mul(V[bsw_pad<F3>(t + T1 * j)], __ldg(twInv1 + T1 * j + t));
                 hyb_gs<F1, true>(r);
 #pragma unroll
                 for (int i = 0; i < F1; i++) {

@@ -15,6 +15,7 @@
 
 #include "goldilocks.cuh"
 #include "ntt_fastops.cuh"
+#include "ntt_lazy.cuh"
 
 #include <utility>
 
@@ -73,27 +74,57 @@ template <int E> __host__ __device__ constexpr bool hyb_negates() { return ((E &
 // The butterflies fold a negative twiddle into the order of the add and the
 // subtraction instead of negating: (u + c v, u - c v) with c = -|c| is
 // (u - |c| v, u + |c| v), and (u - v) c = (v - u) |c|.
+//
+// Inside hyb_ct the registers hold lazy values (any uint64_t, standing for
+// its residue mod p; ntt_lazy.cuh): each butterfly reduces only its twiddled
+// operand to a canonical value and folds each output once into [0, 2^64)
+// without comparisons; the F outputs are canonicalised at the end. So hyb_ct
+// takes any uint64_t, hyb_gs canonical values (as before), and both return
+// the same canonical values as the canonical-per-operation network they
+// replace (kernels/testdata/hybrid_model.cpp checks this on the host).
+
+// hyb_tw<E>: |psi_128^E| * v, canonical, v lazy.
+template <int E>
+__device__ __forceinline__ uint64_t hyb_tw(uint64_t v) {
+    if constexpr (((E & 127) & 1) == 0) {
+        return lz_mul_pow2<hyb_s<E>()>(v);
+    } else {
+        return hyb_mul_abs<E>(v);  // gl_mul_pow2 takes any operand, gl_add canonical ones
+    }
+}
+
+// hyb_ct_lazy: the network of hyb_ct without the final canonicalisation
+// (lazy outputs, for a consumer that takes any operand, such as lz_mul).
 template <int F, bool TWISTED>
-__device__ __forceinline__ void hyb_ct(uint64_t (&x)[F]) {
+__device__ __forceinline__ void hyb_ct_lazy(uint64_t (&x)[F]) {
     hyb_for<hyb_lg<F>::v>([&](auto lvc) {
         constexpr int lv = decltype(lvc)::value, h = F >> (lv + 1);
         hyb_for<F / 2>([&](auto bc) {
             constexpr int b = decltype(bc)::value, g = b / h, j = b % h, a = 2 * g * h + j;
             constexpr int E = hyb_exp<F, TWISTED>(lv, g);
-            const uint64_t u = x[a], v = hyb_mul_abs<E>(x[a + h]);
+            const uint64_t u = x[a], w = hyb_tw<E>(x[a + h]);
             if constexpr (hyb_negates<E>()) {
-                x[a] = fa_sub(u, v);
-                x[a + h] = fa_add(u, v);
+                x[a] = lz_sub(u, w);
+                x[a + h] = lz_add(u, w);
             } else {
-                x[a] = fa_add(u, v);
-                x[a + h] = fa_sub(u, v);
+                x[a] = lz_add(u, w);
+                x[a + h] = lz_sub(u, w);
             }
         });
     });
 }
 
+template <int F, bool TWISTED>
+__device__ __forceinline__ void hyb_ct(uint64_t (&x)[F]) {
+    hyb_ct_lazy<F, TWISTED>(x);
+    hyb_for<F>([&](auto ic) { x[decltype(ic)::value] = lz_canon(x[decltype(ic)::value]); });
+}
+
 // hyb_gs is F times the inverse of hyb_ct: Gentleman-Sande with the inverse
-// twiddles, bit-reversed in, natural out.
+// twiddles, bit-reversed in, natural out. It takes canonical values and keeps
+// them canonical throughout: the sum by lz_addc, the twiddled difference by
+// the twiddle's own reduction (the lazy difference of canonical operands is
+// a valid twiddle operand).
 template <int F, bool TWISTED>
 __device__ __forceinline__ void hyb_gs(uint64_t (&x)[F]) {
     hyb_for<hyb_lg<F>::v>([&](auto lvc) {
@@ -102,11 +133,11 @@ __device__ __forceinline__ void hyb_gs(uint64_t (&x)[F]) {
             constexpr int b = decltype(bc)::value, g = b / h, j = b % h, a = 2 * g * h + j;
             constexpr int E = 128 - hyb_exp<F, TWISTED>(lv, g);
             const uint64_t u = x[a], v = x[a + h];
-            x[a] = fa_add(u, v);
+            x[a] = lz_addc(u, v);
             if constexpr (hyb_negates<E>()) {
-                x[a + h] = hyb_mul_abs<E>(fa_sub(v, u));
+                x[a + h] = hyb_tw<E>(lz_sub(v, u));
             } else {
-                x[a + h] = hyb_mul_abs<E>(fa_sub(u, v));
+                x[a + h] = hyb_tw<E>(lz_sub(u, v));
             }
         });
     });
@@ -130,9 +161,9 @@ __device__ __forceinline__ void hyb_fwd(uint64_t* __restrict__ data, int32_t bat
             uint64_t r[F1];
 #pragma unroll
             for (int i = 0; i < F1; i++) r[i] = g[F2 * i + c];
-            hyb_ct<F1, TWISTED>(r);
+            hyb_ct_lazy<F1, TWISTED>(r);  // lz_mul takes lazy operands
 #pragma unroll
-            for (int j = 0; j < F1; j++) S[PITCH * j + c] = gl_mul(r[j], tw[F2 * j + c]);
+            for (int j = 0; j < F1; j++) S[PITCH * j + c] = lz_mul(r[j], tw[F2 * j + c]);
         }
         __syncwarp();
 #pragma unroll
@@ -183,7 +214,7 @@ __device__ __forceinline__ void hyb_inv(uint64_t* __restrict__ data, int32_t bat
             if (c >= F2) break;
             uint64_t r[F1];
 #pragma unroll
-            for (int j = 0; j < F1; j++) r[j] = gl_mul(S[PITCH * j + c], twInv[F2 * j + c]);
+            for (int j = 0; j < F1; j++) r[j] = lz_mul(S[PITCH * j + c], twInv[F2 * j + c]);
             hyb_gs<F1, TWISTED>(r);
 #pragma unroll
             for (int i = 0; i < F1; i++) g[F2 * i + c] = r[i];
@@ -204,10 +235,14 @@ __device__ __forceinline__ void hyb_inv(uint64_t* __restrict__ data, int32_t bat
         hyb_inv<F1, F2, true>(data, batch, tw);                                            \
     }
 
+// GOLDFHE_HYB_NO_KERNELS: the templates only (the host models in
+// kernels/testdata include this file).
+#ifndef GOLDFHE_HYB_NO_KERNELS
 HYB_DEFINE(16, 32)
 HYB_DEFINE(32, 16)
 HYB_DEFINE(32, 32)
 HYB_DEFINE(32, 64)
 HYB_DEFINE(64, 32)
+#endif
 
 #endif // GOLDFHE_NTT_HYBRID_CUH

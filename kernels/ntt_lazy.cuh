@@ -1,0 +1,198 @@
+// ntt_lazy.cuh: lazily reduced Goldilocks butterflies for the hybrid NTT's
+// small transforms (ntt_hybrid.cuh). The same source compiles for the
+// device (nvcc: PTX carry chains) and for the host (g++: the same steps in
+// C++), so that kernels/testdata/lazy_model.cpp can check it.
+//
+// Inside one small transform a register holds a "lazy" element: any
+// uint64_t x, standing for x mod p. hyb_ct/hyb_gs canonicalise once at the
+// end. A butterfly reduces its twiddled operand to a canonical w (< p):
+// then u + w and u - w need a single carry (borrow) fold each, without a
+// comparison, for any u (lz_add, lz_sub):
+//   u + w = s + 2^64 c: if c, s = u + w - 2^64 <= p - 1, so s + eps < 2^64;
+//   u - w = d - 2^64 b: if b, d = u - w + 2^64 >= 2^64 - p + 1 > eps, so
+//   d - eps >= 0.
+#ifndef GOLDFHE_NTT_LAZY_CUH
+#define GOLDFHE_NTT_LAZY_CUH
+
+#include <stdint.h>
+
+#ifdef __CUDACC__
+#define LZ_FN __host__ __device__ __forceinline__
+#else
+#define LZ_FN static inline
+#endif
+
+#define LZ_EPS 0xFFFFFFFFull
+
+// lz_addz: s + m (m zero-extended), one add chain; the caller knows there
+// is no carry out.
+LZ_FN uint64_t lz_addz(uint64_t s, uint32_t m) {
+    uint64_t r;
+#ifdef __CUDA_ARCH__
+    asm("{.reg .u32 s0, s1;\n\t"
+        "mov.b64 {s0, s1}, %1;\n\t"
+        "add.cc.u32 s0, s0, %2;\n\t"
+        "addc.u32 s1, s1, 0;\n\t"
+        "mov.b64 %0, {s0, s1};}"
+        : "=l"(r) : "l"(s), "r"(m));
+#else
+    r = s + (uint64_t)m;
+#endif
+    return r;
+}
+
+// lz_add: u + w (mod p) as a lazy value; u any, w <= p.
+// s = u + w, c = carry; result s + c * eps, added as the 32-bit word
+// m = -c = c * eps (0 or 0xFFFFFFFF) zero-extended.
+LZ_FN uint64_t lz_add(uint64_t u, uint64_t w) {
+    uint64_t s;
+    uint32_t c;
+#ifdef __CUDA_ARCH__
+    asm("add.cc.u64 %0, %2, %3;\n\taddc.u32 %1, 0, 0;" : "=l"(s), "=r"(c) : "l"(u), "l"(w));
+#else
+    s = u + w;
+    c = s < u;
+#endif
+    return lz_addz(s, 0u - c);
+}
+
+// lz_sub: u - w (mod p) as a lazy value; u any, w <= p. d = u - w,
+// b = -borrow (0 or 0xFFFFFFFF = borrow * eps); result d - b (zero-extended
+// b), one subtraction chain each.
+LZ_FN uint64_t lz_sub(uint64_t u, uint64_t w) {
+    uint64_t d, r;
+    uint32_t b;
+#ifdef __CUDA_ARCH__
+    asm("sub.cc.u64 %0, %2, %3;\n\tsubc.u32 %1, 0, 0;" : "=l"(d), "=r"(b) : "l"(u), "l"(w));
+    asm("{.reg .u32 d0, d1;\n\t"
+        "mov.b64 {d0, d1}, %1;\n\t"
+        "sub.cc.u32 d0, d0, %2;\n\t"
+        "subc.u32 d1, d1, 0;\n\t"
+        "mov.b64 %0, {d0, d1};}"
+        : "=l"(r) : "l"(d), "r"(b));
+#else
+    d = u - w;
+    b = 0u - (uint32_t)(u < w);
+    r = d - (uint64_t)b;
+#endif
+    return r;
+}
+
+// lz_fold_canon: the canonical value of s + c * 2^64, for c in {0, 1} and
+// s < p - eps = 2^64 - 2^33 + 2 when c = 1. Then s + eps < p (and does not
+// carry); when c = 0, s + eps carries exactly when s >= p, and then
+// s - p = s + eps - 2^64. So with k = c + (carry of s + eps), at most one
+// of the two being 1, the answer is s + k * eps, added as the zero-extended
+// word -k. No comparison, no select.
+LZ_FN uint64_t lz_fold_canon(uint64_t s, uint32_t c) {
+    uint32_t k;
+#ifdef __CUDA_ARCH__
+    asm("{.reg .u64 t;\n\t"
+        "add.cc.u64 t, %1, 0xFFFFFFFF;\n\t"
+        "addc.u32 %0, %2, 0;}"
+        : "=r"(k) : "l"(s), "r"(c));
+#else
+    k = c + (uint32_t)(s + LZ_EPS < s);
+#endif
+    return lz_addz(s, 0u - k);
+}
+
+// lz_canon: any -> canonical (lz_fold_canon with c = 0).
+LZ_FN uint64_t lz_canon(uint64_t x) { return lz_fold_canon(x, 0); }
+
+// lz_addc: a + b mod p, canonical, for a, b <= p - 1 (canonical): s = a + b
+// with carry c; if c, s = a + b - 2^64 <= 2p - 2 - 2^64 = 2^64 - 2^33
+// (lz_fold_canon).
+LZ_FN uint64_t lz_addc(uint64_t a, uint64_t b) {
+    uint64_t s;
+    uint32_t c;
+#ifdef __CUDA_ARCH__
+    asm("add.cc.u64 %0, %2, %3;\n\taddc.u32 %1, 0, 0;" : "=l"(s), "=r"(c) : "l"(a), "l"(b));
+#else
+    s = a + b;
+    c = s < a;
+#endif
+    return lz_fold_canon(s, c);
+}
+
+// lz_red_small: (hi * 2^64 + lo) mod p, canonical, for hi < 2^32, lo any.
+// s = lo + hi * eps (one 32x32->64 multiply-add) with carry c; the value is
+// s + c * 2^64, and if c, s < hi * eps <= (2^32 - 1)^2 = 2^64 - 2^33 + 1
+// (lz_fold_canon's condition).
+LZ_FN uint64_t lz_red_small(uint32_t hi, uint64_t lo) {
+    uint64_t s;
+    uint32_t c;
+#ifdef __CUDA_ARCH__
+    asm("{.reg .u64 e;\n\t"
+        "mul.wide.u32 e, %2, 0xFFFFFFFF;\n\t"
+        "add.cc.u64 %0, %3, e;\n\t"
+        "addc.u32 %1, 0, 0;}"
+        : "=l"(s), "=r"(c) : "r"(hi), "l"(lo));
+#else
+    const uint64_t e = (uint64_t)hi * LZ_EPS;
+    s = lo + e;
+    c = s < lo;
+#endif
+    return lz_fold_canon(s, c);
+}
+
+// lz_mul: a * b mod p, canonical, a, b any. With a * b = hi * 2^64 + lo and
+// hi = hh * 2^32 + hl: a * b = lo + hl * eps - hh (mod p) (DESIGN.md
+// section 3): lz_red_small(hl, lo) is canonical and hh < 2^32 < p, so the
+// lazy subtraction of two canonical values is canonical.
+LZ_FN uint64_t lz_mul(uint64_t a, uint64_t b) {
+#ifdef __CUDA_ARCH__
+    const uint64_t hi = __umul64hi(a, b);
+#else
+    const uint64_t hi = (uint64_t)(((unsigned __int128)a * b) >> 64);
+#endif
+    return lz_sub(lz_red_small((uint32_t)hi, a * b), hi >> 32);
+}
+
+// lz_mul64: x * 2^64 = x * eps (mod p), canonical, x any:
+// x * eps = x0 * eps + x1 * 2^32 * eps = x0 * eps - x1 (2^32 * eps = -1).
+// y = x0 * eps - x1 is in (-2^32, (2^32 - 1)^2] and (2^32 - 1)^2 < p; on a
+// borrow y + p = y - eps (mod 2^64), in (p - 2^32, p).
+LZ_FN uint64_t lz_mul64(uint64_t x) {
+    const uint64_t e = (uint64_t)(uint32_t)x * LZ_EPS;
+    const uint64_t x1 = x >> 32;
+    uint64_t d, r;
+    uint32_t b;
+#ifdef __CUDA_ARCH__
+    asm("sub.cc.u64 %0, %2, %3;\n\tsubc.u32 %1, 0, 0;" : "=l"(d), "=r"(b) : "l"(e), "l"(x1));
+    asm("{.reg .u32 d0, d1;\n\t"
+        "mov.b64 {d0, d1}, %1;\n\t"
+        "sub.cc.u32 d0, d0, %2;\n\t"
+        "subc.u32 d1, d1, 0;\n\t"
+        "mov.b64 %0, {d0, d1};}"
+        : "=l"(r) : "l"(d), "r"(b));
+#else
+    d = e - x1;
+    b = 0u - (uint32_t)(e < x1);
+    r = d - (uint64_t)b;
+#endif
+    return r;
+}
+
+// lz_mul_pow2<S>: x * 2^S mod p, canonical, x any, 0 <= S < 96 (the
+// shift twiddles: 2^32 and 2^64 by lz_red_small and lz_mul64, the rest of
+// the exponent by one more lz_red_small).
+template <int S>
+LZ_FN uint64_t lz_mul_pow2(uint64_t x) {
+    static_assert(S >= 0 && S < 96, "lz_mul_pow2 takes 0 <= S < 96");
+    if constexpr (S == 0) {
+        return lz_canon(x);
+    } else if constexpr (S < 32) {
+        return lz_red_small((uint32_t)(x >> (64 - S)), x << S);
+    } else if constexpr (S == 32) {
+        return lz_red_small((uint32_t)(x >> 32), x << 32);
+    } else if constexpr (S < 64) {
+        return lz_mul_pow2<S - 32>(lz_mul_pow2<32>(x));
+    } else if constexpr (S == 64) {
+        return lz_mul64(x);
+    } else {
+        return lz_mul_pow2<S - 64>(lz_mul64(x));
+    }
+}
+
+#endif // GOLDFHE_NTT_LAZY_CUH

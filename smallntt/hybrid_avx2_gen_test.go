@@ -29,7 +29,7 @@ func genAVX2Kernels() (asm, decl []byte) {
 	for _, c := range []struct {
 		name string
 		v    uint64
-	}{{"avxSign", 1 << 63}, {"avxPm1s", (P - 1) ^ 1<<63}, {"avxEps", epsilon}} {
+	}{{"avxSign", 1 << 63}, {"avxPm1s", (P - 1) ^ 1<<63}, {"avxEps", epsilon}, {"avxP", P}} {
 		for l := 0; l < 4; l++ {
 			fmt.Fprintf(&a, "DATA ·%s+%d(SB)/8, $%#x\n", c.name, 8*l, c.v)
 		}
@@ -53,6 +53,11 @@ func genAVX2Kernels() (asm, decl []byte) {
 			g.lastKernel(fn, f, inv)
 		}
 	}
+	for _, f := range avx2DigitSizes {
+		fn := fmt.Sprintf("hyColFwdTwDigitsAVX2_%d", f)
+		fmt.Fprintf(&d, "//go:noescape\nfunc %s(blk, T *uint64, t int, w *uint32, shift, mask, half uint64)\n\n", fn)
+		g.colKernelDigits(fn, f)
+	}
 	decl, err := format.Source(d.Bytes())
 	if err != nil {
 		panic(err)
@@ -62,6 +67,10 @@ func genAVX2Kernels() (asm, decl []byte) {
 
 // avx2Sizes are the stage sizes with AVX2 kernels (64 uses the Go ones).
 var avx2Sizes = []int{4, 8, 16, 32}
+
+// avx2DigitSizes are the first-stage sizes with a digit-reading forward
+// kernel (colKernelDigits).
+var avx2DigitSizes = []int{8, 16, 32}
 
 type avxGen struct {
 	w *bytes.Buffer
@@ -273,6 +282,76 @@ func (g *avxGen) consts() {
 func (g *avxGen) colKernel(fn string, f int, twisted, inverse bool) {
 	fmt.Fprintf(g.w, "// func %s(blk, T *uint64, t int)\n", fn)
 	fmt.Fprintf(g.w, "TEXT ·%s(SB), NOSPLIT, $%d-24\n", fn, 8*f)
+	g.colBody(f, twisted, inverse, false)
+}
+
+// colKernelDigits writes the twisted forward column kernel of a first stage
+// of f rows whose input is not read from blk but computed from w: row i of
+// column c is the signed digit d = ((w[c + t·i] >> shift) & mask) − half
+// of a gadget decomposition (DESIGN.md §2), |d| ≤ half < 2^14. The first
+// level's butterflies (x, y) → (x ± 2^48·y) (c = ψ_128^32 = 2^48 for every
+// f) are then exact in signed 64-bit arithmetic, |x| + 2^48·|y| < 2^63, and
+// each output is mapped to [0, P) by adding P when negative: canonical,
+// where the generic first level's outputs are only congruent. The other
+// levels are colKernel's: the same twiddles, T, ranges and outputs.
+func (g *avxGen) colKernelDigits(fn string, f int) {
+	fmt.Fprintf(g.w, "// func %s(blk, T *uint64, t int, w *uint32, shift, mask, half uint64)\n", fn)
+	fmt.Fprintf(g.w, "TEXT ·%s(SB), NOSPLIT, $%d-56\n", fn, 8*f)
+	g.colBody(f, true, false, true)
+}
+
+// digitLevel writes the first level of colKernelDigits for the column group
+// at BX: R12 = w + 4·BX, rows j and j+f/2 from the uint32 offsets
+// (byte offset of row j in blk)/2. Y6 = 0, Y7 = half, Y8 = P, Y9 = mask,
+// X10 = shift.
+func (g *avxGen) digitLevel(f int) {
+	s0, s1 := psiShifts(hyNetExp(1, 0, true))
+	if s1 >= 0 || s0%96 > 48 {
+		panic("avx2: digit level needs a shift of at most 48")
+	}
+	g.op("LEAQ (R13)(BX*4), R12")
+	g.op("VPXOR Y6, Y6, Y6")
+	g.op("VPBROADCASTQ half+48(FP), Y7")
+	g.op("VMOVDQU ·avxP(SB), Y8")
+	g.op("VPBROADCASTQ mask+40(FP), Y9")
+	g.op("VMOVQ shift+32(FP), X10")
+	h := f / 2
+	digit := func(i int, reg, y string) {
+		g.op("MOVQ %d(SP), %s", 8*i, reg)
+		g.op("SHRQ $1, %s", reg)
+		g.op("VPMOVZXDQ (R12)(%s*1), %s", reg, y)
+		g.op("VPSRLQ X10, %s, %s", y, y)
+		g.op("VPAND Y9, %s, %s", y, y)
+		g.op("VPSUBQ Y7, %s, %s", y, y)
+	}
+	toField := func(y, t string) {
+		g.op("VPCMPGTQ %s, Y6, %s", y, t) // 0 > y
+		g.op("VPAND Y8, %s, %s", t, t)
+		g.op("VPADDQ %s, %s, %s", t, y, y)
+	}
+	for j := 0; j < h; j++ {
+		digit(j, "AX", "Y0")
+		digit(j+h, "R14", "Y1")
+		g.op("VPSLLQ $%d, Y1, Y2", s0%96)
+		g.op("VPADDQ Y2, Y0, Y3")
+		g.op("VPSUBQ Y2, Y0, Y1")
+		toField("Y3", "Y4")
+		toField("Y1", "Y5")
+		oj, ojh := "Y3", "Y1"
+		if s0 >= 96 {
+			oj, ojh = ojh, oj
+		}
+		setup, aj := colRow(j, "R10")
+		g.op(setup)
+		setup, ajh := colRow(j+h, "R11")
+		g.op(setup)
+		g.op("VMOVDQU %s, %s", oj, aj)
+		g.op("VMOVDQU %s, %s", ojh, ajh)
+	}
+}
+
+// colBody is the body of colKernel and colKernelDigits.
+func (g *avxGen) colBody(f int, twisted, inverse, digits bool) {
 	g.op("MOVQ blk+0(FP), DI")
 	g.op("MOVQ T+8(FP), SI")
 	g.op("MOVQ t+16(FP), CX")
@@ -284,6 +363,9 @@ func (g *avxGen) colKernel(fn string, f int, twisted, inverse bool) {
 		g.op("ADDQ DX, AX")
 	}
 	g.consts()
+	if digits {
+		g.op("MOVQ w+24(FP), R13")
+	}
 	g.op("XORQ BX, BX")
 	fmt.Fprintf(g.w, "loop:\n")
 	g.op("LEAQ (DI)(BX*8), R8")
@@ -294,8 +376,13 @@ func (g *avxGen) colKernel(fn string, f int, twisted, inverse bool) {
 		g.op("VMOVDQU %s, %s", addr, y)
 		return addr
 	}
+	m0 := 1
+	if digits {
+		g.digitLevel(f)
+		m0 = 2
+	}
 	if !inverse {
-		for m := 1; m < f; m *= 2 {
+		for m := m0; m < f; m *= 2 {
 			h := f / (2 * m)
 			for gr := 0; gr < m; gr++ {
 				e := hyNetExp(m, gr, twisted)

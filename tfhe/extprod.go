@@ -123,61 +123,22 @@ func (e *Evaluator) Plan() *smallntt.Plan { return e.plan }
 // CloudKey returns the evaluator's cloud key (nil if built without one).
 func (e *Evaluator) CloudKey() *CloudKey { return e.ck }
 
-// decomposeColumn writes the l signed digits (DESIGN.md §2) of e.buf.diff —
-// which already includes the gadget offset — into dec rows c·l … c·l+l−1 as
-// field elements.
+// decomposeColumn sets dec rows c·l … c·l+l−1 to the NTT forms of the l
+// signed digit polynomials (DESIGN.md §2) of e.buf.diff, which already
+// includes the gadget offset: smallntt's ForwardDigits, which on the
+// default plan never writes the digits out.
 func (e *Evaluator) decomposeColumn(c int) {
-	l, beta := e.params.BKLevels(), uint(e.params.BKBaseLog())
-	mask := uint32(uint64(1)<<beta - 1)
-	half := int64(1) << (beta - 1)
-	diff := e.buf.diff
-	n := len(diff)
-	dec := e.buf.dec[c*l : (c+1)*l]
-	// Digit i of w is ((w >> (32−(i+1)β)) & mask) − Bg/2, mapped to the
-	// field without a branch (fromSigned). l = 2 and 3 (every named set)
-	// write all levels in one pass.
-	switch l {
-	case 2:
-		d0, d1 := dec[0][:n], dec[1][:n]
-		s0, s1 := 32-beta, 32-2*beta
-		for j, w := range diff {
-			x0 := int64((w>>s0)&mask) - half
-			x1 := int64((w>>s1)&mask) - half
-			d0[j] = uint64(x0) + smallntt.P&uint64(x0>>63)
-			d1[j] = uint64(x1) + smallntt.P&uint64(x1>>63)
-		}
-	case 3:
-		d0, d1, d2 := dec[0][:n], dec[1][:n], dec[2][:n]
-		s0, s1, s2 := 32-beta, 32-2*beta, 32-3*beta
-		for j, w := range diff {
-			x0 := int64((w>>s0)&mask) - half
-			x1 := int64((w>>s1)&mask) - half
-			x2 := int64((w>>s2)&mask) - half
-			d0[j] = uint64(x0) + smallntt.P&uint64(x0>>63)
-			d1[j] = uint64(x1) + smallntt.P&uint64(x1>>63)
-			d2[j] = uint64(x2) + smallntt.P&uint64(x2>>63)
-		}
-	default:
-		for i := range dec {
-			shift := 32 - uint(i+1)*beta
-			d := dec[i][:n]
-			for j, w := range diff {
-				x := int64((w>>shift)&mask) - half
-				d[j] = uint64(x) + smallntt.P&uint64(x>>63)
-			}
-		}
-	}
+	l := e.params.BKLevels()
+	e.plan.ForwardDigits(e.buf.dec[c*l:(c+1)*l], e.buf.diff, e.params.BKBaseLog())
 }
 
-// productTo computes Σ_r dec_r·C_{r,c} for every column c — (k+1)·l forward
-// transforms, (k+1)²·l pointwise products, k+1 inverse transforms — and
+// productTo computes Σ_r dec_r·C_{r,c} for every column c from the
+// transformed digits (decomposeColumn) — (k+1)²·l pointwise products, k+1
+// inverse transforms — and
 // stores (accumulate = false) or adds (accumulate = true) the result, mapped
 // back to Torus32, into dst. Exact by the bound NewParams checks.
 func (e *Evaluator) productTo(dst *TRLWE, c *NTTTRGSW, accumulate bool) {
 	plan := e.plan
-	for _, d := range e.buf.dec {
-		plan.Forward(d, smallntt.Poly(d))
-	}
 	n, rows := len(e.buf.diff), len(e.buf.dec)
 	for col, a := range e.buf.acc {
 		// Row r of column col of c is at (r·(k+1) + col)·N (NTTTRGSW).
@@ -220,7 +181,7 @@ func sameOrder(a, b *smallntt.Plan) bool {
 }
 
 // ExternalProductTo sets dst = c ⊡ src = Σ_rows dec(src)_row·c_row (CGGI20
-// Thm. 3.14), through the NTT: digits → FromInt64 → Forward → MulAdd →
+// Thm. 3.14), through the NTT: digits → Forward (ForwardDigits) → MulSum →
 // one Inverse per output column. dst may be src. Shapes must match the
 // evaluator's parameters (it panics otherwise).
 func (e *Evaluator) ExternalProductTo(dst *TRLWE, c *NTTTRGSW, src *TRLWE) {

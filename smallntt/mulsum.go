@@ -15,8 +15,9 @@ import (
 // The products are not reduced one by one: their 128-bit values are summed
 // in three 64-bit limbs (lo, hi, top) and reduced once per output with
 // 2^128 ≡ −2^32 (DESIGN.md §3): lo + 2^64·hi + 2^128·top ≡ lo − (hh +
-// 2^32·top) + ε·hl where hi = 2^32·hh + hl. On amd64 with BMI2 this runs in
-// assembly (mulsum_amd64.s); the generic code below gives the same bits
+// 2^32·top) + ε·hl where hi = 2^32·hh + hl. On amd64 this runs in assembly
+// (mulsum_amd64.s: AVX2, four outputs at a time, for up to 64 rows; MULX
+// for the rest); the generic code below gives the same bits
 // (TestMulSumAgainstGeneric). It allocates nothing.
 func MulSum(dst []uint64, x []uint64, xStride int, y []uint64, yStride int, rows int) {
 	n := len(dst)
@@ -24,11 +25,9 @@ func MulSum(dst []uint64, x []uint64, xStride int, y []uint64, yStride int, rows
 		len(x) < (rows-1)*xStride+n || len(y) < (rows-1)*yStride+n {
 		panic(fmt.Sprintf("smallntt: MulSum of %d rows of %d with strides %d, %d on lengths %d, %d", rows, n, xStride, yStride, len(x), len(y)))
 	}
-	if useMulSumAsm {
-		mulSumAsm(&dst[0], &x[0], &y[0], uintptr(xStride)*8, uintptr(yStride)*8, rows, n)
-		return
+	if !mulSumAccel(dst, x, xStride, y, yStride, rows) {
+		mulSumGeneric(dst, x, xStride, y, yStride, rows)
 	}
-	mulSumGeneric(dst, x, xStride, y, yStride, rows)
 }
 
 // mulSumGeneric is MulSum in Go. Rows go in chunks of up to four: more

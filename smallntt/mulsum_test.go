@@ -30,15 +30,12 @@ func mulSumBig(n int, x []uint64, xStride int, y []uint64, yStride int, rows int
 func TestMulSumAgainstGeneric(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
 	extremes := []uint64{0, 1, P - 1, P, P + 1, 1<<64 - 1, 1 << 63, epsilon, epsilon + 1}
-	impls := map[string]bool{"generic": false}
-	if haveBMI2 {
-		impls["asm"] = true
-	}
-	defer func() { useMulSumAsm = haveBMI2 }()
-	for name, asm := range impls {
-		useMulSumAsm = asm
+	defer func() { useMulSumAsm, useMulSumAVX2 = haveBMI2, haveAVX2 }()
+	for _, im := range mulSumImpls() {
+		name := im.name
+		useMulSumAsm, useMulSumAVX2 = im.mulx, im.avx2
 		for rows := 1; rows <= 9; rows++ {
-			for _, n := range []int{1, 7, 64} {
+			for _, n := range []int{1, 4, 7, 64, 67} {
 				for trial := range 4 {
 					xs, ys := n+3*trial, n+trial
 					x := make([]uint64, rows*xs)
@@ -130,19 +127,33 @@ func BenchmarkMulSum(b *testing.B) {
 		y[i] = r.Uint64N(P)
 	}
 	dst := make([]uint64, n)
-	defer func() { useMulSumAsm = haveBMI2 }()
+	defer func() { useMulSumAsm, useMulSumAVX2 = haveBMI2, haveAVX2 }()
 	for _, pad := range []int{0, 8} {
-		for _, asm := range []bool{false, true} {
-			if asm && !haveBMI2 {
-				continue
-			}
-			name := map[bool]string{false: "generic", true: "asm"}[asm]
-			b.Run(fmt.Sprintf("rows=6/N=1024/xpad=%d/%s", pad, name), func(b *testing.B) {
-				useMulSumAsm = asm
+		for _, im := range mulSumImpls() {
+			b.Run(fmt.Sprintf("rows=6/N=1024/pad=%d/%s", pad, im.name), func(b *testing.B) {
+				useMulSumAsm, useMulSumAVX2 = im.mulx, im.avx2
 				for b.Loop() {
 					MulSum(dst, x, n+pad, y, 2*n+pad, rows)
 				}
 			})
 		}
 	}
+}
+
+type mulSumImpl struct {
+	name       string
+	mulx, avx2 bool
+}
+
+// mulSumImpls lists the MulSum implementations this machine and build can
+// run: generic, MULX alone, AVX2 (with MULX for the tail).
+func mulSumImpls() []mulSumImpl {
+	out := []mulSumImpl{{"generic", false, false}}
+	if haveBMI2 {
+		out = append(out, mulSumImpl{"mulx", true, false})
+	}
+	if haveAVX2 {
+		out = append(out, mulSumImpl{"avx2", haveBMI2, true})
+	}
+	return out
 }

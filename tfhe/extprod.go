@@ -41,6 +41,9 @@ type evaluatorBuffers struct {
 	rot *TRLWE
 	// ext is the extracted sample (dimension k·N) before key switching.
 	ext *TLWE
+	// ksRows is the list of key-switching rows to add or subtract
+	// (ksRowList), when key switching runs in assembly.
+	ksRows []int64
 }
 
 // NewEvaluator returns an Evaluator for ck using plan for every polynomial
@@ -95,6 +98,9 @@ func newEvaluatorBuffers(p Params) evaluatorBuffers {
 		acc:    make([]smallntt.NTTPoly, k+1),
 		rot:    NewTRLWE(k, n),
 		ext:    NewTLWE(k * n),
+	}
+	if useKSAsm {
+		b.ksRows = make([]int64, k*n*p.KSLevels())
 	}
 	for r := range b.dec {
 		b.dec[r] = backing[r*stride : r*stride+n : r*stride+n]

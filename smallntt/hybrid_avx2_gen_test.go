@@ -147,15 +147,15 @@ func (g *avxGen) subLazy(x, y, d, t0, t1, t2 string) {
 }
 
 // red128: r = hi·2^64 + lo reduced lazily (reduce128Lazy). r may be lo.
+// hl·ε is one VPMULUDQ (it reads the low half hl of hi): the multiplier
+// pipes are otherwise idle in a butterfly, the shift pipes are not.
 func (g *avxGen) red128(hi, lo, r, t0, t1, t2, t3 string) {
-	g.op("VPSRLQ $32, %s, %s", hi, t0)      // hh
-	g.op("VPAND %s, %s, %s", yEps, hi, t1)  // hl
-	g.op("VPSLLQ $32, %s, %s", hi, t2)      // hl<<32
-	g.op("VPSUBQ %s, %s, %s", t1, t2, t2)   // u = hl·ε
-	g.op("VPSUBQ %s, %s, %s", t0, lo, t3)   // t = lo − hh
-	g.op("VPXOR %s, %s, %s", ySign, lo, t1) // lo^S
-	g.op("VPXOR %s, %s, %s", ySign, t0, t0) // hh^S
-	g.op("VPCMPGTQ %s, %s, %s", t1, t0, t0) // borrow: hh >u lo
+	g.op("VPSRLQ $32, %s, %s", hi, t0)        // hh
+	g.op("VPMULUDQ %s, %s, %s", yEps, hi, t2) // u = hl·ε
+	g.op("VPSUBQ %s, %s, %s", t0, lo, t3)     // t = lo − hh
+	g.op("VPXOR %s, %s, %s", ySign, lo, t1)   // lo^S
+	g.op("VPXOR %s, %s, %s", ySign, t0, t0)   // hh^S
+	g.op("VPCMPGTQ %s, %s, %s", t1, t0, t0)   // borrow: hh >u lo
 	g.op("VPAND %s, %s, %s", yEps, t0, t0)
 	g.op("VPSUBQ %s, %s, %s", t0, t3, t3) // t
 	g.op("VPADDQ %s, %s, %s", t2, t3, r)  // r = t + u
@@ -172,10 +172,9 @@ func (g *avxGen) shl(x, r string, s int, canonical bool, t [6]string) {
 			g.reduce(r, t[0])
 		}
 	case s <= 32:
-		g.op("VPSLLQ $%d, %s, %s", s, x, t[2])    // lo
-		g.op("VPSRLQ $%d, %s, %s", 64-s, x, t[3]) // hi < 2^32
-		g.op("VPSLLQ $32, %s, %s", t[3], t[4])
-		g.op("VPSUBQ %s, %s, %s", t[3], t[4], t[4]) // hi·ε
+		g.op("VPSLLQ $%d, %s, %s", s, x, t[2])        // lo
+		g.op("VPSRLQ $%d, %s, %s", 64-s, x, t[3])     // hi < 2^32
+		g.op("VPMULUDQ %s, %s, %s", yEps, t[3], t[4]) // hi·ε
 		g.op("VPADDQ %s, %s, %s", t[4], t[2], r)
 		g.carryFixAdd(t[2], r, t[0], t[1])
 		if canonical {
@@ -190,12 +189,11 @@ func (g *avxGen) shl(x, r string, s int, canonical bool, t [6]string) {
 		}
 	default: // shlHi: canonical by construction
 		rr := 96 - s
-		g.op("VPSRLQ $%d, %s, %s", rr, x, t[0])    // q
-		g.op("VPSLLQ $%d, %s, %s", 64-rr, x, t[1]) // m << (64−r)
-		g.op("VPSRLQ $32, %s, %s", t[1], t[1])     // h = m·2^(32−r)
-		g.op("VPSLLQ $32, %s, %s", t[1], t[2])
-		g.op("VPSUBQ %s, %s, %s", t[1], t[2], t[2]) // e = h·ε
-		g.op("VPSUBQ %s, %s, %s", t[0], t[2], r)    // e − q
+		g.op("VPSRLQ $%d, %s, %s", rr, x, t[0])       // q
+		g.op("VPSLLQ $%d, %s, %s", 64-rr, x, t[1])    // m << (64−r)
+		g.op("VPSRLQ $32, %s, %s", t[1], t[1])        // h = m·2^(32−r)
+		g.op("VPMULUDQ %s, %s, %s", yEps, t[1], t[2]) // e = h·ε
+		g.op("VPSUBQ %s, %s, %s", t[0], t[2], r)      // e − q
 		g.op("VPXOR %s, %s, %s", ySign, t[2], t[1])
 		g.op("VPXOR %s, %s, %s", ySign, t[0], t[0])
 		g.op("VPCMPGTQ %s, %s, %s", t[1], t[0], t[0]) // borrow: q >u e

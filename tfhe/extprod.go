@@ -150,16 +150,7 @@ func (e *Evaluator) productTo(dst *TRLWE, c *NTTTRGSW, accumulate bool) {
 		// Row r of column col of c is at (r·(k+1) + col)·N (NTTTRGSW).
 		smallntt.MulSum(a, e.buf.decAll, n+decPad, c.data[col*n:], len(e.buf.acc)*n, rows)
 		plan.Inverse(smallntt.Poly(a), a)
-		out := dst.Value[col][:len(a)]
-		if accumulate {
-			for j, v := range a {
-				out[j] += torus.Torus32(smallntt.ToInt64Centered(v))
-			}
-		} else {
-			for j, v := range a {
-				out[j] = torus.Torus32(smallntt.ToInt64Centered(v))
-			}
-		}
+		toTorus(dst.Value[col], a, accumulate)
 	}
 }
 

@@ -203,17 +203,20 @@ func (g *avxGen) shl(x, r string, s int, canonical bool, t [6]string) {
 }
 
 // mulLazy: r ≡ a·b (lazy), b a memory operand or register. r distinct.
+// The 128-bit product and its reduction follow plonky2's AVX2 Goldilocks
+// multiplication: high halves by VPSHUFD (a shuffle, not a shift), the low
+// word assembled by VPBLENDD, and red128Biased.
 func (g *avxGen) mulLazy(a, b, r string, t [8]string) {
 	bh, ah, ll, lh, hl, hh := t[0], t[1], t[2], t[3], t[4], t[5]
 	g.op("VMOVDQU %s, %s", b, t[6])
-	g.op("VPSRLQ $32, %s, %s", t[6], bh)
-	g.op("VPSRLQ $32, %s, %s", a, ah)
+	g.op("VPSHUFD $0xf5, %s, %s", t[6], bh) // high dwords into the low ones
+	g.op("VPSHUFD $0xf5, %s, %s", a, ah)
 	g.op("VPMULUDQ %s, %s, %s", t[6], a, ll)
 	g.op("VPMULUDQ %s, %s, %s", bh, a, lh)
 	g.op("VPMULUDQ %s, %s, %s", t[6], ah, hl)
 	g.op("VPMULUDQ %s, %s, %s", bh, ah, hh)
 	// t = hl + (ll >> 32); t2 = lh + (t & ε); lo = t2<<32 | ll&ε;
-	// hi = hh + (t >> 32) + (t2 >> 32).
+	// hi = hh + (t >> 32) + (t2 >> 32). No sum can overflow.
 	g.op("VPSRLQ $32, %s, %s", ll, t[6])
 	g.op("VPADDQ %s, %s, %s", t[6], hl, hl) // t
 	g.op("VPAND %s, %s, %s", yEps, hl, t[6])
@@ -221,11 +224,30 @@ func (g *avxGen) mulLazy(a, b, r string, t [8]string) {
 	g.op("VPSRLQ $32, %s, %s", hl, hl)
 	g.op("VPADDQ %s, %s, %s", hl, hh, hh)
 	g.op("VPSRLQ $32, %s, %s", lh, t[6])
-	g.op("VPADDQ %s, %s, %s", t[6], hh, hh) // hi
-	g.op("VPSLLQ $32, %s, %s", lh, lh)
-	g.op("VPAND %s, %s, %s", yEps, ll, ll)
-	g.op("VPOR %s, %s, %s", ll, lh, lh) // lo
-	g.red128(hh, lh, r, t[0], t[1], t[2], t[6])
+	g.op("VPADDQ %s, %s, %s", t[6], hh, hh)        // hi
+	g.op("VPSHUFD $0xa0, %s, %s", lh, lh)          // t2's low dword, also in the high one
+	g.op("VPBLENDD $0xaa, %s, %s, %s", lh, ll, lh) // lo: high dword from t2, low from ll
+	g.red128Biased(hh, lh, r, t[0], t[1], t[2], t[6])
+}
+
+// red128Biased: r = hi·2^64 + lo reduced lazily, like red128, with the
+// comparisons on lo ^ 2^63 (plonky2's reduce128): lo − hh (hh < 2^32)
+// borrowed exactly when the biased difference exceeds the biased lo, signed;
+// then + hl·ε carried exactly when the biased sum falls below. r distinct
+// from hi; lo may be overwritten.
+func (g *avxGen) red128Biased(hi, lo, r, t0, t1, t2, t3 string) {
+	g.op("VPXOR %s, %s, %s", ySign, lo, t0)   // lo^S
+	g.op("VPSRLQ $32, %s, %s", hi, t1)        // hh
+	g.op("VPSUBQ %s, %s, %s", t1, t0, t2)     // (lo − hh)^S
+	g.op("VPCMPGTQ %s, %s, %s", t0, t2, t3)   // borrow
+	g.op("VPAND %s, %s, %s", yEps, t3, t3)    //
+	g.op("VPSUBQ %s, %s, %s", t3, t2, t2)     // t^S, t ≡ lo − hh
+	g.op("VPMULUDQ %s, %s, %s", yEps, hi, t1) // hl·ε
+	g.op("VPADDQ %s, %s, %s", t1, t2, t3)     // (t + hl·ε)^S
+	g.op("VPCMPGTQ %s, %s, %s", t3, t2, t0)   // carry
+	g.op("VPAND %s, %s, %s", yEps, t0, t0)    //
+	g.op("VPADDQ %s, %s, %s", t0, t3, t3)     //
+	g.op("VPXOR %s, %s, %s", ySign, t3, r)    // r
 }
 
 // load/store of row i of the current column group (R8 data, R9 twiddles,

@@ -35,7 +35,10 @@
 //
 // Plans are immutable and safe for concurrent use; Forward, Inverse,
 // ForwardCyclic, InverseCyclic, MulAdd and MulTo allocate nothing (they
-// write into a caller's dst, which may alias src). Following the Op/OpTo
+// write into a caller's dst, which may alias src). ForwardDigits transforms
+// the signed digit polynomials of a gadget decomposition without writing
+// the digits out, and MulSum is the external product's multiply-accumulate
+// over several rows with one reduction per output; both allocate nothing. Following the Op/OpTo
 // convention, MulInt64 allocates its result and MulInt64To writes into dst
 // with a per-goroutine Workspace and allocates nothing.
 //

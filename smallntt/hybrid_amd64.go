@@ -94,3 +94,23 @@ func accelLast(f int, inverse bool) func(a []uint64) {
 		k(&a[0], len(a))
 	}
 }
+
+// accelDigits returns the AVX2 digit-reading first-stage kernel for f rows
+// (ForwardDigits), or nil. Same needs as accelCol, and len(w) = len(blk).
+func accelDigits(f int) digitKernel {
+	if !useAVX2 {
+		return nil
+	}
+	k := map[int]func(blk, T *uint64, t int, w *uint32, shift, mask, half uint64){
+		8: hyColFwdTwDigitsAVX2_8, 16: hyColFwdTwDigitsAVX2_16, 32: hyColFwdTwDigitsAVX2_32,
+	}[f]
+	if k == nil {
+		return nil
+	}
+	return func(blk, T []uint64, t int, w []uint32, shift, mask, half uint64) {
+		if t%4 != 0 || len(blk) != f*t || len(T) < len(blk) || len(w) != len(blk) || half > 1<<13 {
+			panic("smallntt: bad AVX2 digit kernel call")
+		}
+		k(&blk[0], &T[0], t, &w[0], shift, mask, half)
+	}
+}

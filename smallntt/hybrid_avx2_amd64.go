@@ -75,3 +75,12 @@ func hyFwdAVX2_32(a *uint64, n int)
 
 //go:noescape
 func hyInvAVX2_32(a *uint64, n int)
+
+//go:noescape
+func hyColFwdTwDigitsAVX2_8(blk, T *uint64, t int, w *uint32, shift, mask, half uint64)
+
+//go:noescape
+func hyColFwdTwDigitsAVX2_16(blk, T *uint64, t int, w *uint32, shift, mask, half uint64)
+
+//go:noescape
+func hyColFwdTwDigitsAVX2_32(blk, T *uint64, t int, w *uint32, shift, mask, half uint64)

@@ -29,7 +29,7 @@ func genAVX2Kernels() (asm, decl []byte) {
 	for _, c := range []struct {
 		name string
 		v    uint64
-	}{{"avxSign", 1 << 63}, {"avxPm1s", (P - 1) ^ 1<<63}, {"avxEps", epsilon}} {
+	}{{"avxSign", 1 << 63}, {"avxPm1s", (P - 1) ^ 1<<63}, {"avxEps", epsilon}, {"avxP", P}} {
 		for l := 0; l < 4; l++ {
 			fmt.Fprintf(&a, "DATA ·%s+%d(SB)/8, $%#x\n", c.name, 8*l, c.v)
 		}
@@ -53,6 +53,11 @@ func genAVX2Kernels() (asm, decl []byte) {
 			g.lastKernel(fn, f, inv)
 		}
 	}
+	for _, f := range avx2DigitSizes {
+		fn := fmt.Sprintf("hyColFwdTwDigitsAVX2_%d", f)
+		fmt.Fprintf(&d, "//go:noescape\nfunc %s(blk, T *uint64, t int, w *uint32, shift, mask, half uint64)\n\n", fn)
+		g.colKernelDigits(fn, f)
+	}
 	decl, err := format.Source(d.Bytes())
 	if err != nil {
 		panic(err)
@@ -62,6 +67,10 @@ func genAVX2Kernels() (asm, decl []byte) {
 
 // avx2Sizes are the stage sizes with AVX2 kernels (64 uses the Go ones).
 var avx2Sizes = []int{4, 8, 16, 32}
+
+// avx2DigitSizes are the first-stage sizes with a digit-reading forward
+// kernel (colKernelDigits).
+var avx2DigitSizes = []int{8, 16, 32}
 
 type avxGen struct {
 	w *bytes.Buffer
@@ -138,15 +147,15 @@ func (g *avxGen) subLazy(x, y, d, t0, t1, t2 string) {
 }
 
 // red128: r = hi·2^64 + lo reduced lazily (reduce128Lazy). r may be lo.
+// hl·ε is one VPMULUDQ (it reads the low half hl of hi): the multiplier
+// pipes are otherwise idle in a butterfly, the shift pipes are not.
 func (g *avxGen) red128(hi, lo, r, t0, t1, t2, t3 string) {
-	g.op("VPSRLQ $32, %s, %s", hi, t0)      // hh
-	g.op("VPAND %s, %s, %s", yEps, hi, t1)  // hl
-	g.op("VPSLLQ $32, %s, %s", hi, t2)      // hl<<32
-	g.op("VPSUBQ %s, %s, %s", t1, t2, t2)   // u = hl·ε
-	g.op("VPSUBQ %s, %s, %s", t0, lo, t3)   // t = lo − hh
-	g.op("VPXOR %s, %s, %s", ySign, lo, t1) // lo^S
-	g.op("VPXOR %s, %s, %s", ySign, t0, t0) // hh^S
-	g.op("VPCMPGTQ %s, %s, %s", t1, t0, t0) // borrow: hh >u lo
+	g.op("VPSRLQ $32, %s, %s", hi, t0)        // hh
+	g.op("VPMULUDQ %s, %s, %s", yEps, hi, t2) // u = hl·ε
+	g.op("VPSUBQ %s, %s, %s", t0, lo, t3)     // t = lo − hh
+	g.op("VPXOR %s, %s, %s", ySign, lo, t1)   // lo^S
+	g.op("VPXOR %s, %s, %s", ySign, t0, t0)   // hh^S
+	g.op("VPCMPGTQ %s, %s, %s", t1, t0, t0)   // borrow: hh >u lo
 	g.op("VPAND %s, %s, %s", yEps, t0, t0)
 	g.op("VPSUBQ %s, %s, %s", t0, t3, t3) // t
 	g.op("VPADDQ %s, %s, %s", t2, t3, r)  // r = t + u
@@ -163,10 +172,9 @@ func (g *avxGen) shl(x, r string, s int, canonical bool, t [6]string) {
 			g.reduce(r, t[0])
 		}
 	case s <= 32:
-		g.op("VPSLLQ $%d, %s, %s", s, x, t[2])    // lo
-		g.op("VPSRLQ $%d, %s, %s", 64-s, x, t[3]) // hi < 2^32
-		g.op("VPSLLQ $32, %s, %s", t[3], t[4])
-		g.op("VPSUBQ %s, %s, %s", t[3], t[4], t[4]) // hi·ε
+		g.op("VPSLLQ $%d, %s, %s", s, x, t[2])        // lo
+		g.op("VPSRLQ $%d, %s, %s", 64-s, x, t[3])     // hi < 2^32
+		g.op("VPMULUDQ %s, %s, %s", yEps, t[3], t[4]) // hi·ε
 		g.op("VPADDQ %s, %s, %s", t[4], t[2], r)
 		g.carryFixAdd(t[2], r, t[0], t[1])
 		if canonical {
@@ -181,12 +189,11 @@ func (g *avxGen) shl(x, r string, s int, canonical bool, t [6]string) {
 		}
 	default: // shlHi: canonical by construction
 		rr := 96 - s
-		g.op("VPSRLQ $%d, %s, %s", rr, x, t[0])    // q
-		g.op("VPSLLQ $%d, %s, %s", 64-rr, x, t[1]) // m << (64−r)
-		g.op("VPSRLQ $32, %s, %s", t[1], t[1])     // h = m·2^(32−r)
-		g.op("VPSLLQ $32, %s, %s", t[1], t[2])
-		g.op("VPSUBQ %s, %s, %s", t[1], t[2], t[2]) // e = h·ε
-		g.op("VPSUBQ %s, %s, %s", t[0], t[2], r)    // e − q
+		g.op("VPSRLQ $%d, %s, %s", rr, x, t[0])       // q
+		g.op("VPSLLQ $%d, %s, %s", 64-rr, x, t[1])    // m << (64−r)
+		g.op("VPSRLQ $32, %s, %s", t[1], t[1])        // h = m·2^(32−r)
+		g.op("VPMULUDQ %s, %s, %s", yEps, t[1], t[2]) // e = h·ε
+		g.op("VPSUBQ %s, %s, %s", t[0], t[2], r)      // e − q
 		g.op("VPXOR %s, %s, %s", ySign, t[2], t[1])
 		g.op("VPXOR %s, %s, %s", ySign, t[0], t[0])
 		g.op("VPCMPGTQ %s, %s, %s", t[1], t[0], t[0]) // borrow: q >u e
@@ -196,17 +203,20 @@ func (g *avxGen) shl(x, r string, s int, canonical bool, t [6]string) {
 }
 
 // mulLazy: r ≡ a·b (lazy), b a memory operand or register. r distinct.
+// The 128-bit product and its reduction follow plonky2's AVX2 Goldilocks
+// multiplication: high halves by VPSHUFD (a shuffle, not a shift), the low
+// word assembled by VPBLENDD, and red128Biased.
 func (g *avxGen) mulLazy(a, b, r string, t [8]string) {
 	bh, ah, ll, lh, hl, hh := t[0], t[1], t[2], t[3], t[4], t[5]
 	g.op("VMOVDQU %s, %s", b, t[6])
-	g.op("VPSRLQ $32, %s, %s", t[6], bh)
-	g.op("VPSRLQ $32, %s, %s", a, ah)
+	g.op("VPSHUFD $0xf5, %s, %s", t[6], bh) // high dwords into the low ones
+	g.op("VPSHUFD $0xf5, %s, %s", a, ah)
 	g.op("VPMULUDQ %s, %s, %s", t[6], a, ll)
 	g.op("VPMULUDQ %s, %s, %s", bh, a, lh)
 	g.op("VPMULUDQ %s, %s, %s", t[6], ah, hl)
 	g.op("VPMULUDQ %s, %s, %s", bh, ah, hh)
 	// t = hl + (ll >> 32); t2 = lh + (t & ε); lo = t2<<32 | ll&ε;
-	// hi = hh + (t >> 32) + (t2 >> 32).
+	// hi = hh + (t >> 32) + (t2 >> 32). No sum can overflow.
 	g.op("VPSRLQ $32, %s, %s", ll, t[6])
 	g.op("VPADDQ %s, %s, %s", t[6], hl, hl) // t
 	g.op("VPAND %s, %s, %s", yEps, hl, t[6])
@@ -214,11 +224,30 @@ func (g *avxGen) mulLazy(a, b, r string, t [8]string) {
 	g.op("VPSRLQ $32, %s, %s", hl, hl)
 	g.op("VPADDQ %s, %s, %s", hl, hh, hh)
 	g.op("VPSRLQ $32, %s, %s", lh, t[6])
-	g.op("VPADDQ %s, %s, %s", t[6], hh, hh) // hi
-	g.op("VPSLLQ $32, %s, %s", lh, lh)
-	g.op("VPAND %s, %s, %s", yEps, ll, ll)
-	g.op("VPOR %s, %s, %s", ll, lh, lh) // lo
-	g.red128(hh, lh, r, t[0], t[1], t[2], t[6])
+	g.op("VPADDQ %s, %s, %s", t[6], hh, hh)        // hi
+	g.op("VPSHUFD $0xa0, %s, %s", lh, lh)          // t2's low dword, also in the high one
+	g.op("VPBLENDD $0xaa, %s, %s, %s", lh, ll, lh) // lo: high dword from t2, low from ll
+	g.red128Biased(hh, lh, r, t[0], t[1], t[2], t[6])
+}
+
+// red128Biased: r = hi·2^64 + lo reduced lazily, like red128, with the
+// comparisons on lo ^ 2^63 (plonky2's reduce128): lo − hh (hh < 2^32)
+// borrowed exactly when the biased difference exceeds the biased lo, signed;
+// then + hl·ε carried exactly when the biased sum falls below. r distinct
+// from hi; lo may be overwritten.
+func (g *avxGen) red128Biased(hi, lo, r, t0, t1, t2, t3 string) {
+	g.op("VPXOR %s, %s, %s", ySign, lo, t0)   // lo^S
+	g.op("VPSRLQ $32, %s, %s", hi, t1)        // hh
+	g.op("VPSUBQ %s, %s, %s", t1, t0, t2)     // (lo − hh)^S
+	g.op("VPCMPGTQ %s, %s, %s", t0, t2, t3)   // borrow
+	g.op("VPAND %s, %s, %s", yEps, t3, t3)    //
+	g.op("VPSUBQ %s, %s, %s", t3, t2, t2)     // t^S, t ≡ lo − hh
+	g.op("VPMULUDQ %s, %s, %s", yEps, hi, t1) // hl·ε
+	g.op("VPADDQ %s, %s, %s", t1, t2, t3)     // (t + hl·ε)^S
+	g.op("VPCMPGTQ %s, %s, %s", t3, t2, t0)   // carry
+	g.op("VPAND %s, %s, %s", yEps, t0, t0)    //
+	g.op("VPADDQ %s, %s, %s", t0, t3, t3)     //
+	g.op("VPXOR %s, %s, %s", ySign, t3, r)    // r
 }
 
 // load/store of row i of the current column group (R8 data, R9 twiddles,
@@ -273,6 +302,76 @@ func (g *avxGen) consts() {
 func (g *avxGen) colKernel(fn string, f int, twisted, inverse bool) {
 	fmt.Fprintf(g.w, "// func %s(blk, T *uint64, t int)\n", fn)
 	fmt.Fprintf(g.w, "TEXT ·%s(SB), NOSPLIT, $%d-24\n", fn, 8*f)
+	g.colBody(f, twisted, inverse, false)
+}
+
+// colKernelDigits writes the twisted forward column kernel of a first stage
+// of f rows whose input is not read from blk but computed from w: row i of
+// column c is the signed digit d = ((w[c + t·i] >> shift) & mask) − half
+// of a gadget decomposition (DESIGN.md §2), |d| ≤ half < 2^14. The first
+// level's butterflies (x, y) → (x ± 2^48·y) (c = ψ_128^32 = 2^48 for every
+// f) are then exact in signed 64-bit arithmetic, |x| + 2^48·|y| < 2^63, and
+// each output is mapped to [0, P) by adding P when negative: canonical,
+// where the generic first level's outputs are only congruent. The other
+// levels are colKernel's: the same twiddles, T, ranges and outputs.
+func (g *avxGen) colKernelDigits(fn string, f int) {
+	fmt.Fprintf(g.w, "// func %s(blk, T *uint64, t int, w *uint32, shift, mask, half uint64)\n", fn)
+	fmt.Fprintf(g.w, "TEXT ·%s(SB), NOSPLIT, $%d-56\n", fn, 8*f)
+	g.colBody(f, true, false, true)
+}
+
+// digitLevel writes the first level of colKernelDigits for the column group
+// at BX: R12 = w + 4·BX, rows j and j+f/2 from the uint32 offsets
+// (byte offset of row j in blk)/2. Y6 = 0, Y7 = half, Y8 = P, Y9 = mask,
+// X10 = shift.
+func (g *avxGen) digitLevel(f int) {
+	s0, s1 := psiShifts(hyNetExp(1, 0, true))
+	if s1 >= 0 || s0%96 > 48 {
+		panic("avx2: digit level needs a shift of at most 48")
+	}
+	g.op("LEAQ (R13)(BX*4), R12")
+	g.op("VPXOR Y6, Y6, Y6")
+	g.op("VPBROADCASTQ half+48(FP), Y7")
+	g.op("VMOVDQU ·avxP(SB), Y8")
+	g.op("VPBROADCASTQ mask+40(FP), Y9")
+	g.op("VMOVQ shift+32(FP), X10")
+	h := f / 2
+	digit := func(i int, reg, y string) {
+		g.op("MOVQ %d(SP), %s", 8*i, reg)
+		g.op("SHRQ $1, %s", reg)
+		g.op("VPMOVZXDQ (R12)(%s*1), %s", reg, y)
+		g.op("VPSRLQ X10, %s, %s", y, y)
+		g.op("VPAND Y9, %s, %s", y, y)
+		g.op("VPSUBQ Y7, %s, %s", y, y)
+	}
+	toField := func(y, t string) {
+		g.op("VPCMPGTQ %s, Y6, %s", y, t) // 0 > y
+		g.op("VPAND Y8, %s, %s", t, t)
+		g.op("VPADDQ %s, %s, %s", t, y, y)
+	}
+	for j := 0; j < h; j++ {
+		digit(j, "AX", "Y0")
+		digit(j+h, "R14", "Y1")
+		g.op("VPSLLQ $%d, Y1, Y2", s0%96)
+		g.op("VPADDQ Y2, Y0, Y3")
+		g.op("VPSUBQ Y2, Y0, Y1")
+		toField("Y3", "Y4")
+		toField("Y1", "Y5")
+		oj, ojh := "Y3", "Y1"
+		if s0 >= 96 {
+			oj, ojh = ojh, oj
+		}
+		setup, aj := colRow(j, "R10")
+		g.op(setup)
+		setup, ajh := colRow(j+h, "R11")
+		g.op(setup)
+		g.op("VMOVDQU %s, %s", oj, aj)
+		g.op("VMOVDQU %s, %s", ojh, ajh)
+	}
+}
+
+// colBody is the body of colKernel and colKernelDigits.
+func (g *avxGen) colBody(f int, twisted, inverse, digits bool) {
 	g.op("MOVQ blk+0(FP), DI")
 	g.op("MOVQ T+8(FP), SI")
 	g.op("MOVQ t+16(FP), CX")
@@ -284,6 +383,9 @@ func (g *avxGen) colKernel(fn string, f int, twisted, inverse bool) {
 		g.op("ADDQ DX, AX")
 	}
 	g.consts()
+	if digits {
+		g.op("MOVQ w+24(FP), R13")
+	}
 	g.op("XORQ BX, BX")
 	fmt.Fprintf(g.w, "loop:\n")
 	g.op("LEAQ (DI)(BX*8), R8")
@@ -294,8 +396,13 @@ func (g *avxGen) colKernel(fn string, f int, twisted, inverse bool) {
 		g.op("VMOVDQU %s, %s", addr, y)
 		return addr
 	}
+	m0 := 1
+	if digits {
+		g.digitLevel(f)
+		m0 = 2
+	}
 	if !inverse {
-		for m := 1; m < f; m *= 2 {
+		for m := m0; m < f; m *= 2 {
 			h := f / (2 * m)
 			for gr := 0; gr < m; gr++ {
 				e := hyNetExp(m, gr, twisted)

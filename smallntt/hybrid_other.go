@@ -11,3 +11,5 @@ var useAVX2 = false
 func accelCol(f int, twisted, inverse bool) colKernel { return nil }
 
 func accelLast(f int, inverse bool) func(a []uint64) { return nil }
+
+func accelDigits(f int) digitKernel { return nil }

@@ -56,6 +56,7 @@ var (
 // bits.
 type hybridStage struct {
 	fwd, inv, fwdCyc, invCyc colKernel
+	fwdDigits                digitKernel // first stage, AVX2 only (ForwardDigits)
 	lastFwd, lastInv         func(a []uint64)
 	accel                    bool
 }
@@ -83,6 +84,7 @@ func newHybridStage(st *stage, first, last bool) *hybridStage {
 	}
 	h.fwd, h.inv = pick(colFwdCyc[st.f], false, false), pick(colInvCyc[st.f], false, true)
 	if first {
+		h.fwdDigits = accelDigits(st.f)
 		h.fwdCyc, h.invCyc = h.fwd, h.inv
 		h.fwd, h.inv = pick(colFwdTw[st.f], true, false), pick(colInvTw[st.f], true, true)
 	}

@@ -8,8 +8,9 @@ import (
 
 // cmuxRotate sets acc += C ⊡ (X^a·acc − acc) for 0 < a < 2N: one step of
 // blind rotation (CGGI20 Alg. 3 line 4, DESIGN.md §2). The rotation, the
-// subtraction, the gadget offset and the decomposition are fused into one
-// pass per column; the products take 8 transforms for TFHELib128.
+// subtraction and the gadget offset are one pass per column (rotDiff), the
+// decomposition happens inside the forward transforms (decomposeColumn);
+// the products take 8 transforms for TFHELib128.
 func (e *Evaluator) cmuxRotate(acc *TRLWE, c *NTTTRGSW, a int) {
 	n := len(e.buf.diff)
 	off := e.params.bkOffset
@@ -18,24 +19,12 @@ func (e *Evaluator) cmuxRotate(acc *TRLWE, c *NTTTRGSW, a int) {
 		diff := e.buf.diff
 		if a < n {
 			// (X^a·p)[j] = −p[j−a+N] for j < a, p[j−a] for j ≥ a.
-			hi, lo := p[n-a:], p[:n-a]
-			for j := range hi {
-				diff[j] = uint32(-hi[j]-p[j]) + off
-			}
-			d, q := diff[a:], p[a:]
-			for j := range d {
-				d[j] = uint32(lo[j]-q[j]) + off
-			}
+			rotDiff(diff[:a], p[n-a:], p, true, off)
+			rotDiff(diff[a:], p[:n-a], p[a:], false, off)
 		} else {
 			b := a - n // X^a = −X^b
-			hi, lo := p[n-b:], p[:n-b]
-			for j := range hi {
-				diff[j] = uint32(hi[j]-p[j]) + off
-			}
-			d, q := diff[b:], p[b:]
-			for j := range d {
-				d[j] = uint32(-lo[j]-q[j]) + off
-			}
+			rotDiff(diff[:b], p[n-b:], p, false, off)
+			rotDiff(diff[b:], p[:n-b], p[b:], true, off)
 		}
 		e.decomposeColumn(col)
 	}

@@ -21,9 +21,13 @@ func (e *Evaluator) KeySwitchTo(dst, src *TLWE) {
 	if src == nil || dst == nil || src.Dim() != kn || dst.Dim() != n {
 		panic(fmt.Sprintf("tfhe: KeySwitchTo: dimensions must be k·N=%d → n=%d", kn, n))
 	}
-	keySwitch(dst.Value, src.Value, e.ksk.data, p)
+	if !keySwitchAccel(dst.Value, src.Value, e.ksk.data, p, e.buf.ksRows) {
+		keySwitch(dst.Value, src.Value, e.ksk.data, p)
+	}
 }
 
+// keySwitch is KeySwitchTo in Go: one pass over the digits, each nonzero
+// one adding or subtracting its table row.
 func keySwitch(out, in []torus.Torus32, table []torus.Torus32, p Params) {
 	n, kn := p.LWEDimension(), p.ExtractedLWEDimension()
 	t, basebit := p.KSLevels(), uint(p.KSBaseLog())
@@ -84,4 +88,34 @@ func addRow(out, row []torus.Torus32) {
 	for ; m < len(out); m++ {
 		out[m] += row[m]
 	}
+}
+
+// ksRowList writes into rows, for the digits of in (as keySwitch visits
+// them, zero digits left out), the byte offset in the table of the row to
+// subtract (digit > 0) or add (digit < 0, offset | 1), and returns how
+// many it wrote: the list keySwitchAccel's assembly consumes.
+func ksRowList(rows []int64, in []torus.Torus32, p Params) int {
+	n, kn := p.LWEDimension(), p.ExtractedLWEDimension()
+	t, basebit := p.KSLevels(), uint(p.KSBaseLog())
+	half := 1 << basebit / 2
+	mask := uint32(1)<<basebit - 1
+	w := n + 1
+	off := p.ksOffset
+	c := 0
+	for i, ai := range in[:kn] {
+		v := uint32(ai) + off
+		base := i * t * half
+		for j := 1; j <= t; j++ {
+			d := int((v>>(32-uint(j)*basebit))&mask) - half
+			switch {
+			case d > 0:
+				rows[c] = int64(((base+(j-1)*half)+d-1)*w) * 4
+				c++
+			case d < 0:
+				rows[c] = int64(((base+(j-1)*half)-d-1)*w)*4 | 1
+				c++
+			}
+		}
+	}
+	return c
 }

@@ -6,7 +6,6 @@ import (
 	mrand "math/rand/v2"
 	"testing"
 
-	"github.com/goldfhe/goldfhe/smallntt"
 	"github.com/goldfhe/goldfhe/torus"
 )
 
@@ -464,44 +463,5 @@ func TestEvaluatorAllocs(t *testing.T) {
 	ext := NewTLWE(p.ExtractedLWEDimension())
 	if n := testing.AllocsPerRun(5, func() { e.KeySwitchTo(out, ext) }); n != 0 {
 		t.Errorf("KeySwitchTo allocates %v times", n)
-	}
-}
-
-// TestMulAccRows checks the fused lazy-reduction multiply-accumulate against
-// smallntt's MulTo/MulAdd, on random and extreme (p−1) operands, for every
-// row count the specialised paths and the generic loop handle.
-func TestMulAccRows(t *testing.T) {
-	r := mrand.New(mrand.NewPCG(15, 16))
-	plan := butterfly(t, 256)
-	for rows := 1; rows <= 9; rows++ {
-		for trial := range 3 {
-			x, y := make([][]uint64, rows), make([][]uint64, rows)
-			want := make(smallntt.NTTPoly, 256)
-			for i := range x {
-				x[i], y[i] = make([]uint64, 256), make([]uint64, 256)
-				for j := range x[i] {
-					switch trial {
-					case 0:
-						x[i][j], y[i][j] = r.Uint64N(smallntt.P), r.Uint64N(smallntt.P)
-					case 1:
-						x[i][j], y[i][j] = smallntt.P-1, smallntt.P-1
-					default:
-						x[i][j], y[i][j] = smallntt.P-1-uint64(j), uint64(1)<<63+uint64(i)
-					}
-				}
-				if i == 0 {
-					plan.MulTo(want, x[i], y[i])
-				} else {
-					plan.MulAdd(want, x[i], y[i])
-				}
-			}
-			got := make([]uint64, 256)
-			mulAccRows(got, x, y)
-			for j := range got {
-				if got[j] != want[j] {
-					t.Fatalf("rows=%d trial %d: position %d: %d, want %d", rows, trial, j, got[j], want[j])
-				}
-			}
-		}
 	}
 }

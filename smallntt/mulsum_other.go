@@ -1,0 +1,13 @@
+//go:build !amd64 || purego
+
+package smallntt
+
+// Without assembly MulSum runs mulSumGeneric.
+
+const haveBMI2 = false
+
+var useMulSumAsm, useMulSumAVX2 = false, false
+
+func mulSumAccel(dst, x []uint64, xStride int, y []uint64, yStride int, rows int) bool {
+	return false
+}

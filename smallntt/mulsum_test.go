@@ -1,0 +1,159 @@
+package smallntt
+
+import (
+	"fmt"
+	"math/big"
+	"math/rand/v2"
+	"testing"
+)
+
+// mulSumBig is MulSum by math/big: the oracle.
+func mulSumBig(n int, x []uint64, xStride int, y []uint64, yStride int, rows int) []uint64 {
+	p := new(big.Int).SetUint64(P)
+	out := make([]uint64, n)
+	for j := range out {
+		s := new(big.Int)
+		for r := 0; r < rows; r++ {
+			a := new(big.Int).SetUint64(x[r*xStride+j])
+			b := new(big.Int).SetUint64(y[r*yStride+j])
+			s.Add(s, a.Mul(a, b))
+		}
+		out[j] = s.Mod(s, p).Uint64()
+	}
+	return out
+}
+
+// TestMulSumAgainstGeneric checks MulSum (the assembly where there is one)
+// and the generic code against math/big, for every row count up to 9, odd
+// strides and lengths, random and extreme inputs (any uint64: P−1, P,
+// 2^64−1, 2^63, 0), with canonical outputs.
+func TestMulSumAgainstGeneric(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	extremes := []uint64{0, 1, P - 1, P, P + 1, 1<<64 - 1, 1 << 63, epsilon, epsilon + 1}
+	defer func() { useMulSumAsm, useMulSumAVX2 = haveBMI2, haveAVX2 }()
+	for _, im := range mulSumImpls() {
+		name := im.name
+		useMulSumAsm, useMulSumAVX2 = im.mulx, im.avx2
+		for rows := 1; rows <= 9; rows++ {
+			for _, n := range []int{1, 4, 7, 64, 67} {
+				for trial := range 4 {
+					xs, ys := n+3*trial, n+trial
+					x := make([]uint64, rows*xs)
+					y := make([]uint64, rows*ys)
+					for i := range x {
+						switch trial {
+						case 0:
+							x[i] = r.Uint64N(P)
+						case 1:
+							x[i] = 1<<64 - 1
+						default:
+							x[i] = extremes[r.IntN(len(extremes))]
+						}
+					}
+					for i := range y {
+						switch trial {
+						case 0:
+							y[i] = r.Uint64N(P)
+						case 1:
+							y[i] = 1<<64 - 1
+						case 2:
+							y[i] = extremes[r.IntN(len(extremes))]
+						default:
+							y[i] = r.Uint64()
+						}
+					}
+					want := mulSumBig(n, x, xs, y, ys, rows)
+					got := make([]uint64, n)
+					MulSum(got, x, xs, y, ys, rows)
+					for j := range got {
+						if got[j] != want[j] {
+							t.Fatalf("%s: rows=%d n=%d trial %d: position %d: %#x, want %#x", name, rows, n, trial, j, got[j], want[j])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestMulSumFixedN checks MulSum on a plan-sized case (6 rows of N = 1024,
+// the TFHELib128 external product) against Mul and Add, and that it
+// allocates nothing.
+func TestMulSumFixedN(t *testing.T) {
+	const n, rows = 1024, 6
+	r := rand.New(rand.NewPCG(23, 24))
+	x, y := make([]uint64, rows*n), make([]uint64, rows*2*n)
+	for i := range x {
+		x[i] = r.Uint64N(P)
+	}
+	for i := range y {
+		y[i] = r.Uint64N(P)
+	}
+	got := make([]uint64, n)
+	MulSum(got, x, n, y[n:], 2*n, rows)
+	for j := range got {
+		var want uint64
+		for i := 0; i < rows; i++ {
+			want = Add(want, Mul(x[i*n+j], y[n+i*2*n+j]))
+		}
+		if got[j] != want {
+			t.Fatalf("position %d: %#x, want %#x", j, got[j], want)
+		}
+	}
+	if a := testing.AllocsPerRun(10, func() { MulSum(got, x, n, y, 2*n, rows) }); a != 0 {
+		t.Errorf("MulSum allocates %v times", a)
+	}
+}
+
+func TestMulSumPanics(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Error("MulSum with a short y did not panic")
+		}
+	}()
+	MulSum(make([]uint64, 8), make([]uint64, 16), 8, make([]uint64, 15), 8, 2)
+}
+
+// BenchmarkMulSum measures the TFHELib128 multiply-accumulate of one
+// output column (6 rows of N = 1024), assembly and generic side by side.
+func BenchmarkMulSum(b *testing.B) {
+	const n, rows = 1024, 6
+	r := rand.New(rand.NewPCG(25, 26))
+	x, y := make([]uint64, rows*(n+8)), make([]uint64, rows*(2*n+8))
+	for i := range x {
+		x[i] = r.Uint64N(P)
+	}
+	for i := range y {
+		y[i] = r.Uint64N(P)
+	}
+	dst := make([]uint64, n)
+	defer func() { useMulSumAsm, useMulSumAVX2 = haveBMI2, haveAVX2 }()
+	for _, pad := range []int{0, 8} {
+		for _, im := range mulSumImpls() {
+			b.Run(fmt.Sprintf("rows=6/N=1024/pad=%d/%s", pad, im.name), func(b *testing.B) {
+				useMulSumAsm, useMulSumAVX2 = im.mulx, im.avx2
+				for b.Loop() {
+					MulSum(dst, x, n+pad, y, 2*n+pad, rows)
+				}
+			})
+		}
+	}
+}
+
+type mulSumImpl struct {
+	name       string
+	mulx, avx2 bool
+}
+
+// mulSumImpls lists the MulSum implementations this machine and build can
+// run: generic, MULX alone, AVX2 (with MULX for the tail).
+func mulSumImpls() []mulSumImpl {
+	out := []mulSumImpl{{"generic", false, false}}
+	if haveBMI2 {
+		out = append(out, mulSumImpl{"mulx", true, false})
+	}
+	if haveAVX2 {
+		out = append(out, mulSumImpl{"avx2", haveBMI2, true})
+	}
+	return out
+}

@@ -1,0 +1,67 @@
+package smallntt
+
+import "fmt"
+
+// ForwardDigits sets dst[i], for every i < len(dst), to Forward of the
+// polynomial of the i-th signed base-2^beta digits of w, most significant
+// first:
+//
+//	d_i[j] = ((w[j] >> (32 − (i+1)·beta)) mod 2^beta) − 2^(beta−1)
+//
+// that is, the gadget decomposition of DESIGN.md §2 once the caller has added
+// the gadget offset to w. The digits are never written out: on amd64 with
+// AVX2 a Hybrid plan whose first stage has 8 to 32 rows reads them from w
+// inside its first stage, where, being small, they go through the first
+// butterfly level in plain signed arithmetic (colKernelDigits in
+// hybrid_avx2_gen_test.go; beta ≤ 14). Every other plan and beta writes
+// them into dst[i] and calls Forward. The results are the same bits either
+// way (TestForwardDigits). len(w) and every len(dst[i]) must be N, 1 ≤ beta
+// and len(dst)·beta ≤ 32; dst canonical. It allocates nothing.
+func (p *Plan) ForwardDigits(dst []NTTPoly, w []uint32, beta int) {
+	if beta < 1 || len(dst)*beta > 32 || len(w) != p.n {
+		panic(fmt.Sprintf("smallntt: %v: ForwardDigits of %d digits of %d bits from %d words", p, len(dst), beta, len(w)))
+	}
+	mask := uint32(1)<<beta - 1
+	half := int64(1) << (beta - 1)
+	var k digitKernel
+	if p.variant == Hybrid && beta <= 14 {
+		k = p.stages[0].hy.fwdDigits
+	}
+	for i, d := range dst {
+		if len(d) != p.n {
+			panic(fmt.Sprintf("smallntt: %v: ForwardDigits into a row of length %d", p, len(d)))
+		}
+		shift := uint(32 - (i+1)*beta)
+		if k != nil {
+			p.forwardDigitsHybrid(d, w, k, uint64(shift), uint64(mask), uint64(half))
+			continue
+		}
+		for j, v := range w {
+			x := int64((v>>shift)&mask) - half
+			d[j] = uint64(x) + P&uint64(x>>63)
+		}
+		p.forward(d, d, false)
+	}
+}
+
+// digitKernel is a first-stage column kernel reading digits from w
+// (accelDigits).
+type digitKernel func(blk, T []uint64, t int, w []uint32, shift, mask, half uint64)
+
+// forwardDigitsHybrid is forwardHybrid with the first stage's input the
+// digits of w.
+func (p *Plan) forwardDigitsHybrid(a []uint64, w []uint32, k digitKernel, shift, mask, half uint64) {
+	a = a[:p.n]
+	st := &p.stages[0]
+	for b := 0; b < len(a); b += st.size {
+		k(a[b:b+st.size], st.tw, st.t, w[b:b+st.size], shift, mask, half)
+	}
+	last := len(p.stages) - 1
+	for si := 1; si < last; si++ {
+		st := &p.stages[si]
+		for b := 0; b < len(a); b += st.size {
+			st.hy.fwd(a[b:b+st.size], st.tw, st.t)
+		}
+	}
+	p.stages[last].hy.lastFwd(a)
+}

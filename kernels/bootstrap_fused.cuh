@@ -93,9 +93,9 @@ __device__ __forceinline__ void bsf_run(const uint32_t* __restrict__ in, const u
                         const int64_t v = (int64_t)(((uint64_t)w >> shift) & mask) - half;
                         r[i] = (uint64_t)v + (GL_P & (uint64_t)(v >> 63));
                     }
-                    hyb_ct<F1, true>(r);
+                    hyb_ct_lazy<F1, true>(r);  // lz_mul takes lazy operands
 #pragma unroll
-                    for (int j = 0; j < F1; j++) W[PITCH * j + col] = gl_mul(r[j], __ldg(tw + F2 * j + col));
+                    for (int j = 0; j < F1; j++) W[PITCH * j + col] = lz_mul(r[j], __ldg(tw + F2 * j + col));
                 }
                 __syncwarp();
 #pragma unroll
@@ -154,7 +154,7 @@ __device__ __forceinline__ void bsf_run(const uint32_t* __restrict__ in, const u
                     if (col >= F2) break;
                     uint64_t r[F1];
 #pragma unroll
-                    for (int j = 0; j < F1; j++) r[j] = gl_mul(W[PITCH * j + col], __ldg(twInv + F2 * j + col));
+                    for (int j = 0; j < F1; j++) r[j] = lz_mul(W[PITCH * j + col], __ldg(twInv + F2 * j + col));
                     hyb_gs<F1, true>(r);
 #pragma unroll
                     for (int i = 0; i < F1; i++) {
@@ -221,6 +221,9 @@ BSF_DEFINE(16, 32, 3, 2, 2) // 41,984 B, 8 warps
 // Tables (one buffer): T_1 (N words), T'_1 (N), T_2 (F2*F3), T'_2 (F2*F3):
 // smallntt.Plan.StageTables()[0] and [1] of the Hybrid plan (F1, F2, F3).
 // Shared memory: K1*L padded polynomials, then the K1 x N accumulator.
+// The twiddle products use lz_mul (ntt_lazy.cuh), which takes the lazy
+// outputs of hyb_ct_lazy; what the multiply-accumulate reads (stage 3) and
+// what hyb_gs reads are canonical, as they require.
 
 __host__ __device__ constexpr int bsw_shared(int f1, int f2, int f3, int k1, int l) {
     return k1 * l * (f1 * f2 * f3 + f1 * f2) * 8 + k1 * f1 * f2 * f3 * 4;
@@ -281,9 +284,9 @@ __device__ __forceinline__ void bsw_run(const uint32_t* __restrict__ in, const u
                     const int64_t v = (int64_t)(((uint64_t)w >> shift) & mask) - half;
                     r[i] = (uint64_t)v + (GL_P & (uint64_t)(v >> 63));
                 }
-                hyb_ct<F1, true>(r);
+                hyb_ct_lazy<F1, true>(r);
 #pragma unroll
-                for (int j = 0; j < F1; j++) W[bsw_pad<F3>(t + T1 * j)] = gl_mul(r[j], __ldg(tw1 + T1 * j + t));
+                for (int j = 0; j < F1; j++) W[bsw_pad<F3>(t + T1 * j)] = lz_mul(r[j], __ldg(tw1 + T1 * j + t));
             }
             __syncthreads();
             // A2: stage 2, block b, column c.
@@ -292,9 +295,9 @@ __device__ __forceinline__ void bsw_run(const uint32_t* __restrict__ in, const u
                 uint64_t r[F2];
 #pragma unroll
                 for (int i = 0; i < F2; i++) r[i] = W[bsw_pad<F3>(base + F3 * i)];
-                hyb_ct<F2, false>(r);
+                hyb_ct_lazy<F2, false>(r);
 #pragma unroll
-                for (int j = 0; j < F2; j++) W[bsw_pad<F3>(base + F3 * j)] = gl_mul(r[j], __ldg(tw2 + F3 * j + c));
+                for (int j = 0; j < F2; j++) W[bsw_pad<F3>(base + F3 * j)] = lz_mul(r[j], __ldg(tw2 + F3 * j + c));
             }
             __syncthreads();
             // A3: stage 3 on F3 consecutive positions.
@@ -351,7 +354,7 @@ __device__ __forceinline__ void bsw_run(const uint32_t* __restrict__ in, const u
                 const int b = t / F3, c = t % F3, base = b * S2 + c;
                 uint64_t r[F2];
 #pragma unroll
-                for (int j = 0; j < F2; j++) r[j] = gl_mul(V[bsw_pad<F3>(base + F3 * j)], __ldg(twInv2 + F3 * j + c));
+                for (int j = 0; j < F2; j++) r[j] = lz_mul(V[bsw_pad<F3>(base + F3 * j)], __ldg(twInv2 + F3 * j + c));
                 hyb_gs<F2, false>(r);
 #pragma unroll
                 for (int i = 0; i < F2; i++) V[bsw_pad<F3>(base + F3 * i)] = r[i];
@@ -363,7 +366,7 @@ __device__ __forceinline__ void bsw_run(const uint32_t* __restrict__ in, const u
                 uint32_t* p = acc + col * N;
                 uint64_t r[F1];
 #pragma unroll
-                for (int j = 0; j < F1; j++) r[j] = gl_mul(V[bsw_pad<F3>(t + T1 * j)], __ldg(twInv1 + T1 * j + t));
+                for (int j = 0; j < F1; j++) r[j] = lz_mul(V[bsw_pad<F3>(t + T1 * j)], __ldg(twInv1 + T1 * j + t));
                 hyb_gs<F1, true>(r);
 #pragma unroll
                 for (int i = 0; i < F1; i++) {

@@ -27,14 +27,14 @@ type GPUOptions struct {
 	// Plan is the NTT plan of the polynomial products; it must have N =
 	// PolyDegree of the key's parameters and a GPU kernel (gpuntt: every
 	// variant; Hybrid only for kernels.HybridShapes). When nil, the engine
-	// uses the Hybrid variant for N = 512 (16×32), 1024 (32×32) and 2048
-	// (32×64), which for the named sets means the wide or fused kernels
-	// (BlindRotation); with the step kernels, it picks per device pass: the
-	// Hybrid plan for passes of at least SmallPassSamples samples and the
-	// Butterfly (one block of N/2 threads per polynomial: lower latency) for
-	// smaller ones — each the faster in its range on an H200 (BENCHMARKS.md,
-	// "GPU bootstrapping"). Every plan gives the same outputs, and one
-	// NTT-domain key serves all.
+	// uses the Hybrid variant for N = 512 (16×32) and 1024 (32×32) — for
+	// the named sets that means the wide or fused kernels (BlindRotation) —
+	// and the Butterfly for other sizes. With the step kernels and a hybrid
+	// plan it picks per device pass: the Hybrid plan for passes of at least
+	// SmallPassSamples samples and the Butterfly (one block of N/2 threads
+	// per polynomial: lower latency) for smaller ones — each the faster in
+	// its range on an H200 (BENCHMARKS.md, "GPU bootstrapping"). Every plan
+	// gives the same outputs, and one NTT-domain key serves all.
 	Plan *smallntt.Plan
 	// MaxBatch is the most ciphertexts one pass over the device holds;
 	// larger batches are split. 0 selects DefaultMaxBatch, lowered to what
@@ -249,9 +249,12 @@ func NewGPU(ck *tfhe.CloudKey, opts GPUOptions) (*GPU, error) {
 // defaultGPUPlan is the plan NewGPU uses when GPUOptions selects none.
 func defaultGPUPlan(n int) (*smallntt.Plan, error) {
 	for _, s := range kernels.HybridShapes() {
-		// One shape per N, the one measured fastest (kernels/NOTES.md):
-		// 16×32 for 512, 32×32 for 1024, 32×64 for 2048.
-		if s[0]*s[1] == n && s[0] <= s[1] {
+		// One shape per N where the hybrid kernel is the fastest transform
+		// (nttbench on an H200, BENCHMARKS.md "GPU NTT"): 16×32 for 512,
+		// 32×32 for 1024. For 2048 the butterfly is faster (18.5 against
+		// 17.0 M transforms/s for 32×64: its 200+ registers leave two
+		// blocks per SM).
+		if s[0]*s[1] == n && s[0] <= s[1] && n <= 1024 {
 			return smallntt.NewPlan(n, smallntt.Hybrid, s[0], s[1])
 		}
 	}

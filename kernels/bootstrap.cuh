@@ -229,37 +229,52 @@ extern "C" __global__ void goldfhe_bs_extract(const uint32_t* __restrict__ acc, 
 // input coordinates i < kn and levels j = 1..t of the table row of the
 // signed digit d = ((a_i + offset) >> (32 - j*basebit)) mod 2^basebit -
 // 2^(basebit-1): subtracted for d > 0 (entry d), added for d < 0 (entry -d),
-// nothing for d = 0. One thread per output coordinate m <= n (blockIdx.x,
-// threadIdx.x), samples along blockIdx.y in steps of gridDim.y; every
-// thread of a block reads the same a_i, so its digit branches are uniform.
-// Wrapping 32-bit sums commute: the result does not depend on the order.
-extern "C" __global__ void goldfhe_bs_keyswitch(uint32_t* __restrict__ out, const uint32_t* __restrict__ in,
-                                                const uint32_t* __restrict__ table, uint32_t n, uint32_t kn,
-                                                uint32_t t, uint32_t basebit, uint32_t offset, uint32_t count) {
-    const uint32_t m = blockIdx.x * blockDim.x + threadIdx.x;
-    if (m > n) {
-        return;
-    }
+// nothing for d = 0. Blocks of KS_TX x KS_TY threads: threadIdx.x picks the
+// output coordinate m = blockIdx.x * KS_TX + threadIdx.x <= n, threadIdx.y
+// the input coordinates i = threadIdx.y (mod KS_TY), whose partial sums are
+// added in shared memory; samples along blockIdx.y in steps of gridDim.y.
+// Every thread of a warp reads the same a_i, so its digit branches are
+// uniform and its table reads coalesced; the KS_TY partial sums and the
+// unrolled levels keep several independent loads in flight per thread (one
+// thread walking all kn*t terms alone took milliseconds per sample, a chain
+// of dependent L2 round trips). Wrapping 32-bit sums commute: the result
+// does not depend on the order.
+#define KS_TX 32
+#define KS_TY 8
+extern "C" __global__ void __launch_bounds__(KS_TX * KS_TY)
+    goldfhe_bs_keyswitch(uint32_t* __restrict__ out, const uint32_t* __restrict__ in,
+                         const uint32_t* __restrict__ table, uint32_t n, uint32_t kn, uint32_t t,
+                         uint32_t basebit, uint32_t offset, uint32_t count) {
+    __shared__ uint32_t part[KS_TY][KS_TX];
+    const uint32_t m = blockIdx.x * KS_TX + threadIdx.x;
     const uint32_t half = 1u << (basebit - 1), mask = (1u << basebit) - 1;
     const uint64_t w = (uint64_t)n + 1;
     const uint64_t perI = (uint64_t)t * half * w; // table words per input coordinate
     for (uint32_t s = blockIdx.y; s < count; s += gridDim.y) {
         const uint32_t* a = in + (uint64_t)s * (kn + 1);
-        uint32_t r = m == n ? a[kn] : 0;
-        const uint32_t* row = table + m;
-        for (uint32_t i = 0; i < kn; i++, row += perI) {
-            const uint32_t v = a[i] + offset;
-            for (uint32_t j = 1; j <= t; j++) {
-                const int32_t d = (int32_t)((v >> (32 - j * basebit)) & mask) - (int32_t)half;
-                const uint64_t lv = (uint64_t)(j - 1) * half;
-                if (d > 0) {
-                    r -= row[(lv + (uint32_t)d - 1) * w];
-                } else if (d < 0) {
-                    r += row[(lv + (uint32_t)(-d) - 1) * w];
+        uint32_t r = 0;
+        if (m <= n) {
+            for (uint32_t i = threadIdx.y; i < kn; i += KS_TY) {
+                const uint32_t v = a[i] + offset;
+                const uint32_t* row = table + (uint64_t)i * perI + m;
+#pragma unroll 8
+                for (uint32_t j = 1; j <= t; j++) {
+                    const int32_t d = (int32_t)((v >> (32 - j * basebit)) & mask) - (int32_t)half;
+                    const uint64_t lv = (uint64_t)(j - 1) * half;
+                    const uint32_t e = d != 0 ? row[(lv + (uint32_t)(d > 0 ? d : -d) - 1) * w] : 0u;
+                    r += d > 0 ? 0u - e : e;
                 }
             }
         }
-        out[(uint64_t)s * w + m] = r;
+        part[threadIdx.y][threadIdx.x] = r;
+        __syncthreads();
+        if (threadIdx.y == 0 && m <= n) {
+            uint32_t sum = m == n ? a[kn] : 0;
+#pragma unroll
+            for (int y = 0; y < KS_TY; y++) sum += part[y][threadIdx.x];
+            out[(uint64_t)s * w + m] = sum;
+        }
+        __syncthreads();
     }
 }
 

@@ -156,11 +156,13 @@ func (b *BootstrapKernels) Functions() []*Function {
 	return []*Function{b.init.f, b.rotdec.f, b.mac.f, b.add.f, b.extract.f, b.keysw.f}
 }
 
-// bsThreads is the block size of the flat bootstrapping kernels, and
-// ksThreads that of key switching (threads over output coordinates).
+// bsThreads is the block size of the flat bootstrapping kernels; key
+// switching runs blocks of ksTX output coordinates × ksTY input-coordinate
+// classes (KS_TX, KS_TY in bootstrap.cuh).
 const (
 	bsThreads = 256
-	ksThreads = 128
+	ksTX      = 32
+	ksTY      = 8
 )
 
 // flatGrid returns the grid of a flat kernel over total threads.
@@ -399,6 +401,6 @@ func (b *BootstrapKernels) KeySwitch(s *Stream, sh BootstrapShape, out, in, tabl
 	defer k.mu.Unlock()
 	copy(k.args.p[:], ptrs)
 	k.args.u = [9]uint32{uint32(n), uint32(kn), uint32(sh.KSLevels), uint32(sh.KSBaseLog), sh.KSOffset, uint32(count)}
-	grid := dim3{uint32((n + 1 + ksThreads - 1) / ksThreads), uint32(min(count, maxGridY)), 1}
-	return launchPinned(k.f, grid, dim3{ksThreads, 1, 1}, h, &k.args, unsafe.Pointer(&k.args.params[0]))
+	grid := dim3{uint32((n + 1 + ksTX - 1) / ksTX), uint32(min(count, maxGridY)), 1}
+	return launchPinned(k.f, grid, dim3{ksTX, ksTY, 1}, h, &k.args, unsafe.Pointer(&k.args.params[0]))
 }

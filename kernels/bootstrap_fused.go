@@ -150,13 +150,22 @@ func (b *BootstrapKernels) BlindRotateFused(s *Stream, sh BootstrapShape, f1, f2
 // polynomial transformed by T threads through the three stages of the
 // hybrid plan with factors (F1, F2, F3). T = N/8 runs one block per SM,
 // T = N/16 two; the second is the faster on an H200 at every batch size.
-type WideShape struct{ F1, F2, F3, K, L, T int }
+//
+// With Cluster set it names the cluster kernel (bootstrap_cluster.cuh,
+// bsc_run, sm_90 and later): the same computation by a cluster of k+1
+// blocks of T·l threads per sample, block c owning accumulator column c
+// and its digit rows, the rows exchanged through distributed shared
+// memory once per CMux step.
+type WideShape struct {
+	F1, F2, F3, K, L, T int
+	Cluster             bool
+}
 
 // wideShapes are the kernels of BSW_DEFINE.
 var wideShapes = []WideShape{
-	{8, 8, 16, 1, 3, 128}, {8, 8, 16, 1, 3, 64},
-	{8, 8, 16, 1, 2, 128}, {8, 8, 16, 1, 2, 64},
-	{8, 8, 8, 3, 2, 64}, {8, 8, 8, 3, 2, 32},
+	{8, 8, 16, 1, 3, 128, false}, {8, 8, 16, 1, 3, 64, false}, {8, 8, 16, 1, 3, 128, true}, {8, 8, 16, 1, 3, 64, true},
+	{8, 8, 16, 1, 2, 128, false}, {8, 8, 16, 1, 2, 64, false}, {8, 8, 16, 1, 2, 64, true},
+	{8, 8, 8, 3, 2, 64, false}, {8, 8, 8, 3, 2, 32, false}, {8, 8, 8, 3, 2, 32, true},
 }
 
 // WideShapes lists the shapes that have a wide blind-rotation kernel.
@@ -165,15 +174,32 @@ func WideShapes() []WideShape { return append([]WideShape(nil), wideShapes...) }
 func (w WideShape) n() int { return w.F1 * w.F2 * w.F3 }
 
 func (w WideShape) kernelName() string {
-	return fmt.Sprintf("goldfhe_bs_wide_%dx%dx%d_k%d_l%d_t%d", w.F1, w.F2, w.F3, w.K, w.L, w.T)
+	kind := "wide"
+	if w.Cluster {
+		kind = "cluster"
+	}
+	return fmt.Sprintf("goldfhe_bs_%s_%dx%dx%d_k%d_l%d_t%d", kind, w.F1, w.F2, w.F3, w.K, w.L, w.T)
 }
 
-// Threads is the block size: T threads per TRGSW row.
-func (w WideShape) Threads() int { return w.T * (w.K + 1) * w.L }
+// blocksPerSample is the cluster size: k+1 for a cluster kernel, else 1.
+func (w WideShape) blocksPerSample() int {
+	if w.Cluster {
+		return w.K + 1
+	}
+	return 1
+}
 
-// SharedBytes is the dynamic shared memory of one block (bsw_shared).
+// Threads is the block size: T threads per TRGSW row of the block.
+func (w WideShape) Threads() int { return w.T * (w.K + 1) * w.L / w.blocksPerSample() }
+
+// SharedBytes is the dynamic shared memory of one block (bsw_shared,
+// bsc_shared).
 func (w WideShape) SharedBytes() int {
-	return (w.K+1)*w.L*(w.n()+w.F1*w.F2)*8 + (w.K+1)*w.n()*4
+	poly := (w.n() + w.F1*w.F2) * 8
+	if w.Cluster {
+		return (w.L+1)*poly + w.n()*4
+	}
+	return (w.K+1)*w.L*poly + (w.K+1)*w.n()*4
 }
 
 // TablesLen is the length of the tables operand: T_1, T'_1 (N words
@@ -192,10 +218,10 @@ func (b *BootstrapKernels) WideFor(sh BootstrapShape) []WideShape {
 	return out
 }
 
-// BlindRotateWide (goldfhe_bs_wide_<F1>x<F2>x<F3>_k<k>_l<l>) computes what
-// BlindRotateFused computes, bit for bit, with one block of
-// ws.Threads() threads per sample: for small batches, where it finishes a
-// sample sooner. tables holds, one after another, T_1, T'_1, T_2 and T'_2
+// BlindRotateWide (goldfhe_bs_wide_<F1>x<F2>x<F3>_k<k>_l<l>_t<T>, or
+// goldfhe_bs_cluster_… for a cluster shape) computes what BlindRotateFused
+// computes, bit for bit, with one block of ws.Threads() threads per
+// sample (a cluster of k+1 such blocks for a cluster shape). tables holds, one after another, T_1, T'_1, T_2 and T'_2
 // of the hybrid plan with factors (F1, F2, F3)
 // (smallntt.Plan.StageTables()[0] and [1]); bk is in the NTT-domain order
 // every plan of size N shares.
@@ -219,6 +245,7 @@ func (b *BootstrapKernels) BlindRotateWide(s *Stream, sh BootstrapShape, ws Wide
 	defer k.mu.Unlock()
 	copy(k.args.p[:], ptrs)
 	k.args.u = [5]uint32{uint32(n), uint32(sh.BKBaseLog), sh.BKOffset, mu, uint32(count)}
-	grid := dim3{uint32(min(count, maxNTTGrid)), 1, 1}
+	bps := ws.blocksPerSample()
+	grid := dim3{uint32(bps * min(count, maxNTTGrid/bps)), 1, 1}
 	return launchPinnedShared(k.f, grid, dim3{uint32(ws.Threads()), 1, 1}, uint32(ws.SharedBytes()), h, &k.args, unsafe.Pointer(&k.args.params[0]))
 }

@@ -111,7 +111,7 @@ func TestBlindRotateWide(t *testing.T) {
 			key := randomWords(rng, sh.BKLen(), true)
 			dkey := devUint64(t, c, key, len(key))
 			for _, count := range []int{1, 3, 37} {
-				t.Run(fmt.Sprintf("%dx%dx%d_k%d_l%d_t%d/count=%d", ws.F1, ws.F2, ws.F3, ws.K, ws.L, ws.T, count), func(t *testing.T) {
+				t.Run(fmt.Sprintf("%s/count=%d", strings.TrimPrefix(ws.kernelName(), "goldfhe_bs_"), count), func(t *testing.T) {
 					n, kn := sh.LWEDim, sh.ExtractedDim()
 					mu := rng.Uint32()
 					in := randU32(rng, count*(n+1))
@@ -183,7 +183,7 @@ func TestBlindRotateFusedArgumentChecks(t *testing.T) {
 // fakeFused runs a goldfhe_bs_fused_* or goldfhe_bs_wide_* launch with
 // refBlindRotate.
 func fakeFused(g *fakeGPU, name string, grid, block dim3, a []uintptr) Result {
-	if strings.HasPrefix(name, "goldfhe_bs_wide_") {
+	if strings.HasPrefix(name, "goldfhe_bs_wide_") || strings.HasPrefix(name, "goldfhe_bs_cluster_") {
 		return fakeWide(g, name, grid, block, a)
 	}
 	var fs FusedShape
@@ -244,10 +244,15 @@ func fakeWords64(g *fakeGPU, p uint64, n int) []uint64 {
 
 func fakeWide(g *fakeGPU, name string, grid, block dim3, a []uintptr) Result {
 	var ws WideShape
-	if _, err := fmt.Sscanf(strings.TrimPrefix(name, "goldfhe_bs_wide_"), "%dx%dx%d_k%d_l%d_t%d", &ws.F1, &ws.F2, &ws.F3, &ws.K, &ws.L, &ws.T); err != nil {
+	rest, cluster := strings.CutPrefix(name, "goldfhe_bs_cluster_")
+	if !cluster {
+		rest = strings.TrimPrefix(name, "goldfhe_bs_wide_")
+	}
+	if _, err := fmt.Sscanf(rest, "%dx%dx%d_k%d_l%d_t%d", &ws.F1, &ws.F2, &ws.F3, &ws.K, &ws.L, &ws.T); err != nil {
 		return 400
 	}
-	if int(block.x) != ws.Threads() || grid.x == 0 || uint32(a[7]) != uint32(ws.SharedBytes()) {
+	ws.Cluster = cluster
+	if int(block.x) != ws.Threads() || grid.x == 0 || int(grid.x)%ws.blocksPerSample() != 0 || uint32(a[7]) != uint32(ws.SharedBytes()) {
 		return resultInvalidValue
 	}
 	params := unsafe.Slice((*unsafe.Pointer)(arg(a, 9)), 9)
@@ -302,12 +307,12 @@ func BenchmarkBlindRotate(b *testing.B) {
 		return bk.BlindRotateFused(nil, sh, 32, 32, in, key, tw, twInv, ext, 1<<29, count)
 	}}}
 	for _, ws := range bk.WideFor(sh) {
-		vs = append(vs, variant{fmt.Sprintf("wide_t%d", ws.T), func(count int) error {
+		vs = append(vs, variant{strings.TrimPrefix(ws.kernelName(), "goldfhe_bs_"), func(count int) error {
 			return bk.BlindRotateWide(nil, sh, ws, in, key, tables, ext, 1<<29, count)
 		}})
 	}
 	for _, v := range vs {
-		for _, count := range []int{1, sms, 2 * sms, 4 * sms, 32 * sms} {
+		for _, count := range []int{1, sms / 2, sms, 2 * sms, 4 * sms, 32 * sms} {
 			b.Run(fmt.Sprintf("%s/count=%d", v.name, count), func(b *testing.B) {
 				must(b, v.run(count)) // warm-up
 				must(b, c.Synchronize())

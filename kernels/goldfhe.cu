@@ -13,3 +13,4 @@
 #include "ntt_hybrid.cuh"
 #include "bootstrap.cuh"
 #include "bootstrap_fused.cuh"
+#include "bootstrap_cluster.cuh"

@@ -1,0 +1,186 @@
+// bootstrap_cluster.cuh: the blind rotation of one sample spread over a
+// thread-block cluster of k+1 blocks, one per TRLWE column, each on its own
+// SM (Hopper, sm_90; DESIGN.md section 6): the lowest latency per sample.
+//
+// Block c of a cluster owns column c of the accumulator and the l gadget
+// digit rows taken from it, so that a CMux step needs only one exchange:
+//
+//   A  (local) the l digits of X^a * ACC_c - ACC_c + offset through the
+//      three stages of the hybrid plan (F1, F2, F3), T threads per row, as
+//      the wide kernel (bootstrap_fused.cuh) does;
+//   -- cluster barrier: every block's rows are ready;
+//   B  output column c at every NTT-domain position: the sum over all
+//      (k+1)*l rows, the other blocks' rows read from their shared memory
+//      (distributed shared memory), times BK_a[row][c];
+//   -- cluster barrier: nobody reads a block's rows any more;
+//   C  (local) the inverse transform of column c, added into ACC_c.
+//
+// Same arithmetic as the other kernels, so the same bits. Shared memory per
+// block: l + 1 padded polynomials (the rows, the output column) and ACC_c.
+#ifndef GOLDFHE_BOOTSTRAP_CLUSTER_CUH
+#define GOLDFHE_BOOTSTRAP_CLUSTER_CUH
+
+#include "bootstrap_fused.cuh"
+#include "bootstrap_step.cuh"
+
+#include <cooperative_groups.h>
+
+// Clusters exist from sm_90 on: for older targets the kernels below are
+// left out of the fatbin, and the Go side finds none (an engine then runs
+// the wide kernel).
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+#define GOLDFHE_HAVE_CLUSTERS 1
+#endif
+
+#ifdef GOLDFHE_HAVE_CLUSTERS
+
+__host__ __device__ constexpr int bsc_shared(int f1, int f2, int f3, int l) {
+    return (l + 1) * (f1 * f2 * f3 + f1 * f2) * 8 + f1 * f2 * f3 * 4;
+}
+
+// bsc_run: samples blockIdx.x / K1, + gridDim.x / K1, ... (gridDim.x a
+// multiple of K1, clusters of K1 consecutive blocks); tables as for the
+// wide kernel. blockDim.x = TP * L.
+template <int F1, int F2, int F3, int K1, int L, int TP>
+__device__ __forceinline__ void bsc_run(const uint32_t* __restrict__ in, const uint64_t* __restrict__ bk,
+                                        const uint64_t* __restrict__ tables, uint32_t* __restrict__ ext,
+                                        uint32_t n, uint32_t beta, uint32_t offset, uint32_t mu, uint32_t count) {
+    namespace cg = cooperative_groups;
+    constexpr int N = F1 * F2 * F3, LOGN = hyb_lg<N>::v, ROWS = K1 * L;
+    constexpr int POLY = N + N / F3;
+    constexpr int THREADS = TP * L;
+    constexpr int T1 = N / F1, S2 = F2 * F3;
+    const uint64_t* __restrict__ tw1 = tables;
+    const uint64_t* __restrict__ twInv1 = tables + N;
+    const uint64_t* __restrict__ tw2 = tables + 2 * N;
+    const uint64_t* __restrict__ twInv2 = tables + 2 * N + S2;
+    extern __shared__ uint64_t bsc_sm[];
+    uint64_t* S = bsc_sm;             // L rows
+    uint64_t* O = bsc_sm + L * POLY;  // the output column
+    uint32_t* acc = reinterpret_cast<uint32_t*>(bsc_sm + (L + 1) * POLY);  // ACC_c
+    cg::cluster_group cluster = cg::this_cluster();
+    const int col = (int)cluster.block_rank();
+    const uint64_t* rows[K1];  // every block's rows, this one's included
+#pragma unroll
+    for (int q = 0; q < K1; q++) rows[q] = cluster.map_shared_rank(S, q);
+    const int row = threadIdx.x / TP, tid = threadIdx.x % TP;
+    const uint64_t mask = (1ull << beta) - 1;
+    const int64_t half = (int64_t)1 << (beta - 1);
+
+    for (uint32_t s = blockIdx.x / K1; s < count; s += gridDim.x / K1) {
+        const uint32_t* ct = in + (uint64_t)s * (n + 1);
+        bsf_init_column<N>(acc, col == K1 - 1, bs_modswitch(ct[n], LOGN + 1), mu, THREADS);
+        __syncthreads();
+
+        for (uint32_t iter = 0; iter < n; iter++) {
+            const uint32_t a = bs_modswitch(ct[iter], LOGN + 1);
+            if (a == 0) {
+                continue;  // the same for the whole cluster
+            }
+            uint64_t* W = S + row * POLY;
+            // A1: digit `row` of this column, stage 1 (twisted).
+            const uint32_t shift = 32 - (row + 1) * beta;
+            for (int t = tid; t < T1; t += TP) {
+                uint64_t r[F1];
+#pragma unroll
+                for (int i = 0; i < F1; i++) r[i] = bsf_digit<N>(acc, t + T1 * i, a, offset, shift, mask, half);
+                hyb_ct_lazy<F1, true>(r);
+#pragma unroll
+                for (int j = 0; j < F1; j++) W[bsw_pad<F3>(t + T1 * j)] = lz_mul(r[j], __ldg(tw1 + T1 * j + t));
+            }
+            __syncthreads();
+            // A2: stage 2.
+            for (int t = tid; t < F1 * F3; t += TP) {
+                const int b = t / F3, c = t % F3, base = b * S2 + c;
+                uint64_t r[F2];
+#pragma unroll
+                for (int i = 0; i < F2; i++) r[i] = W[bsw_pad<F3>(base + F3 * i)];
+                hyb_ct_lazy<F2, false>(r);
+#pragma unroll
+                for (int j = 0; j < F2; j++) W[bsw_pad<F3>(base + F3 * j)] = lz_mul(r[j], __ldg(tw2 + F3 * j + c));
+            }
+            __syncthreads();
+            // A3: stage 3, canonical (the multiply-accumulate needs it).
+            for (int t = tid; t < N / F3; t += TP) {
+                uint64_t r[F3];
+#pragma unroll
+                for (int i = 0; i < F3; i++) r[i] = W[t * (F3 + 1) + i];
+                hyb_ct<F3, false>(r);
+#pragma unroll
+                for (int j = 0; j < F3; j++) W[t * (F3 + 1) + j] = r[j];
+            }
+            cluster.sync();
+            // B: output column `col` from every block's rows.
+            {
+                const uint64_t* key = bk + (uint64_t)iter * (ROWS * K1 * N);
+                for (int pos = threadIdx.x; pos < N; pos += THREADS) {
+                    const int off = bsw_pad<F3>(pos);
+                    uint64_t lo = 0, hi = 0, top = 0;
+#pragma unroll
+                    for (int q = 0; q < K1; q++) {
+#pragma unroll
+                        for (int i = 0; i < L; i++) {
+                            const int r = q * L + i;
+                            bs_mac_acc(lo, hi, top, rows[q][i * POLY + off], __ldg(key + (r * K1 + col) * N + pos));
+                        }
+                    }
+                    O[off] = gl_reduce192(lo, hi, top);
+                }
+            }
+            cluster.sync();
+            // C: the inverse of the output column over the whole block, stages
+            // 3, 2, 1, and the centred add into ACC_c.
+            for (int t = threadIdx.x; t < N / F3; t += THREADS) {
+                uint64_t r[F3];
+#pragma unroll
+                for (int i = 0; i < F3; i++) r[i] = O[t * (F3 + 1) + i];
+                hyb_gs<F3, false>(r);
+#pragma unroll
+                for (int j = 0; j < F3; j++) O[t * (F3 + 1) + j] = r[j];
+            }
+            __syncthreads();
+            for (int t = threadIdx.x; t < F1 * F3; t += THREADS) {
+                const int b = t / F3, c = t % F3, base = b * S2 + c;
+                uint64_t r[F2];
+#pragma unroll
+                for (int j = 0; j < F2; j++) r[j] = lz_mul(O[bsw_pad<F3>(base + F3 * j)], __ldg(twInv2 + F3 * j + c));
+                hyb_gs<F2, false>(r);
+#pragma unroll
+                for (int i = 0; i < F2; i++) O[bsw_pad<F3>(base + F3 * i)] = r[i];
+            }
+            __syncthreads();
+            for (int t = threadIdx.x; t < T1; t += THREADS) {
+                uint64_t r[F1];
+#pragma unroll
+                for (int j = 0; j < F1; j++) r[j] = lz_mul(O[bsw_pad<F3>(t + T1 * j)], __ldg(twInv1 + T1 * j + t));
+                hyb_gs<F1, true>(r);
+#pragma unroll
+                for (int i = 0; i < F1; i++) bsf_add_centered(acc + t + T1 * i, r[i]);
+            }
+            __syncthreads();
+        }
+
+        bsf_extract_column<N>(acc, ext + (uint64_t)s * ((K1 - 1) * N + 1), col, K1 - 1, THREADS);
+        __syncthreads();  // acc is rewritten for the next sample
+    }
+}
+
+// One kernel per supported (F1 x F2 x F3, k, l, T threads per digit row);
+// clusters of k + 1 blocks of T * l threads, fixed at compile time so that
+// a plain launch (grid a multiple of k + 1) forms them.
+#define BSC_DEFINE(F1, F2, F3, K, L, TP, MINB)                                                        \
+    extern "C" __global__ void __cluster_dims__(K + 1, 1, 1) __launch_bounds__(TP * L, MINB)          \
+        goldfhe_bs_cluster_##F1##x##F2##x##F3##_k##K##_l##L##_t##TP(                                  \
+            const uint32_t* in, const uint64_t* bk, const uint64_t* tables, uint32_t* ext, uint32_t n, \
+            uint32_t beta, uint32_t offset, uint32_t mu, uint32_t count) {                             \
+        bsc_run<F1, F2, F3, K + 1, L, TP>(in, bk, tables, ext, n, beta, offset, mu, count);           \
+    }
+
+BSC_DEFINE(8, 8, 16, 1, 3, 128, 2) // TFHELib128: clusters of 2 blocks of 384 threads
+BSC_DEFINE(8, 8, 16, 1, 3, 64, 4) //             clusters of 2 blocks of 192 threads
+BSC_DEFINE(8, 8, 16, 1, 2, 64, 4) // CuFHE80: 2 x 128 threads
+BSC_DEFINE(8, 8, 8, 3, 2, 32, 4)  // TFHErsDefault: 4 x 64 threads
+
+#endif // GOLDFHE_HAVE_CLUSTERS
+
+#endif // GOLDFHE_BOOTSTRAP_CLUSTER_CUH

@@ -29,8 +29,7 @@
 #ifndef GOLDFHE_BOOTSTRAP_FUSED_CUH
 #define GOLDFHE_BOOTSTRAP_FUSED_CUH
 
-#include "bootstrap.cuh"
-#include "ntt_hybrid.cuh"
+#include "bootstrap_step.cuh"
 
 __host__ __device__ constexpr int bsf_shared(int f1, int f2, int k1, int l) {
     return k1 * l * f1 * (f2 + 1) * 8 + k1 * f1 * f2 * 4;
@@ -57,15 +56,7 @@ __device__ __forceinline__ void bsf_run(const uint32_t* __restrict__ in, const u
     for (uint32_t s = blockIdx.x; s < count; s += gridDim.x) {
         const uint32_t* ct = in + (uint64_t)s * (n + 1);
         // ACC = (0, ..., 0, X^-bbar * mu * (1 + X + ... + X^(N-1))).
-        const uint32_t bbar = bs_modswitch(ct[n], LOGN + 1);
-        for (int q = threadIdx.x; q < K1 * N; q += THREADS) {
-            uint32_t v = 0;
-            if (q >= (K1 - 1) * N) {
-                const uint32_t idx = (uint32_t)(q - (K1 - 1) * N) + bbar;
-                v = (idx < N || idx >= 2 * N) ? mu : 0u - mu;
-            }
-            acc[q] = v;
-        }
+        bsf_init_acc<N, K1>(acc, bs_modswitch(ct[n], LOGN + 1), mu, THREADS);
         __syncthreads();
 
         for (uint32_t iter = 0; iter < n; iter++) {
@@ -85,14 +76,7 @@ __device__ __forceinline__ void bsf_run(const uint32_t* __restrict__ in, const u
                     if (col >= F2) break;
                     uint64_t r[F1];
 #pragma unroll
-                    for (int i = 0; i < F1; i++) {
-                        const uint32_t j = F2 * i + col;
-                        const uint32_t t = (j - a) & (2 * N - 1);
-                        const uint32_t rot = t < N ? p[t] : 0u - p[t - N];
-                        const uint32_t w = rot - p[j] + offset;
-                        const int64_t v = (int64_t)(((uint64_t)w >> shift) & mask) - half;
-                        r[i] = (uint64_t)v + (GL_P & (uint64_t)(v >> 63));
-                    }
+                    for (int i = 0; i < F1; i++) r[i] = bsf_digit<N>(p, F2 * i + col, a, offset, shift, mask, half);
                     hyb_ct_lazy<F1, true>(r);  // lz_mul takes lazy operands
 #pragma unroll
                     for (int j = 0; j < F1; j++) W[PITCH * j + col] = lz_mul(r[j], __ldg(tw + F2 * j + col));
@@ -111,24 +95,16 @@ __device__ __forceinline__ void bsf_run(const uint32_t* __restrict__ in, const u
                 }
             }
             __syncthreads();
-            // B: out_c = sum_r row_r * BK_a[r][c], in place over rows 0..K1-1.
+            // B: out_c = sum_r row_r * BK_a[r][c], in place over rows 0..K1-1
+            // (each position read and written by one thread).
             {
                 const uint64_t* key = bk + (uint64_t)iter * (ROWS * K1 * N);
                 for (int pos = threadIdx.x; pos < N; pos += THREADS) {
                     const int off = PITCH * (pos / F2) + pos % F2;
-                    uint64_t lo[K1], hi[K1], top[K1];
+                    uint64_t out[K1];
+                    bsf_mac_at<N, K1, ROWS>(out, [&](int r) { return S + r * POLY; }, off, key, pos);
 #pragma unroll
-                    for (int c = 0; c < K1; c++) lo[c] = hi[c] = top[c] = 0;
-#pragma unroll
-                    for (int r = 0; r < ROWS; r++) {
-                        const uint64_t x = S[r * POLY + off];
-#pragma unroll
-                        for (int c = 0; c < K1; c++) {
-                            bs_mac_acc(lo[c], hi[c], top[c], x, __ldg(key + (r * K1 + c) * N + pos));
-                        }
-                    }
-#pragma unroll
-                    for (int c = 0; c < K1; c++) S[c * POLY + off] = gl_reduce192(lo[c], hi[c], top[c]);
+                    for (int c = 0; c < K1; c++) S[c * POLY + off] = out[c];
                 }
             }
             __syncthreads();
@@ -157,29 +133,14 @@ __device__ __forceinline__ void bsf_run(const uint32_t* __restrict__ in, const u
                     for (int j = 0; j < F1; j++) r[j] = lz_mul(W[PITCH * j + col], __ldg(twInv + F2 * j + col));
                     hyb_gs<F1, true>(r);
 #pragma unroll
-                    for (int i = 0; i < F1; i++) {
-                        const uint64_t v = gl_canon(r[i]);
-                        p[F2 * i + col] += (uint32_t)v - (v > GL_P / 2 ? 1u : 0u);
-                    }
+                    for (int i = 0; i < F1; i++) bsf_add_centered(p + F2 * i + col, r[i]);  // hyb_gs: canonical
                 }
             }
             __syncthreads();
         }
 
         // Sample extraction of coefficient 0 (goldfhe_bs_extract).
-        constexpr int KN = (K1 - 1) * N;
-        uint32_t* e = ext + (uint64_t)s * (KN + 1);
-        for (int x = threadIdx.x; x <= KN; x += THREADS) {
-            uint32_t v;
-            if (x == KN) {
-                v = acc[KN];
-            } else {
-                const int i = x & (N - 1);
-                const uint32_t* col = acc + (x - i);
-                v = i == 0 ? col[0] : 0u - col[N - i];
-            }
-            e[x] = v;
-        }
+        bsf_extract<N, K1>(acc, ext + (uint64_t)s * ((K1 - 1) * N + 1), THREADS);
         __syncthreads();  // acc is rewritten for the next sample
     }
 }
@@ -229,8 +190,6 @@ __host__ __device__ constexpr int bsw_shared(int f1, int f2, int f3, int k1, int
     return k1 * l * (f1 * f2 * f3 + f1 * f2) * 8 + k1 * f1 * f2 * f3 * 4;
 }
 
-template <int F3>
-__device__ __forceinline__ int bsw_pad(int p) { return p + p / F3; }
 
 template <int F1, int F2, int F3, int K1, int L, int TP>
 __device__ __forceinline__ void bsw_run(const uint32_t* __restrict__ in, const uint64_t* __restrict__ bk,
@@ -239,7 +198,7 @@ __device__ __forceinline__ void bsw_run(const uint32_t* __restrict__ in, const u
     constexpr int N = F1 * F2 * F3, LOGN = hyb_lg<N>::v, ROWS = K1 * L;
     constexpr int POLY = N + N / F3;           // padded words per polynomial
     constexpr int THREADS = TP * ROWS;         // TP threads per polynomial
-    constexpr int T1 = N / F1, S2 = F2 * F3;   // stage-1 columns, stage-2 block size
+    constexpr int S2 = F2 * F3;                // stage-2 block size
     const uint64_t* __restrict__ tw1 = tables;
     const uint64_t* __restrict__ twInv1 = tables + N;
     const uint64_t* __restrict__ tw2 = tables + 2 * N;
@@ -247,21 +206,14 @@ __device__ __forceinline__ void bsw_run(const uint32_t* __restrict__ in, const u
     extern __shared__ uint64_t bsw_sm[];
     uint64_t* S = bsw_sm;
     uint32_t* acc = reinterpret_cast<uint32_t*>(bsw_sm + ROWS * POLY);
-    const int row = threadIdx.x / TP, tid = threadIdx.x % TP;
-    const uint64_t mask = (1ull << beta) - 1;
-    const int64_t half = (int64_t)1 << (beta - 1);
+    const uint32_t row = threadIdx.x / TP, tid = threadIdx.x % TP;  // unsigned: cheap / and %
+    // Digits of beta <= 15 bits (always, for L >= 3: l * beta <= 32,
+    // tfhe.NewGadget) take the exact first level (hyb_ct_digits).
+    const bool small = 32 / L <= 15 || beta <= 15;
 
     for (uint32_t s = blockIdx.x; s < count; s += gridDim.x) {
         const uint32_t* ct = in + (uint64_t)s * (n + 1);
-        const uint32_t bbar = bs_modswitch(ct[n], LOGN + 1);
-        for (int q = threadIdx.x; q < K1 * N; q += THREADS) {
-            uint32_t v = 0;
-            if (q >= (K1 - 1) * N) {
-                const uint32_t idx = (uint32_t)(q - (K1 - 1) * N) + bbar;
-                v = (idx < N || idx >= 2 * N) ? mu : 0u - mu;
-            }
-            acc[q] = v;
-        }
+        bsf_init_acc<N, K1>(acc, bs_modswitch(ct[n], LOGN + 1), mu, THREADS);
         __syncthreads();
 
         for (uint32_t iter = 0; iter < n; iter++) {
@@ -270,64 +222,25 @@ __device__ __forceinline__ void bsw_run(const uint32_t* __restrict__ in, const u
                 continue;  // the same for the whole block
             }
             uint64_t* W = S + row * POLY;
-            // A1: digit (row % L) of column (row / L), stage 1 (twisted).
-            for (int t = tid; t < T1; t += TP) {
-                const uint32_t* p = acc + (row / L) * N;
-                const uint32_t shift = 32 - (row % L + 1) * beta;
-                uint64_t r[F1];
-#pragma unroll
-                for (int i = 0; i < F1; i++) {
-                    const uint32_t j = t + T1 * i;
-                    const uint32_t u = (j - a) & (2 * N - 1);
-                    const uint32_t rot = u < N ? p[u] : 0u - p[u - N];
-                    const uint32_t w = rot - p[j] + offset;
-                    const int64_t v = (int64_t)(((uint64_t)w >> shift) & mask) - half;
-                    r[i] = (uint64_t)v + (GL_P & (uint64_t)(v >> 63));
-                }
-                hyb_ct_lazy<F1, true>(r);
-#pragma unroll
-                for (int j = 0; j < F1; j++) W[bsw_pad<F3>(t + T1 * j)] = lz_mul(r[j], __ldg(tw1 + T1 * j + t));
-            }
+            // A: digit (row % L) of column (row / L), three stages.
+            const uint32_t* p = acc + (row / L) * N;
+            const uint32_t shift = 32 - (row % L + 1) * beta;
+            for (uint32_t t = tid; t < N / F1; t += TP) bsw_fwd1_digits<F1, F2, F3>(W, p, t, a, offset, shift, beta, small, tw1);
             __syncthreads();
-            // A2: stage 2, block b, column c.
-            for (int t = tid; t < F1 * F3; t += TP) {
-                const int b = t / F3, c = t % F3, base = b * S2 + c;
-                uint64_t r[F2];
-#pragma unroll
-                for (int i = 0; i < F2; i++) r[i] = W[bsw_pad<F3>(base + F3 * i)];
-                hyb_ct_lazy<F2, false>(r);
-#pragma unroll
-                for (int j = 0; j < F2; j++) W[bsw_pad<F3>(base + F3 * j)] = lz_mul(r[j], __ldg(tw2 + F3 * j + c));
-            }
+            for (uint32_t t = tid; t < F1 * F3; t += TP) bsw_fwd2<F1, F2, F3>(W, t, tw2);
             __syncthreads();
-            // A3: stage 3 on F3 consecutive positions.
-            for (int t = tid; t < N / F3; t += TP) {
-                uint64_t r[F3];
-#pragma unroll
-                for (int i = 0; i < F3; i++) r[i] = W[t * (F3 + 1) + i];
-                hyb_ct<F3, false>(r);
-#pragma unroll
-                for (int j = 0; j < F3; j++) W[t * (F3 + 1) + j] = r[j];
-            }
+            for (uint32_t t = tid; t < N / F3; t += TP) bsw_fwd3<F3>(W, t);
             __syncthreads();
-            // B: the multiply-accumulate, in place over rows 0..K1-1.
+            // B: the multiply-accumulate, in place over rows 0..K1-1 (each
+            // position read and written by one thread).
             {
                 const uint64_t* key = bk + (uint64_t)iter * (ROWS * K1 * N);
-                for (int pos = threadIdx.x; pos < N; pos += THREADS) {
-                    const int off = bsw_pad<F3>(pos);
-                    uint64_t lo[K1], hi[K1], top[K1];
+                for (uint32_t pos = threadIdx.x; pos < N; pos += THREADS) {
+                    const uint32_t off = bsw_pad<F3>(pos);
+                    uint64_t out[K1];
+                    bsf_mac_at<N, K1, ROWS>(out, [&](int r) { return S + r * POLY; }, off, key, pos);
 #pragma unroll
-                    for (int c = 0; c < K1; c++) lo[c] = hi[c] = top[c] = 0;
-#pragma unroll
-                    for (int r = 0; r < ROWS; r++) {
-                        const uint64_t x = S[r * POLY + off];
-#pragma unroll
-                        for (int c = 0; c < K1; c++) {
-                            bs_mac_acc(lo[c], hi[c], top[c], x, __ldg(key + (r * K1 + c) * N + pos));
-                        }
-                    }
-#pragma unroll
-                    for (int c = 0; c < K1; c++) S[c * POLY + off] = gl_reduce192(lo[c], hi[c], top[c]);
+                    for (int c = 0; c < K1; c++) S[c * POLY + off] = out[c];
                 }
             }
             __syncthreads();
@@ -337,59 +250,22 @@ __device__ __forceinline__ void bsw_run(const uint32_t* __restrict__ in, const u
             // (item x: polynomial x / count, transform x % count) rather
             // than over their own TP threads: a third of the wait at these
             // barriers for TFHELib128.
-            for (int x = threadIdx.x; x < K1 * (N / F3); x += THREADS) {
-                const int t = x % (N / F3);
-                uint64_t* V = S + (x / (N / F3)) * POLY;
-                uint64_t r[F3];
-#pragma unroll
-                for (int i = 0; i < F3; i++) r[i] = V[t * (F3 + 1) + i];
-                hyb_gs<F3, false>(r);
-#pragma unroll
-                for (int j = 0; j < F3; j++) V[t * (F3 + 1) + j] = r[j];
+            for (uint32_t x = threadIdx.x; x < K1 * (N / F3); x += THREADS) {
+                bsw_inv3<F3>(S + (x / (N / F3)) * POLY, x % (N / F3));
             }
             __syncthreads();
-            for (int x = threadIdx.x; x < K1 * (F1 * F3); x += THREADS) {
-                const int t = x % (F1 * F3);
-                uint64_t* V = S + (x / (F1 * F3)) * POLY;
-                const int b = t / F3, c = t % F3, base = b * S2 + c;
-                uint64_t r[F2];
-#pragma unroll
-                for (int j = 0; j < F2; j++) r[j] = lz_mul(V[bsw_pad<F3>(base + F3 * j)], __ldg(twInv2 + F3 * j + c));
-                hyb_gs<F2, false>(r);
-#pragma unroll
-                for (int i = 0; i < F2; i++) V[bsw_pad<F3>(base + F3 * i)] = r[i];
+            for (uint32_t x = threadIdx.x; x < K1 * (F1 * F3); x += THREADS) {
+                bsw_inv2<F1, F2, F3>(S + (x / (F1 * F3)) * POLY, x % (F1 * F3), twInv2);
             }
             __syncthreads();
-            for (int x = threadIdx.x; x < K1 * T1; x += THREADS) {
-                const int t = x % T1, col = x / T1;
-                const uint64_t* V = S + col * POLY;
-                uint32_t* p = acc + col * N;
-                uint64_t r[F1];
-#pragma unroll
-                for (int j = 0; j < F1; j++) r[j] = lz_mul(V[bsw_pad<F3>(t + T1 * j)], __ldg(twInv1 + T1 * j + t));
-                hyb_gs<F1, true>(r);
-#pragma unroll
-                for (int i = 0; i < F1; i++) {
-                    const uint64_t v = gl_canon(r[i]);
-                    p[t + T1 * i] += (uint32_t)v - (v > GL_P / 2 ? 1u : 0u);
-                }
+            for (uint32_t x = threadIdx.x; x < K1 * (N / F1); x += THREADS) {
+                const uint32_t c = x / (N / F1);
+                bsw_inv1_add<F1, F2, F3>(S + c * POLY, acc + c * N, x % (N / F1), twInv1);
             }
             __syncthreads();
         }
 
-        constexpr int KN = (K1 - 1) * N;
-        uint32_t* e = ext + (uint64_t)s * (KN + 1);
-        for (int x = threadIdx.x; x <= KN; x += THREADS) {
-            uint32_t v;
-            if (x == KN) {
-                v = acc[KN];
-            } else {
-                const int i = x & (N - 1);
-                const uint32_t* col = acc + (x - i);
-                v = i == 0 ? col[0] : 0u - col[N - i];
-            }
-            e[x] = v;
-        }
+        bsf_extract<N, K1>(acc, ext + (uint64_t)s * ((K1 - 1) * N + 1), THREADS);
         __syncthreads();
     }
 }

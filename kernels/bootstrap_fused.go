@@ -163,9 +163,9 @@ type WideShape struct {
 
 // wideShapes are the kernels of BSW_DEFINE.
 var wideShapes = []WideShape{
-	{8, 8, 16, 1, 3, 128, false}, {8, 8, 16, 1, 3, 64, false}, {8, 8, 16, 1, 3, 128, true}, {8, 8, 16, 1, 3, 64, true},
-	{8, 8, 16, 1, 2, 128, false}, {8, 8, 16, 1, 2, 64, false}, {8, 8, 16, 1, 2, 64, true},
-	{8, 8, 8, 3, 2, 64, false}, {8, 8, 8, 3, 2, 32, false}, {8, 8, 8, 3, 2, 32, true},
+	{8, 8, 16, 1, 3, 128, false}, {8, 8, 16, 1, 3, 64, false}, {8, 8, 16, 1, 3, 128, true},
+	{8, 8, 16, 1, 2, 128, false}, {8, 8, 16, 1, 2, 64, false}, {8, 8, 16, 1, 2, 128, true},
+	{8, 8, 8, 3, 2, 64, false}, {8, 8, 8, 3, 2, 32, false}, {8, 8, 8, 3, 2, 64, true},
 }
 
 // WideShapes lists the shapes that have a wide blind-rotation kernel.

@@ -8,12 +8,13 @@
 #define GOLDFHE_BOOTSTRAP_STEP_CUH
 
 #include "bootstrap.cuh"
+#include "ntt_hybrid.cuh"
 
-// One block per sample, `threads` threads,
-// the accumulator acc (K1 x N 32-bit words) in shared memory.
+// The accumulator and the digits (all kernels)
+// ----------------------------------------------
 
-// bsf_init_acc: ACC = (0, ..., 0, X^-bbar * mu * (1 + X + ... + X^(N-1)))
-// (goldfhe_bs_init).
+// bsf_init_acc: ACC = (0, ..., 0, X^-bbar * mu * (1 + X + ... + X^(N-1))),
+// K1 columns of N words (goldfhe_bs_init).
 template <int N, int K1>
 __device__ __forceinline__ void bsf_init_acc(uint32_t* acc, uint32_t bbar, uint32_t mu, int threads) {
     for (int q = threadIdx.x; q < K1 * N; q += threads) {
@@ -26,51 +27,61 @@ __device__ __forceinline__ void bsf_init_acc(uint32_t* acc, uint32_t bbar, uint3
     }
 }
 
-// bsf_digit: the gadget digit at `shift` of (X^a * p - p + offset)[j], as
-// a Goldilocks element (goldfhe_bs_rotate_decompose).
+// bsf_init_column: one column of ACC: the body column is
+// X^-bbar * mu * (1 + X + ... + X^(N-1)), the others 0 (goldfhe_bs_init).
+template <int N>
+__device__ __forceinline__ void bsf_init_column(uint32_t* col, bool body, uint32_t bbar, uint32_t mu, int threads) {
+    for (int j = threadIdx.x; j < N; j += threads) {
+        const uint32_t idx = (uint32_t)j + bbar;
+        col[j] = body ? ((idx < N || idx >= 2 * N) ? mu : 0u - mu) : 0u;
+    }
+}
+
+// bsf_rotdiff: (X^a * p - p + offset)[j] mod 2^32 for one column p.
+template <int N>
+__device__ __forceinline__ uint32_t bsf_rotdiff(const uint32_t* p, uint32_t j, uint32_t a, uint32_t offset) {
+    const uint32_t u = (j - a) & (2 * N - 1);
+    const uint32_t rot = u < N ? p[u] : 0u - p[u - N];
+    return rot - p[j] + offset;
+}
+
+// bsf_digit: the gadget digit at `shift` of bsf_rotdiff, as a Goldilocks
+// element (goldfhe_bs_rotate_decompose).
 template <int N>
 __device__ __forceinline__ uint64_t bsf_digit(const uint32_t* p, uint32_t j, uint32_t a, uint32_t offset,
                                               uint32_t shift, uint64_t mask, int64_t half) {
-    const uint32_t u = (j - a) & (2 * N - 1);
-    const uint32_t rot = u < N ? p[u] : 0u - p[u - N];
-    const uint32_t w = rot - p[j] + offset;
+    const uint32_t w = bsf_rotdiff<N>(p, j, a, offset);
     const int64_t v = (int64_t)(((uint64_t)w >> shift) & mask) - half;
     return (uint64_t)v + (GL_P & (uint64_t)(v >> 63));
 }
 
-// bsf_mac: out_c = sum_r row_r * key[r][c] at every NTT-domain position,
-// written in place over rows 0..K1-1 (goldfhe_bs_mac); off(pos) is the
-// shared-memory word of position pos in each row of POLY words. Each
-// position is read and written by one thread only.
-template <int N, int K1, int ROWS, int POLY, class Off>
-__device__ __forceinline__ void bsf_mac(uint64_t* S, const uint64_t* __restrict__ key, int threads, Off off) {
-    for (int pos = threadIdx.x; pos < N; pos += threads) {
-        const int o = off(pos);
-        uint64_t lo[K1], hi[K1], top[K1];
+// bsf_mac_at: out_c = sum_r row(r)[o] * key[r][c][pos] mod p, canonical, for
+// the K1 output columns c (goldfhe_bs_mac); row(r) points at row r's words
+// (lazy or canonical: lz_mac takes any operand).
+template <int N, int K1, int ROWS, class Row>
+__device__ __forceinline__ void bsf_mac_at(uint64_t (&out)[K1], Row row, uint32_t o, const uint64_t* __restrict__ key,
+                                           uint32_t pos) {
+    lz_acc sum[K1];
 #pragma unroll
-        for (int c = 0; c < K1; c++) lo[c] = hi[c] = top[c] = 0;
+    for (int c = 0; c < K1; c++) lz_acc_zero(sum[c]);
 #pragma unroll
-        for (int r = 0; r < ROWS; r++) {
-            const uint64_t x = S[r * POLY + o];
+    for (int r = 0; r < ROWS; r++) {
+        const uint64_t x = row(r)[o];
 #pragma unroll
-            for (int c = 0; c < K1; c++) {
-                bs_mac_acc(lo[c], hi[c], top[c], x, __ldg(key + (r * K1 + c) * N + pos));
-            }
-        }
-#pragma unroll
-        for (int c = 0; c < K1; c++) S[c * POLY + o] = gl_reduce192(lo[c], hi[c], top[c]);
+        for (int c = 0; c < K1; c++) lz_mac(sum[c], x, __ldg(key + (r * K1 + c) * N + pos));
     }
+#pragma unroll
+    for (int c = 0; c < K1; c++) out[c] = lz_acc_reduce(sum[c]);
 }
 
-// bsf_add_centered: *p += the centred representative of v mod 2^32
-// (goldfhe_bs_add_centered).
+// bsf_add_centered: *p += the centred representative of v mod 2^32, v
+// canonical (goldfhe_bs_add_centered).
 __device__ __forceinline__ void bsf_add_centered(uint32_t* p, uint64_t v) {
-    v = gl_canon(v);
     *p += (uint32_t)v - (v > GL_P / 2 ? 1u : 0u);
 }
 
-// bsf_extract: sample extraction of coefficient 0 of acc into e, K1-1
-// columns of N words then the body (goldfhe_bs_extract).
+// bsf_extract: sample extraction of coefficient 0 of acc (K1 columns) into
+// e, K1-1 columns of N words then the body (goldfhe_bs_extract).
 template <int N, int K1>
 __device__ __forceinline__ void bsf_extract(const uint32_t* acc, uint32_t* e, int threads) {
     constexpr int KN = (K1 - 1) * N;
@@ -87,20 +98,9 @@ __device__ __forceinline__ void bsf_extract(const uint32_t* acc, uint32_t* e, in
     }
 }
 
-
-// bsf_init_column: column c of ACC (N words): the body column K1 - 1 is
-// X^-bbar * mu * (1 + X + ... + X^(N-1)), the others 0 (goldfhe_bs_init).
-template <int N>
-__device__ __forceinline__ void bsf_init_column(uint32_t* col, bool body, uint32_t bbar, uint32_t mu, int threads) {
-    for (int j = threadIdx.x; j < N; j += threads) {
-        const uint32_t idx = (uint32_t)j + bbar;
-        col[j] = body ? ((idx < N || idx >= 2 * N) ? mu : 0u - mu) : 0u;
-    }
-}
-
-// bsf_extract_column: the part of the sample extraction of coefficient 0
-// that column c of ACC gives: e[c*N .. c*N + N-1] for a mask column
-// c < K, the body e[K*N] for c = K (goldfhe_bs_extract).
+// bsf_extract_column: the part of the sample extraction that column c of
+// ACC gives: e[c*N .. c*N + N-1] for a mask column c < k, the body e[k*N]
+// for c = k (goldfhe_bs_extract).
 template <int N>
 __device__ __forceinline__ void bsf_extract_column(const uint32_t* col, uint32_t* e, int c, int k, int threads) {
     if (c == k) {
@@ -108,6 +108,105 @@ __device__ __forceinline__ void bsf_extract_column(const uint32_t* col, uint32_t
         return;
     }
     for (int i = threadIdx.x; i < N; i += threads) e[c * N + i] = i == 0 ? col[0] : 0u - col[N - i];
+}
+
+// The three-stage transform of the wide and cluster kernels
+// ---------------------------------------------------------
+// N = F1 * F2 * F3, the stages of the hybrid plan (F1, F2, F3) (smallntt.Plan
+// doc), on one polynomial W in shared memory padded by one word after every
+// F3 (position p at bsw_pad(p)); each call is one small transform, t its
+// index in the stage. tables: T_1, T'_1 (N words), T_2, T'_2 (F2 * F3).
+
+template <int F3>
+__device__ __forceinline__ uint32_t bsw_pad(uint32_t p) { return p + p / F3; }
+
+// bsw_fwd1_digits: stage 1 (twisted) of the digit at `shift` of column p of
+// ACC rotated by a, column t < N/F1. Digits of beta <= 15 bits take the
+// exact first level (hyb_ct_digits); small is that condition.
+template <int F1, int F2, int F3>
+__device__ __forceinline__ void bsw_fwd1_digits(uint64_t* W, const uint32_t* p, uint32_t t, uint32_t a, uint32_t offset,
+                                                uint32_t shift, uint32_t beta, bool small,
+                                                const uint64_t* __restrict__ tw1) {
+    constexpr uint32_t N = F1 * F2 * F3, T1 = N / F1;
+    uint64_t r[F1];
+    if (small) {
+        const uint32_t mask32 = (1u << beta) - 1, half32 = 1u << (beta - 1);
+        int32_t d[F1];
+#pragma unroll
+        for (int i = 0; i < F1; i++) {
+            d[i] = (int32_t)((bsf_rotdiff<N>(p, t + T1 * i, a, offset) >> shift) & mask32) - (int32_t)half32;
+        }
+        hyb_ct_digits<F1>(d, r);
+    } else {
+        const uint64_t mask = (1ull << beta) - 1;
+        const int64_t half = (int64_t)1 << (beta - 1);
+#pragma unroll
+        for (int i = 0; i < F1; i++) r[i] = bsf_digit<N>(p, t + T1 * i, a, offset, shift, mask, half);
+        hyb_ct_lazy<F1, true>(r);
+    }
+#pragma unroll
+    for (int j = 0; j < F1; j++) W[bsw_pad<F3>(t + T1 * j)] = lz_mul(r[j], __ldg(tw1 + T1 * j + t));
+}
+
+// bsw_fwd2: stage 2, transform t < F1 * F3 (block t / F3, column t % F3).
+template <int F1, int F2, int F3>
+__device__ __forceinline__ void bsw_fwd2(uint64_t* W, uint32_t t, const uint64_t* __restrict__ tw2) {
+    const uint32_t c = t % F3, base = (t / F3) * (F2 * F3) + c;
+    uint64_t r[F2];
+#pragma unroll
+    for (int i = 0; i < F2; i++) r[i] = W[bsw_pad<F3>(base + F3 * i)];
+    hyb_ct_lazy<F2, false>(r);
+#pragma unroll
+    for (int j = 0; j < F2; j++) W[bsw_pad<F3>(base + F3 * j)] = lz_mul(r[j], __ldg(tw2 + F3 * j + c));
+}
+
+// bsw_fwd3: stage 3 on F3 consecutive positions, transform t < N / F3;
+// lazy outputs (the multiply-accumulate takes them).
+template <int F3>
+__device__ __forceinline__ void bsw_fwd3(uint64_t* W, uint32_t t) {
+    uint64_t r[F3];
+#pragma unroll
+    for (int i = 0; i < F3; i++) r[i] = W[t * (F3 + 1) + i];
+    hyb_ct_lazy<F3, false>(r);
+#pragma unroll
+    for (int j = 0; j < F3; j++) W[t * (F3 + 1) + j] = r[j];
+}
+
+// bsw_inv3: the inverse of stage 3, lazy outputs (the next lz_mul takes them).
+template <int F3>
+__device__ __forceinline__ void bsw_inv3(uint64_t* V, uint32_t t) {
+    uint64_t r[F3];
+#pragma unroll
+    for (int i = 0; i < F3; i++) r[i] = V[t * (F3 + 1) + i];
+    hyb_gs_ct_lazy<F3>(r);
+#pragma unroll
+    for (int j = 0; j < F3; j++) V[t * (F3 + 1) + j] = r[j];
+}
+
+// bsw_inv2: the inverse of stage 2, transform t < F1 * F3.
+template <int F1, int F2, int F3>
+__device__ __forceinline__ void bsw_inv2(uint64_t* V, uint32_t t, const uint64_t* __restrict__ twInv2) {
+    const uint32_t c = t % F3, base = (t / F3) * (F2 * F3) + c;
+    uint64_t r[F2];
+#pragma unroll
+    for (int j = 0; j < F2; j++) r[j] = lz_mul(V[bsw_pad<F3>(base + F3 * j)], __ldg(twInv2 + F3 * j + c));
+    hyb_gs_ct_lazy<F2>(r);
+#pragma unroll
+    for (int i = 0; i < F2; i++) V[bsw_pad<F3>(base + F3 * i)] = r[i];
+}
+
+// bsw_inv1_add: the inverse of stage 1 (with T'_1's scaling), column t <
+// N / F1, each coefficient's centred value added into the ACC column p.
+template <int F1, int F2, int F3>
+__device__ __forceinline__ void bsw_inv1_add(const uint64_t* V, uint32_t* p, uint32_t t,
+                                             const uint64_t* __restrict__ twInv1) {
+    constexpr uint32_t T1 = F2 * F3;
+    uint64_t r[F1];
+#pragma unroll
+    for (int j = 0; j < F1; j++) r[j] = lz_mul(V[bsw_pad<F3>(t + T1 * j)], __ldg(twInv1 + T1 * j + t));
+    hyb_gs<F1, true>(r);  // canonical in (lz_mul), canonical out
+#pragma unroll
+    for (int i = 0; i < F1; i++) bsf_add_centered(p + t + T1 * i, r[i]);
 }
 
 #endif // GOLDFHE_BOOTSTRAP_STEP_CUH

@@ -321,9 +321,28 @@ func (b *DeviceBuffer[T]) memset(bits int, v uint32, s *Stream, async bool) erro
 // wrapping ErrFreed).
 type HostPinned[T Elem] struct {
 	c     *Context
-	p     atomic.Pointer[T] // first element; nil once freed
+	p     atomic.Pointer[T] // first element; nil once freed (unused in a view)
 	n     int
 	bytes int64
+	// parent and off make a view (View): elements [off, off+n) of parent,
+	// whose Free also ends the view.
+	parent *HostPinned[T]
+	off    int
+}
+
+// View returns elements [lo, hi) of h as a HostPinned that shares h's
+// memory, for asynchronous copies of part of it. A view is not freed on
+// its own (Free returns an error); it is unusable once h is freed. Like
+// slicing, it panics if the bounds are out of range.
+func (h *HostPinned[T]) View(lo, hi int) *HostPinned[T] {
+	if lo < 0 || hi < lo || hi > h.n {
+		panic(fmt.Sprintf("kernels: HostPinned.View(%d, %d) of %d elements", lo, hi, h.n))
+	}
+	base, off := h, lo
+	if h.parent != nil {
+		base, off = h.parent, h.off+lo
+	}
+	return &HostPinned[T]{c: h.c, n: hi - lo, bytes: int64(hi-lo) * int64(sizeOf[T]()), parent: base, off: off}
 }
 
 // CU_MEMHOSTALLOC_PORTABLE: the pinned memory is usable from every context.
@@ -356,6 +375,9 @@ func (h *HostPinned[T]) Len() int { return h.n }
 // Slice returns the pinned memory as a Go slice of length Len. It panics
 // after Free (a use after free is a bug in the caller).
 func (h *HostPinned[T]) Slice() []T {
+	if h.parent != nil {
+		return h.parent.Slice()[h.off : h.off+h.n]
+	}
 	p := h.p.Load()
 	if p == nil {
 		panic("kernels: HostPinned.Slice after Free")
@@ -364,6 +386,13 @@ func (h *HostPinned[T]) Slice() []T {
 }
 
 func (h *HostPinned[T]) addr(op string) (unsafe.Pointer, error) {
+	if h.parent != nil {
+		base, err := h.parent.addr(op)
+		if err != nil {
+			return nil, err
+		}
+		return unsafe.Add(base, h.off*sizeOf[T]()), nil
+	}
 	p := h.p.Load()
 	if p == nil {
 		return nil, fmt.Errorf("kernels: %s: HostPinned %w", op, shortFreed)
@@ -374,6 +403,9 @@ func (h *HostPinned[T]) addr(op string) (unsafe.Pointer, error) {
 // Free releases the pinned memory (cuMemFreeHost). A second Free returns
 // an error wrapping ErrFreed.
 func (h *HostPinned[T]) Free() error {
+	if h.parent != nil {
+		return argErr("HostPinned.Free", "a view is freed with the buffer it views")
+	}
 	p := h.p.Swap(nil)
 	if p == nil {
 		return fmt.Errorf("kernels: HostPinned.Free: %w", shortFreed)

@@ -172,6 +172,48 @@ func TestAsyncCopiesAndEvents(t *testing.T) {
 	})
 }
 
+// TestHostPinnedViews: views of pinned memory copy their part (also views
+// of views), share the memory, are not freed alone and die with their
+// buffer.
+func TestHostPinnedViews(t *testing.T) {
+	both(t, func(t *testing.T, e testEnv) {
+		const n = 1000
+		h, err := AllocHost[uint32](e.c, n)
+		must(t, err)
+		all := h.Slice()
+		for i := range all {
+			all[i] = uint32(i)
+		}
+		v := h.View(100, 400).View(50, 150) // elements 150 … 249
+		if v.Len() != 100 || v.Slice()[0] != 150 || v.Slice()[99] != 249 {
+			t.Fatalf("view of a view: len %d, first %d", v.Len(), v.Slice()[0])
+		}
+		d := devUint32(t, e.c, nil, 100)
+		must(t, d.CopyFromHostAsync(v, nil))
+		back := h.View(600, 700)
+		must(t, d.CopyToHostAsync(back, nil))
+		must(t, e.c.Synchronize())
+		for i, x := range all[600:700] {
+			if x != uint32(150+i) {
+				t.Fatalf("element %d after the round trip through views: %d", 600+i, x)
+			}
+		}
+		wantErr(t, v.Free(), ErrArgument)
+		for name, f := range map[string]func(){"lo < 0": func() { h.View(-1, 2) }, "hi > n": func() { h.View(0, n+1) }, "hi < lo": func() { h.View(5, 4) }} {
+			func() {
+				defer func() {
+					if recover() == nil {
+						t.Errorf("View %s: no panic", name)
+					}
+				}()
+				f()
+			}()
+		}
+		must(t, h.Free())
+		wantErr(t, d.CopyFromHostAsync(v, nil), ErrFreed)
+	})
+}
+
 func TestUseAfterFree(t *testing.T) {
 	both(t, func(t *testing.T, e testEnv) {
 		b, err := Alloc[uint64](e.c, 16)

@@ -95,10 +95,12 @@ __device__ __forceinline__ uint64_t hyb_tw(uint64_t v) {
 
 // hyb_ct_lazy: the network of hyb_ct without the final canonicalisation
 // (lazy outputs, for a consumer that takes any operand, such as lz_mul).
-template <int F, bool TWISTED>
+// LV0 > 0 runs the levels LV0 .. log2(F) - 1 only (the caller did the
+// first ones: hyb_ct_digits).
+template <int F, bool TWISTED, int LV0 = 0>
 __device__ __forceinline__ void hyb_ct_lazy(uint64_t (&x)[F]) {
-    hyb_for<hyb_lg<F>::v>([&](auto lvc) {
-        constexpr int lv = decltype(lvc)::value, h = F >> (lv + 1);
+    hyb_for<hyb_lg<F>::v - LV0>([&](auto lvc) {
+        constexpr int lv = LV0 + decltype(lvc)::value, h = F >> (lv + 1);
         hyb_for<F / 2>([&](auto bc) {
             constexpr int b = decltype(bc)::value, g = b / h, j = b % h, a = 2 * g * h + j;
             constexpr int E = hyb_exp<F, TWISTED>(lv, g);
@@ -112,6 +114,27 @@ __device__ __forceinline__ void hyb_ct_lazy(uint64_t (&x)[F]) {
             }
         });
     });
+}
+
+// hyb_ct_digits: hyb_ct_lazy<F, true> of small signed integers d (|d| <=
+// 2^14: the gadget digits of the blind rotation for beta <= 15), the first
+// level in exact signed 64-bit arithmetic: that level's twiddle is
+// psi_2F^(F/2) = 2^48 for every F (hyb_exp(0, 0) = 32 in units of psi_128),
+// and |d_a +- 2^48 d_(a+F/2)| <= 2^62 + 2^14 < 2^63: no reduction, only the
+// map of a negative y to y + p (the Goldilocks element it stands for)
+// before the lazy levels. Same outputs (as residues) as hyb_ct_lazy<F, true>
+// of the digits mapped to Goldilocks elements.
+template <int F>
+__device__ __forceinline__ void hyb_ct_digits(const int32_t (&d)[F], uint64_t (&x)[F]) {
+    static_assert(hyb_exp<F, true>(0, 0) == 32 && !hyb_negates<32>() && hyb_s<32>() == 48, "first twisted level is 2^48");
+    hyb_for<F / 2>([&](auto ac) {
+        constexpr int a = decltype(ac)::value, h = F / 2;
+        const int64_t u = d[a], v = (int64_t)((uint64_t)(int64_t)d[a + h] << 48);
+        const int64_t y0 = u + v, y1 = u - v;
+        x[a] = (uint64_t)y0 + (GL_P & (uint64_t)(y0 >> 63));
+        x[a + h] = (uint64_t)y1 + (GL_P & (uint64_t)(y1 >> 63));
+    });
+    hyb_ct_lazy<F, true, 1>(x);
 }
 
 template <int F, bool TWISTED>
@@ -138,6 +161,33 @@ __device__ __forceinline__ void hyb_gs(uint64_t (&x)[F]) {
                 x[a + h] = hyb_tw<E>(lz_sub(v, u));
             } else {
                 x[a + h] = hyb_tw<E>(lz_sub(u, v));
+            }
+        });
+    });
+}
+
+// hyb_gs_ct_lazy: the map of hyb_gs<F, false> (F times the inverse of the
+// cyclic hyb_ct: bit-reversed in, natural out) as a Cooley-Tukey network
+// (decimation in time on the bit-reversed input: level s joins blocks of
+// h = 2^s with the twiddle omega_2h^-j = psi_128^-(64/h)j on the upper
+// operand), so that its butterflies are hyb_ct_lazy's: any input, the
+// twiddled operand reduced to a canonical value, lazy outputs (for a
+// consumer that takes any operand: lz_mul, lz_canon). The twisted inverse
+// keeps the Gentleman-Sande form (its twist is merged into the twiddles).
+template <int F>
+__device__ __forceinline__ void hyb_gs_ct_lazy(uint64_t (&x)[F]) {
+    hyb_for<hyb_lg<F>::v>([&](auto sc) {
+        constexpr int h = 1 << decltype(sc)::value;
+        hyb_for<F / 2>([&](auto bc) {
+            constexpr int b = decltype(bc)::value, g = b / h, j = b % h, a = 2 * g * h + j;
+            constexpr int E = (128 - (64 / h) * j) & 127;
+            const uint64_t u = x[a], w = hyb_tw<E>(x[a + h]);
+            if constexpr (hyb_negates<E>()) {
+                x[a] = lz_sub(u, w);
+                x[a + h] = lz_add(u, w);
+            } else {
+                x[a] = lz_add(u, w);
+                x[a + h] = lz_sub(u, w);
             }
         });
     });

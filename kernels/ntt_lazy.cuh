@@ -174,9 +174,18 @@ LZ_FN uint64_t lz_mul64(uint64_t x) {
     return r;
 }
 
-// lz_mul_pow2<S>: x * 2^S mod p, canonical, x any, 0 <= S < 96 (the
-// shift twiddles: 2^32 and 2^64 by lz_red_small and lz_mul64, the rest of
-// the exponent by one more lz_red_small).
+// lz_mul_pow2<S>: x * 2^S mod p, canonical, x any, 0 <= S < 96 (the shift
+// twiddles), one reduction whatever S:
+//   S <= 32: x * 2^S = hi * 2^64 + lo with hi < 2^32 (lz_red_small);
+//   32 < S < 64: hi = x >> (64 - S) = hh * 2^32 + hl, and as in lz_mul
+//     x * 2^S = lo + hl * eps - hh: lz_red_small(hl, lo) is canonical and
+//     hh < 2^31 < p, so the lazy difference is canonical (lz_sub: on a
+//     borrow the result is u - w + p, in [0, p) for u < w <= p);
+//   64 <= S < 96: with x = xh * 2^(96 - S) + xl, xl < 2^(96 - S):
+//     x * 2^S = xh * 2^96 + (xl * 2^(S - 64)) * 2^64 = h * eps - xh, where
+//     h = xl * 2^(S - 64) = (x mod 2^32) << (S - 64) mod 2^32 < 2^32, so
+//     h * eps <= (2^32 - 1)^2 < p is canonical and xh < 2^(S - 32) <= p
+//     (lz_sub as above; S = 64 is lz_mul64).
 template <int S>
 LZ_FN uint64_t lz_mul_pow2(uint64_t x) {
     static_assert(S >= 0 && S < 96, "lz_mul_pow2 takes 0 <= S < 96");
@@ -187,12 +196,109 @@ LZ_FN uint64_t lz_mul_pow2(uint64_t x) {
     } else if constexpr (S == 32) {
         return lz_red_small((uint32_t)(x >> 32), x << 32);
     } else if constexpr (S < 64) {
-        return lz_mul_pow2<S - 32>(lz_mul_pow2<32>(x));
+        const uint64_t hi = x >> (64 - S);
+        return lz_sub(lz_red_small((uint32_t)hi, x << S), hi >> 32);
     } else if constexpr (S == 64) {
         return lz_mul64(x);
     } else {
-        return lz_mul_pow2<S - 64>(lz_mul64(x));
+        const uint32_t h = (uint32_t)x << (S - 64);
+        return lz_sub((uint64_t)h * LZ_EPS, x >> (96 - S));
     }
+}
+
+// ---------------------------------------------------------------------------
+// The NTT-domain multiply-accumulate of the blind rotation (sum over the
+// TRGSW rows of x * y, x and y any uint64_t) without comparisons: 32-bit
+// multiply-add carry chains into a wide accumulator
+//   T = a + 2^32 b + 2^64 c + 2^96 kb + 2^128 top
+// (a, b, c 64-bit; kb, top 32-bit carry counters). x = x1 2^32 + x0,
+// y = y1 2^32 + y0: x0 y0 goes into a (its carry at 2^64 into c), x1 y1
+// into c (its carry into top) on the same chain, x0 y1 and x1 y0 into b
+// (carries into kb). Every product is below 2^128, so after R products
+// top < R and kb < 2R: exact for R < 2^31. lz_acc_reduce returns T mod p,
+// canonical.
+struct lz_acc {
+    uint64_t a, b, c;
+    uint32_t kb, top;
+};
+
+LZ_FN void lz_acc_zero(lz_acc& s) {
+    s.a = s.b = s.c = 0;
+    s.kb = s.top = 0;
+}
+
+LZ_FN void lz_mac(lz_acc& s, uint64_t x, uint64_t y) {
+#ifdef __CUDA_ARCH__
+    asm("{.reg .u32 x0, x1, y0, y1, a0, a1, b0, b1, c0, c1;\n\t"
+        "mov.b64 {x0, x1}, %5;\n\t"
+        "mov.b64 {y0, y1}, %6;\n\t"
+        "mov.b64 {a0, a1}, %0;\n\t"
+        "mov.b64 {b0, b1}, %1;\n\t"
+        "mov.b64 {c0, c1}, %2;\n\t"
+        "mad.lo.cc.u32 a0, x0, y0, a0;\n\t"
+        "madc.hi.cc.u32 a1, x0, y0, a1;\n\t"
+        "madc.lo.cc.u32 c0, x1, y1, c0;\n\t"
+        "madc.hi.cc.u32 c1, x1, y1, c1;\n\t"
+        "addc.u32 %4, %4, 0;\n\t"
+        "mad.lo.cc.u32 b0, x0, y1, b0;\n\t"
+        "madc.hi.cc.u32 b1, x0, y1, b1;\n\t"
+        "addc.u32 %3, %3, 0;\n\t"
+        "mad.lo.cc.u32 b0, x1, y0, b0;\n\t"
+        "madc.hi.cc.u32 b1, x1, y0, b1;\n\t"
+        "addc.u32 %3, %3, 0;\n\t"
+        "mov.b64 %0, {a0, a1};\n\t"
+        "mov.b64 %1, {b0, b1};\n\t"
+        "mov.b64 %2, {c0, c1};}"
+        : "+l"(s.a), "+l"(s.b), "+l"(s.c), "+r"(s.kb), "+r"(s.top)
+        : "l"(x), "l"(y));
+#else
+    const uint64_t x0 = (uint32_t)x, x1 = x >> 32, y0 = (uint32_t)y, y1 = y >> 32;
+    // a + x0 y0 + 2^64 (c + x1 y1): the chain a0, a1, c0, c1, top
+    const unsigned __int128 lo = (unsigned __int128)s.a + x0 * y0;
+    const unsigned __int128 hi = (unsigned __int128)s.c + x1 * y1 + (uint64_t)(lo >> 64);
+    s.a = (uint64_t)lo;
+    s.c = (uint64_t)hi;
+    s.top += (uint32_t)(hi >> 64);
+    unsigned __int128 m = (unsigned __int128)s.b + x0 * y1;
+    s.b = (uint64_t)m;
+    s.kb += (uint32_t)(m >> 64);
+    m = (unsigned __int128)s.b + x1 * y0;
+    s.b = (uint64_t)m;
+    s.kb += (uint32_t)(m >> 64);
+#endif
+}
+
+// lz_acc_reduce: T mod p, canonical. T = z + 2^64 y + 2^128 w exactly with
+// z = a + 2^32 b0, y = c + b1 + 2^32 kb + carry, w = top + carry (one add
+// chain; w <= top + 1 < 2^32 - 1). With y = y1 2^32 + y0, 2^64 = eps,
+// 2^96 = -1 and 2^128 = -2^32 (DESIGN.md section 3):
+//   T = z + eps y0 - y1 - 2^32 w = lz_red_small(y0, z) - (2^32 w + y1),
+// a canonical value minus one below p (w < 2^32 - 1): canonical (lz_sub).
+LZ_FN uint64_t lz_acc_reduce(const lz_acc& s) {
+    uint64_t z, yw;
+    uint32_t y0;
+#ifdef __CUDA_ARCH__
+    asm("{.reg .u32 a0, a1, b0, b1, c0, c1, w;\n\t"
+        "mov.b64 {a0, a1}, %3;\n\t"
+        "mov.b64 {b0, b1}, %4;\n\t"
+        "mov.b64 {c0, c1}, %5;\n\t"
+        "add.cc.u32 a1, a1, b0;\n\t"
+        "addc.cc.u32 %2, c0, b1;\n\t"
+        "addc.cc.u32 c1, c1, %6;\n\t"
+        "addc.u32 w, %7, 0;\n\t"
+        "mov.b64 %0, {a0, a1};\n\t"
+        "mov.b64 %1, {c1, w};}"
+        : "=l"(z), "=l"(yw), "=r"(y0)
+        : "l"(s.a), "l"(s.b), "l"(s.c), "r"(s.kb), "r"(s.top));
+#else
+    const unsigned __int128 zz = (unsigned __int128)s.a + ((s.b & 0xFFFFFFFFull) << 32);
+    z = (uint64_t)zz;
+    const unsigned __int128 yy = (unsigned __int128)s.c + (s.b >> 32) + ((uint64_t)s.kb << 32) + (uint64_t)(zz >> 64);
+    y0 = (uint32_t)yy;
+    const uint32_t w = s.top + (uint32_t)(yy >> 64);
+    yw = ((uint64_t)w << 32) | (uint32_t)((uint64_t)yy >> 32);
+#endif
+    return lz_sub(lz_red_small(y0, z), yw);
 }
 
 #endif // GOLDFHE_NTT_LAZY_CUH

@@ -107,6 +107,19 @@ static void run(std::mt19937_64& rng, long n, const char* name) {
         for (int i = 0; i < F; i++) {
             if (c[i] != d[i] || d[i] >= P) { if (fails++ < 10) printf("%s gs mismatch it=%ld i=%d\n", name, it, i); break; }
         }
+        // hyb_gs_ct_lazy (cyclic only): the same residues as ref_gs, for
+        // canonical and for any inputs
+        if constexpr (!TW) {
+            uint64_t e[F], g[F];
+            for (int i = 0; i < F; i++) e[i] = (it & 1) ? d[i] ^ (rng() & 0xFFFFFFFF00000000ull) : a[i];
+            for (int i = 0; i < F; i++) g[i] = e[i] % P;
+            ref_gs<F, false>(g);
+            hyb_gs_ct_lazy<F>(e);
+            cases++;
+            for (int i = 0; i < F; i++) {
+                if (lz_canon(e[i]) != g[i]) { if (fails++ < 10) printf("%s gs_ct_lazy mismatch it=%ld i=%d\n", name, it, i); break; }
+            }
+        }
         // hyb_fwd's stage 1: lz_mul of hyb_ct_lazy's outputs = gl_mul of the canonical ones
         {
             uint64_t l[F];
@@ -134,6 +147,45 @@ static void run(std::mt19937_64& rng, long n, const char* name) {
     printf("%-8s %ld transforms each way, %ld failures\n", name, n, fails - f0);
 }
 
+// hyb_ct_digits (the wide blind rotation's stage 1 on gadget digits): the
+// exact first level on signed digits |d| <= 2^14, against ref_ct of the
+// digits mapped to Goldilocks elements (d + p for d < 0); outputs compared
+// as residues (canonicalised; the kernel feeds them to lz_mul, which takes
+// any operand) and through lz_mul against gl_mul of the reference.
+template <int F>
+static void run_digits(std::mt19937_64& rng, long n, const char* name) {
+    long f0 = fails;
+    const int32_t B = 1 << 14;
+    for (long it = 0; it < n; it++) {
+        int32_t d[F];
+        const int mode = it % 5;
+        const int beta = 1 + (int)(rng() % 15);  // beta <= 15: |d| <= 2^(beta-1)
+        const int32_t half = 1 << (beta - 1);
+        for (int i = 0; i < F; i++) {
+            switch (mode) {
+            case 0: d[i] = (int32_t)(rng() % (2 * half)) - half; break;      // digits of beta bits
+            case 1: d[i] = (rng() & 1) ? B : -B; break;                       // extremes
+            case 2: d[i] = (int32_t)(rng() % (2 * B + 1)) - B; break;
+            case 3: d[i] = (int32_t)(rng() % 3) - 1; break;
+            default: d[i] = (rng() % 2) ? -B : (int32_t)(rng() % 128) - 64; break;
+            }
+        }
+        uint64_t m[F], x[F];
+        for (int i = 0; i < F; i++) m[i] = d[i] < 0 ? P - (uint64_t)(-(int64_t)d[i]) : (uint64_t)d[i];
+        ref_ct<F, true>(m);
+        hyb_ct_digits<F>(d, x);
+        cases++;
+        for (int i = 0; i < F; i++) {
+            const uint64_t t = rng() % P;
+            if (lz_canon(x[i]) != m[i] || lz_mul(x[i], t) != gl_mul(m[i], t)) {
+                if (fails++ < 10) printf("%s digits mismatch it=%ld i=%d\n", name, it, i);
+                break;
+            }
+        }
+    }
+    printf("%-8s %ld digit transforms, %ld failures\n", name, n, fails - f0);
+}
+
 int main(int argc, char** argv) {
     long n = argc > 1 ? atol(argv[1]) : 20000;
     std::mt19937_64 rng(20261122);
@@ -147,6 +199,11 @@ int main(int argc, char** argv) {
     run<32, true>(rng, n, "32t");
     run<64, false>(rng, n, "64");
     run<64, true>(rng, n, "64t");
+    run_digits<4>(rng, 20 * n, "4d");
+    run_digits<8>(rng, 50 * n, "8d");
+    run_digits<16>(rng, 20 * n, "16d");
+    run_digits<32>(rng, 5 * n, "32d");
+    run_digits<64>(rng, 2 * n, "64d");
     printf("hybrid_model: %ld cases, %ld failures\n", cases, fails);
     return fails != 0;
 }

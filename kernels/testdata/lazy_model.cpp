@@ -57,6 +57,44 @@ static void check_pair(uint64_t u, uint64_t w) {
     if (u < P - 0xFFFFFFFFull) CHECK(lz_fold_canon(u, 1) == modp(((u128)1 << 64) + u), "fold_canon1 %016llx", X(u));
 }
 
+// lz_mac / lz_acc_reduce: sums of R products of any operands, against the
+// exact 256-bit sum (two __int128 halves) reduced mod p, and against the
+// kernels' previous bs_mac_acc + gl_reduce192 (copied below) for canonical
+// operands.
+static void old_mac(uint64_t& lo, uint64_t& hi, uint64_t& top, uint64_t x, uint64_t y) {
+    const uint64_t pl = x * y;
+    const uint64_t ph = (uint64_t)(((u128)x * y) >> 64);
+    lo += pl;
+    const uint64_t h = ph + (lo < pl ? 1 : 0);
+    hi += h;
+    top += hi < h ? 1 : 0;
+}
+static uint64_t old_reduce192(uint64_t z, uint64_t y, uint64_t w) {
+    // gl_sub(gl_reduce128(y, z), gl_mul_2_32(w)), all canonical steps
+    const uint64_t a = modp(((u128)y << 64) + z), b = modp((u128)w << 32);
+    return a >= b ? a - b : a + P - b;
+}
+static void check_mac(const uint64_t* x, const uint64_t* y, int R) {
+    lz_acc s;
+    lz_acc_zero(s);
+    u128 lo = 0, hi = 0;  // exact sum = lo + 2^128 hi
+    bool canon = true;
+    uint64_t ol = 0, oh = 0, ot = 0;
+    for (int r = 0; r < R; r++) {
+        lz_mac(s, x[r], y[r]);
+        const u128 pr = (u128)x[r] * y[r];
+        lo += pr;
+        hi += lo < pr;
+        canon = canon && x[r] < P && y[r] < P;
+        old_mac(ol, oh, ot, x[r], y[r]);
+    }
+    // (lo + 2^128 hi) mod p, 2^128 = p - 2^32 (mod p)
+    const uint64_t want = (uint64_t)((lo % P + (hi % P) * (u128)(P - 0x100000000ull)) % P);
+    const uint64_t got = lz_acc_reduce(s);
+    CHECK(got == want, "mac R=%d got %016llx want %016llx", R, X(got), X(want));
+    if (canon) CHECK(got == old_reduce192(ol, oh, ot), "mac vs old R=%d", R);
+}
+
 int main(int argc, char** argv) {
     long n = argc > 1 ? atol(argv[1]) : 200000;
     std::mt19937_64 rng(12345);
@@ -83,6 +121,30 @@ int main(int argc, char** argv) {
         CHECK(lz_canon(u) == u % P, "canon");
         CHECK(lz_mul64(u) == modp((u128)(u % P) * pow2mod(64)), "mul64 %016llx", X(u));
         if (i % 16 == 0) check_pow2_all(u, std::make_integer_sequence<int, 96>{});
+    }
+    {
+        const long m0 = checks;
+        uint64_t x[16], y[16];
+        for (int i = 0; i < NX; i++)
+            for (int j = 0; j < NX; j++) {
+                for (int r = 0; r < 16; r++) { x[r] = ext[i]; y[r] = ext[j]; }
+                for (int R = 1; R <= 16; R++) check_mac(x, y, R);
+            }
+        for (long i = 0; i < 4 * n; i++) {
+            const int R = 1 + (int)(rng() % 12);
+            for (int r = 0; r < R; r++) {
+                switch ((i + r) % 6) {
+                case 0: x[r] = rng(); y[r] = rng(); break;                          // any
+                case 1: x[r] = rng() % P; y[r] = rng() % P; break;                  // canonical
+                case 2: x[r] = ext[rng() % NX]; y[r] = ext[rng() % NX]; break;
+                case 3: x[r] = ~0ull - (rng() & 0xFFFF); y[r] = ~0ull - (rng() & 0xFFFF); break;
+                case 4: x[r] = P - 1 - (rng() & 0xFFFF); y[r] = P - 1 - (rng() & 0xFFFF); break;
+                default: x[r] = rng() | 0xFFFFFFFF00000000ull; y[r] = rng() & 0xFFFFFFFF0000FFFFull; break;
+                }
+            }
+            check_mac(x, y, R);
+        }
+        printf("lz_mac: %ld checks\n", checks - m0);
     }
     printf("lazy_model: %ld checks, %ld failures\n", checks, fails);
     return fails != 0;

@@ -1,0 +1,66 @@
+# Local SASS count of the wide blind rotation (kernels/NOTES.md): warp
+# instructions per CMux step and sample of goldfhe_bs_wide_8x8x16_k1_l3_t64,
+# each barrier-to-barrier segment weighted by its warp-iterations (A1 24,
+# A2 24, A3 12, B 32, C3 4, C2 8, C1 8: 384 threads, 64 per polynomial).
+#   cuobjdump -sass -fun goldfhe_bs_wide_8x8x16_k1_l3_t64 x.cubin > x.sass
+#   python3 kernels/testdata/sass_count.py x.sass
+import re, sys, collections
+# usage: count.py file.sass [kernel]
+ALU = {'IADD3','LOP3','SHF','SEL','ISETP','LEA','PRMT','IMNMX','FLO','POPC','PLOP3','P2R','R2P','IABS','BREV','SGXT','BMSK','LEA.HI','ICMP','VIADD','IADD'}
+def cat(op):
+    base = op.split('.')[0]
+    if base == 'IMAD':
+        return 'FMAW' if '.WIDE' in op else 'FMA'
+    if base in ALU: return 'ALU'
+    if base in ('LDS','STS','LDG','STG','LD','ST','LDL','STL','ATOMS'): return 'LSU'
+    if base in ('MOV','S2R','CS2R','S2UR','ULDC','UMOV','R2UR','NOP','BAR','BRA','WARPSYNC','BSSY','BSYNC','EXIT','ULOP3','UIADD3','USHF','UIMAD','ULEA','UISETP','USEL','DEPBAR','YIELD'):
+        if base.startswith('U') or base in ('S2UR','R2UR','ULDC'): return 'UNI'
+        return 'MISC'
+    return 'OTHER:'+base
+lines = open(sys.argv[1]).read().split('\n')
+ins = []
+for l in lines:
+    m = re.match(r'\s+/\*([0-9a-f]{4,})\*/\s+(@!?U?P\w+\s+)?([A-Z0-9_.]+)\s*(.*?);', l)
+    if m:
+        ins.append((int(m.group(1),16), m.group(3), m.group(4), l))
+addr_idx = {a:i for i,(a,_,_,_) in enumerate(ins)}
+bars = [i for i,(a,op,_,_) in enumerate(ins) if op.startswith('BAR.SYNC')]
+# iter loop: the backward branch after the last-but-one BAR... find branch target of the branch just after the 8th bar
+# segments: from bars[1]+1 .. bars[8] inclusive (7 segments, A1..C1) for bsw kernels with 9 bars
+W = [float(x) for x in sys.argv[2].split(',')] if len(sys.argv) > 2 else [24,24,12,32,4,8,8]
+nseg = len(W)
+tot = collections.Counter(); names=['A1','A2','A3','B','C3','C2','C1']
+# find the iter loop start: the backward branch after bars[nseg+1-?]
+start = bars[0]+1
+seg_bounds = []
+for s in range(nseg):
+    seg_bounds.append((start, bars[s+1]))
+    start = bars[s+1]+1
+for s,(b,e) in enumerate(seg_bounds):
+    # find backward loops inside segment
+    c_in = collections.Counter(); c_out = collections.Counter()
+    loops = []
+    for i in range(b, e+1):
+        a,op,args,_ = ins[i]
+        if op == 'BRA':
+            t = re.match(r'(0x[0-9a-f]+)', args.strip())
+            if t:
+                ta = int(t.group(1),16)
+                if ta < a and ta in addr_idx and addr_idx[ta] >= b:
+                    loops.append((addr_idx[ta], i))
+    for i in range(b, e+1):
+        op = ins[i][1]
+        inloop = any(lb <= i <= le for lb,le in loops)
+        (c_in if inloop else c_out)[cat(op)] += 1
+    w = W[s]
+    # outside-loop: weight 12 warps (all), in-loop: w
+    seg = collections.Counter()
+    if loops:
+        for k,v in c_in.items(): seg[k] += v*w
+        for k,v in c_out.items(): seg[k] += v*12
+    else:
+        for k,v in c_out.items(): seg[k] += v*w
+    tot += seg
+    body = sum(c_in.values()) if loops else sum(c_out.values())
+    print(f"{names[s] if s<7 else s}: loops={len(loops)} body={body} out={sum(c_out.values())} body ALU={c_in['ALU'] if loops else c_out['ALU']} FMA={c_in['FMA'] if loops else c_out['FMA']} FMAW={c_in['FMAW'] if loops else c_out['FMAW']} LSU={c_in['LSU'] if loops else c_out['LSU']} weighted total={sum(seg.values()):.0f} ALU={seg['ALU']:.0f}")
+print("per CMux step per sample (warp instr): total=%d ALU=%d FMA=%d FMAW=%d LSU=%d MISC=%d UNI=%d other=%s" % (sum(tot.values()), tot['ALU'], tot['FMA'], tot['FMAW'], tot['LSU'], tot['MISC'], tot['UNI'], {k:v for k,v in tot.items() if k.startswith('OTHER')}))

@@ -157,23 +157,37 @@ type GPU struct {
 }
 
 // gpuBuffers are the engine's device and pinned host memory, allocated once
-// by NewGPU for maxBatch samples. abar, acc, dec and prod are the unfused
-// kernels' working memory: nil on the fused path, which keeps them on chip.
+// by NewGPU for maxBatch samples per slot. abar, acc, dec and prod are the
+// step kernels' working memory: nil on the wide and fused paths, which
+// keep them on chip.
 type gpuBuffers struct {
 	bk   *kernels.DeviceBuffer[uint64] // NTT-domain bootstrapping key, shape.BKLen()
 	ksk  *kernels.DeviceBuffer[uint32] // key-switching table, shape.KSTableLen()
-	in   *kernels.DeviceBuffer[uint32] // input samples, maxBatch × (n+1)
 	abar *kernels.DeviceBuffer[uint32] // rotation amounts, maxBatch × n
 	acc  *kernels.DeviceBuffer[uint32] // accumulators, maxBatch × (k+1)·N
 	dec  *kernels.DeviceBuffer[uint64] // digit polynomials, maxBatch × (k+1)·l·N
 	prod *kernels.DeviceBuffer[uint64] // external-product columns, maxBatch × (k+1)·N
-	ext  *kernels.DeviceBuffer[uint32] // extracted samples, maxBatch × (k·N+1)
 	// wideTables are the wide kernel's twiddle tables (WideShape.TablesLen).
 	wideTables *kernels.DeviceBuffer[uint64]
-	out        *kernels.DeviceBuffer[uint32] // key-switched samples, maxBatch × (n+1)
+	// slots are the pipeline's stages (two with the one-launch kernels,
+	// whose passes share nothing else; one with the step kernels).
+	slots []passSlot
+}
+
+// passSlot holds one pass in flight: its samples on the device and staged
+// in pinned host memory, and the stream its copies and kernels run on.
+type passSlot struct {
+	in  *kernels.DeviceBuffer[uint32] // input samples, maxBatch × (n+1)
+	ext *kernels.DeviceBuffer[uint32] // extracted samples, maxBatch × (k·N+1)
+	out *kernels.DeviceBuffer[uint32] // key-switched samples, maxBatch × (n+1)
 	// hostIn and hostOut stage samples on the host, maxBatch × (max(n, k·N)+1):
-	// pinned, so that the copies run at full bus speed.
+	// pinned, so that the copies run at full bus speed and asynchronously.
 	hostIn, hostOut *kernels.HostPinned[uint32]
+	stream          *kernels.Stream
+	// The pass in flight: its outputs, to fill from hostOut once the
+	// stream is done, and the width of each output sample.
+	pending []*tfhe.TLWE
+	outW    int
 }
 
 func (b *gpuBuffers) free() error {
@@ -183,14 +197,24 @@ func (b *gpuBuffers) free() error {
 			errs = append(errs, d.Free())
 		}
 	}
-	for _, d := range []*kernels.DeviceBuffer[uint32]{b.ksk, b.in, b.abar, b.acc, b.ext, b.out} {
+	for _, d := range []*kernels.DeviceBuffer[uint32]{b.ksk, b.abar, b.acc} {
 		if d != nil {
 			errs = append(errs, d.Free())
 		}
 	}
-	for _, h := range []*kernels.HostPinned[uint32]{b.hostIn, b.hostOut} {
-		if h != nil {
-			errs = append(errs, h.Free())
+	for _, sl := range b.slots {
+		for _, d := range []*kernels.DeviceBuffer[uint32]{sl.in, sl.ext, sl.out} {
+			if d != nil {
+				errs = append(errs, d.Free())
+			}
+		}
+		for _, h := range []*kernels.HostPinned[uint32]{sl.hostIn, sl.hostOut} {
+			if h != nil {
+				errs = append(errs, h.Free())
+			}
+		}
+		if sl.stream != nil {
+			errs = append(errs, sl.stream.Close())
 		}
 	}
 	*b = gpuBuffers{}
@@ -373,8 +397,13 @@ func (e *GPU) init(ck *tfhe.CloudKey, maxBatch int, auto bool) error {
 		}
 	}
 	// The batch size: what half the free memory holds, at most the default.
-	// The wide and fused kernels need no working memory on the device.
-	per := perSampleBytes(s, !e.unfuse)
+	// The wide and fused kernels need no working memory on the device; they
+	// run passes in two slots.
+	nslots := 2
+	if e.unfuse {
+		nslots = 1
+	}
+	per := nslots * perSampleBytes(s, !e.unfuse)
 	if maxBatch == 0 {
 		free, _, err := ctx.MemInfo()
 		if err != nil {
@@ -392,14 +421,27 @@ func (e *GPU) init(ck *tfhe.CloudKey, maxBatch int, auto bool) error {
 	}
 	n, N, kn := s.LWEDim, s.N(), s.ExtractedDim()
 	wide := max(n, kn) + 1
-	allocs := []struct {
-		dst  **kernels.DeviceBuffer[uint32]
-		size int
-	}{
-		{&e.buf.in, n + 1}, {&e.buf.ext, kn + 1}, {&e.buf.out, n + 1},
-	}
-	for _, a := range allocs {
-		if *a.dst, err = kernels.Alloc[uint32](ctx, maxBatch*a.size); err != nil {
+	e.buf.slots = make([]passSlot, nslots)
+	for i := range e.buf.slots {
+		sl := &e.buf.slots[i]
+		allocs := []struct {
+			dst  **kernels.DeviceBuffer[uint32]
+			size int
+		}{
+			{&sl.in, n + 1}, {&sl.ext, kn + 1}, {&sl.out, n + 1},
+		}
+		for _, a := range allocs {
+			if *a.dst, err = kernels.Alloc[uint32](ctx, maxBatch*a.size); err != nil {
+				return err
+			}
+		}
+		if sl.hostIn, err = kernels.AllocHost[uint32](ctx, maxBatch*wide); err != nil {
+			return err
+		}
+		if sl.hostOut, err = kernels.AllocHost[uint32](ctx, maxBatch*wide); err != nil {
+			return err
+		}
+		if sl.stream, err = ctx.NewStream(); err != nil {
 			return err
 		}
 	}
@@ -416,12 +458,6 @@ func (e *GPU) init(ck *tfhe.CloudKey, maxBatch int, auto bool) error {
 		if e.buf.prod, err = kernels.Alloc[uint64](ctx, unfused*(s.K+1)*N); err != nil {
 			return err
 		}
-	}
-	if e.buf.hostIn, err = kernels.AllocHost[uint32](ctx, maxBatch*wide); err != nil {
-		return err
-	}
-	if e.buf.hostOut, err = kernels.AllocHost[uint32](ctx, maxBatch*wide); err != nil {
-		return err
 	}
 	return nil
 }
@@ -559,6 +595,11 @@ func (e *GPU) Close() error {
 // Arguments are checked before any work (no output is written on such an
 // error); a device error in a later pass leaves the outputs of the earlier
 // passes written.
+//
+// With two slots the passes are pipelined: while one pass's blind rotation
+// runs, the host stages the next pass's inputs and the previous pass's
+// outputs, and the copies and key switching of one pass overlap the
+// kernels of the other (each slot has its own stream).
 func (e *GPU) run(op opKind, out, in []*tfhe.TLWE, mu torus.Torus32) error {
 	if e == nil || e.name == "" {
 		return ErrNotInitialized
@@ -573,17 +614,62 @@ func (e *GPU) run(op opKind, out, in []*tfhe.TLWE, mu torus.Torus32) error {
 	}
 	e.pipe.Lock()
 	defer e.pipe.Unlock()
-	for lo := 0; lo < len(in); lo += e.maxBatch {
-		hi := min(lo+e.maxBatch, len(in))
-		if err := e.pass(op, out[lo:hi], in[lo:hi], mu); err != nil {
-			return fmt.Errorf("bootstrap: GPU (%s): %w", e.info.Name, err)
+	slots := e.buf.slots
+	chunk := e.passSize(len(in))
+	var err error
+	for i, lo := 0, 0; lo < len(in) && err == nil; i, lo = i+1, lo+chunk {
+		sl := &slots[i%len(slots)]
+		if err = e.finish(sl); err != nil {
+			break
+		}
+		hi := min(lo+chunk, len(in))
+		err = e.enqueue(sl, op, out[lo:hi], in[lo:hi], mu)
+	}
+	for i := range slots { // drain: no pass stays in flight after a call
+		err = errors.Join(err, e.finish(&slots[i]))
+	}
+	if err != nil {
+		return fmt.Errorf("bootstrap: GPU (%s): %w", e.info.Name, err)
+	}
+	return nil
+}
+
+// passSize is the samples per pass for a call of count: everything in one
+// pass up to minPipelined samples (splitting a small call only adds
+// latency), else passes of a quarter of the call, at least minPipelined
+// and at most maxBatch, so that the two slots overlap.
+func (e *GPU) passSize(count int) int {
+	minPipelined := 4 * e.info.SMs // passes that still fill the GPU
+	if len(e.buf.slots) < 2 || count <= 2*minPipelined {
+		return min(count, e.maxBatch)
+	}
+	return min(max((count+3)/4, minPipelined), e.maxBatch)
+}
+
+// finish waits for sl's pass in flight, if any, and writes its outputs.
+func (e *GPU) finish(sl *passSlot) error {
+	if sl.pending == nil {
+		return nil
+	}
+	out, w := sl.pending, sl.outW
+	sl.pending = nil
+	if err := sl.stream.Synchronize(); err != nil {
+		return err
+	}
+	got := sl.hostOut.Slice()[:len(out)*w]
+	for i, c := range out {
+		src := got[i*w : (i+1)*w]
+		for j := range c.Value {
+			c.Value[j] = torus.Torus32(src[j])
 		}
 	}
 	return nil
 }
 
-// pass runs one device pass over len(in) ≤ maxBatch samples.
-func (e *GPU) pass(op opKind, out, in []*tfhe.TLWE, mu torus.Torus32) error {
+// enqueue stages len(in) ≤ maxBatch samples in sl and enqueues the pass
+// on sl's stream: upload, blind rotation and extraction, key switching,
+// download. finish(sl) completes it.
+func (e *GPU) enqueue(sl *passSlot, op opKind, out, in []*tfhe.TLWE, mu torus.Torus32) error {
 	count := len(in)
 	s := e.shape
 	n, kn := s.LWEDim, s.ExtractedDim()
@@ -594,67 +680,65 @@ func (e *GPU) pass(op opKind, out, in []*tfhe.TLWE, mu torus.Torus32) error {
 	case opKeySwitch:
 		inW = kn + 1
 	}
+	st := sl.stream
 	// Upload: the samples one after another, through pinned memory.
-	host := e.buf.hostIn.Slice()[:count*inW]
+	host := sl.hostIn.View(0, count*inW)
+	staged := host.Slice()
 	for i, c := range in {
-		dst := host[i*inW : (i+1)*inW]
+		dst := staged[i*inW : (i+1)*inW]
 		for j, v := range c.Value {
 			dst[j] = uint32(v)
 		}
 	}
-	src := e.buf.in
+	src := sl.in
 	if op == opKeySwitch {
-		src = e.buf.ext
+		src = sl.ext
 	}
-	if err := src.View(0, len(host)).CopyFromHost(host); err != nil {
+	if err := src.View(0, count*inW).CopyFromHostAsync(host, st); err != nil {
 		return err
 	}
 	// Blind rotation and sample extraction.
-	kind := e.kernelFor()
-	if op != opKeySwitch && kind == BlindRotationWide {
-		if err := e.bsk.BlindRotateWide(nil, s, e.wideFor(count), e.buf.in, e.buf.bk, e.buf.wideTables, e.buf.ext, uint32(mu), count); err != nil {
-			return err
-		}
-	} else if op != opKeySwitch && kind == BlindRotationFused {
-		fwd, inv := e.fused.HybridTables()
-		f := e.cpuPlan.Factors()
-		if err := e.bsk.BlindRotateFused(nil, s, f[0], f[1], e.buf.in, e.buf.bk, fwd, inv, e.buf.ext, uint32(mu), count); err != nil {
-			return err
-		}
-	} else if op != opKeySwitch {
-		if err := e.blindRotate(count, mu); err != nil {
-			return err
-		}
-		if err := e.bsk.Extract(nil, s, e.buf.acc, e.buf.ext, count); err != nil {
-			return err
+	if op != opKeySwitch {
+		switch e.kernelFor() {
+		case BlindRotationWide:
+			if err := e.bsk.BlindRotateWide(st, s, e.wideFor(count), sl.in, e.buf.bk, e.buf.wideTables, sl.ext, uint32(mu), count); err != nil {
+				return err
+			}
+		case BlindRotationFused:
+			fwd, inv := e.fused.HybridTables()
+			f := e.cpuPlan.Factors()
+			if err := e.bsk.BlindRotateFused(st, s, f[0], f[1], sl.in, e.buf.bk, fwd, inv, sl.ext, uint32(mu), count); err != nil {
+				return err
+			}
+		default:
+			if err := e.blindRotate(st, sl.in, count, mu); err != nil {
+				return err
+			}
+			if err := e.bsk.Extract(st, s, e.buf.acc, sl.ext, count); err != nil {
+				return err
+			}
 		}
 	}
 	// Key switching.
-	res := e.buf.ext
+	res := sl.ext
 	if op != opBootstrapNoKS {
-		if err := e.bsk.KeySwitch(nil, s, e.buf.out, e.buf.ext, e.buf.ksk, count); err != nil {
+		if err := e.bsk.KeySwitch(st, s, sl.out, sl.ext, e.buf.ksk, count); err != nil {
 			return err
 		}
-		res = e.buf.out
+		res = sl.out
 	}
-	// Download (a synchronous copy: it waits for the kernels before it).
-	got := e.buf.hostOut.Slice()[:count*outW]
-	if err := res.View(0, len(got)).CopyToHost(got); err != nil {
+	// Download, on the same stream: finish waits for it.
+	if err := res.View(0, count*outW).CopyToHostAsync(sl.hostOut.View(0, count*outW), st); err != nil {
 		return err
 	}
-	for i, c := range out {
-		src := got[i*outW : (i+1)*outW]
-		for j := range c.Value {
-			c.Value[j] = torus.Torus32(src[j])
-		}
-	}
+	sl.pending, sl.outW = out, outW
 	return nil
 }
 
 // clusterMax is the largest pass that runs the cluster kernel: every block
 // of every cluster on an SM of its own. Beyond, the wide kernel's one block
 // per sample wins (kernel BenchmarkBlindRotate on an H200, TFHELib128: 66
-// samples 8.1 against 9.3 ms, 132 samples 10.5 against 9.2 ms).
+// samples 5.8 against 7.8 ms, 132 samples 8.9 against 7.7 ms).
 func (e *GPU) clusterMax() int { return e.info.SMs / (e.shape.K + 1) }
 
 // wideFor returns the wide-family kernel for a pass of count samples.
@@ -678,12 +762,13 @@ func (e *GPU) kernelFor() BlindRotation {
 	return BlindRotationUnfused
 }
 
-// blindRotate runs modulus switching and the n CMux steps of blind rotation
-// on the count samples in buf.in, leaving the accumulators in buf.acc.
-func (e *GPU) blindRotate(count int, mu torus.Torus32) error {
+// blindRotate enqueues on st modulus switching and the n CMux steps of
+// blind rotation (the step kernels) on the count samples in in, leaving
+// the accumulators in buf.acc.
+func (e *GPU) blindRotate(st *kernels.Stream, in *kernels.DeviceBuffer[uint32], count int, mu torus.Torus32) error {
 	s := e.shape
 	b := &e.buf
-	if err := e.bsk.Init(nil, s, b.in, b.abar, b.acc, uint32(mu), count); err != nil {
+	if err := e.bsk.Init(st, s, in, b.abar, b.acc, uint32(mu), count); err != nil {
 		return err
 	}
 	N := s.N()
@@ -694,19 +779,19 @@ func (e *GPU) blindRotate(count int, mu torus.Torus32) error {
 		plan = e.small // same NTT-domain layout, so the same key
 	}
 	for i := range s.LWEDim {
-		if err := e.bsk.RotateDecompose(nil, s, b.acc, b.abar, b.dec, i, count); err != nil {
+		if err := e.bsk.RotateDecompose(st, s, b.acc, b.abar, b.dec, i, count); err != nil {
 			return err
 		}
-		if err := plan.Forward(nil, digits); err != nil {
+		if err := plan.Forward(st, digits); err != nil {
 			return err
 		}
-		if err := e.bsk.MAC(nil, s, b.dec, b.bk, b.prod, i, count); err != nil {
+		if err := e.bsk.MAC(st, s, b.dec, b.bk, b.prod, i, count); err != nil {
 			return err
 		}
-		if err := plan.Inverse(nil, cols); err != nil {
+		if err := plan.Inverse(st, cols); err != nil {
 			return err
 		}
-		if err := e.bsk.AddCentered(nil, b.acc, b.prod, cols.Count*N); err != nil {
+		if err := e.bsk.AddCentered(st, b.acc, b.prod, cols.Count*N); err != nil {
 			return err
 		}
 	}

@@ -75,8 +75,8 @@
 // it after the call has returned. Both kinds are released explicitly with
 // Free (no finalizers: the GPU may still be using memory the Go program no
 // longer references); a use after Free returns an error wrapping ErrFreed.
-// Views (DeviceBuffer.View) share their buffer's memory and its freed
-// state. Context.Stats counts live buffers, streams, events and modules.
+// Views (DeviceBuffer.View, HostPinned.View) share their buffer's memory
+// and its freed state. Context.Stats counts live buffers, streams, events and modules.
 // Never ask for managed memory: it is not bound here.
 //
 // # Kernels and the fatbin
@@ -96,9 +96,21 @@
 //     the batched small-point transforms of the paper's Table 1.
 //   - ntt_hybrid.cuh: the tuned two-stage NTT (one warp per polynomial, each
 //     small transform an in-register network of shift twiddles).
+//   - ntt_lazy.cuh: lazy Goldilocks operations (any 64-bit value inside a
+//     network, carry folds instead of compare-and-select, shift twiddles and
+//     the multiply-accumulate as 32-bit multiply-add chains on the FMA pipe),
+//     checked on the host by the models in testdata/.
 //   - bootstrap.cuh: the gate-bootstrapping steps (modulus switching, rotate
 //     and decompose, NTT-domain multiply-accumulate, centred add, sample
-//     extraction, key switching).
+//     extraction, key switching), one kernel each.
+//   - bootstrap_step.cuh, bootstrap_fused.cuh, bootstrap_cluster.cuh: the
+//     whole blind rotation of a batch in one launch, the accumulator in
+//     shared memory: one block of (k+1)·l warps per sample (fused), one
+//     block of N/16 or N/8 threads per polynomial (wide), or a thread-block
+//     cluster of k+1 blocks per sample exchanging digit rows through
+//     distributed shared memory (cluster, sm_90 only). BootstrapKernels'
+//     BlindRotateFused and BlindRotateWide run them (FusedShapes,
+//     WideShapes, WideFor).
 //
 // Every NTT kernel is bit for bit the transform of a smallntt.Plan (one
 // NTT-domain layout for all plans of a size; see smallntt.Plan); package

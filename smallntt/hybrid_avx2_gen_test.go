@@ -16,8 +16,10 @@ import (
 // butterflies. Every vector routine below mirrors a scalar helper of
 // field.go/field_shift.go lane by lane, with the same input and output
 // ranges. Unsigned comparisons use VPCMPGTQ on operands with the sign bit
-// flipped (x ^ 2^63); an all-ones compare mask ANDed with ε is ε (VPAND runs on
-// every vector pipe, shifts on two).
+// flipped (x ^ 2^63), and between the levels of a kernel the values are kept
+// flipped ("biased", see flip) so that each carry or borrow check is one
+// compare; an all-ones compare mask ANDed with ε is ε (VPAND runs on every
+// vector pipe, shifts on two).
 //
 // Registers: Y15 = 2^63 (sign), Y14 = (P−1) ^ 2^63, Y13 = ε = 2^32 − 1;
 // Y0–Y3 hold butterfly operands, Y4–Y12 are scratch.
@@ -84,129 +86,157 @@ const (
 	yEps  = "Y13"
 )
 
-// carryFixAdd: s ← s + ε if old >u s (the addition old + … wrapped).
-func (g *avxGen) carryFixAdd(old, s, t0, t1 string) {
-	g.op("VPXOR %s, %s, %s", ySign, old, t0)
-	g.op("VPXOR %s, %s, %s", ySign, s, t1)
-	g.op("VPCMPGTQ %s, %s, %s", t1, t0, t0) // t0 = old^S > s^S
+// Biased values. Inside a kernel the values between levels are kept as
+// x ^ 2^63 ("biased", written xs): adding 2^63 mod 2^64 commutes with
+// additions, so xs + t is the biased x + t, and an unsigned comparison of
+// two values is one signed VPCMPGTQ of their biased forms. A carry of
+// x + t (t any) shows as xs + t <s xs, a borrow of x − t as xs − t >s xs:
+// each addition or subtraction with its ±ε correction is four ops. Every
+// unsigned word is the one the unbiased helpers of field.go compute; only
+// its storage differs, so kernels' outputs are the same bits as before.
+// A value is unbiased again by one more XOR where a multiplication or a
+// kernel's output needs it.
+
+// flip: dst = src ^ 2^63 (bias or unbias).
+func (g *avxGen) flip(src, dst string) { g.op("VPXOR %s, %s, %s", ySign, src, dst) }
+
+// reduceB: r ← x mod P (canonical, unbiased) from xs biased, x any.
+// r distinct from t0; r may be xs.
+func (g *avxGen) reduceB(xs, r, t0 string) {
+	g.op("VPCMPGTQ %s, %s, %s", yPm1s, xs, t0) // x >u P − 1
 	g.op("VPAND %s, %s, %s", yEps, t0, t0)
-	g.op("VPADDQ %s, %s, %s", t0, s, s)
+	g.flip(xs, r)
+	g.op("VPADDQ %s, %s, %s", t0, r, r) // x + ε ≡ x − P (mod 2^64)
 }
 
-// reduce: x ← x mod P (canonical), x any.
-func (g *avxGen) reduce(x, t0 string) {
-	g.op("VPXOR %s, %s, %s", ySign, x, t0)
-	g.op("VPCMPGTQ %s, %s, %s", yPm1s, t0, t0) // x ≥ P
+// addB: rs = as + b with one carry correction (b ≤ P, so that it cannot
+// wrap again: field.go's addT); as biased, b unbiased, rs biased.
+func (g *avxGen) addB(as, b, rs, t0 string) {
+	g.op("VPADDQ %s, %s, %s", b, as, rs)
+	g.op("VPCMPGTQ %s, %s, %s", rs, as, t0) // carry: as >s rs
 	g.op("VPAND %s, %s, %s", yEps, t0, t0)
-	g.op("VPADDQ %s, %s, %s", t0, x, x) // x + ε ≡ x − P (mod 2^64)
+	g.op("VPADDQ %s, %s, %s", t0, rs, rs)
 }
 
-// addT/subT pair (butterfly): s = x + t, d = x − t, t ≤ P, x any (field.go).
-func (g *avxGen) addSubT(x, t, s, d, t0, t1, t2 string) {
-	g.op("VPADDQ %s, %s, %s", t, x, s)
-	g.op("VPSUBQ %s, %s, %s", t, x, d)
-	g.op("VPXOR %s, %s, %s", ySign, x, t0) // x^S
-	g.op("VPXOR %s, %s, %s", ySign, s, t1)
-	g.op("VPCMPGTQ %s, %s, %s", t1, t0, t1) // carry: x >u s
-	g.op("VPAND %s, %s, %s", yEps, t1, t1)
-	g.op("VPADDQ %s, %s, %s", t1, s, s)
-	g.op("VPXOR %s, %s, %s", ySign, t, t2)
-	g.op("VPCMPGTQ %s, %s, %s", t0, t2, t2) // borrow: t >u x
-	g.op("VPAND %s, %s, %s", yEps, t2, t2)
-	g.op("VPSUBQ %s, %s, %s", t2, d, d)
+// subB: rs = as − b with one borrow correction (b ≤ P: subT).
+func (g *avxGen) subB(as, b, rs, t0 string) {
+	g.op("VPSUBQ %s, %s, %s", b, as, rs)
+	g.op("VPCMPGTQ %s, %s, %s", as, rs, t0) // borrow: rs >s as
+	g.op("VPAND %s, %s, %s", yEps, t0, t0)
+	g.op("VPSUBQ %s, %s, %s", t0, rs, rs)
 }
 
-// addLazy: s = x + y, both any (two corrections, as addLazy). s distinct
-// from x and y.
-func (g *avxGen) addLazy(x, y, s, t0, t1, t2 string) {
-	g.op("VPADDQ %s, %s, %s", y, x, s)      // s1
-	g.op("VPXOR %s, %s, %s", ySign, x, t0)  // x^S
-	g.op("VPXOR %s, %s, %s", ySign, s, t1)  // s1^S
-	g.op("VPCMPGTQ %s, %s, %s", t1, t0, t0) // c1: x >u s1
+// addLazyB: rs = as + b, both any (two corrections, as addLazy); rs
+// distinct from as and b.
+func (g *avxGen) addLazyB(as, b, rs, t0, t1 string) {
+	g.op("VPADDQ %s, %s, %s", b, as, rs)    // s1
+	g.op("VPCMPGTQ %s, %s, %s", rs, as, t0) // c1: as >s s1
 	g.op("VPAND %s, %s, %s", yEps, t0, t0)
-	g.op("VPADDQ %s, %s, %s", t0, s, t2)    // s2 = s1 + ε·c1
-	g.op("VPXOR %s, %s, %s", ySign, t2, t0) // s2^S
-	g.op("VPCMPGTQ %s, %s, %s", t0, t1, t1) // c2: s1 >u s2
-	g.op("VPAND %s, %s, %s", yEps, t1, t1)
-	g.op("VPADDQ %s, %s, %s", t1, t2, s)
+	g.op("VPADDQ %s, %s, %s", t0, rs, t1)   // s2
+	g.op("VPCMPGTQ %s, %s, %s", t1, rs, t0) // c2: s1 >s s2
+	g.op("VPAND %s, %s, %s", yEps, t0, t0)
+	g.op("VPADDQ %s, %s, %s", t0, t1, rs)
 }
 
-// subLazy: d = x − y, both any (two corrections). d distinct from x, y.
-func (g *avxGen) subLazy(x, y, d, t0, t1, t2 string) {
-	g.op("VPSUBQ %s, %s, %s", y, x, d)
-	g.op("VPXOR %s, %s, %s", ySign, x, t0)
-	g.op("VPXOR %s, %s, %s", ySign, y, t1)
-	g.op("VPCMPGTQ %s, %s, %s", t0, t1, t0) // borrow: y >u x
+// subLazyB: rs = as − b, both any (two corrections, as subLazy).
+func (g *avxGen) subLazyB(as, b, rs, t0, t1 string) {
+	g.op("VPSUBQ %s, %s, %s", b, as, rs)    // d1
+	g.op("VPCMPGTQ %s, %s, %s", as, rs, t0) // b1: d1 >s as
 	g.op("VPAND %s, %s, %s", yEps, t0, t0)
-	g.op("VPSUBQ %s, %s, %s", t0, d, t2) // t2 = d − ε·b
-	g.op("VPXOR %s, %s, %s", ySign, d, t1)
-	g.op("VPXOR %s, %s, %s", ySign, t2, t0)
-	g.op("VPCMPGTQ %s, %s, %s", t1, t0, t0) // wrapped again: t2 >u d
+	g.op("VPSUBQ %s, %s, %s", t0, rs, t1)   // d2
+	g.op("VPCMPGTQ %s, %s, %s", rs, t1, t0) // b2: d2 >s d1
 	g.op("VPAND %s, %s, %s", yEps, t0, t0)
-	g.op("VPSUBQ %s, %s, %s", t0, t2, d)
+	g.op("VPSUBQ %s, %s, %s", t0, t1, rs)
 }
 
-// red128: r = hi·2^64 + lo reduced lazily (reduce128Lazy). r may be lo.
-// hl·ε is one VPMULUDQ (it reads the low half hl of hi): the multiplier
-// pipes are otherwise idle in a butterfly, the shift pipes are not.
-func (g *avxGen) red128(hi, lo, r, t0, t1, t2, t3 string) {
-	g.op("VPSRLQ $32, %s, %s", hi, t0)        // hh
-	g.op("VPMULUDQ %s, %s, %s", yEps, hi, t2) // u = hl·ε
-	g.op("VPSUBQ %s, %s, %s", t0, lo, t3)     // t = lo − hh
-	g.op("VPXOR %s, %s, %s", ySign, lo, t1)   // lo^S
-	g.op("VPXOR %s, %s, %s", ySign, t0, t0)   // hh^S
-	g.op("VPCMPGTQ %s, %s, %s", t1, t0, t0)   // borrow: hh >u lo
-	g.op("VPAND %s, %s, %s", yEps, t0, t0)
-	g.op("VPSUBQ %s, %s, %s", t0, t3, t3) // t
-	g.op("VPADDQ %s, %s, %s", t2, t3, r)  // r = t + u
-	g.carryFixAdd(t3, r, t0, t1)
-}
-
-// shl: r ≡ x·2^s for 0 ≤ s < 96 (lazy like shlLo/shlMid; canonical like
-// shlHi for s ≥ 64); canonical forces a canonical result. r distinct from x.
-func (g *avxGen) shl(x, r string, s int, canonical bool, t [6]string) {
+// shlB: r ≡ y·2^s for 0 ≤ s < 96 (the words of shlLo/shlMid, lazy, or of
+// shlHi for s ≥ 64, canonical; canonical forces a canonical result). y is
+// biased if yB, r is biased if rB. r distinct from y and t.
+func (g *avxGen) shlB(y string, yB bool, r string, s int, canonical, rB bool, t [6]string) {
+	yu := y // y unbiased, made on demand
+	unbias := func() {
+		if yB {
+			g.flip(y, t[5])
+			yu = t[5]
+		}
+	}
 	switch {
 	case s == 0:
-		g.op("VMOVDQA %s, %s", x, r)
-		if canonical {
-			g.reduce(r, t[0])
+		if !canonical {
+			if yB == rB {
+				g.op("VMOVDQA %s, %s", y, r)
+			} else {
+				g.flip(y, r)
+			}
+			return
+		}
+		ys := y
+		if !yB {
+			g.flip(y, t[0])
+			ys = t[0]
+		}
+		g.op("VPCMPGTQ %s, %s, %s", yPm1s, ys, t[1]) // y ≥ P
+		g.op("VPAND %s, %s, %s", yEps, t[1], t[1])
+		if rB {
+			g.op("VPADDQ %s, %s, %s", t[1], ys, r)
+		} else {
+			unbias()
+			g.op("VPADDQ %s, %s, %s", t[1], yu, r)
 		}
 	case s <= 32:
-		g.op("VPSLLQ $%d, %s, %s", s, x, t[2])        // lo
-		g.op("VPSRLQ $%d, %s, %s", 64-s, x, t[3])     // hi < 2^32
+		unbias()
+		g.op("VPSLLQ $%d, %s, %s", s, y, t[2])        // lo (the bias shifts out)
+		g.op("VPSRLQ $%d, %s, %s", 64-s, yu, t[3])    // hi < 2^32
 		g.op("VPMULUDQ %s, %s, %s", yEps, t[3], t[4]) // hi·ε
-		g.op("VPADDQ %s, %s, %s", t[4], t[2], r)
-		g.carryFixAdd(t[2], r, t[0], t[1])
-		if canonical {
-			g.reduce(r, t[0])
-		}
+		g.flip(t[2], t[2])
+		g.op("VPADDQ %s, %s, %s", t[4], t[2], r)   // (lo + hi·ε)^S
+		g.op("VPCMPGTQ %s, %s, %s", r, t[2], t[0]) // carry
+		g.op("VPAND %s, %s, %s", yEps, t[0], t[0])
+		g.op("VPADDQ %s, %s, %s", t[0], r, r)
+		g.canonFlip(r, canonical, rB, t[0])
 	case s < 64:
-		g.op("VPSRLQ $%d, %s, %s", 64-s, x, t[4]) // hi
-		g.op("VPSLLQ $%d, %s, %s", s, x, r)       // lo
-		g.red128(t[4], r, r, t[0], t[1], t[2], t[3])
-		if canonical {
-			g.reduce(r, t[0])
-		}
+		unbias()
+		g.op("VPSRLQ $%d, %s, %s", 64-s, yu, t[4]) // hi
+		g.op("VPSLLQ $%d, %s, %s", s, y, r)        // lo (the bias shifts out)
+		g.red128Biased(t[4], r, r, true, t[0], t[1], t[2], t[3])
+		g.canonFlip(r, canonical, rB, t[0])
 	default: // shlHi: canonical by construction
 		rr := 96 - s
-		g.op("VPSRLQ $%d, %s, %s", rr, x, t[0])       // q
-		g.op("VPSLLQ $%d, %s, %s", 64-rr, x, t[1])    // m << (64−r)
+		unbias()
+		g.op("VPSRLQ $%d, %s, %s", rr, yu, t[0])      // q
+		g.op("VPSLLQ $%d, %s, %s", 64-rr, y, t[1])    // m << (64−r), the bias shifted out
 		g.op("VPSRLQ $32, %s, %s", t[1], t[1])        // h = m·2^(32−r)
 		g.op("VPMULUDQ %s, %s, %s", yEps, t[1], t[2]) // e = h·ε
-		g.op("VPSUBQ %s, %s, %s", t[0], t[2], r)      // e − q
-		g.op("VPXOR %s, %s, %s", ySign, t[2], t[1])
-		g.op("VPXOR %s, %s, %s", ySign, t[0], t[0])
-		g.op("VPCMPGTQ %s, %s, %s", t[1], t[0], t[0]) // borrow: q >u e
-		g.op("VPAND %s, %s, %s", yEps, t[0], t[0])
-		g.op("VPSUBQ %s, %s, %s", t[0], r, r)
+		g.flip(t[2], t[2])
+		g.op("VPSUBQ %s, %s, %s", t[0], t[2], r)   // (e − q)^S
+		g.op("VPCMPGTQ %s, %s, %s", t[2], r, t[1]) // borrow: q >u e
+		g.op("VPAND %s, %s, %s", yEps, t[1], t[1])
+		g.op("VPSUBQ %s, %s, %s", t[1], r, r)
+		if !rB {
+			g.flip(r, r)
+		}
 	}
 }
 
-// mulLazy: r ≡ a·b (lazy), b a memory operand or register. r distinct.
+// canonFlip finishes shlB's biased result rs: canonical if asked, unbiased
+// unless rB.
+func (g *avxGen) canonFlip(rs string, canonical, rB bool, t0 string) {
+	if canonical {
+		g.op("VPCMPGTQ %s, %s, %s", yPm1s, rs, t0) // ≥ P
+		g.op("VPAND %s, %s, %s", yEps, t0, t0)
+		g.op("VPADDQ %s, %s, %s", t0, rs, rs)
+	}
+	if !rB {
+		g.flip(rs, rs)
+	}
+}
+
+// mulLazy: r ≡ a·b (lazy), a unbiased, b a memory operand or register; r
+// biased if rB. r distinct.
 // The 128-bit product and its reduction follow plonky2's AVX2 Goldilocks
 // multiplication: high halves by VPSHUFD (a shuffle, not a shift), the low
 // word assembled by VPBLENDD, and red128Biased.
-func (g *avxGen) mulLazy(a, b, r string, t [8]string) {
+func (g *avxGen) mulLazy(a, b, r string, rB bool, t [8]string) {
 	bh, ah, ll, lh, hl, hh := t[0], t[1], t[2], t[3], t[4], t[5]
 	g.op("VMOVDQU %s, %s", b, t[6])
 	g.op("VPSHUFD $0xf5, %s, %s", t[6], bh) // high dwords into the low ones
@@ -227,15 +257,15 @@ func (g *avxGen) mulLazy(a, b, r string, t [8]string) {
 	g.op("VPADDQ %s, %s, %s", t[6], hh, hh)        // hi
 	g.op("VPSHUFD $0xa0, %s, %s", lh, lh)          // t2's low dword, also in the high one
 	g.op("VPBLENDD $0xaa, %s, %s, %s", lh, ll, lh) // lo: high dword from t2, low from ll
-	g.red128Biased(hh, lh, r, t[0], t[1], t[2], t[6])
+	g.red128Biased(hh, lh, r, rB, t[0], t[1], t[2], t[6])
 }
 
-// red128Biased: r = hi·2^64 + lo reduced lazily, like red128, with the
+// red128Biased: r = hi·2^64 + lo reduced lazily (reduce128Lazy), with the
 // comparisons on lo ^ 2^63 (plonky2's reduce128): lo − hh (hh < 2^32)
 // borrowed exactly when the biased difference exceeds the biased lo, signed;
-// then + hl·ε carried exactly when the biased sum falls below. r distinct
-// from hi; lo may be overwritten.
-func (g *avxGen) red128Biased(hi, lo, r, t0, t1, t2, t3 string) {
+// then + hl·ε carried exactly when the biased sum falls below. r biased if
+// rB. r distinct from hi; r may be lo.
+func (g *avxGen) red128Biased(hi, lo, r string, rB bool, t0, t1, t2, t3 string) {
 	g.op("VPXOR %s, %s, %s", ySign, lo, t0)   // lo^S
 	g.op("VPSRLQ $32, %s, %s", hi, t1)        // hh
 	g.op("VPSUBQ %s, %s, %s", t1, t0, t2)     // (lo − hh)^S
@@ -246,8 +276,12 @@ func (g *avxGen) red128Biased(hi, lo, r, t0, t1, t2, t3 string) {
 	g.op("VPADDQ %s, %s, %s", t1, t2, t3)     // (t + hl·ε)^S
 	g.op("VPCMPGTQ %s, %s, %s", t3, t2, t0)   // carry
 	g.op("VPAND %s, %s, %s", yEps, t0, t0)    //
-	g.op("VPADDQ %s, %s, %s", t0, t3, t3)     //
-	g.op("VPXOR %s, %s, %s", ySign, t3, r)    // r
+	if rB {
+		g.op("VPADDQ %s, %s, %s", t0, t3, r)
+		return
+	}
+	g.op("VPADDQ %s, %s, %s", t0, t3, t3) //
+	g.flip(t3, r)                         // r
 }
 
 // load/store of row i of the current column group (R8 data, R9 twiddles,
@@ -260,15 +294,24 @@ var tmp6 = [6]string{"Y4", "Y5", "Y6", "Y7", "Y8", "Y9"}
 var tmp8 = [8]string{"Y4", "Y5", "Y6", "Y7", "Y8", "Y9", "Y10", "Y11"}
 
 // forwardButterfly transforms Y0 = x, Y1 = y into Y3 = x + c·y,
-// Y1 = x − c·y (c = ψ_128^e, a signed power of two), swapped for c < 0.
-// It returns the registers holding the outputs for rows j and j+h.
-func (g *avxGen) forwardButterfly(e int) (outJ, outJH string) {
+// Y1 = x − c·y (c = ψ_128^e, a signed power of two), swapped for c < 0:
+// addT and subT of the canonical c·y. Inputs biased if inB, outputs if
+// outB. It returns the registers holding the outputs for rows j and j+h.
+func (g *avxGen) forwardButterfly(e int, inB, outB bool) (outJ, outJH string) {
 	s0, s1 := psiShifts(e)
 	if s1 >= 0 {
 		panic("avx2: odd power of ψ_128")
 	}
-	g.shl("Y1", "Y2", s0%96, true, tmp6)
-	g.addSubT("Y0", "Y2", "Y3", "Y1", "Y4", "Y5", "Y6")
+	g.shlB("Y1", inB, "Y2", s0%96, true, false, tmp6)
+	if !inB {
+		g.flip("Y0", "Y0")
+	}
+	g.addB("Y0", "Y2", "Y3", "Y4")
+	g.subB("Y0", "Y2", "Y1", "Y5")
+	if !outB {
+		g.flip("Y3", "Y3")
+		g.flip("Y1", "Y1")
+	}
 	if s0 >= 96 {
 		return "Y1", "Y3"
 	}
@@ -276,19 +319,35 @@ func (g *avxGen) forwardButterfly(e int) (outJ, outJH string) {
 }
 
 // inverseButterfly transforms Y0 = x, Y1 = y into Y2 = x + y and
-// Y1 = (x − y)·c^{−1} with c^{−1} = ψ_128^e.
-func (g *avxGen) inverseButterfly(e int) {
+// Y1 = (x − y)·c^{−1} with c^{−1} = ψ_128^e (addLazy, subLazy, a lazy
+// shift). Inputs biased if inB, outputs if outB; canonical makes both
+// outputs canonical (and unbiased).
+func (g *avxGen) inverseButterfly(e int, inB, outB, canonical bool) {
 	s0, s1 := psiShifts(e)
 	if s1 >= 0 {
 		panic("avx2: odd power of ψ_128")
 	}
-	g.addLazy("Y0", "Y1", "Y2", "Y4", "Y5", "Y6")
+	// x + y and x − y, or for c^{−1} < 0 y + x and y − x, from one biased
+	// operand and one unbiased.
+	a, b := "Y0", "Y1"
 	if s0 >= 96 {
-		g.subLazy("Y1", "Y0", "Y3", "Y4", "Y5", "Y6")
-	} else {
-		g.subLazy("Y0", "Y1", "Y3", "Y4", "Y5", "Y6")
+		a, b = b, a
 	}
-	g.shl("Y3", "Y1", s0%96, false, tmp6)
+	if inB {
+		g.flip(b, "Y7")
+		b = "Y7"
+	} else {
+		g.flip(a, a)
+	}
+	g.addLazyB(a, b, "Y2", "Y4", "Y5")
+	g.subLazyB(a, b, "Y3", "Y4", "Y5")
+	switch {
+	case canonical:
+		g.reduceB("Y2", "Y2", "Y4")
+	case !outB:
+		g.flip("Y2", "Y2")
+	}
+	g.shlB("Y3", true, "Y1", s0%96, canonical, outB && !canonical, tmp6)
 }
 
 func (g *avxGen) consts() {
@@ -409,11 +468,11 @@ func (g *avxGen) colBody(f int, twisted, inverse, digits bool) {
 				for j := 2 * gr * h; j < 2*gr*h+h; j++ {
 					aj := load(j, "R10", "Y0")
 					ajh := load(j+h, "R11", "Y1")
-					oj, ojh := g.forwardButterfly(e)
+					oj, ojh := g.forwardButterfly(e, m > m0, 2*m != f)
 					if 2*m == f { // last level: times T
-						g.mulLazy(oj, "(R9)(R10*1)", "Y12", tmp8)
+						g.mulLazy(oj, "(R9)(R10*1)", "Y12", false, tmp8)
 						g.op("VMOVDQU Y12, %s", aj)
-						g.mulLazy(ojh, "(R9)(R11*1)", "Y12", tmp8)
+						g.mulLazy(ojh, "(R9)(R11*1)", "Y12", false, tmp8)
 						g.op("VMOVDQU Y12, %s", ajh)
 					} else {
 						g.op("VMOVDQU %s, %s", oj, aj)
@@ -431,16 +490,12 @@ func (g *avxGen) colBody(f int, twisted, inverse, digits bool) {
 					aj := load(j, "R10", "Y0")
 					ajh := load(j+h, "R11", "Y1")
 					if 2*m == f { // first level: times T on reading
-						g.mulLazy("Y0", "(R9)(R10*1)", "Y12", tmp8)
+						g.mulLazy("Y0", "(R9)(R10*1)", "Y12", true, tmp8)
 						g.op("VMOVDQA Y12, Y0")
-						g.mulLazy("Y1", "(R9)(R11*1)", "Y12", tmp8)
+						g.mulLazy("Y1", "(R9)(R11*1)", "Y12", true, tmp8)
 						g.op("VMOVDQA Y12, Y1")
 					}
-					g.inverseButterfly(e)
-					if m == 1 {
-						g.reduce("Y2", "Y4")
-						g.reduce("Y1", "Y4")
-					}
+					g.inverseButterfly(e, true, true, m == 1)
 					g.op("VMOVDQU Y2, %s", aj)
 					g.op("VMOVDQU Y1, %s", ajh)
 				}
@@ -500,7 +555,7 @@ func (g *avxGen) lastKernel(fn string, f int, inverse bool) {
 				for j := 2 * gr * h; j < 2*gr*h+h; j++ {
 					g.op("VMOVDQU %d(SP), Y0", 32*j)
 					g.op("VMOVDQU %d(SP), Y1", 32*(j+h))
-					oj, ojh := g.forwardButterfly(e)
+					oj, ojh := g.forwardButterfly(e, m > 1, true)
 					g.op("VMOVDQU %s, %d(SP)", oj, 32*j)
 					g.op("VMOVDQU %s, %d(SP)", ojh, 32*(j+h))
 				}
@@ -514,7 +569,7 @@ func (g *avxGen) lastKernel(fn string, f int, inverse bool) {
 				for j := 2 * gr * h; j < 2*gr*h+h; j++ {
 					g.op("VMOVDQU %d(SP), Y0", 32*j)
 					g.op("VMOVDQU %d(SP), Y1", 32*(j+h))
-					g.inverseButterfly(e)
+					g.inverseButterfly(e, 2*m != f, m != 1, false)
 					g.op("VMOVDQU Y2, %d(SP)", 32*j)
 					g.op("VMOVDQU Y1, %d(SP)", 32*(j+h))
 				}
@@ -528,7 +583,7 @@ func (g *avxGen) lastKernel(fn string, f int, inverse bool) {
 		g.transpose4(rows, outs)
 		for b := 0; b < 4; b++ {
 			if !inverse {
-				g.reduce(outs[b], "Y12")
+				g.reduceB(outs[b], outs[b], "Y12")
 			}
 			g.op("VMOVDQU %s, %d(R8)", outs[b], 8*(b*f+i))
 		}

@@ -365,28 +365,40 @@ func (g *avxGen) colKernel(fn string, f int, twisted, inverse bool) {
 }
 
 // colKernelDigits writes the twisted forward column kernel of a first stage
-// of f rows whose input is not read from blk but computed from w: row i of
-// column c is the signed digit d = ((w[c + t·i] >> shift) & mask) − half
-// of a gadget decomposition (DESIGN.md §2), |d| ≤ half < 2^14. The first
-// level's butterflies (x, y) → (x ± 2^48·y) (c = ψ_128^32 = 2^48 for every
-// f) are then exact in signed 64-bit arithmetic, |x| + 2^48·|y| < 2^63, and
-// each output is mapped to [0, P) by adding P when negative: canonical,
-// where the generic first level's outputs are only congruent. The other
-// levels are colKernel's: the same twiddles, T, ranges and outputs.
+// of f ≥ 8 rows whose input is not read from blk but computed from w: row i
+// of column c is the signed digit d = ((w[c + t·i] >> shift) & mask) − half
+// of a gadget decomposition (DESIGN.md §2), |d| ≤ half ≤ 2^13. The first two
+// levels (digitLevels) are then exact in signed 64-bit arithmetic and
+// their outputs are mapped to [0, P) by adding P when negative: canonical,
+// where the generic levels' outputs are only congruent. The other levels
+// are colKernel's: the same twiddles, T, ranges and outputs.
 func (g *avxGen) colKernelDigits(fn string, f int) {
 	fmt.Fprintf(g.w, "// func %s(blk, T *uint64, t int, w *uint32, shift, mask, half uint64)\n", fn)
 	fmt.Fprintf(g.w, "TEXT ·%s(SB), NOSPLIT, $%d-56\n", fn, 8*f)
 	g.colBody(f, true, false, true)
 }
 
-// digitLevel writes the first level of colKernelDigits for the column group
-// at BX: R12 = w + 4·BX, rows j and j+f/2 from the uint32 offsets
-// (byte offset of row j in blk)/2. Y6 = 0, Y7 = half, Y8 = P, Y9 = mask,
-// X10 = shift.
-func (g *avxGen) digitLevel(f int) {
-	s0, s1 := psiShifts(hyNetExp(1, 0, true))
-	if s1 >= 0 || s0%96 > 48 {
-		panic("avx2: digit level needs a shift of at most 48")
+// digitLevels writes the first two levels of colKernelDigits for the column
+// group at BX: R12 = w + 4·BX, the digit of row i read from the uint32
+// offset (byte offset of row i in blk)/2. Y6 = 0, Y7 = half, Y8 = P,
+// Y9 = mask, X10 = shift.
+//
+// With h = f/2, q = f/4 and, for j < q, the digits x_a, y_a, x_b, y_b of
+// rows j, j+h, j+q, j+h+q, level 1 (c = ψ_128^32 = 2^48) gives
+// u = x + 2^48·y and v = x − 2^48·y in rows j, j+q and j+h, j+h+q; level 2
+// pairs (j, j+q) with c = ψ_128^16 = 2^24 and (j+h, j+h+q) with
+// c = ψ_128^48 = 2^72 ≡ 2^40 − 2^8 (2^64 ≡ 2^32 − 1), where
+//
+//	2^24·u_b ≡ 2^24·x_b + (2^40 − 2^8)·y_b
+//	2^72·v_b ≡ (2^40 − 2^8)·x_b + 2^24·y_b   (2^120 ≡ −2^24)
+//
+// so every output is a sum of small multiples of the digits, below
+// 2^13·(1 + 2^48 + 2^40 + 2^24 + 2^8) < 2^62 in absolute value: exact.
+func (g *avxGen) digitLevels(f int) {
+	for m, want := range map[[2]int]int{{1, 0}: 48, {2, 0}: 24, {2, 1}: 72} {
+		if s0, s1 := psiShifts(hyNetExp(m[0], m[1], true)); s0 != want || s1 >= 0 {
+			panic("avx2: digit levels assume the twiddles 2^48, 2^24, 2^72")
+		}
 	}
 	g.op("LEAQ (R13)(BX*4), R12")
 	g.op("VPXOR Y6, Y6, Y6")
@@ -394,38 +406,49 @@ func (g *avxGen) digitLevel(f int) {
 	g.op("VMOVDQU ·avxP(SB), Y8")
 	g.op("VPBROADCASTQ mask+40(FP), Y9")
 	g.op("VMOVQ shift+32(FP), X10")
-	h := f / 2
-	digit := func(i int, reg, y string) {
-		g.op("MOVQ %d(SP), %s", 8*i, reg)
-		g.op("SHRQ $1, %s", reg)
-		g.op("VPMOVZXDQ (R12)(%s*1), %s", reg, y)
+	h, q := f/2, f/4
+	digit := func(i int, y string) {
+		g.op("MOVQ %d(SP), AX", 8*i)
+		g.op("SHRQ $1, AX")
+		g.op("VPMOVZXDQ (R12)(AX*1), %s", y)
 		g.op("VPSRLQ X10, %s, %s", y, y)
 		g.op("VPAND Y9, %s, %s", y, y)
 		g.op("VPSUBQ Y7, %s, %s", y, y)
 	}
-	toField := func(y, t string) {
-		g.op("VPCMPGTQ %s, Y6, %s", y, t) // 0 > y
-		g.op("VPAND Y8, %s, %s", t, t)
-		g.op("VPADDQ %s, %s, %s", t, y, y)
+	store := func(i int, y string) {
+		g.op("VPCMPGTQ %s, Y6, Y11", y) // 0 > y
+		g.op("VPAND Y8, Y11, Y11")
+		g.op("VPADDQ Y11, %s, %s", y, y)
+		setup, addr := colRow(i, "R10")
+		g.op(setup)
+		g.op("VMOVDQU %s, %s", y, addr)
 	}
-	for j := 0; j < h; j++ {
-		digit(j, "AX", "Y0")
-		digit(j+h, "R14", "Y1")
-		g.op("VPSLLQ $%d, Y1, Y2", s0%96)
-		g.op("VPADDQ Y2, Y0, Y3")
-		g.op("VPSUBQ Y2, Y0, Y1")
-		toField("Y3", "Y4")
-		toField("Y1", "Y5")
-		oj, ojh := "Y3", "Y1"
-		if s0 >= 96 {
-			oj, ojh = ojh, oj
-		}
-		setup, aj := colRow(j, "R10")
-		g.op(setup)
-		setup, ajh := colRow(j+h, "R11")
-		g.op(setup)
-		g.op("VMOVDQU %s, %s", oj, aj)
-		g.op("VMOVDQU %s, %s", ojh, ajh)
+	for j := 0; j < q; j++ {
+		digit(j, "Y0")     // x_a
+		digit(j+h, "Y1")   // y_a
+		digit(j+q, "Y2")   // x_b
+		digit(j+h+q, "Y3") // y_b
+		g.op("VPSLLQ $48, Y1, Y1")
+		g.op("VPADDQ Y1, Y0, Y4") // u_a
+		g.op("VPSUBQ Y1, Y0, Y5") // v_a
+		g.op("VPSLLQ $24, Y2, Y0")
+		g.op("VPSLLQ $40, Y3, Y1")
+		g.op("VPADDQ Y1, Y0, Y0")
+		g.op("VPSLLQ $8, Y3, Y1")
+		g.op("VPSUBQ Y1, Y0, Y0") // 2^24·u_b
+		g.op("VPSLLQ $40, Y2, Y1")
+		g.op("VPSLLQ $8, Y2, Y2")
+		g.op("VPSUBQ Y2, Y1, Y1")
+		g.op("VPSLLQ $24, Y3, Y3")
+		g.op("VPADDQ Y3, Y1, Y1") // 2^72·v_b
+		g.op("VPADDQ Y0, Y4, Y2")
+		g.op("VPSUBQ Y0, Y4, Y4")
+		g.op("VPADDQ Y1, Y5, Y3")
+		g.op("VPSUBQ Y1, Y5, Y5")
+		store(j, "Y2")
+		store(j+q, "Y4")
+		store(j+h, "Y3")
+		store(j+h+q, "Y5")
 	}
 }
 
@@ -457,8 +480,8 @@ func (g *avxGen) colBody(f int, twisted, inverse, digits bool) {
 	}
 	m0 := 1
 	if digits {
-		g.digitLevel(f)
-		m0 = 2
+		g.digitLevels(f)
+		m0 = 4
 	}
 	if !inverse {
 		for m := m0; m < f; m *= 2 {

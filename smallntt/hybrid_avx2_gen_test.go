@@ -16,8 +16,10 @@ import (
 // butterflies. Every vector routine below mirrors a scalar helper of
 // field.go/field_shift.go lane by lane, with the same input and output
 // ranges. Unsigned comparisons use VPCMPGTQ on operands with the sign bit
-// flipped (x ^ 2^63); an all-ones compare mask ANDed with ε is ε (VPAND runs on
-// every vector pipe, shifts on two).
+// flipped (x ^ 2^63), and between the levels of a kernel the values are kept
+// flipped ("biased", see flip) so that each carry or borrow check is one
+// compare; an all-ones compare mask ANDed with ε is ε (VPAND runs on every
+// vector pipe, shifts on two).
 //
 // Registers: Y15 = 2^63 (sign), Y14 = (P−1) ^ 2^63, Y13 = ε = 2^32 − 1;
 // Y0–Y3 hold butterfly operands, Y4–Y12 are scratch.
@@ -84,129 +86,157 @@ const (
 	yEps  = "Y13"
 )
 
-// carryFixAdd: s ← s + ε if old >u s (the addition old + … wrapped).
-func (g *avxGen) carryFixAdd(old, s, t0, t1 string) {
-	g.op("VPXOR %s, %s, %s", ySign, old, t0)
-	g.op("VPXOR %s, %s, %s", ySign, s, t1)
-	g.op("VPCMPGTQ %s, %s, %s", t1, t0, t0) // t0 = old^S > s^S
+// Biased values. Inside a kernel the values between levels are kept as
+// x ^ 2^63 ("biased", written xs): adding 2^63 mod 2^64 commutes with
+// additions, so xs + t is the biased x + t, and an unsigned comparison of
+// two values is one signed VPCMPGTQ of their biased forms. A carry of
+// x + t (t any) shows as xs + t <s xs, a borrow of x − t as xs − t >s xs:
+// each addition or subtraction with its ±ε correction is four ops. Every
+// unsigned word is the one the unbiased helpers of field.go compute; only
+// its storage differs, so kernels' outputs are the same bits as before.
+// A value is unbiased again by one more XOR where a multiplication or a
+// kernel's output needs it.
+
+// flip: dst = src ^ 2^63 (bias or unbias).
+func (g *avxGen) flip(src, dst string) { g.op("VPXOR %s, %s, %s", ySign, src, dst) }
+
+// reduceB: r ← x mod P (canonical, unbiased) from xs biased, x any.
+// r distinct from t0; r may be xs.
+func (g *avxGen) reduceB(xs, r, t0 string) {
+	g.op("VPCMPGTQ %s, %s, %s", yPm1s, xs, t0) // x >u P − 1
 	g.op("VPAND %s, %s, %s", yEps, t0, t0)
-	g.op("VPADDQ %s, %s, %s", t0, s, s)
+	g.flip(xs, r)
+	g.op("VPADDQ %s, %s, %s", t0, r, r) // x + ε ≡ x − P (mod 2^64)
 }
 
-// reduce: x ← x mod P (canonical), x any.
-func (g *avxGen) reduce(x, t0 string) {
-	g.op("VPXOR %s, %s, %s", ySign, x, t0)
-	g.op("VPCMPGTQ %s, %s, %s", yPm1s, t0, t0) // x ≥ P
+// addB: rs = as + b with one carry correction (b ≤ P, so that it cannot
+// wrap again: field.go's addT); as biased, b unbiased, rs biased.
+func (g *avxGen) addB(as, b, rs, t0 string) {
+	g.op("VPADDQ %s, %s, %s", b, as, rs)
+	g.op("VPCMPGTQ %s, %s, %s", rs, as, t0) // carry: as >s rs
 	g.op("VPAND %s, %s, %s", yEps, t0, t0)
-	g.op("VPADDQ %s, %s, %s", t0, x, x) // x + ε ≡ x − P (mod 2^64)
+	g.op("VPADDQ %s, %s, %s", t0, rs, rs)
 }
 
-// addT/subT pair (butterfly): s = x + t, d = x − t, t ≤ P, x any (field.go).
-func (g *avxGen) addSubT(x, t, s, d, t0, t1, t2 string) {
-	g.op("VPADDQ %s, %s, %s", t, x, s)
-	g.op("VPSUBQ %s, %s, %s", t, x, d)
-	g.op("VPXOR %s, %s, %s", ySign, x, t0) // x^S
-	g.op("VPXOR %s, %s, %s", ySign, s, t1)
-	g.op("VPCMPGTQ %s, %s, %s", t1, t0, t1) // carry: x >u s
-	g.op("VPAND %s, %s, %s", yEps, t1, t1)
-	g.op("VPADDQ %s, %s, %s", t1, s, s)
-	g.op("VPXOR %s, %s, %s", ySign, t, t2)
-	g.op("VPCMPGTQ %s, %s, %s", t0, t2, t2) // borrow: t >u x
-	g.op("VPAND %s, %s, %s", yEps, t2, t2)
-	g.op("VPSUBQ %s, %s, %s", t2, d, d)
+// subB: rs = as − b with one borrow correction (b ≤ P: subT).
+func (g *avxGen) subB(as, b, rs, t0 string) {
+	g.op("VPSUBQ %s, %s, %s", b, as, rs)
+	g.op("VPCMPGTQ %s, %s, %s", as, rs, t0) // borrow: rs >s as
+	g.op("VPAND %s, %s, %s", yEps, t0, t0)
+	g.op("VPSUBQ %s, %s, %s", t0, rs, rs)
 }
 
-// addLazy: s = x + y, both any (two corrections, as addLazy). s distinct
-// from x and y.
-func (g *avxGen) addLazy(x, y, s, t0, t1, t2 string) {
-	g.op("VPADDQ %s, %s, %s", y, x, s)      // s1
-	g.op("VPXOR %s, %s, %s", ySign, x, t0)  // x^S
-	g.op("VPXOR %s, %s, %s", ySign, s, t1)  // s1^S
-	g.op("VPCMPGTQ %s, %s, %s", t1, t0, t0) // c1: x >u s1
+// addLazyB: rs = as + b, both any (two corrections, as addLazy); rs
+// distinct from as and b.
+func (g *avxGen) addLazyB(as, b, rs, t0, t1 string) {
+	g.op("VPADDQ %s, %s, %s", b, as, rs)    // s1
+	g.op("VPCMPGTQ %s, %s, %s", rs, as, t0) // c1: as >s s1
 	g.op("VPAND %s, %s, %s", yEps, t0, t0)
-	g.op("VPADDQ %s, %s, %s", t0, s, t2)    // s2 = s1 + ε·c1
-	g.op("VPXOR %s, %s, %s", ySign, t2, t0) // s2^S
-	g.op("VPCMPGTQ %s, %s, %s", t0, t1, t1) // c2: s1 >u s2
-	g.op("VPAND %s, %s, %s", yEps, t1, t1)
-	g.op("VPADDQ %s, %s, %s", t1, t2, s)
+	g.op("VPADDQ %s, %s, %s", t0, rs, t1)   // s2
+	g.op("VPCMPGTQ %s, %s, %s", t1, rs, t0) // c2: s1 >s s2
+	g.op("VPAND %s, %s, %s", yEps, t0, t0)
+	g.op("VPADDQ %s, %s, %s", t0, t1, rs)
 }
 
-// subLazy: d = x − y, both any (two corrections). d distinct from x, y.
-func (g *avxGen) subLazy(x, y, d, t0, t1, t2 string) {
-	g.op("VPSUBQ %s, %s, %s", y, x, d)
-	g.op("VPXOR %s, %s, %s", ySign, x, t0)
-	g.op("VPXOR %s, %s, %s", ySign, y, t1)
-	g.op("VPCMPGTQ %s, %s, %s", t0, t1, t0) // borrow: y >u x
+// subLazyB: rs = as − b, both any (two corrections, as subLazy).
+func (g *avxGen) subLazyB(as, b, rs, t0, t1 string) {
+	g.op("VPSUBQ %s, %s, %s", b, as, rs)    // d1
+	g.op("VPCMPGTQ %s, %s, %s", as, rs, t0) // b1: d1 >s as
 	g.op("VPAND %s, %s, %s", yEps, t0, t0)
-	g.op("VPSUBQ %s, %s, %s", t0, d, t2) // t2 = d − ε·b
-	g.op("VPXOR %s, %s, %s", ySign, d, t1)
-	g.op("VPXOR %s, %s, %s", ySign, t2, t0)
-	g.op("VPCMPGTQ %s, %s, %s", t1, t0, t0) // wrapped again: t2 >u d
+	g.op("VPSUBQ %s, %s, %s", t0, rs, t1)   // d2
+	g.op("VPCMPGTQ %s, %s, %s", rs, t1, t0) // b2: d2 >s d1
 	g.op("VPAND %s, %s, %s", yEps, t0, t0)
-	g.op("VPSUBQ %s, %s, %s", t0, t2, d)
+	g.op("VPSUBQ %s, %s, %s", t0, t1, rs)
 }
 
-// red128: r = hi·2^64 + lo reduced lazily (reduce128Lazy). r may be lo.
-// hl·ε is one VPMULUDQ (it reads the low half hl of hi): the multiplier
-// pipes are otherwise idle in a butterfly, the shift pipes are not.
-func (g *avxGen) red128(hi, lo, r, t0, t1, t2, t3 string) {
-	g.op("VPSRLQ $32, %s, %s", hi, t0)        // hh
-	g.op("VPMULUDQ %s, %s, %s", yEps, hi, t2) // u = hl·ε
-	g.op("VPSUBQ %s, %s, %s", t0, lo, t3)     // t = lo − hh
-	g.op("VPXOR %s, %s, %s", ySign, lo, t1)   // lo^S
-	g.op("VPXOR %s, %s, %s", ySign, t0, t0)   // hh^S
-	g.op("VPCMPGTQ %s, %s, %s", t1, t0, t0)   // borrow: hh >u lo
-	g.op("VPAND %s, %s, %s", yEps, t0, t0)
-	g.op("VPSUBQ %s, %s, %s", t0, t3, t3) // t
-	g.op("VPADDQ %s, %s, %s", t2, t3, r)  // r = t + u
-	g.carryFixAdd(t3, r, t0, t1)
-}
-
-// shl: r ≡ x·2^s for 0 ≤ s < 96 (lazy like shlLo/shlMid; canonical like
-// shlHi for s ≥ 64); canonical forces a canonical result. r distinct from x.
-func (g *avxGen) shl(x, r string, s int, canonical bool, t [6]string) {
+// shlB: r ≡ y·2^s for 0 ≤ s < 96 (the words of shlLo/shlMid, lazy, or of
+// shlHi for s ≥ 64, canonical; canonical forces a canonical result). y is
+// biased if yB, r is biased if rB. r distinct from y and t.
+func (g *avxGen) shlB(y string, yB bool, r string, s int, canonical, rB bool, t [6]string) {
+	yu := y // y unbiased, made on demand
+	unbias := func() {
+		if yB {
+			g.flip(y, t[5])
+			yu = t[5]
+		}
+	}
 	switch {
 	case s == 0:
-		g.op("VMOVDQA %s, %s", x, r)
-		if canonical {
-			g.reduce(r, t[0])
+		if !canonical {
+			if yB == rB {
+				g.op("VMOVDQA %s, %s", y, r)
+			} else {
+				g.flip(y, r)
+			}
+			return
+		}
+		ys := y
+		if !yB {
+			g.flip(y, t[0])
+			ys = t[0]
+		}
+		g.op("VPCMPGTQ %s, %s, %s", yPm1s, ys, t[1]) // y ≥ P
+		g.op("VPAND %s, %s, %s", yEps, t[1], t[1])
+		if rB {
+			g.op("VPADDQ %s, %s, %s", t[1], ys, r)
+		} else {
+			unbias()
+			g.op("VPADDQ %s, %s, %s", t[1], yu, r)
 		}
 	case s <= 32:
-		g.op("VPSLLQ $%d, %s, %s", s, x, t[2])        // lo
-		g.op("VPSRLQ $%d, %s, %s", 64-s, x, t[3])     // hi < 2^32
+		unbias()
+		g.op("VPSLLQ $%d, %s, %s", s, y, t[2])        // lo (the bias shifts out)
+		g.op("VPSRLQ $%d, %s, %s", 64-s, yu, t[3])    // hi < 2^32
 		g.op("VPMULUDQ %s, %s, %s", yEps, t[3], t[4]) // hi·ε
-		g.op("VPADDQ %s, %s, %s", t[4], t[2], r)
-		g.carryFixAdd(t[2], r, t[0], t[1])
-		if canonical {
-			g.reduce(r, t[0])
-		}
+		g.flip(t[2], t[2])
+		g.op("VPADDQ %s, %s, %s", t[4], t[2], r)   // (lo + hi·ε)^S
+		g.op("VPCMPGTQ %s, %s, %s", r, t[2], t[0]) // carry
+		g.op("VPAND %s, %s, %s", yEps, t[0], t[0])
+		g.op("VPADDQ %s, %s, %s", t[0], r, r)
+		g.canonFlip(r, canonical, rB, t[0])
 	case s < 64:
-		g.op("VPSRLQ $%d, %s, %s", 64-s, x, t[4]) // hi
-		g.op("VPSLLQ $%d, %s, %s", s, x, r)       // lo
-		g.red128(t[4], r, r, t[0], t[1], t[2], t[3])
-		if canonical {
-			g.reduce(r, t[0])
-		}
+		unbias()
+		g.op("VPSRLQ $%d, %s, %s", 64-s, yu, t[4]) // hi
+		g.op("VPSLLQ $%d, %s, %s", s, y, r)        // lo (the bias shifts out)
+		g.red128Biased(t[4], r, r, true, t[0], t[1], t[2], t[3])
+		g.canonFlip(r, canonical, rB, t[0])
 	default: // shlHi: canonical by construction
 		rr := 96 - s
-		g.op("VPSRLQ $%d, %s, %s", rr, x, t[0])       // q
-		g.op("VPSLLQ $%d, %s, %s", 64-rr, x, t[1])    // m << (64−r)
+		unbias()
+		g.op("VPSRLQ $%d, %s, %s", rr, yu, t[0])      // q
+		g.op("VPSLLQ $%d, %s, %s", 64-rr, y, t[1])    // m << (64−r), the bias shifted out
 		g.op("VPSRLQ $32, %s, %s", t[1], t[1])        // h = m·2^(32−r)
 		g.op("VPMULUDQ %s, %s, %s", yEps, t[1], t[2]) // e = h·ε
-		g.op("VPSUBQ %s, %s, %s", t[0], t[2], r)      // e − q
-		g.op("VPXOR %s, %s, %s", ySign, t[2], t[1])
-		g.op("VPXOR %s, %s, %s", ySign, t[0], t[0])
-		g.op("VPCMPGTQ %s, %s, %s", t[1], t[0], t[0]) // borrow: q >u e
-		g.op("VPAND %s, %s, %s", yEps, t[0], t[0])
-		g.op("VPSUBQ %s, %s, %s", t[0], r, r)
+		g.flip(t[2], t[2])
+		g.op("VPSUBQ %s, %s, %s", t[0], t[2], r)   // (e − q)^S
+		g.op("VPCMPGTQ %s, %s, %s", t[2], r, t[1]) // borrow: q >u e
+		g.op("VPAND %s, %s, %s", yEps, t[1], t[1])
+		g.op("VPSUBQ %s, %s, %s", t[1], r, r)
+		if !rB {
+			g.flip(r, r)
+		}
 	}
 }
 
-// mulLazy: r ≡ a·b (lazy), b a memory operand or register. r distinct.
+// canonFlip finishes shlB's biased result rs: canonical if asked, unbiased
+// unless rB.
+func (g *avxGen) canonFlip(rs string, canonical, rB bool, t0 string) {
+	if canonical {
+		g.op("VPCMPGTQ %s, %s, %s", yPm1s, rs, t0) // ≥ P
+		g.op("VPAND %s, %s, %s", yEps, t0, t0)
+		g.op("VPADDQ %s, %s, %s", t0, rs, rs)
+	}
+	if !rB {
+		g.flip(rs, rs)
+	}
+}
+
+// mulLazy: r ≡ a·b (lazy), a unbiased, b a memory operand or register; r
+// biased if rB. r distinct.
 // The 128-bit product and its reduction follow plonky2's AVX2 Goldilocks
 // multiplication: high halves by VPSHUFD (a shuffle, not a shift), the low
 // word assembled by VPBLENDD, and red128Biased.
-func (g *avxGen) mulLazy(a, b, r string, t [8]string) {
+func (g *avxGen) mulLazy(a, b, r string, rB bool, t [8]string) {
 	bh, ah, ll, lh, hl, hh := t[0], t[1], t[2], t[3], t[4], t[5]
 	g.op("VMOVDQU %s, %s", b, t[6])
 	g.op("VPSHUFD $0xf5, %s, %s", t[6], bh) // high dwords into the low ones
@@ -227,15 +257,15 @@ func (g *avxGen) mulLazy(a, b, r string, t [8]string) {
 	g.op("VPADDQ %s, %s, %s", t[6], hh, hh)        // hi
 	g.op("VPSHUFD $0xa0, %s, %s", lh, lh)          // t2's low dword, also in the high one
 	g.op("VPBLENDD $0xaa, %s, %s, %s", lh, ll, lh) // lo: high dword from t2, low from ll
-	g.red128Biased(hh, lh, r, t[0], t[1], t[2], t[6])
+	g.red128Biased(hh, lh, r, rB, t[0], t[1], t[2], t[6])
 }
 
-// red128Biased: r = hi·2^64 + lo reduced lazily, like red128, with the
+// red128Biased: r = hi·2^64 + lo reduced lazily (reduce128Lazy), with the
 // comparisons on lo ^ 2^63 (plonky2's reduce128): lo − hh (hh < 2^32)
 // borrowed exactly when the biased difference exceeds the biased lo, signed;
-// then + hl·ε carried exactly when the biased sum falls below. r distinct
-// from hi; lo may be overwritten.
-func (g *avxGen) red128Biased(hi, lo, r, t0, t1, t2, t3 string) {
+// then + hl·ε carried exactly when the biased sum falls below. r biased if
+// rB. r distinct from hi; r may be lo.
+func (g *avxGen) red128Biased(hi, lo, r string, rB bool, t0, t1, t2, t3 string) {
 	g.op("VPXOR %s, %s, %s", ySign, lo, t0)   // lo^S
 	g.op("VPSRLQ $32, %s, %s", hi, t1)        // hh
 	g.op("VPSUBQ %s, %s, %s", t1, t0, t2)     // (lo − hh)^S
@@ -246,8 +276,12 @@ func (g *avxGen) red128Biased(hi, lo, r, t0, t1, t2, t3 string) {
 	g.op("VPADDQ %s, %s, %s", t1, t2, t3)     // (t + hl·ε)^S
 	g.op("VPCMPGTQ %s, %s, %s", t3, t2, t0)   // carry
 	g.op("VPAND %s, %s, %s", yEps, t0, t0)    //
-	g.op("VPADDQ %s, %s, %s", t0, t3, t3)     //
-	g.op("VPXOR %s, %s, %s", ySign, t3, r)    // r
+	if rB {
+		g.op("VPADDQ %s, %s, %s", t0, t3, r)
+		return
+	}
+	g.op("VPADDQ %s, %s, %s", t0, t3, t3) //
+	g.flip(t3, r)                         // r
 }
 
 // load/store of row i of the current column group (R8 data, R9 twiddles,
@@ -260,15 +294,24 @@ var tmp6 = [6]string{"Y4", "Y5", "Y6", "Y7", "Y8", "Y9"}
 var tmp8 = [8]string{"Y4", "Y5", "Y6", "Y7", "Y8", "Y9", "Y10", "Y11"}
 
 // forwardButterfly transforms Y0 = x, Y1 = y into Y3 = x + c·y,
-// Y1 = x − c·y (c = ψ_128^e, a signed power of two), swapped for c < 0.
-// It returns the registers holding the outputs for rows j and j+h.
-func (g *avxGen) forwardButterfly(e int) (outJ, outJH string) {
+// Y1 = x − c·y (c = ψ_128^e, a signed power of two), swapped for c < 0:
+// addT and subT of the canonical c·y. Inputs biased if inB, outputs if
+// outB. It returns the registers holding the outputs for rows j and j+h.
+func (g *avxGen) forwardButterfly(e int, inB, outB bool) (outJ, outJH string) {
 	s0, s1 := psiShifts(e)
 	if s1 >= 0 {
 		panic("avx2: odd power of ψ_128")
 	}
-	g.shl("Y1", "Y2", s0%96, true, tmp6)
-	g.addSubT("Y0", "Y2", "Y3", "Y1", "Y4", "Y5", "Y6")
+	g.shlB("Y1", inB, "Y2", s0%96, true, false, tmp6)
+	if !inB {
+		g.flip("Y0", "Y0")
+	}
+	g.addB("Y0", "Y2", "Y3", "Y4")
+	g.subB("Y0", "Y2", "Y1", "Y5")
+	if !outB {
+		g.flip("Y3", "Y3")
+		g.flip("Y1", "Y1")
+	}
 	if s0 >= 96 {
 		return "Y1", "Y3"
 	}
@@ -276,19 +319,35 @@ func (g *avxGen) forwardButterfly(e int) (outJ, outJH string) {
 }
 
 // inverseButterfly transforms Y0 = x, Y1 = y into Y2 = x + y and
-// Y1 = (x − y)·c^{−1} with c^{−1} = ψ_128^e.
-func (g *avxGen) inverseButterfly(e int) {
+// Y1 = (x − y)·c^{−1} with c^{−1} = ψ_128^e (addLazy, subLazy, a lazy
+// shift). Inputs biased if inB, outputs if outB; canonical makes both
+// outputs canonical (and unbiased).
+func (g *avxGen) inverseButterfly(e int, inB, outB, canonical bool) {
 	s0, s1 := psiShifts(e)
 	if s1 >= 0 {
 		panic("avx2: odd power of ψ_128")
 	}
-	g.addLazy("Y0", "Y1", "Y2", "Y4", "Y5", "Y6")
+	// x + y and x − y, or for c^{−1} < 0 y + x and y − x, from one biased
+	// operand and one unbiased.
+	a, b := "Y0", "Y1"
 	if s0 >= 96 {
-		g.subLazy("Y1", "Y0", "Y3", "Y4", "Y5", "Y6")
-	} else {
-		g.subLazy("Y0", "Y1", "Y3", "Y4", "Y5", "Y6")
+		a, b = b, a
 	}
-	g.shl("Y3", "Y1", s0%96, false, tmp6)
+	if inB {
+		g.flip(b, "Y7")
+		b = "Y7"
+	} else {
+		g.flip(a, a)
+	}
+	g.addLazyB(a, b, "Y2", "Y4", "Y5")
+	g.subLazyB(a, b, "Y3", "Y4", "Y5")
+	switch {
+	case canonical:
+		g.reduceB("Y2", "Y2", "Y4")
+	case !outB:
+		g.flip("Y2", "Y2")
+	}
+	g.shlB("Y3", true, "Y1", s0%96, canonical, outB && !canonical, tmp6)
 }
 
 func (g *avxGen) consts() {
@@ -306,28 +365,40 @@ func (g *avxGen) colKernel(fn string, f int, twisted, inverse bool) {
 }
 
 // colKernelDigits writes the twisted forward column kernel of a first stage
-// of f rows whose input is not read from blk but computed from w: row i of
-// column c is the signed digit d = ((w[c + t·i] >> shift) & mask) − half
-// of a gadget decomposition (DESIGN.md §2), |d| ≤ half < 2^14. The first
-// level's butterflies (x, y) → (x ± 2^48·y) (c = ψ_128^32 = 2^48 for every
-// f) are then exact in signed 64-bit arithmetic, |x| + 2^48·|y| < 2^63, and
-// each output is mapped to [0, P) by adding P when negative: canonical,
-// where the generic first level's outputs are only congruent. The other
-// levels are colKernel's: the same twiddles, T, ranges and outputs.
+// of f ≥ 8 rows whose input is not read from blk but computed from w: row i
+// of column c is the signed digit d = ((w[c + t·i] >> shift) & mask) − half
+// of a gadget decomposition (DESIGN.md §2), |d| ≤ half ≤ 2^13. The first two
+// levels (digitLevels) are then exact in signed 64-bit arithmetic and
+// their outputs are mapped to [0, P) by adding P when negative: canonical,
+// where the generic levels' outputs are only congruent. The other levels
+// are colKernel's: the same twiddles, T, ranges and outputs.
 func (g *avxGen) colKernelDigits(fn string, f int) {
 	fmt.Fprintf(g.w, "// func %s(blk, T *uint64, t int, w *uint32, shift, mask, half uint64)\n", fn)
 	fmt.Fprintf(g.w, "TEXT ·%s(SB), NOSPLIT, $%d-56\n", fn, 8*f)
 	g.colBody(f, true, false, true)
 }
 
-// digitLevel writes the first level of colKernelDigits for the column group
-// at BX: R12 = w + 4·BX, rows j and j+f/2 from the uint32 offsets
-// (byte offset of row j in blk)/2. Y6 = 0, Y7 = half, Y8 = P, Y9 = mask,
-// X10 = shift.
-func (g *avxGen) digitLevel(f int) {
-	s0, s1 := psiShifts(hyNetExp(1, 0, true))
-	if s1 >= 0 || s0%96 > 48 {
-		panic("avx2: digit level needs a shift of at most 48")
+// digitLevels writes the first two levels of colKernelDigits for the column
+// group at BX: R12 = w + 4·BX, the digit of row i read from the uint32
+// offset (byte offset of row i in blk)/2. Y6 = 0, Y7 = half, Y8 = P,
+// Y9 = mask, X10 = shift.
+//
+// With h = f/2, q = f/4 and, for j < q, the digits x_a, y_a, x_b, y_b of
+// rows j, j+h, j+q, j+h+q, level 1 (c = ψ_128^32 = 2^48) gives
+// u = x + 2^48·y and v = x − 2^48·y in rows j, j+q and j+h, j+h+q; level 2
+// pairs (j, j+q) with c = ψ_128^16 = 2^24 and (j+h, j+h+q) with
+// c = ψ_128^48 = 2^72 ≡ 2^40 − 2^8 (2^64 ≡ 2^32 − 1), where
+//
+//	2^24·u_b ≡ 2^24·x_b + (2^40 − 2^8)·y_b
+//	2^72·v_b ≡ (2^40 − 2^8)·x_b + 2^24·y_b   (2^120 ≡ −2^24)
+//
+// so every output is a sum of small multiples of the digits, below
+// 2^13·(1 + 2^48 + 2^40 + 2^24 + 2^8) < 2^62 in absolute value: exact.
+func (g *avxGen) digitLevels(f int) {
+	for m, want := range map[[2]int]int{{1, 0}: 48, {2, 0}: 24, {2, 1}: 72} {
+		if s0, s1 := psiShifts(hyNetExp(m[0], m[1], true)); s0 != want || s1 >= 0 {
+			panic("avx2: digit levels assume the twiddles 2^48, 2^24, 2^72")
+		}
 	}
 	g.op("LEAQ (R13)(BX*4), R12")
 	g.op("VPXOR Y6, Y6, Y6")
@@ -335,38 +406,49 @@ func (g *avxGen) digitLevel(f int) {
 	g.op("VMOVDQU ·avxP(SB), Y8")
 	g.op("VPBROADCASTQ mask+40(FP), Y9")
 	g.op("VMOVQ shift+32(FP), X10")
-	h := f / 2
-	digit := func(i int, reg, y string) {
-		g.op("MOVQ %d(SP), %s", 8*i, reg)
-		g.op("SHRQ $1, %s", reg)
-		g.op("VPMOVZXDQ (R12)(%s*1), %s", reg, y)
+	h, q := f/2, f/4
+	digit := func(i int, y string) {
+		g.op("MOVQ %d(SP), AX", 8*i)
+		g.op("SHRQ $1, AX")
+		g.op("VPMOVZXDQ (R12)(AX*1), %s", y)
 		g.op("VPSRLQ X10, %s, %s", y, y)
 		g.op("VPAND Y9, %s, %s", y, y)
 		g.op("VPSUBQ Y7, %s, %s", y, y)
 	}
-	toField := func(y, t string) {
-		g.op("VPCMPGTQ %s, Y6, %s", y, t) // 0 > y
-		g.op("VPAND Y8, %s, %s", t, t)
-		g.op("VPADDQ %s, %s, %s", t, y, y)
+	store := func(i int, y string) {
+		g.op("VPCMPGTQ %s, Y6, Y11", y) // 0 > y
+		g.op("VPAND Y8, Y11, Y11")
+		g.op("VPADDQ Y11, %s, %s", y, y)
+		setup, addr := colRow(i, "R10")
+		g.op(setup)
+		g.op("VMOVDQU %s, %s", y, addr)
 	}
-	for j := 0; j < h; j++ {
-		digit(j, "AX", "Y0")
-		digit(j+h, "R14", "Y1")
-		g.op("VPSLLQ $%d, Y1, Y2", s0%96)
-		g.op("VPADDQ Y2, Y0, Y3")
-		g.op("VPSUBQ Y2, Y0, Y1")
-		toField("Y3", "Y4")
-		toField("Y1", "Y5")
-		oj, ojh := "Y3", "Y1"
-		if s0 >= 96 {
-			oj, ojh = ojh, oj
-		}
-		setup, aj := colRow(j, "R10")
-		g.op(setup)
-		setup, ajh := colRow(j+h, "R11")
-		g.op(setup)
-		g.op("VMOVDQU %s, %s", oj, aj)
-		g.op("VMOVDQU %s, %s", ojh, ajh)
+	for j := 0; j < q; j++ {
+		digit(j, "Y0")     // x_a
+		digit(j+h, "Y1")   // y_a
+		digit(j+q, "Y2")   // x_b
+		digit(j+h+q, "Y3") // y_b
+		g.op("VPSLLQ $48, Y1, Y1")
+		g.op("VPADDQ Y1, Y0, Y4") // u_a
+		g.op("VPSUBQ Y1, Y0, Y5") // v_a
+		g.op("VPSLLQ $24, Y2, Y0")
+		g.op("VPSLLQ $40, Y3, Y1")
+		g.op("VPADDQ Y1, Y0, Y0")
+		g.op("VPSLLQ $8, Y3, Y1")
+		g.op("VPSUBQ Y1, Y0, Y0") // 2^24·u_b
+		g.op("VPSLLQ $40, Y2, Y1")
+		g.op("VPSLLQ $8, Y2, Y2")
+		g.op("VPSUBQ Y2, Y1, Y1")
+		g.op("VPSLLQ $24, Y3, Y3")
+		g.op("VPADDQ Y3, Y1, Y1") // 2^72·v_b
+		g.op("VPADDQ Y0, Y4, Y2")
+		g.op("VPSUBQ Y0, Y4, Y4")
+		g.op("VPADDQ Y1, Y5, Y3")
+		g.op("VPSUBQ Y1, Y5, Y5")
+		store(j, "Y2")
+		store(j+q, "Y4")
+		store(j+h, "Y3")
+		store(j+h+q, "Y5")
 	}
 }
 
@@ -398,8 +480,8 @@ func (g *avxGen) colBody(f int, twisted, inverse, digits bool) {
 	}
 	m0 := 1
 	if digits {
-		g.digitLevel(f)
-		m0 = 2
+		g.digitLevels(f)
+		m0 = 4
 	}
 	if !inverse {
 		for m := m0; m < f; m *= 2 {
@@ -409,11 +491,11 @@ func (g *avxGen) colBody(f int, twisted, inverse, digits bool) {
 				for j := 2 * gr * h; j < 2*gr*h+h; j++ {
 					aj := load(j, "R10", "Y0")
 					ajh := load(j+h, "R11", "Y1")
-					oj, ojh := g.forwardButterfly(e)
+					oj, ojh := g.forwardButterfly(e, m > m0, 2*m != f)
 					if 2*m == f { // last level: times T
-						g.mulLazy(oj, "(R9)(R10*1)", "Y12", tmp8)
+						g.mulLazy(oj, "(R9)(R10*1)", "Y12", false, tmp8)
 						g.op("VMOVDQU Y12, %s", aj)
-						g.mulLazy(ojh, "(R9)(R11*1)", "Y12", tmp8)
+						g.mulLazy(ojh, "(R9)(R11*1)", "Y12", false, tmp8)
 						g.op("VMOVDQU Y12, %s", ajh)
 					} else {
 						g.op("VMOVDQU %s, %s", oj, aj)
@@ -431,16 +513,12 @@ func (g *avxGen) colBody(f int, twisted, inverse, digits bool) {
 					aj := load(j, "R10", "Y0")
 					ajh := load(j+h, "R11", "Y1")
 					if 2*m == f { // first level: times T on reading
-						g.mulLazy("Y0", "(R9)(R10*1)", "Y12", tmp8)
+						g.mulLazy("Y0", "(R9)(R10*1)", "Y12", true, tmp8)
 						g.op("VMOVDQA Y12, Y0")
-						g.mulLazy("Y1", "(R9)(R11*1)", "Y12", tmp8)
+						g.mulLazy("Y1", "(R9)(R11*1)", "Y12", true, tmp8)
 						g.op("VMOVDQA Y12, Y1")
 					}
-					g.inverseButterfly(e)
-					if m == 1 {
-						g.reduce("Y2", "Y4")
-						g.reduce("Y1", "Y4")
-					}
+					g.inverseButterfly(e, true, true, m == 1)
 					g.op("VMOVDQU Y2, %s", aj)
 					g.op("VMOVDQU Y1, %s", ajh)
 				}
@@ -500,7 +578,7 @@ func (g *avxGen) lastKernel(fn string, f int, inverse bool) {
 				for j := 2 * gr * h; j < 2*gr*h+h; j++ {
 					g.op("VMOVDQU %d(SP), Y0", 32*j)
 					g.op("VMOVDQU %d(SP), Y1", 32*(j+h))
-					oj, ojh := g.forwardButterfly(e)
+					oj, ojh := g.forwardButterfly(e, m > 1, true)
 					g.op("VMOVDQU %s, %d(SP)", oj, 32*j)
 					g.op("VMOVDQU %s, %d(SP)", ojh, 32*(j+h))
 				}
@@ -514,7 +592,7 @@ func (g *avxGen) lastKernel(fn string, f int, inverse bool) {
 				for j := 2 * gr * h; j < 2*gr*h+h; j++ {
 					g.op("VMOVDQU %d(SP), Y0", 32*j)
 					g.op("VMOVDQU %d(SP), Y1", 32*(j+h))
-					g.inverseButterfly(e)
+					g.inverseButterfly(e, 2*m != f, m != 1, false)
 					g.op("VMOVDQU Y2, %d(SP)", 32*j)
 					g.op("VMOVDQU Y1, %d(SP)", 32*(j+h))
 				}
@@ -528,7 +606,7 @@ func (g *avxGen) lastKernel(fn string, f int, inverse bool) {
 		g.transpose4(rows, outs)
 		for b := 0; b < 4; b++ {
 			if !inverse {
-				g.reduce(outs[b], "Y12")
+				g.reduceB(outs[b], outs[b], "Y12")
 			}
 			g.op("VMOVDQU %s, %d(R8)", outs[b], 8*(b*f+i))
 		}

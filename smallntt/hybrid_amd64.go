@@ -2,32 +2,18 @@
 
 package smallntt
 
+import "golang.org/x/sys/cpu"
+
 // AVX2 kernels for the Hybrid variant on amd64 (generated: hybrid_amd64.s,
 // hybrid_avx2_amd64.go). They compute the same networks as the Go kernels
 // of hybrid_kernels.go, four columns (or blocks) at a time, with the same
 // value ranges, so every plan gives the same bits with or without them
 // (tested: TestAVX2AgainstGeneric). Build with -tags purego to leave them out.
 
-func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
-func xgetbv() (eax, edx uint32)
-
-// haveAVX2 reports whether the CPU and the OS support AVX2 (CPUID.1:ECX
-// OSXSAVE and AVX, XCR0 saving XMM and YMM state, CPUID.7:EBX AVX2).
-var haveAVX2 = func() bool {
-	maxID, _, _, _ := cpuid(0, 0)
-	if maxID < 7 {
-		return false
-	}
-	_, _, ecx1, _ := cpuid(1, 0)
-	if ecx1&(1<<27) == 0 || ecx1&(1<<28) == 0 {
-		return false
-	}
-	if xcr0, _ := xgetbv(); xcr0&6 != 6 {
-		return false
-	}
-	_, ebx7, _, _ := cpuid(7, 0)
-	return ebx7&(1<<5) != 0
-}()
+// haveAVX2 reports whether the CPU and the OS support AVX2
+// (golang.org/x/sys/cpu checks both the CPUID bits and that the OS saves
+// the YMM state).
+var haveAVX2 = cpu.X86.HasAVX2
 
 // useAVX2 selects the AVX2 kernels for plans built from now on (tests turn
 // it off to build the generic plans they compare with).

@@ -2,14 +2,10 @@
 
 package smallntt
 
-// haveBMI2 reports whether the CPU has MULX (CPUID.7:EBX bit 8).
-var haveBMI2 = func() bool {
-	if maxID, _, _, _ := cpuid(0, 0); maxID < 7 {
-		return false
-	}
-	_, ebx7, _, _ := cpuid(7, 0)
-	return ebx7&(1<<8) != 0
-}()
+import "golang.org/x/sys/cpu"
+
+// haveBMI2 reports whether the CPU has MULX.
+var haveBMI2 = cpu.X86.HasBMI2
 
 // useMulSumAsm and useMulSumAVX2 select the kernels of mulsum_amd64.s
 // (tests turn them off to compare with the generic code).

@@ -5,28 +5,14 @@ package tfhe
 import (
 	"unsafe"
 
+	"golang.org/x/sys/cpu"
+
 	"github.com/goldfhe/goldfhe/torus"
 )
 
-func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
-func xgetbv() (eax, edx uint32)
-
-// haveAVX2 reports whether the CPU and the OS support AVX2 (as smallntt's).
-var haveAVX2 = func() bool {
-	maxID, _, _, _ := cpuid(0, 0)
-	if maxID < 7 {
-		return false
-	}
-	_, _, ecx1, _ := cpuid(1, 0)
-	if ecx1&(1<<27) == 0 || ecx1&(1<<28) == 0 {
-		return false
-	}
-	if xcr0, _ := xgetbv(); xcr0&6 != 6 {
-		return false
-	}
-	_, ebx7, _, _ := cpuid(7, 0)
-	return ebx7&(1<<5) != 0
-}()
+// haveAVX2 reports whether the CPU and the OS support AVX2
+// (golang.org/x/sys/cpu).
+var haveAVX2 = cpu.X86.HasAVX2
 
 // useKSAsm selects keyswitch_amd64.s for evaluators built from now on
 // (tests turn it off to compare with keySwitch).

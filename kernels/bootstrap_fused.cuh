@@ -82,17 +82,7 @@ __device__ __forceinline__ void bsf_run(const uint32_t* __restrict__ in, const u
                     for (int j = 0; j < F1; j++) W[PITCH * j + col] = lz_mul(r[j], __ldg(tw + F2 * j + col));
                 }
                 __syncwarp();
-#pragma unroll
-                for (int it = 0; it < (F1 + 31) / 32; it++) {
-                    const int b = lane + 32 * it;
-                    if (b >= F1) break;
-                    uint64_t r[F2];
-#pragma unroll
-                    for (int i = 0; i < F2; i++) r[i] = W[PITCH * b + i];
-                    hyb_ct<F2, false>(r);
-#pragma unroll
-                    for (int j = 0; j < F2; j++) W[PITCH * b + j] = r[j];
-                }
+                hyb_rows_fwd<F1, F2>(W, lane);
             }
             __syncthreads();
             // B: out_c = sum_r row_r * BK_a[r][c], in place over rows 0..K1-1
@@ -112,17 +102,7 @@ __device__ __forceinline__ void bsf_run(const uint32_t* __restrict__ in, const u
             if (warp < K1) {
                 uint64_t* W = S + warp * POLY;
                 uint32_t* p = acc + warp * N;
-#pragma unroll
-                for (int it = 0; it < (F1 + 31) / 32; it++) {
-                    const int b = lane + 32 * it;
-                    if (b >= F1) break;
-                    uint64_t r[F2];
-#pragma unroll
-                    for (int i = 0; i < F2; i++) r[i] = W[PITCH * b + i];
-                    hyb_gs<F2, false>(r);
-#pragma unroll
-                    for (int j = 0; j < F2; j++) W[PITCH * b + j] = r[j];
-                }
+                hyb_rows_inv<F1, F2>(W, lane);
                 __syncwarp();
 #pragma unroll
                 for (int it = 0; it < (F2 + 31) / 32; it++) {

@@ -26,8 +26,9 @@ type NTTBootstrappingKey struct {
 // nttData is the shared storage of the NTT forms of one bootstrapping key
 // for one NTT-domain order; the cache of BootstrappingKey holds it weakly.
 type nttData struct {
-	data  []uint64 // n × (k+1)·l × (k+1) × N
-	trgsw []NTTTRGSW
+	data     []uint64 // samples × (k+1)·l × (k+1) × N
+	trgsw    []NTTTRGSW
+	grouping int
 }
 
 type nttCacheEntry struct {
@@ -40,14 +41,17 @@ func (k *NTTBootstrappingKey) Params() Params { return k.params }
 // Plan returns the plan whose NTT domain the key is in.
 func (k *NTTBootstrappingKey) Plan() *smallntt.Plan { return k.plan }
 
-// Len returns n.
+// Len returns the number of TRGSW samples (BootstrappingKey.Len).
 func (k *NTTBootstrappingKey) Len() int { return len(k.d.trgsw) }
 
-// TRGSW returns BK_i in the NTT domain (aliasing the key: do not modify).
+// Grouping returns the key's grouping factor (BootstrappingKey.Grouping).
+func (k *NTTBootstrappingKey) Grouping() int { return k.d.grouping }
+
+// TRGSW returns sample i in the NTT domain (aliasing the key: do not modify).
 func (k *NTTBootstrappingKey) TRGSW(i int) *NTTTRGSW { return &k.d.trgsw[i] }
 
 // Data returns the whole key as one slice (aliasing it: do not modify), laid
-// out as [i][r][c][j]: TRGSW i < n, row r < (k+1)·l, column c ≤ k,
+// out as [i][r][c][j]: TRGSW i < Len(), row r < (k+1)·l, column c ≤ k,
 // NTT-domain position j < N. This is the layout an accelerator uploads.
 func (k *NTTBootstrappingKey) Data() []uint64 { return k.d.data }
 
@@ -99,9 +103,9 @@ func (bk *BootstrappingKey) NTT(plan *smallntt.Plan) (*NTTBootstrappingKey, erro
 
 func (bk *BootstrappingKey) transform(plan *smallntt.Plan) *nttData {
 	p := bk.params
-	n, k, l, N := p.LWEDimension(), p.GLWEDimension(), p.BKLevels(), p.PolyDegree()
+	n, k, l, N := len(bk.rows), p.GLWEDimension(), p.BKLevels(), p.PolyDegree()
 	per := (k + 1) * l * (k + 1) * N
-	d := &nttData{data: make([]uint64, n*per), trgsw: make([]NTTTRGSW, n)}
+	d := &nttData{data: make([]uint64, n*per), trgsw: make([]NTTTRGSW, n), grouping: bk.grouping}
 	for i := range d.trgsw {
 		d.trgsw[i] = NTTTRGSW{plan: plan, k: k, l: l, n: N, data: d.data[i*per : (i+1)*per : (i+1)*per]}
 	}

@@ -68,6 +68,10 @@ func (e *Evaluator) BlindRotateTo(acc *TRLWE, ct *TLWE, testVector torus.Poly) {
 }
 
 func (e *Evaluator) blindRotate(acc *TRLWE, ct *TLWE) {
+	if e.bk.Grouping() > 1 {
+		e.blindRotateGrouped(acc, ct)
+		return
+	}
 	logTwoN := uint(e.params.logN + 1)
 	for i, ai := range ct.Value[:e.params.LWEDimension()] {
 		if a := torus.ModSwitchPow2(ai, logTwoN); a != 0 {

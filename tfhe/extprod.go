@@ -21,6 +21,7 @@ type Evaluator struct {
 	ck     *CloudKey
 	bk     *NTTBootstrappingKey // nil when built without a cloud key
 	ksk    *KeySwitchingKey
+	mono   *monomialTables // for a grouped key (grouped.go), else nil
 
 	buf evaluatorBuffers
 }
@@ -44,6 +45,8 @@ type evaluatorBuffers struct {
 	// ksRows is the list of key-switching rows to add or subtract
 	// (ksRowList), when key switching runs in assembly.
 	ksRows []int64
+	// group is grouped blind rotation's scratch (empty for a plain key).
+	group groupBuffers
 }
 
 // NewEvaluator returns an Evaluator for ck using plan for every polynomial
@@ -74,8 +77,11 @@ func NewEvaluator(params Params, plan *smallntt.Plan, ck *CloudKey) (*Evaluator,
 			return nil, err
 		}
 		e.ck, e.bk, e.ksk = ck, bk, ck.ksk
+		if bk.Grouping() > 1 {
+			e.mono = monomials(plan)
+		}
 	}
-	e.buf = newEvaluatorBuffers(params)
+	e.buf = e.newBuffers()
 	return e, nil
 }
 
@@ -85,6 +91,15 @@ func NewEvaluator(params Params, plan *smallntt.Plan, ck *CloudKey) (*Evaluator,
 // them side by side with the key's rows, which are 2·N·8 apart: measured,
 // 8 elements (one cache line) make smallntt.MulSum 1.15× faster.
 const decPad = 8
+
+// newBuffers returns scratch buffers for e's parameters and key.
+func (e *Evaluator) newBuffers() evaluatorBuffers {
+	b := newEvaluatorBuffers(e.params)
+	if e.bk != nil && e.bk.Grouping() > 1 {
+		b.group = newGroupBuffers(e.bk.Grouping(), e.params.PolyDegree())
+	}
+	return b
+}
 
 func newEvaluatorBuffers(p Params) evaluatorBuffers {
 	k, l, n := p.GLWEDimension(), p.BKLevels(), p.PolyDegree()
@@ -116,7 +131,7 @@ func newEvaluatorBuffers(p Params) evaluatorBuffers {
 // with its own scratch buffers.
 func (e *Evaluator) ShallowCopy() *Evaluator {
 	c := *e
-	c.buf = newEvaluatorBuffers(e.params)
+	c.buf = e.newBuffers()
 	return &c
 }
 

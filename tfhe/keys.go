@@ -69,11 +69,16 @@ func newSecretKey(p Params) *SecretKey {
 // coefficient form — its canonical form, independent of any NTT. NTT returns
 // (and caches while in use) its transform for a given plan.
 //
+// With grouping g > 1 (WithGrouping) it holds, for each group of g key bits
+// (the last may be shorter, r bits), the 2^r − 1 samples TRGSW([s = u]),
+// u = 1 … 2^r − 1, one after another (grouped.go).
+//
 // A BootstrappingKey is immutable and safe for concurrent use.
 type BootstrappingKey struct {
-	params Params
-	rows   []TRGSW         // n samples
-	data   []torus.Torus32 // backing: n × (k+1)·l × (k+1) × N
+	params   Params
+	grouping int
+	rows     []TRGSW         // bkSamples(n, grouping) samples
+	data     []torus.Torus32 // backing: len(rows) × (k+1)·l × (k+1) × N
 
 	mu    sync.Mutex
 	cache map[[32]byte]*nttCacheEntry // by Order() digest, see NTT
@@ -82,17 +87,22 @@ type BootstrappingKey struct {
 // Params returns the key's parameter set.
 func (bk *BootstrappingKey) Params() Params { return bk.params }
 
-// Len returns n, the number of TRGSW samples.
+// Len returns the number of TRGSW samples: n, or more with grouping.
 func (bk *BootstrappingKey) Len() int { return len(bk.rows) }
 
-// TRGSW returns BK_i (aliasing the key: do not modify).
+// Grouping returns the key's grouping factor: 1 for the plain key of one
+// TRGSW per key bit.
+func (bk *BootstrappingKey) Grouping() int { return bk.grouping }
+
+// TRGSW returns sample i (aliasing the key: do not modify).
 func (bk *BootstrappingKey) TRGSW(i int) *TRGSW { return &bk.rows[i] }
 
-func newBootstrappingKey(p Params) *BootstrappingKey {
-	n, k, l, N := p.LWEDimension(), p.GLWEDimension(), p.BKLevels(), p.PolyDegree()
+func newBootstrappingKey(p Params, g int) *BootstrappingKey {
+	k, l, N := p.GLWEDimension(), p.BKLevels(), p.PolyDegree()
+	n := bkSamples(p.LWEDimension(), g)
 	rowsPer := (k + 1) * l
 	per := rowsPer * (k + 1) * N
-	bk := &BootstrappingKey{params: p, rows: make([]TRGSW, n), data: make([]torus.Torus32, n*per)}
+	bk := &BootstrappingKey{params: p, grouping: g, rows: make([]TRGSW, n), data: make([]torus.Torus32, n*per)}
 	polys := make([]torus.Poly, n*rowsPer*(k+1))
 	trlwes := make([]TRLWE, n*rowsPer)
 	for i := range bk.rows {
@@ -116,8 +126,12 @@ func (bk *BootstrappingKey) check(p Params) error {
 	if !bk.params.Equal(p) {
 		return fmt.Errorf("tfhe: bootstrapping key is for %s, not %s", bk.params.Name(), p.Name())
 	}
+	if err := checkGrouping(p, bk.grouping); err != nil {
+		return err
+	}
 	k, l, n := p.GLWEDimension(), p.BKLevels(), p.PolyDegree()
-	if len(bk.rows) != p.LWEDimension() || len(bk.data) != p.LWEDimension()*(k+1)*l*(k+1)*n {
+	count := bkSamples(p.LWEDimension(), bk.grouping)
+	if len(bk.rows) != count || len(bk.data) != count*(k+1)*l*(k+1)*n {
 		return errors.New("tfhe: bootstrapping key is incomplete")
 	}
 	for i := range bk.rows {
@@ -186,6 +200,9 @@ func (ck *CloudKey) Params() Params { return ck.params }
 
 // BootstrappingKey returns the bootstrapping key.
 func (ck *CloudKey) BootstrappingKey() *BootstrappingKey { return ck.bk }
+
+// Grouping returns the bootstrapping key's grouping factor (WithGrouping).
+func (ck *CloudKey) Grouping() int { return ck.bk.grouping }
 
 // KeySwitchingKey returns the key-switching key.
 func (ck *CloudKey) KeySwitchingKey() *KeySwitchingKey { return ck.ksk }

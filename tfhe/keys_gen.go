@@ -15,6 +15,7 @@ const (
 	labelLWEKey   = "goldfhe/tfhe/lwe-key"
 	labelTRLWEKey = "goldfhe/tfhe/trlwe-key"
 	labelBK       = "goldfhe/tfhe/bootstrapping-key"
+	labelBKGroup  = "goldfhe/tfhe/bootstrapping-key/grouped"
 	labelKSK      = "goldfhe/tfhe/key-switching-key"
 )
 
@@ -44,27 +45,53 @@ func GenerateSecretKeyFromSeed(p Params, seed [torus.SeedSize]byte) (*SecretKey,
 }
 
 // GenerateCloudKey returns a fresh cloud key for sk from crypto/rand.
-func GenerateCloudKey(sk *SecretKey) (*CloudKey, error) {
-	return GenerateCloudKeyFromSeed(sk, cryptoSeed())
+func GenerateCloudKey(sk *SecretKey, opts ...CloudKeyOption) (*CloudKey, error) {
+	return GenerateCloudKeyFromSeed(sk, cryptoSeed(), opts...)
 }
 
 // GenerateCloudKeyFromSeed returns the cloud key of sk determined by seed:
-// BK_i = TRGSW(s_i) with noise σ_bk and the key-switching table with noise
-// σ_lwe. The work is spread over all cores (GOMAXPROCS); the result depends
-// only on sk and seed.
-func GenerateCloudKeyFromSeed(sk *SecretKey, seed [torus.SeedSize]byte) (*CloudKey, error) {
+// BK_i = TRGSW(s_i) with noise σ_bk (or the grouped samples of
+// WithGrouping) and the key-switching table with noise σ_lwe. The work is
+// spread over all cores (GOMAXPROCS); the result depends only on sk, seed
+// and the options.
+func GenerateCloudKeyFromSeed(sk *SecretKey, seed [torus.SeedSize]byte, opts ...CloudKeyOption) (*CloudKey, error) {
 	if err := sk.check(); err != nil {
 		return nil, err
 	}
 	p := sk.params
+	cfg := cloudKeyConfig{grouping: 1}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	g := cfg.grouping
+	if err := checkGrouping(p, g); err != nil {
+		return nil, err
+	}
 	root := torus.NewSamplerFromSeed(seed)
 	sk.trlweNTT() // once, before the workers share it
 
-	bk := newBootstrappingKey(p)
-	parallelFor(p.LWEDimension(), func() *nttScratch { return newNTTScratch(p.PolyDegree()) },
-		func(sc *nttScratch, i int) {
+	bk := newBootstrappingKey(p, g)
+	newScratch := func() *nttScratch { return newNTTScratch(p.PolyDegree()) }
+	if g == 1 {
+		parallelFor(p.LWEDimension(), newScratch, func(sc *nttScratch, i int) {
 			encryptTRGSW(&bk.rows[i], sk.lwe[i], sk, p.BKStdDev(), root.Derive(labelBK, uint64(i)), sc)
 		})
+	} else {
+		// Sample i is term u of the group holding it (bkSamples order).
+		type term struct{ first, r, u int }
+		terms := make([]term, 0, len(bk.rows))
+		for first := 0; first < p.LWEDimension(); first += g {
+			r := min(g, p.LWEDimension()-first)
+			for u := 1; u < 1<<r; u++ {
+				terms = append(terms, term{first, r, u})
+			}
+		}
+		parallelFor(len(terms), newScratch, func(sc *nttScratch, i int) {
+			t := terms[i]
+			m := groupMessage(sk.lwe[t.first:t.first+t.r], t.u)
+			encryptTRGSW(&bk.rows[i], m, sk, p.BKStdDev(), root.Derive(labelBKGroup, uint64(i)), sc)
+		})
+	}
 
 	ksk := &KeySwitchingKey{params: p, data: make([]torus.Torus32, ksTableLen(p))}
 	t, basebit := p.KSLevels(), p.KSBaseLog()

@@ -11,7 +11,9 @@ import (
 )
 
 // Binary encoding. Every object starts with a header: the magic "GFHE", a
-// format version (uint16, currently 1) and the object kind (uint16). All
+// format version (uint16: 1, or 2 for a cloud key with a grouped
+// bootstrapping key, which carries its grouping factor) and the object
+// kind (uint16). All
 // integers are little-endian; Torus32 values are uint32. Objects tied to a
 // parameter set embed it (as its literal) and are checked against it:
 // decoders return errors — never panic — on truncated, oversized,
@@ -21,7 +23,11 @@ import (
 const (
 	marshalMagic   = "GFHE"
 	marshalVersion = 1
-	headerSize     = 8
+	// marshalVersionGrouped is the version of a cloud key whose
+	// bootstrapping key is grouped: a uint16 grouping factor follows the
+	// parameters. Plain cloud keys keep version 1, byte for byte.
+	marshalVersionGrouped = 2
+	headerSize            = 8
 )
 
 type objectKind uint16
@@ -57,9 +63,11 @@ func formatErr(format string, a ...any) error {
 	return fmt.Errorf("%w: %s", ErrFormat, fmt.Sprintf(format, a...))
 }
 
-func appendHeader(b []byte, k objectKind) []byte {
+func appendHeader(b []byte, k objectKind) []byte { return appendHeaderVersion(b, k, marshalVersion) }
+
+func appendHeaderVersion(b []byte, k objectKind, version uint16) []byte {
 	b = append(b, marshalMagic...)
-	b = binary.LittleEndian.AppendUint16(b, marshalVersion)
+	b = binary.LittleEndian.AppendUint16(b, version)
 	return binary.LittleEndian.AppendUint16(b, uint16(k))
 }
 
@@ -109,22 +117,26 @@ func (r *reader) u64(what string) uint64 {
 	return 0
 }
 
-func (r *reader) header(want objectKind) {
+// header reads a header of kind want and returns its version: 1, or 2 for
+// a grouped cloud key.
+func (r *reader) header(want objectKind) uint16 {
 	h := r.take(headerSize, "header")
 	if h == nil {
-		return
+		return 0
 	}
 	if string(h[:4]) != marshalMagic {
 		r.fail("bad magic %q", h[:4])
-		return
+		return 0
 	}
-	if v := binary.LittleEndian.Uint16(h[4:]); v != marshalVersion {
-		r.fail("unsupported version %d (want %d)", v, marshalVersion)
-		return
+	v := binary.LittleEndian.Uint16(h[4:])
+	if v != marshalVersion && (v != marshalVersionGrouped || want != kindCloudKey) {
+		r.fail("unsupported version %d for a %v (want %d)", v, want, marshalVersion)
+		return 0
 	}
 	if k := objectKind(binary.LittleEndian.Uint16(h[6:])); k != want {
 		r.fail("object is a %v, not a %v", k, want)
 	}
+	return v
 }
 
 // torusSlice reads count Torus32 values into dst (len(dst) = count).
@@ -348,15 +360,22 @@ func (sk *SecretKey) UnmarshalBinary(data []byte) error {
 	return nil
 }
 
-// MarshalBinary encodes the cloud key: header, parameters, the bootstrapping
-// key (coefficient form, [i][row][column][coefficient]) and the
-// key-switching table ([i][level][magnitude][coordinate]). TFHELib128's is
-// about 72 MB.
+// MarshalBinary encodes the cloud key: header, parameters, for a grouped
+// key (version 2) its grouping factor as a uint16, the bootstrapping key
+// (coefficient form, [i][row][column][coefficient]) and the key-switching
+// table ([i][level][magnitude][coordinate]). TFHELib128's is about 72 MB
+// (about 103 MB grouped).
 func (ck *CloudKey) MarshalBinary() ([]byte, error) {
 	if err := ck.Validate(); err != nil {
 		return nil, err
 	}
-	b := appendParams(appendHeader(nil, kindCloudKey), ck.params)
+	var b []byte
+	if g := ck.bk.grouping; g > 1 {
+		b = appendParams(appendHeaderVersion(nil, kindCloudKey, marshalVersionGrouped), ck.params)
+		b = binary.LittleEndian.AppendUint16(b, uint16(g))
+	} else {
+		b = appendParams(appendHeader(nil, kindCloudKey), ck.params)
+	}
 	b = append(make([]byte, 0, len(b)+4*(len(ck.bk.data)+len(ck.ksk.data))), b...)
 	b = appendTorus(b, ck.bk.data)
 	return appendTorus(b, ck.ksk.data), nil
@@ -365,17 +384,24 @@ func (ck *CloudKey) MarshalBinary() ([]byte, error) {
 // UnmarshalBinary decodes a cloud key.
 func (ck *CloudKey) UnmarshalBinary(data []byte) error {
 	r := reader{b: data}
-	r.header(kindCloudKey)
+	version := r.header(kindCloudKey)
 	p := r.params()
+	g := 1
+	if version == marshalVersionGrouped {
+		g = int(r.u16("grouping"))
+	}
 	if r.err != nil {
 		return r.err
 	}
-	bkLen := p.LWEDimension() * (p.GLWEDimension() + 1) * p.BKLevels() * (p.GLWEDimension() + 1) * p.PolyDegree()
+	if err := checkGrouping(p, g); err != nil {
+		return fmt.Errorf("%w: %v", ErrFormat, err)
+	}
+	bkLen := bkSamples(p.LWEDimension(), g) * (p.GLWEDimension() + 1) * p.BKLevels() * (p.GLWEDimension() + 1) * p.PolyDegree()
 	ksLen := ksTableLen(p)
 	if !r.need(4*(bkLen+ksLen), "cloud key") {
 		return r.err
 	}
-	bk := newBootstrappingKey(p)
+	bk := newBootstrappingKey(p, g)
 	r.torusSlice(bk.data, "bootstrapping key")
 	ksk := &KeySwitchingKey{params: p, data: make([]torus.Torus32, ksLen)}
 	r.torusSlice(ksk.data, "key-switching key")

@@ -130,7 +130,9 @@ func FuzzUnmarshal(f *testing.F) {
 	pb, _ := toyParams.MarshalBinary()
 	ctb, _ := NewTLWE(3).MarshalBinary()
 	trb, _ := NewTRLWE(1, 2).MarshalBinary()
-	for _, s := range [][]byte{skb, pb, ctb, trb, {}, []byte("GFHE\x01\x00\x05\x00")} {
+	// The start of a grouped cloud key: version 2, parameters, grouping 2.
+	grouped := append(appendParams(appendHeaderVersion(nil, kindCloudKey, marshalVersionGrouped), toyParams), 2, 0)
+	for _, s := range [][]byte{skb, pb, ctb, trb, grouped, {}, []byte("GFHE\x01\x00\x05\x00")} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

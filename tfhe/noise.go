@@ -34,7 +34,15 @@ type NoiseEstimate struct {
 
 // NoiseEstimate returns the noise model of p (see the type). A test checks
 // BootstrapStdDev against measured bootstrap outputs.
-func (p Params) NoiseEstimate() NoiseEstimate {
+func (p Params) NoiseEstimate() NoiseEstimate { return p.NoiseEstimateGrouped(1) }
+
+// NoiseEstimateGrouped is NoiseEstimate for a bootstrapping key with
+// grouping g (WithGrouping; grouped.go): per full group of g bits, 2^g − 1
+// terms each carrying its key noise through X^{e_u} − 1 (two monomials), so
+// (2^g − 1)·2·(k+1)·l·N·E[d²]·σ_bk², and the decomposition rounding of ACC
+// through one X^{e_u} − 1, 2·(1 + kN/2)·δ²/12; a last group of r < g bits
+// likewise with 2^r − 1 terms. g = 1 is the plain CMux of NoiseEstimate.
+func (p Params) NoiseEstimateGrouped(g int) NoiseEstimate {
 	n, N, k := float64(p.LWEDimension()), float64(p.PolyDegree()), float64(p.GLWEDimension())
 	l, beta := float64(p.BKLevels()), p.BKBaseLog()
 	t, basebit := float64(p.KSLevels()), p.KSBaseLog()
@@ -42,7 +50,18 @@ func (p Params) NoiseEstimate() NoiseEstimate {
 	digit2 := (bg*bg + 2) / 12
 	delta := math.Ldexp(1, -p.BKLevels()*beta)
 	var e NoiseEstimate
-	e.BlindRotationVar = n * ((k+1)*l*N*digit2*p.BKStdDev()*p.BKStdDev() + (1+k*N/2)*delta*delta/12)
+	keyVar := (k + 1) * l * N * digit2 * p.BKStdDev() * p.BKStdDev()
+	roundVar := (1 + k*N/2) * delta * delta / 12
+	if g <= 1 {
+		e.BlindRotationVar = n * (keyVar + roundVar)
+	} else {
+		groupVar := func(r int) float64 { return float64(int(1)<<r-1)*2*keyVar + 2*roundVar }
+		full := float64(p.LWEDimension() / g)
+		e.BlindRotationVar = full * groupVar(g)
+		if r := p.LWEDimension() % g; r > 0 {
+			e.BlindRotationVar += groupVar(r)
+		}
+	}
 	base := math.Ldexp(1, basebit)
 	deltaKS := math.Ldexp(1, -p.KSLevels()*basebit)
 	e.KeySwitchVar = k*N*t*(1-1/base)*p.LWEStdDev()*p.LWEStdDev() + k*N/2*deltaKS*deltaKS/12

@@ -1,0 +1,197 @@
+package tfhe
+
+import (
+	"fmt"
+	"math/big"
+	"sync"
+
+	"github.com/goldfhe/goldfhe/smallntt"
+	"github.com/goldfhe/goldfhe/torus"
+)
+
+// Grouped blind rotation ("bootstrapping-key unrolling": Zhou, Wang, Liu,
+// Chen, Zhao, "Faster bootstrapping with multiple addends", IEEE Access
+// 2018; Bourse, Minelli, Minihold, Paillier, "Fast homomorphic evaluation
+// of deep discretized neural networks", CRYPTO 2018, §5; TFHE-rs's
+// multi-bit bootstrapping with grouping factor 2). With grouping g the key
+// bits are taken g at a time: for the bits s_0, …, s_{r−1} of a group
+// (r = g, or fewer for the last group) and their rotation amounts ā_j,
+//
+//	X^{Σ ā_j·s_j} = 1 + Σ_{u = 1 … 2^r−1} [s = u]·(X^{e_u} − 1),
+//	e_u = Σ_{j: bit j of u} ā_j mod 2N,
+//
+// where [s = u] is 1 when the bits equal the pattern u (bit j of u ↔ s_j),
+// so one step is ACC += Σ_u (X^{e_u} − 1)·(BK_u ⊡ ACC) with BK_u =
+// TRGSW([s = u]): one decomposition and (k+1)·l forward transforms of ACC,
+// k+1 inverse transforms, per group instead of per bit. In the NTT domain
+// X^{e} is the vector ψ^{e·(2·Order()[j]+1)}, a table lookup, so the
+// monomial factors cost one pointwise product per term.
+//
+// The price: 2^g − 1 TRGSWs per g bits (1.5× the key for g = 2) and a
+// larger blind-rotation noise, since each term's key noise is multiplied
+// by the two monomials of X^{e_u} − 1 (NoiseEstimateGrouped). The
+// decomposition's rounding error meets one X^{e_u} − 1 per group, as the
+// plain CMux's meets one per bit, so that part does not grow.
+
+// MaxGrouping is the largest grouping factor GenerateCloudKey accepts.
+const MaxGrouping = 2
+
+// CloudKeyOption changes how GenerateCloudKey builds a cloud key.
+type CloudKeyOption func(*cloudKeyConfig)
+
+type cloudKeyConfig struct {
+	grouping int
+}
+
+// WithGrouping makes the bootstrapping key grouped with factor g (1 ≤ g ≤
+// MaxGrouping; 1, the default, is the plain CGGI key of one TRGSW per key
+// bit). With g = 2 every pair of key bits has three TRGSWs, the key is 1.5×
+// larger, and blind rotation does half the transforms: about 1.6× faster
+// on the GPU (BENCHMARKS.md). The noise grows (NoiseEstimateGrouped): keep
+// g = 1 for parameter sets without a wide margin.
+func WithGrouping(g int) CloudKeyOption { return func(c *cloudKeyConfig) { c.grouping = g } }
+
+// bkSamples is the number of TRGSWs of a bootstrapping key with grouping g
+// for dimension n: 2^g − 1 per full group of g bits, 2^r − 1 for a last
+// group of r < g bits.
+func bkSamples(n, g int) int {
+	if g <= 1 {
+		return n
+	}
+	full, r := n/g, n%g
+	return full*(1<<g-1) + (1<<r - 1)
+}
+
+// groupedExactnessBound is the bound on the coefficients of a grouped step's
+// product Σ_u (X^{e_u} − 1)·(BK_u ⊡ ACC): 2·(2^g − 1) times ExactnessBound.
+func groupedExactnessBound(p Params, g int) *big.Int {
+	b := ExactnessBound(p.GLWEDimension(), p.BKLevels(), p.PolyDegree(), p.BKBaseLog())
+	return b.Mul(b, big.NewInt(int64(2*(1<<g-1))))
+}
+
+// checkGrouping reports whether g is a grouping factor p's keys can use.
+func checkGrouping(p Params, g int) error {
+	if g < 1 || g > MaxGrouping {
+		return fmt.Errorf("tfhe: grouping factor %d is not supported (want 1 … %d)", g, MaxGrouping)
+	}
+	if g > 1 && groupedExactnessBound(p, g).Cmp(halfP) >= 0 {
+		return fmt.Errorf("tfhe: %s with grouping %d: the grouped product bound 2^%.2f is not below p/2 (DESIGN.md §3)",
+			p.Name(), g, log2Big(groupedExactnessBound(p, g)))
+	}
+	return nil
+}
+
+// groupMessage is the message of term u of a group whose key bits are s:
+// 1 when bit j of u equals s_j for every j, else 0.
+func groupMessage(s []int32, u int) int32 {
+	for j, b := range s {
+		if int32(u>>j&1) != b {
+			return 0
+		}
+	}
+	return 1
+}
+
+// monomialTables holds, for one N, ψ^i (i < 2N) and the odd exponents
+// 2·Order()[j]+1 of the NTT-domain positions: NTT(X^e)[j] =
+// psiPow[e·odd[j] mod 2N].
+type monomialTables struct {
+	psiPow []uint64
+	odd    []uint32
+}
+
+var monomialCache sync.Map // N → *monomialTables
+
+// monomials returns the tables for plan's N and NTT-domain order (every
+// plan of one N has the same order, smallntt.Plan.Order).
+func monomials(plan *smallntt.Plan) *monomialTables {
+	n := plan.N()
+	if t, ok := monomialCache.Load(n); ok {
+		return t.(*monomialTables)
+	}
+	t := &monomialTables{psiPow: make([]uint64, 2*n), odd: make([]uint32, n)}
+	psi, x := smallntt.Psi(n), uint64(1)
+	for i := range t.psiPow {
+		t.psiPow[i] = x
+		x = smallntt.Mul(x, psi)
+	}
+	for j, o := range plan.Order() {
+		t.odd[j] = uint32(2*o + 1)
+	}
+	v, _ := monomialCache.LoadOrStore(n, t)
+	return v.(*monomialTables)
+}
+
+// groupBuffers are the extra scratch buffers of grouped blind rotation.
+type groupBuffers struct {
+	terms []uint64    // (2^g − 1) × N: Σ_rows digit·BK_u row, one column
+	mono  []uint64    // (2^g − 1) × N: NTT(X^{e_u}) − 1
+	keys  []*NTTTRGSW // the TRGSWs of the terms kept
+}
+
+func newGroupBuffers(g, n int) groupBuffers {
+	t := 1<<g - 1
+	return groupBuffers{terms: make([]uint64, t*n), mono: make([]uint64, t*n), keys: make([]*NTTTRGSW, t)}
+}
+
+// blindRotateGrouped is blindRotate for a key with grouping g > 1.
+func (e *Evaluator) blindRotateGrouped(acc *TRLWE, ct *TLWE) {
+	logTwoN := uint(e.params.logN + 1)
+	g, n := e.bk.Grouping(), e.params.LWEDimension()
+	var abar [MaxGrouping]int
+	base := 0
+	for first := 0; first < n; first += g {
+		r := min(g, n-first)
+		nonzero := false
+		for j := range r {
+			abar[j] = torus.ModSwitchPow2(ct.Value[first+j], logTwoN)
+			nonzero = nonzero || abar[j] != 0
+		}
+		if nonzero {
+			e.groupStep(acc, base, abar[:r])
+		}
+		base += 1<<r - 1
+	}
+}
+
+// groupStep sets ACC += Σ_u (X^{e_u} − 1)·(BK_{base+u−1} ⊡ ACC) for the
+// rotation amounts abar of one group (see the top of this file). Terms with
+// e_u = 0 vanish and are skipped.
+func (e *Evaluator) groupStep(acc *TRLWE, base int, abar []int) {
+	n := len(e.buf.diff)
+	mask := 2*n - 1
+	gb, mt := &e.buf.group, e.mono
+	terms := 0
+	for u := 1; u < 1<<len(abar); u++ {
+		eu := 0
+		for j, a := range abar {
+			eu += (u >> j & 1) * a
+		}
+		if eu &= mask; eu == 0 {
+			continue
+		}
+		m := gb.mono[terms*n : (terms+1)*n]
+		for j, o := range mt.odd[:n] {
+			m[j] = mt.psiPow[(eu*int(o))&mask] - 1 // ψ^i ≠ 0: canonical
+		}
+		gb.keys[terms] = &e.bk.d.trgsw[base+u-1]
+		terms++
+	}
+	off := e.params.bkOffset
+	for col, p := range acc.Value {
+		diff := e.buf.diff
+		for j, x := range p[:n] {
+			diff[j] = uint32(x) + off
+		}
+		e.decomposeColumn(col)
+	}
+	rows, cols := len(e.buf.dec), len(e.buf.acc)
+	for col, a := range e.buf.acc {
+		for t, c := range gb.keys[:terms] {
+			smallntt.MulSum(gb.terms[t*n:(t+1)*n], e.buf.decAll, n+decPad, c.data[col*n:], cols*n, rows)
+		}
+		smallntt.MulSum(a, gb.terms, n, gb.mono, n, terms)
+		e.plan.Inverse(smallntt.Poly(a), a)
+		toTorus(acc.Value[col], a, true)
+	}
+}

@@ -1,0 +1,320 @@
+package tfhe
+
+import (
+	"bytes"
+	"errors"
+	"math"
+	mrand "math/rand/v2"
+	"sync"
+	"testing"
+
+	"github.com/goldfhe/goldfhe/smallntt"
+	"github.com/goldfhe/goldfhe/torus"
+)
+
+// toyOddParams is toyParams with an odd n, so that the last group of a
+// grouped key has one bit.
+var toyOddParams = MustNewParams(ParamsLiteral{
+	Name: "toy-odd", LWEDimension: 41, PolyDegree: 256, GLWEDimension: 2,
+	BKLevels: 3, BKBaseLog: 6, KSLevels: 6, KSBaseLog: 2,
+	LWEStdDev: 0x1p-20, BKStdDev: 0x1p-28, Note: "insecure, tests only",
+})
+
+// testGroupedKeys builds grouping-2 keys of each set once per test binary.
+var testGroupedKeys = func() func(p Params) keyPair {
+	var mu sync.Mutex
+	m := map[string]func() keyPair{}
+	return func(p Params) keyPair {
+		mu.Lock()
+		f, ok := m[p.Name()]
+		if !ok {
+			f = sync.OnceValue(func() keyPair {
+				sk, err := GenerateSecretKeyFromSeed(p, seedOf(p.Name()+"/sk", 0))
+				if err != nil {
+					panic(err)
+				}
+				ck, err := GenerateCloudKeyFromSeed(sk, seedOf(p.Name()+"/ck-g2", 0), WithGrouping(2))
+				if err != nil {
+					panic(err)
+				}
+				return keyPair{sk, ck}
+			})
+			m[p.Name()] = f
+		}
+		mu.Unlock()
+		return f()
+	}
+}()
+
+func TestBKSamples(t *testing.T) {
+	for _, c := range []struct{ n, g, want int }{
+		{630, 1, 630}, {630, 2, 945}, {805, 2, 1207}, {41, 2, 61}, {1, 2, 1}, {2, 2, 3},
+	} {
+		if got := bkSamples(c.n, c.g); got != c.want {
+			t.Errorf("bkSamples(%d, %d) = %d, want %d", c.n, c.g, got, c.want)
+		}
+	}
+}
+
+func TestGroupMessage(t *testing.T) {
+	// Exactly one pattern u ≥ 1 matches nonzero bits; none matches zeros.
+	for r := 1; r <= MaxGrouping; r++ {
+		for bits := 0; bits < 1<<r; bits++ {
+			s := make([]int32, r)
+			for j := range s {
+				s[j] = int32(bits >> j & 1)
+			}
+			for u := 1; u < 1<<r; u++ {
+				want := int32(0)
+				if u == bits {
+					want = 1
+				}
+				if got := groupMessage(s, u); got != want {
+					t.Errorf("groupMessage(%v, %d) = %d, want %d", s, u, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestGroupStepExact checks one grouped step against the same step in
+// coefficient form: ACC + Σ_u (X^{e_u} − 1)·(BK_u ⊡ ACC) with naive
+// external products, for random and extreme keys and accumulators, every
+// pattern of zero and nonzero rotation amounts, and two plans.
+func TestGroupStepExact(t *testing.T) {
+	r := mrand.New(mrand.NewPCG(31, 32))
+	for _, p := range []Params{toyParams, TFHELib128} {
+		t.Run(p.Name(), func(t *testing.T) {
+			k, l, n := p.GLWEDimension(), p.BKLevels(), p.PolyDegree()
+			def, err := smallntt.DefaultPlan(n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for pi, plan := range []*smallntt.Plan{butterfly(t, n), def} {
+				for trial := range 4 {
+					// A 3-sample grouped key (one group of two bits).
+					bk := newBootstrappingKey(MustNewParams(ParamsLiteral{
+						Name: "one-group", LWEDimension: 2, PolyDegree: n, GLWEDimension: k,
+						BKLevels: l, BKBaseLog: p.BKBaseLog(), KSLevels: 1, KSBaseLog: 1,
+						LWEStdDev: 1e-9, BKStdDev: 1e-9,
+					}), 2)
+					for i := range bk.data {
+						bk.data[i] = torus.Torus32(r.Uint32())
+						if trial == 3 {
+							bk.data[i] = 1 << 31 // the extreme of TestExternalProductExact
+						}
+					}
+					nk := bk.transform(plan)
+					e := &Evaluator{params: p, plan: plan, bk: &NTTBootstrappingKey{params: p, plan: plan, d: nk}, mono: monomials(plan)}
+					e.buf = e.newBuffers()
+					abar := []int{r.IntN(2 * n), r.IntN(2 * n)}
+					switch trial {
+					case 1:
+						abar[0] = 0
+					case 2:
+						abar[1] = n // e_3 = abar[0] + N
+					case 3:
+						abar = []int{n, n} // e_3 = 2N ≡ 0: a vanishing term
+					}
+					acc := randTRLWE(r, k, n)
+					if trial == 3 {
+						for _, poly := range acc.Value {
+							for i := range poly {
+								poly[i] = torus.Torus32(-p.bkOffset) // every digit −Bg/2
+							}
+						}
+					}
+					want := NewTRLWE(k, n)
+					for c := range acc.Value {
+						copy(want.Value[c], acc.Value[c])
+					}
+					prod, rot := NewTRLWE(k, n), NewTRLWE(k, n)
+					for u := 1; u < 4; u++ {
+						eu := (u&1*abar[0] + u>>1&1*abar[1]) % (2 * n)
+						ExternalProductNaiveTo(p, prod, &bk.rows[u-1], acc)
+						MulXaTRLWETo(rot, prod, eu)
+						SubTRLWETo(rot, rot, prod)
+						AddTRLWETo(want, want, rot)
+					}
+					e.groupStep(acc, 0, abar)
+					if !equalTRLWE(acc, want) {
+						t.Fatalf("plan %d trial %d (ā = %v): grouped step differs from the naive one", pi, trial, abar)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestGroupedBootstrap bootstraps NAND gates with grouped keys (n even and
+// odd), with and without key switching, on two plans that must agree bit
+// for bit, and checks the measured noise against NoiseEstimateGrouped.
+func TestGroupedBootstrap(t *testing.T) {
+	sets := []Params{toyParams, toyOddParams}
+	if !testing.Short() {
+		sets = append(sets, TFHELib128)
+	}
+	for _, p := range sets {
+		t.Run(p.Name(), func(t *testing.T) {
+			kp := testGroupedKeys(p)
+			if kp.ck.Grouping() != 2 || kp.ck.BootstrappingKey().Len() != bkSamples(p.LWEDimension(), 2) {
+				t.Fatalf("grouped key: grouping %d, %d samples", kp.ck.Grouping(), kp.ck.BootstrappingKey().Len())
+			}
+			def, err := smallntt.DefaultPlan(p.PolyDegree())
+			if err != nil {
+				t.Fatal(err)
+			}
+			e1, err := NewEvaluator(p, butterfly(t, p.PolyDegree()), kp.ck)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e2, err := NewEvaluator(p, def, kp.ck)
+			if err != nil {
+				t.Fatal(err)
+			}
+			enc := newEncryptor(t, kp.sk, 21)
+			mu := torus.Encode(1, 8)
+			count := 32
+			if testing.Short() || p.Name() == TFHELib128.Name() {
+				count = 12
+			}
+			var sum2 float64
+			out1, out2 := NewTLWE(p.LWEDimension()), NewTLWE(p.LWEDimension())
+			for i := range count {
+				x, y := i&1 == 1, i&2 == 2
+				c := NewTrivialTLWE(p.LWEDimension(), torus.Encode(1, 8))
+				SubTLWETo(c, c, enc.EncryptBool(x))
+				SubTLWETo(c, c, enc.EncryptBool(y))
+				e1.BootstrapTo(out1, c, mu)
+				e2.BootstrapTo(out2, c, mu)
+				if !bytes.Equal(torusBytes(out1.Value), torusBytes(out2.Value)) {
+					t.Fatalf("gate %d: plans %v and %v disagree", i, e1.Plan(), e2.Plan())
+				}
+				if got := kp.sk.DecryptBool(out1); got != !(x && y) {
+					t.Fatalf("NAND(%v, %v) = %v", x, y, got)
+				}
+				want := mu
+				if x && y {
+					want = -mu
+				}
+				d := (kp.sk.PhaseTLWE(out1) - want).Float64()
+				sum2 += d * d
+				ext := NewTLWE(p.ExtractedLWEDimension())
+				e1.BootstrapNoKeySwitchTo(ext, c, mu)
+				if got := kp.sk.DecryptBool(ext); got != !(x && y) {
+					t.Fatalf("NAND(%v, %v) without key switching = %v", x, y, got)
+				}
+			}
+			sd := math.Sqrt(sum2 / float64(count))
+			est := p.NoiseEstimateGrouped(2).BootstrapStdDev
+			t.Logf("measured σ=%.3g over %d bootstraps, estimate %.3g (ratio %.2f)", sd, count, est, sd/est)
+			if sd > 1.5*est || sd < 0.4*est {
+				t.Errorf("measured σ=%.3g, estimate %.3g", sd, est)
+			}
+		})
+	}
+}
+
+func torusBytes(v []torus.Torus32) []byte {
+	b := make([]byte, 0, 4*len(v))
+	for _, x := range v {
+		b = append(b, byte(x), byte(x>>8), byte(x>>16), byte(x>>24))
+	}
+	return b
+}
+
+func TestGroupedKeys(t *testing.T) {
+	p := toyOddParams
+	sk, err := GenerateSecretKeyFromSeed(p, seedOf("grouped", 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range []int{0, -1, 3} {
+		if _, err := GenerateCloudKeyFromSeed(sk, seedOf("grouped", 1), WithGrouping(g)); err == nil {
+			t.Errorf("grouping %d accepted", g)
+		}
+	}
+	ck, err := GenerateCloudKeyFromSeed(sk, seedOf("grouped", 1), WithGrouping(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Deterministic, and each sample decrypts to its pattern's indicator:
+	// the body of row c·l (level 1) of column c carries m·Bg^{-1}.
+	again, err := GenerateCloudKeyFromSeed(sk, seedOf("grouped", 1), WithGrouping(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(torusBytes(ck.bk.data), torusBytes(again.bk.data)) {
+		t.Fatal("grouped key generation is not deterministic")
+	}
+	g := p.BKGadget()
+	i := 0
+	for first := 0; first < p.LWEDimension(); first += 2 {
+		r := min(2, p.LWEDimension()-first)
+		for u := 1; u < 1<<r; u++ {
+			m := groupMessage(sk.lwe[first:first+r], u)
+			row := &ck.bk.rows[i].Rows[p.GLWEDimension()*p.BKLevels()] // column k, level 1
+			phase := sk.PhaseTRLWE(row)[0] - torus.Torus32(m)*g.Factor(1)
+			if math.Abs(phase.Float64()) > 1e-6 {
+				t.Fatalf("sample %d (bits %v, u=%d): phase off by %g", i, sk.lwe[first:first+r], u, phase.Float64())
+			}
+			i++
+		}
+	}
+	if i != ck.bk.Len() {
+		t.Fatalf("%d samples, want %d", ck.bk.Len(), i)
+	}
+
+	// Serialization: version 2, round trip, and damaged groupings.
+	b, err := ck.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := b[4]; v != marshalVersionGrouped {
+		t.Fatalf("grouped cloud key written as version %d", v)
+	}
+	var back CloudKey
+	if err := back.UnmarshalBinary(b); err != nil {
+		t.Fatal(err)
+	}
+	if back.Grouping() != 2 || !bytes.Equal(torusBytes(back.bk.data), torusBytes(ck.bk.data)) {
+		t.Fatal("grouped cloud key does not round-trip")
+	}
+	off := headerSize + len(appendParams(nil, p))
+	for _, bad := range []uint16{0, 1, 3, 0xffff} {
+		c := bytes.Clone(b)
+		c[off], c[off+1] = byte(bad), byte(bad>>8)
+		if err := back.UnmarshalBinary(c); !errors.Is(err, ErrFormat) {
+			t.Errorf("grouping %d: err = %v, want ErrFormat", bad, err)
+		}
+	}
+	// A plain key keeps version 1; a version-2 header on other objects fails.
+	plain := testKeys(toyParams).ck
+	pb, err := plain.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pb[4] != marshalVersion {
+		t.Fatalf("plain cloud key written as version %d", pb[4])
+	}
+	tb, _ := NewTLWE(4).MarshalBinary()
+	tb[4] = marshalVersionGrouped
+	if err := new(TLWE).UnmarshalBinary(tb); !errors.Is(err, ErrFormat) {
+		t.Errorf("TLWE with version 2: err = %v", err)
+	}
+}
+
+func TestNoiseEstimateGrouped(t *testing.T) {
+	for _, p := range ParamSets() {
+		plain, g1, g2 := p.NoiseEstimate(), p.NoiseEstimateGrouped(1), p.NoiseEstimateGrouped(2)
+		if plain != g1 {
+			t.Errorf("%s: NoiseEstimateGrouped(1) differs from NoiseEstimate", p.Name())
+		}
+		if !(g2.BlindRotationVar > plain.BlindRotationVar && g2.Log2GateFailure < -128) {
+			t.Errorf("%s: grouped σ_BR %.3g (plain %.3g), log2 p_fail %.1f", p.Name(),
+				math.Sqrt(g2.BlindRotationVar), math.Sqrt(plain.BlindRotationVar), g2.Log2GateFailure)
+		}
+		t.Logf("%s grouped: σ_out=%.3g (plain %.3g) log2 p_fail=%.1f (plain %.1f)", p.Name(),
+			g2.BootstrapStdDev, plain.BootstrapStdDev, g2.Log2GateFailure, plain.Log2GateFailure)
+	}
+}

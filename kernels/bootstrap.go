@@ -28,6 +28,13 @@ type BootstrapShape struct {
 	KSLevels  int    // t: key-switching digits
 	KSBaseLog int    // bits per key-switching digit
 	KSOffset  uint32 // the key-switching gadget offset
+
+	// Grouping is the bootstrapping key's grouping factor: 0 or 1, one
+	// TRGSW sample per key bit and one CMux step each; 2, key bits taken in
+	// pairs with three TRGSW samples per pair (bootstrapping-key unrolling,
+	// bootstrap_step.cuh), which only the wide and cluster kernels with
+	// WideShape.G = 2 run.
+	Grouping int
 }
 
 // N returns the polynomial degree 2^LogN.
@@ -39,9 +46,19 @@ func (s BootstrapShape) ExtractedDim() int { return s.K << s.LogN }
 // Rows returns (k+1)·l, the rows of a TRGSW sample.
 func (s BootstrapShape) Rows() int { return (s.K + 1) * s.BKLevels }
 
+// BKSamples returns the number of TRGSW samples of the bootstrapping key:
+// n, or 3·(n/2) + n%2 with Grouping 2 (three per pair of key bits, one for
+// the last bit of an odd n).
+func (s BootstrapShape) BKSamples() int {
+	if s.Grouping == 2 {
+		return 3*(s.LWEDim/2) + s.LWEDim%2
+	}
+	return s.LWEDim
+}
+
 // BKLen returns the number of uint64 of the NTT-domain bootstrapping key:
-// n × (k+1)·l × (k+1) × N.
-func (s BootstrapShape) BKLen() int { return s.LWEDim * s.Rows() * (s.K + 1) << s.LogN }
+// BKSamples() × (k+1)·l × (k+1) × N.
+func (s BootstrapShape) BKLen() int { return s.BKSamples() * s.Rows() * (s.K + 1) << s.LogN }
 
 // KSTableLen returns the number of uint32 of the key-switching table:
 // k·N × t × 2^basebit/2 × (n+1).
@@ -51,9 +68,11 @@ func (s BootstrapShape) KSTableLen() int {
 
 // Check reports whether the shape is one the kernels handle: the ranges of
 // tfhe.NewParams (N = 2^LogN with 2 ≤ LogN ≤ 13, k ≤ 8, l·β ≤ 32, t·basebit ≤
-// 32, basebit ≤ 8) and tables below 2^40 elements.
+// 32, basebit ≤ 8), Grouping 0, 1 or 2, and tables below 2^40 elements.
 func (s BootstrapShape) Check() error {
 	switch {
+	case s.Grouping < 0 || s.Grouping > 2:
+		return argErr("BootstrapShape", "grouping factor %d, want 0, 1 or 2", s.Grouping)
 	case s.LWEDim < 1 || s.LWEDim > 1<<16:
 		return argErr("BootstrapShape", "n = %d, want [1, 65536]", s.LWEDim)
 	case s.LogN < 2 || s.LogN > 13:
@@ -246,6 +265,16 @@ func (b *BootstrapKernels) prepare(op string, s *Stream, sh BootstrapShape, coun
 	return ptrs, h, nil
 }
 
+// plainKey fails for a grouped bootstrapping key (sh.Grouping 2), which
+// only the wide and cluster kernels with WideShape.G = 2 take: a kernel
+// that runs one CMux step per TRGSW sample would read it wrongly.
+func plainKey(op string, sh BootstrapShape) error {
+	if sh.Grouping == 2 {
+		return argErr(op, "grouped bootstrapping keys need a wide or cluster kernel (BlindRotateWide with a WideShape of G = 2)")
+	}
+	return nil
+}
+
 func opnd[T Elem](l *Library, op, name string, buf *DeviceBuffer[T], need int, output bool) func() (operand, error) {
 	return func() (operand, error) { return bsOperand(l, op, name, buf, need, output) }
 }
@@ -305,9 +334,13 @@ func (b *BootstrapKernels) RotateDecompose(s *Stream, sh BootstrapShape, acc, ab
 // pointwise mod p, for the count samples' (k+1)·l NTT-domain digit rows
 // and bk, the whole NTT-domain bootstrapping key (sh.BKLen() words, the
 // layout of tfhe.NTTBootstrappingKey.Data). dec and bk canonical; prod
-// canonical, (k+1)·N words per sample.
+// canonical, (k+1)·N words per sample. A grouped key (sh.Grouping 2) is an
+// error: only the wide and cluster kernels run it.
 func (b *BootstrapKernels) MAC(s *Stream, sh BootstrapShape, dec, bk, prod *DeviceBuffer[uint64], iter, count int) error {
 	const op = "BootstrapKernels.MAC"
+	if err := plainKey(op, sh); err != nil {
+		return err
+	}
 	l := b.l
 	N := sh.N()
 	if iter < 0 || iter >= sh.LWEDim {

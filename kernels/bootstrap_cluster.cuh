@@ -16,7 +16,11 @@
 //   C  (local) the inverse transform of column c, added into ACC_c.
 //
 // Same arithmetic as the other kernels, so the same bits. Shared memory per
-// block: l + 1 padded polynomials (the rows, the output column) and ACC_c.
+// block: l + 1 padded polynomials (the rows, the output column) and ACC_c,
+// and for the grouped kernels (G = 2, bootstrap_step.cuh and bsw_run) the
+// psiPow table: one step per pair of key bits, A on ACC_c unrotated, B the
+// sum of the three terms' external products, each with its X^(e_u) - 1,
+// still one exchange per step, so half as many per key bit.
 #ifndef GOLDFHE_BOOTSTRAP_CLUSTER_CUH
 #define GOLDFHE_BOOTSTRAP_CLUSTER_CUH
 
@@ -34,18 +38,20 @@
 
 #ifdef GOLDFHE_HAVE_CLUSTERS
 
-__host__ __device__ constexpr int bsc_shared(int f1, int f2, int f3, int l) {
-    return (l + 1) * (f1 * f2 * f3 + f1 * f2) * 8 + f1 * f2 * f3 * 4;
+__host__ __device__ constexpr int bsc_shared(int f1, int f2, int f3, int l, int g = 1) {
+    return (l + 1) * (f1 * f2 * f3 + f1 * f2) * 8 + f1 * f2 * f3 * 4 +
+           (g == 2 ? bsg_psi_words(f1 * f2 * f3) * 8 : 0);
 }
 
 // bsc_run: samples blockIdx.x / K1, + gridDim.x / K1, ... (gridDim.x a
 // multiple of K1, clusters of K1 consecutive blocks); tables as for the
-// wide kernel. blockDim.x = TP * L.
-template <int F1, int F2, int F3, int K1, int L, int TP>
+// wide kernel (psiPow after T'_2 for G = 2). blockDim.x = TP * L.
+template <int F1, int F2, int F3, int K1, int L, int TP, int G = 1>
 __device__ __forceinline__ void bsc_run(const uint32_t* __restrict__ in, const uint64_t* __restrict__ bk,
                                         const uint64_t* __restrict__ tables, uint32_t* __restrict__ ext,
                                         uint32_t n, uint32_t beta, uint32_t offset, uint32_t mu, uint32_t count) {
     namespace cg = cooperative_groups;
+    static_assert(G == 1 || G == 2, "grouping factor 1 or 2");
     constexpr int N = F1 * F2 * F3, LOGN = hyb_lg<N>::v, ROWS = K1 * L;
     constexpr int POLY = N + N / F3;
     constexpr int THREADS = TP * L;
@@ -65,28 +71,42 @@ __device__ __forceinline__ void bsc_run(const uint32_t* __restrict__ in, const u
     for (int q = 0; q < K1; q++) rows[q] = cluster.map_shared_rank(S, q);
     const uint32_t row = threadIdx.x / TP, tid = threadIdx.x % TP;
     const bool small = 32 / L <= 15 || beta <= 15;  // bsw_fwd1_digits
+    // G = 2: psiPow in shared memory after ACC_c (N 32-bit words), at
+    // bsc_sm + (L + 1) * POLY + N / 2; published by the barrier below.
+    if constexpr (G == 2) {
+        bsg_stage_psi<LOGN>(bsc_sm + (L + 1) * POLY + N / 2, tables + 2 * N + 2 * S2, THREADS);
+    }
 
     for (uint32_t s = blockIdx.x / K1; s < count; s += gridDim.x / K1) {
         const uint32_t* ct = in + (uint64_t)s * (n + 1);
         bsf_init_column<N>(acc, col == K1 - 1, bs_modswitch(ct[n], LOGN + 1), mu, THREADS);
         __syncthreads();
 
-        for (uint32_t iter = 0; iter < n; iter++) {
-            const uint32_t a = bs_modswitch(ct[iter], LOGN + 1);
-            if (a == 0) {
-                continue;  // the same for the whole cluster
+        for (uint32_t iter = 0; iter < n; iter += G) {
+            // e as in bsw_run: the rotation amount at e[0] (G = 1), or the
+            // group's exponents (G = 2).
+            uint32_t e[3];
+            if constexpr (G == 1) {
+                e[0] = bs_modswitch(ct[iter], LOGN + 1);
+                if (e[0] == 0) {
+                    continue;  // the same for the whole cluster
+                }
+            } else {
+                if (!bsg_exponents<LOGN>(e, ct, iter, n)) {
+                    continue;  // the same for the whole cluster
+                }
             }
             // A: digit `row` of this column, three stages.
             uint64_t* W = S + row * POLY;
             const uint32_t shift = 32 - (row + 1) * beta;
-            for (uint32_t t = tid; t < N / F1; t += TP) bsw_fwd1_digits<F1, F2, F3>(W, acc, t, a, offset, shift, beta, small, tw1);
+            for (uint32_t t = tid; t < N / F1; t += TP) bsw_fwd1_digits<F1, F2, F3, G == 1>(W, acc, t, e[0], offset, shift, beta, small, tw1);
             __syncthreads();
             for (uint32_t t = tid; t < F1 * F3; t += TP) bsw_fwd2<F1, F2, F3>(W, t, tw2);
             __syncthreads();
             for (uint32_t t = tid; t < N / F3; t += TP) bsw_fwd3<F3>(W, t);
             cluster.sync();
             // B: output column `col` from every block's rows.
-            {
+            if constexpr (G == 1) {
                 const uint64_t* key = bk + (uint64_t)iter * (ROWS * K1 * N) + col * N;
                 for (uint32_t pos = threadIdx.x; pos < N; pos += THREADS) {
                     const uint32_t off = bsw_pad<F3>(pos);
@@ -94,6 +114,18 @@ __device__ __forceinline__ void bsc_run(const uint32_t* __restrict__ in, const u
                     // Row r of the key's rows for this column is at key +
                     // r * K1 * N: bsf_mac_at's layout with one column.
                     bsf_mac_at<N * K1, 1, ROWS>(out, [&](int r) { return rows[r / L] + (r % L) * POLY; }, off, key, pos);
+                    O[off] = out[0];
+                }
+            } else {
+                // Group iter / 2 (TRGSW samples 3 * (iter / 2) .. + 2), column
+                // col of each: bsf_mac_group_at with NC = 1, key offset to it.
+                const uint64_t* key = bk + (uint64_t)(iter / 2) * (3 * ROWS * K1 * N) + col * N;
+                const uint64_t* psiPow = bsc_sm + (L + 1) * POLY + N / 2;
+                for (uint32_t pos = threadIdx.x; pos < N; pos += THREADS) {
+                    const uint32_t off = bsw_pad<F3>(pos);
+                    uint64_t out[1];
+                    bsf_mac_group_at<N, K1, 1, ROWS>(out, [&](int r) { return rows[r / L] + (r % L) * POLY; }, off, key, e,
+                                                     psiPow, pos);
                     O[off] = out[0];
                 }
             }
@@ -129,6 +161,21 @@ BSC_DEFINE(8, 8, 16, 1, 2, 128, 2) // CuFHE80: 2 x 256 threads
 BSC_DEFINE(8, 8, 8, 3, 2, 64, 4)   // TFHErsDefault: 4 x 128 threads
 // N/8 threads per digit row: on an H200 one TFHELib128 sample took 6.8 ms
 // with them and 8.0 ms with N/16 (kernels BenchmarkBlindRotate).
+
+// The grouped kernels (G = 2, suffix _g2), same clusters and launch bounds;
+// psiPow adds 16,512 B (N = 1024) or 8,320 B (N = 512) of shared memory per
+// block (TFHELib128: 2 x 55,424 B per SM).
+#define BSC_DEFINE_G2(F1, F2, F3, K, L, TP, MINB)                                                     \
+    extern "C" __global__ void __cluster_dims__(K + 1, 1, 1) __launch_bounds__(TP * L, MINB)          \
+        goldfhe_bs_cluster_##F1##x##F2##x##F3##_k##K##_l##L##_t##TP##_g2(                             \
+            const uint32_t* in, const uint64_t* bk, const uint64_t* tables, uint32_t* ext, uint32_t n, \
+            uint32_t beta, uint32_t offset, uint32_t mu, uint32_t count) {                             \
+        bsc_run<F1, F2, F3, K + 1, L, TP, 2>(in, bk, tables, ext, n, beta, offset, mu, count);        \
+    }
+
+BSC_DEFINE_G2(8, 8, 16, 1, 3, 128, 2)
+BSC_DEFINE_G2(8, 8, 16, 1, 2, 128, 2)
+BSC_DEFINE_G2(8, 8, 8, 3, 2, 64, 4)
 
 #endif // GOLDFHE_HAVE_CLUSTERS
 

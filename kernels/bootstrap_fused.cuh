@@ -160,21 +160,32 @@ BSF_DEFINE(16, 32, 3, 2, 2) // 41,984 B, 8 warps
 // p + p / F3), which keeps every stage's accesses free of bank conflicts.
 //
 // Tables (one buffer): T_1 (N words), T'_1 (N), T_2 (F2*F3), T'_2 (F2*F3):
-// smallntt.Plan.StageTables()[0] and [1] of the Hybrid plan (F1, F2, F3).
-// Shared memory: K1*L padded polynomials, then the K1 x N accumulator.
-// The twiddle products use lz_mul (ntt_lazy.cuh), which takes the lazy
-// outputs of hyb_ct_lazy; what the multiply-accumulate reads (stage 3) and
-// what hyb_gs reads are canonical, as they require.
+// smallntt.Plan.StageTables()[0] and [1] of the Hybrid plan (F1, F2, F3);
+// for G = 2, then psiPow (2N words: psi^i, psi = smallntt.Psi(N)).
+// Shared memory: K1*L padded polynomials, then the K1 x N accumulator, and
+// for G = 2 psiPow (bsg_pad layout). The twiddle products use lz_mul
+// (ntt_lazy.cuh), which takes the lazy outputs of hyb_ct_lazy; what the
+// multiply-accumulate reads (stage 3) and what hyb_gs reads are canonical,
+// as they require.
+//
+// G is the grouping factor (bootstrap_step.cuh): 1, one CMux step per key
+// bit (the key n TRGSW samples); 2, one grouped step per pair of key bits
+// (the key 3*(n/2) + n%2 TRGSW samples, three per pair), whose A phase
+// decomposes ACC unrotated and whose B phase sums three external products
+// (bsf_mac_group_at); C is the same. G = 1 compiles to the code it was
+// before G existed (every G = 2 difference is an `if constexpr`).
 
-__host__ __device__ constexpr int bsw_shared(int f1, int f2, int f3, int k1, int l) {
-    return k1 * l * (f1 * f2 * f3 + f1 * f2) * 8 + k1 * f1 * f2 * f3 * 4;
+__host__ __device__ constexpr int bsw_shared(int f1, int f2, int f3, int k1, int l, int g = 1) {
+    return k1 * l * (f1 * f2 * f3 + f1 * f2) * 8 + k1 * f1 * f2 * f3 * 4 +
+           (g == 2 ? bsg_psi_words(f1 * f2 * f3) * 8 : 0);
 }
 
 
-template <int F1, int F2, int F3, int K1, int L, int TP>
+template <int F1, int F2, int F3, int K1, int L, int TP, int G = 1>
 __device__ __forceinline__ void bsw_run(const uint32_t* __restrict__ in, const uint64_t* __restrict__ bk,
                                         const uint64_t* __restrict__ tables, uint32_t* __restrict__ ext,
                                         uint32_t n, uint32_t beta, uint32_t offset, uint32_t mu, uint32_t count) {
+    static_assert(G == 1 || G == 2, "grouping factor 1 or 2");
     constexpr int N = F1 * F2 * F3, LOGN = hyb_lg<N>::v, ROWS = K1 * L;
     constexpr int POLY = N + N / F3;           // padded words per polynomial
     constexpr int THREADS = TP * ROWS;         // TP threads per polynomial
@@ -190,22 +201,37 @@ __device__ __forceinline__ void bsw_run(const uint32_t* __restrict__ in, const u
     // Digits of beta <= 15 bits (always, for L >= 3: l * beta <= 32,
     // tfhe.NewGadget) take the exact first level (hyb_ct_digits).
     const bool small = 32 / L <= 15 || beta <= 15;
+    // G = 2: psiPow in shared memory after acc (K1 * N 32-bit words), at
+    // bsw_sm + ROWS * POLY + K1 * N / 2; published by the barrier below.
+    if constexpr (G == 2) {
+        bsg_stage_psi<LOGN>(bsw_sm + ROWS * POLY + K1 * N / 2, tables + 2 * N + 2 * S2, THREADS);
+    }
 
     for (uint32_t s = blockIdx.x; s < count; s += gridDim.x) {
         const uint32_t* ct = in + (uint64_t)s * (n + 1);
         bsf_init_acc<N, K1>(acc, bs_modswitch(ct[n], LOGN + 1), mu, THREADS);
         __syncthreads();
 
-        for (uint32_t iter = 0; iter < n; iter++) {
-            const uint32_t a = bs_modswitch(ct[iter], LOGN + 1);
-            if (a == 0) {
-                continue;  // the same for the whole block
+        for (uint32_t iter = 0; iter < n; iter += G) {
+            // G = 1: e[0] is the rotation amount; G = 2: e holds the
+            // exponents of the group's terms (bsg_exponents; e[0] then goes
+            // to bsw_fwd1_digits unused).
+            uint32_t e[3];
+            if constexpr (G == 1) {
+                e[0] = bs_modswitch(ct[iter], LOGN + 1);
+                if (e[0] == 0) {
+                    continue;  // the same for the whole block
+                }
+            } else {
+                if (!bsg_exponents<LOGN>(e, ct, iter, n)) {
+                    continue;  // the same for the whole block
+                }
             }
             uint64_t* W = S + row * POLY;
             // A: digit (row % L) of column (row / L), three stages.
             const uint32_t* p = acc + (row / L) * N;
             const uint32_t shift = 32 - (row % L + 1) * beta;
-            for (uint32_t t = tid; t < N / F1; t += TP) bsw_fwd1_digits<F1, F2, F3>(W, p, t, a, offset, shift, beta, small, tw1);
+            for (uint32_t t = tid; t < N / F1; t += TP) bsw_fwd1_digits<F1, F2, F3, G == 1>(W, p, t, e[0], offset, shift, beta, small, tw1);
             __syncthreads();
             for (uint32_t t = tid; t < F1 * F3; t += TP) bsw_fwd2<F1, F2, F3>(W, t, tw2);
             __syncthreads();
@@ -213,12 +239,23 @@ __device__ __forceinline__ void bsw_run(const uint32_t* __restrict__ in, const u
             __syncthreads();
             // B: the multiply-accumulate, in place over rows 0..K1-1 (each
             // position read and written by one thread).
-            {
+            if constexpr (G == 1) {
                 const uint64_t* key = bk + (uint64_t)iter * (ROWS * K1 * N);
                 for (uint32_t pos = threadIdx.x; pos < N; pos += THREADS) {
                     const uint32_t off = bsw_pad<F3>(pos);
                     uint64_t out[K1];
                     bsf_mac_at<N, K1, ROWS>(out, [&](int r) { return S + r * POLY; }, off, key, pos);
+#pragma unroll
+                    for (int c = 0; c < K1; c++) S[c * POLY + off] = out[c];
+                }
+            } else {
+                // Group iter / 2: TRGSW samples 3 * (iter / 2) .. + 2.
+                const uint64_t* key = bk + (uint64_t)(iter / 2) * (3 * ROWS * K1 * N);
+                const uint64_t* psiPow = bsw_sm + ROWS * POLY + K1 * N / 2;
+                for (uint32_t pos = threadIdx.x; pos < N; pos += THREADS) {
+                    const uint32_t off = bsw_pad<F3>(pos);
+                    uint64_t out[K1];
+                    bsf_mac_group_at<N, K1, K1, ROWS>(out, [&](int r) { return S + r * POLY; }, off, key, e, psiPow, pos);
 #pragma unroll
                     for (int c = 0; c < K1; c++) S[c * POLY + off] = out[c];
                 }
@@ -273,5 +310,24 @@ BSW_DEFINE(8, 8, 16, 1, 2, 128, 1) // CuFHE80: 512 threads
 BSW_DEFINE(8, 8, 16, 1, 2, 64, 2)  //          256 threads
 BSW_DEFINE(8, 8, 8, 3, 2, 64, 1)   // TFHErsDefault: 512 threads
 BSW_DEFINE(8, 8, 8, 3, 2, 32, 2)   //                256 threads
+
+// The grouped kernels (G = 2, name suffix _g2): the same shapes and launch
+// bounds, 16,512 (N = 1024) or 8,320 (N = 512) more bytes of shared memory
+// per block for psiPow, which still lets MINB blocks run on an SM of
+// sm_90 (TFHELib128 t64: 2 x 76,928 B).
+#define BSW_DEFINE_G2(F1, F2, F3, K, L, TP, MINB)                                                     \
+    extern "C" __global__ void __launch_bounds__(TP * (K + 1) * L, MINB)                              \
+        goldfhe_bs_wide_##F1##x##F2##x##F3##_k##K##_l##L##_t##TP##_g2(                                \
+            const uint32_t* in, const uint64_t* bk, const uint64_t* tables, uint32_t* ext, uint32_t n, \
+            uint32_t beta, uint32_t offset, uint32_t mu, uint32_t count) {                             \
+        bsw_run<F1, F2, F3, K + 1, L, TP, 2>(in, bk, tables, ext, n, beta, offset, mu, count);        \
+    }
+
+BSW_DEFINE_G2(8, 8, 16, 1, 3, 128, 1)
+BSW_DEFINE_G2(8, 8, 16, 1, 3, 64, 2)
+BSW_DEFINE_G2(8, 8, 16, 1, 2, 128, 1)
+BSW_DEFINE_G2(8, 8, 16, 1, 2, 64, 2)
+BSW_DEFINE_G2(8, 8, 8, 3, 2, 64, 1)
+BSW_DEFINE_G2(8, 8, 8, 3, 2, 32, 2)
 
 #endif // GOLDFHE_BOOTSTRAP_FUSED_CUH

@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"fmt"
+	"math/bits"
 	"sync"
 	"unsafe"
 )
@@ -103,10 +104,12 @@ func (b *BootstrapKernels) lookupFused() error {
 }
 
 // Fused reports whether a fused blind-rotation kernel exists for the shape
-// sh with a hybrid NTT of factorisation f1×f2, and fits this device.
+// sh with a hybrid NTT of factorisation f1×f2, and fits this device. It is
+// false for a grouped key (sh.Grouping 2): the fused kernels run one CMux
+// step per key bit.
 func (b *BootstrapKernels) Fused(sh BootstrapShape, f1, f2 int) bool {
 	_, ok := b.fused[FusedShape{f1, f2, sh.K, sh.BKLevels}]
-	return ok && f1*f2 == sh.N()
+	return ok && f1*f2 == sh.N() && sh.Grouping != 2
 }
 
 // BlindRotateFused (goldfhe_bs_fused_<F1>x<F2>_k<k>_l<l>) runs, for each of
@@ -118,9 +121,13 @@ func (b *BootstrapKernels) Fused(sh BootstrapShape, f1, f2 int) bool {
 // accumulator in shared memory. bk is the NTT-domain bootstrapping key of a
 // plan whose NTT-domain order is the hybrid f1×f2 plan's (every smallntt
 // plan of one N shares it), tw and twInv that plan's stage-1 tables T_1
-// and T'_1 (smallntt.Plan.StageTables()[0].Twiddle and TwiddleInv).
+// and T'_1 (smallntt.Plan.StageTables()[0].Twiddle and TwiddleInv). A
+// grouped key (sh.Grouping 2) is an error: BlindRotateWide runs it.
 func (b *BootstrapKernels) BlindRotateFused(s *Stream, sh BootstrapShape, f1, f2 int, in *DeviceBuffer[uint32], bk, tw, twInv *DeviceBuffer[uint64], ext *DeviceBuffer[uint32], mu uint32, count int) error {
 	const op = "BootstrapKernels.BlindRotateFused"
+	if err := plainKey(op, sh); err != nil {
+		return err
+	}
 	fs := FusedShape{f1, f2, sh.K, sh.BKLevels}
 	k := b.fused[fs]
 	if k == nil || f1*f2 != sh.N() {
@@ -156,16 +163,40 @@ func (b *BootstrapKernels) BlindRotateFused(s *Stream, sh BootstrapShape, f1, f2
 // blocks of T·l threads per sample, block c owning accumulator column c
 // and its digit rows, the rows exchanged through distributed shared
 // memory once per CMux step.
+//
+// G is the grouping factor of the key the kernel takes: 0 for one CMux
+// step per key bit, 2 for the grouped kernels (name suffix _g2; G = 2 in
+// bootstrap_step.cuh), which take key bits in pairs, three TRGSW samples
+// per pair (BootstrapShape.Grouping 2), and psiPow after the twiddle
+// tables (TablesLen, PsiPowers).
 type WideShape struct {
 	F1, F2, F3, K, L, T int
 	Cluster             bool
+	G                   int
 }
 
-// wideShapes are the kernels of BSW_DEFINE.
+// wideShapes are the kernels of BSW_DEFINE and BSC_DEFINE, then of
+// BSW_DEFINE_G2 and BSC_DEFINE_G2 (the same shapes, grouped).
 var wideShapes = []WideShape{
-	{8, 8, 16, 1, 3, 128, false}, {8, 8, 16, 1, 3, 64, false}, {8, 8, 16, 1, 3, 128, true},
-	{8, 8, 16, 1, 2, 128, false}, {8, 8, 16, 1, 2, 64, false}, {8, 8, 16, 1, 2, 128, true},
-	{8, 8, 8, 3, 2, 64, false}, {8, 8, 8, 3, 2, 32, false}, {8, 8, 8, 3, 2, 64, true},
+	{F1: 8, F2: 8, F3: 16, K: 1, L: 3, T: 128},
+	{F1: 8, F2: 8, F3: 16, K: 1, L: 3, T: 64},
+	{F1: 8, F2: 8, F3: 16, K: 1, L: 3, T: 128, Cluster: true},
+	{F1: 8, F2: 8, F3: 16, K: 1, L: 2, T: 128},
+	{F1: 8, F2: 8, F3: 16, K: 1, L: 2, T: 64},
+	{F1: 8, F2: 8, F3: 16, K: 1, L: 2, T: 128, Cluster: true},
+	{F1: 8, F2: 8, F3: 8, K: 3, L: 2, T: 64},
+	{F1: 8, F2: 8, F3: 8, K: 3, L: 2, T: 32},
+	{F1: 8, F2: 8, F3: 8, K: 3, L: 2, T: 64, Cluster: true},
+
+	{F1: 8, F2: 8, F3: 16, K: 1, L: 3, T: 128, G: 2},
+	{F1: 8, F2: 8, F3: 16, K: 1, L: 3, T: 64, G: 2},
+	{F1: 8, F2: 8, F3: 16, K: 1, L: 3, T: 128, Cluster: true, G: 2},
+	{F1: 8, F2: 8, F3: 16, K: 1, L: 2, T: 128, G: 2},
+	{F1: 8, F2: 8, F3: 16, K: 1, L: 2, T: 64, G: 2},
+	{F1: 8, F2: 8, F3: 16, K: 1, L: 2, T: 128, Cluster: true, G: 2},
+	{F1: 8, F2: 8, F3: 8, K: 3, L: 2, T: 64, G: 2},
+	{F1: 8, F2: 8, F3: 8, K: 3, L: 2, T: 32, G: 2},
+	{F1: 8, F2: 8, F3: 8, K: 3, L: 2, T: 64, Cluster: true, G: 2},
 }
 
 // WideShapes lists the shapes that have a wide blind-rotation kernel.
@@ -173,12 +204,19 @@ func WideShapes() []WideShape { return append([]WideShape(nil), wideShapes...) }
 
 func (w WideShape) n() int { return w.F1 * w.F2 * w.F3 }
 
+// grouped reports whether the kernel takes a grouped key.
+func (w WideShape) grouped() bool { return w.G == 2 }
+
 func (w WideShape) kernelName() string {
 	kind := "wide"
 	if w.Cluster {
 		kind = "cluster"
 	}
-	return fmt.Sprintf("goldfhe_bs_%s_%dx%dx%d_k%d_l%d_t%d", kind, w.F1, w.F2, w.F3, w.K, w.L, w.T)
+	suffix := ""
+	if w.grouped() {
+		suffix = "_g2"
+	}
+	return fmt.Sprintf("goldfhe_bs_%s_%dx%dx%d_k%d_l%d_t%d%s", kind, w.F1, w.F2, w.F3, w.K, w.L, w.T, suffix)
 }
 
 // blocksPerSample is the cluster size: k+1 for a cluster kernel, else 1.
@@ -193,25 +231,44 @@ func (w WideShape) blocksPerSample() int {
 func (w WideShape) Threads() int { return w.T * (w.K + 1) * w.L / w.blocksPerSample() }
 
 // SharedBytes is the dynamic shared memory of one block (bsw_shared,
-// bsc_shared).
+// bsc_shared): the digit rows, the accumulator, and for G = 2 the staged
+// psiPow table (2N + 16 words, bsg_psi_words).
 func (w WideShape) SharedBytes() int {
 	poly := (w.n() + w.F1*w.F2) * 8
-	if w.Cluster {
-		return (w.L+1)*poly + w.n()*4
+	psi := 0
+	if w.grouped() {
+		psi = (2*w.n() + 16) * 8
 	}
-	return (w.K+1)*w.L*poly + (w.K+1)*w.n()*4
+	if w.Cluster {
+		return (w.L+1)*poly + w.n()*4 + psi
+	}
+	return (w.K+1)*w.L*poly + (w.K+1)*w.n()*4 + psi
 }
 
 // TablesLen is the length of the tables operand: T_1, T'_1 (N words
-// each), T_2, T'_2 (F2·F3 words each).
-func (w WideShape) TablesLen() int { return 2*w.n() + 2*w.F2*w.F3 }
+// each), T_2, T'_2 (F2·F3 words each), and for G = 2 psiPow (2N words,
+// PsiPowers).
+func (w WideShape) TablesLen() int {
+	l := 2*w.n() + 2*w.F2*w.F3
+	if w.grouped() {
+		l += 2 * w.n()
+	}
+	return l
+}
+
+// fits reports whether the kernel runs the shape sh: its N, k, l, and its
+// grouping (G = 2 exactly for sh.Grouping 2).
+func (w WideShape) fits(sh BootstrapShape) bool {
+	return w.n() == sh.N() && w.K == sh.K && w.L == sh.BKLevels && w.grouped() == (sh.Grouping == 2)
+}
 
 // WideFor returns the wide kernels for sh that fit this device, most
-// threads per polynomial first.
+// threads per polynomial first: those for a grouped key when sh.Grouping
+// is 2, the others otherwise.
 func (b *BootstrapKernels) WideFor(sh BootstrapShape) []WideShape {
 	var out []WideShape
 	for _, ws := range wideShapes {
-		if _, ok := b.wide[ws]; ok && ws.n() == sh.N() && ws.K == sh.K && ws.L == sh.BKLevels {
+		if _, ok := b.wide[ws]; ok && ws.fits(sh) {
 			out = append(out, ws)
 		}
 	}
@@ -221,15 +278,25 @@ func (b *BootstrapKernels) WideFor(sh BootstrapShape) []WideShape {
 // BlindRotateWide (goldfhe_bs_wide_<F1>x<F2>x<F3>_k<k>_l<l>_t<T>, or
 // goldfhe_bs_cluster_… for a cluster shape) computes what BlindRotateFused
 // computes, bit for bit, with one block of ws.Threads() threads per
-// sample (a cluster of k+1 such blocks for a cluster shape). tables holds, one after another, T_1, T'_1, T_2 and T'_2
-// of the hybrid plan with factors (F1, F2, F3)
-// (smallntt.Plan.StageTables()[0] and [1]); bk is in the NTT-domain order
-// every plan of size N shares.
+// sample (a cluster of k+1 such blocks for a cluster shape). tables
+// holds, one after another, T_1, T'_1, T_2 and T'_2 of the hybrid plan
+// with factors (F1, F2, F3) (smallntt.Plan.StageTables()[0] and [1]), and
+// for a grouped shape (ws.G = 2, sh.Grouping 2) then PsiPowers(N); bk is
+// in the NTT-domain order every plan of size N shares, sh.BKSamples()
+// TRGSW samples.
+//
+// A grouped kernel runs ⌈n/2⌉ steps: step g, of key bits 2g and 2g+1
+// with rotation amounts ā_{2g} and ā_{2g+1}, adds to ACC Σ_u (X^{e_u} −
+// 1)·(BK_{3g+u−1} ⊡ ACC) for u = 1, 2, 3 and e = (ā_{2g}, ā_{2g+1}, ā_{2g}
+// + ā_{2g+1} mod 2N) (only u = 1, e = ā_{2g}, for the last bit of an odd
+// n), each external product on ACC unrotated, X^{e_u} − 1 applied in the
+// NTT domain; a step whose amounts are both 0 is skipped. That is package
+// tfhe's grouped blind rotation, bit for bit.
 func (b *BootstrapKernels) BlindRotateWide(s *Stream, sh BootstrapShape, ws WideShape, in *DeviceBuffer[uint32], bk, tables *DeviceBuffer[uint64], ext *DeviceBuffer[uint32], mu uint32, count int) error {
 	const op = "BootstrapKernels.BlindRotateWide"
 	k := b.wide[ws]
-	if k == nil || ws.n() != sh.N() || ws.K != sh.K || ws.L != sh.BKLevels {
-		return argErr(op, "no wide kernel %+v for N = %d, k = %d, l = %d on this device (have %v)", ws, sh.N(), sh.K, sh.BKLevels, wideShapes)
+	if k == nil || !ws.fits(sh) {
+		return argErr(op, "no wide kernel %+v for N = %d, k = %d, l = %d, grouping %d on this device (have %v)", ws, sh.N(), sh.K, sh.BKLevels, sh.Grouping, wideShapes)
 	}
 	l := b.l
 	n, kn := sh.LWEDim, sh.ExtractedDim()
@@ -248,4 +315,60 @@ func (b *BootstrapKernels) BlindRotateWide(s *Stream, sh BootstrapShape, ws Wide
 	bps := ws.blocksPerSample()
 	grid := dim3{uint32(bps * min(count, maxNTTGrid/bps)), 1, 1}
 	return launchPinnedShared(k.f, grid, dim3{uint32(ws.Threads()), 1, 1}, uint32(ws.SharedBytes()), h, &k.args, unsafe.Pointer(&k.args.params[0]))
+}
+
+// PsiPowers returns ψ^i mod p for i < 2n, ψ = smallntt.Psi(n) (the
+// primitive 2n-th root of unity whose n/32-th power is 8): the psiPow table
+// that the grouped wide and cluster kernels take after the twiddle tables
+// (WideShape.TablesLen), from which they apply X^e − 1 in the NTT domain.
+// Computed here because package kernels imports no other goldfhe package;
+// a test compares it with smallntt. n must be a power of two in [32,
+// 8192]; other values are a caller bug and panic.
+func PsiPowers(n int) []uint64 {
+	if n < 32 || n > 1<<13 || n&(n-1) != 0 {
+		panic(fmt.Sprintf("kernels: PsiPowers(%d): n must be a power of two in [32, 8192]", n))
+	}
+	// As smallntt.Psi: r a primitive 2n-th root (7 generates Z_p^*);
+	// r^(n/32) has order 64, so it is 8^j for an odd j, and ψ = r^(j^-1 mod
+	// 64) has ψ^(n/32) = 8.
+	r := glExp(7, (glP-1)/uint64(2*n))
+	c := glExp(r, uint64(n/32))
+	j := uint64(1)
+	for glExp(8, j) != c {
+		j += 2
+	}
+	m := uint64(1)
+	for m*j%64 != 1 {
+		m += 2
+	}
+	psi := glExp(r, m)
+	out := make([]uint64, 2*n)
+	out[0] = 1
+	for i := 1; i < len(out); i++ {
+		out[i] = glMul(out[i-1], psi)
+	}
+	return out
+}
+
+// glP is the Goldilocks prime 2^64 − 2^32 + 1.
+const glP = 0xFFFFFFFF00000001
+
+// glMul returns a·b mod p for a, b < p (then the high word is below p, as
+// bits.Div64 requires).
+func glMul(a, b uint64) uint64 {
+	hi, lo := bits.Mul64(a, b)
+	_, r := bits.Div64(hi, lo, glP)
+	return r
+}
+
+// glExp returns a^e mod p for a < p.
+func glExp(a, e uint64) uint64 {
+	r := uint64(1)
+	for ; e > 0; e >>= 1 {
+		if e&1 == 1 {
+			r = glMul(r, a)
+		}
+		a = glMul(a, a)
+	}
+	return r
 }

@@ -84,60 +84,98 @@ func TestBlindRotateFused(t *testing.T) {
 	})
 }
 
-// wideTables packs the tables operand of BlindRotateWide for plan.
-func wideTables(plan *smallntt.Plan) []uint64 {
+// wideTables packs the tables operand of BlindRotateWide for plan: T_1,
+// T'_1, T_2, T'_2, and psiPow (PsiPowers) for a grouped kernel.
+func wideTables(plan *smallntt.Plan, grouped bool) []uint64 {
 	st := plan.StageTables()
-	return slices.Concat(st[0].Twiddle, st[0].TwiddleInv, st[1].Twiddle, st[1].TwiddleInv)
+	tables := slices.Concat(st[0].Twiddle, st[0].TwiddleInv, st[1].Twiddle, st[1].TwiddleInv)
+	if grouped {
+		tables = append(tables, PsiPowers(plan.N())...)
+	}
+	return tables
 }
 
-// TestBlindRotateWide: every wide kernel equals the composed references bit
-// for bit, like TestBlindRotateFused.
+// refWide is what the wide kernel ws computes: refBlindRotateGrouped for a
+// grouped kernel, refBlindRotate otherwise.
+func refWide(ws WideShape, sh BootstrapShape, plan *smallntt.Plan, in []uint32, bk []uint64, mu uint32, count int) []uint32 {
+	if ws.G == 2 {
+		return refBlindRotateGrouped(sh, plan, in, bk, mu, count)
+	}
+	return refBlindRotate(sh, plan, in, bk, mu, count)
+}
+
+// TestBlindRotateWide: every wide and cluster kernel equals the composed
+// references bit for bit, like TestBlindRotateFused; the grouped ones
+// (_g2) refBlindRotateGrouped, for an odd and an even n (a last group of
+// one key bit or not).
 func TestBlindRotateWide(t *testing.T) {
 	bothBootstrap(t, func(t *testing.T, l *Library, bk *BootstrapKernels) {
 		c := l.Context()
 		rng := rand.New(rand.NewPCG(23, 24))
 		for _, ws := range WideShapes() {
-			sh := fusedTestShape(FusedShape{K: ws.K, L: ws.L, F1: ws.n(), F2: 1}, 9)
-			if got := bk.WideFor(sh); !slices.Contains(got, ws) {
-				t.Fatalf("WideFor(%s) = %+v, want it to hold %+v", shapeName(sh), got, ws)
+			ns := []int{9}
+			if ws.G == 2 {
+				ns = []int{9, 10}
 			}
-			plan, err := smallntt.NewPlan(sh.N(), smallntt.Hybrid, ws.F1, ws.F2, ws.F3)
-			must(t, err)
-			tables := wideTables(plan)
-			if len(tables) != ws.TablesLen() {
-				t.Fatalf("%+v: %d table words, TablesLen %d", ws, len(tables), ws.TablesLen())
-			}
-			dtab := devUint64(t, c, tables, len(tables))
-			key := randomWords(rng, sh.BKLen(), true)
-			dkey := devUint64(t, c, key, len(key))
-			for _, count := range []int{1, 3, 37} {
-				t.Run(fmt.Sprintf("%s/count=%d", strings.TrimPrefix(ws.kernelName(), "goldfhe_bs_"), count), func(t *testing.T) {
-					n, kn := sh.LWEDim, sh.ExtractedDim()
-					mu := rng.Uint32()
-					in := randU32(rng, count*(n+1))
-					in[0], in[2] = 0, 1
-					din := devUint32(t, c, in, len(in))
-					dext := devUint32(t, c, nil, count*(kn+1))
-					must(t, bk.BlindRotateWide(nil, sh, ws, din, dkey, dtab, dext, mu, count))
-					compareWords(t, "BlindRotateWide", host32(t, dext), refBlindRotate(sh, plan, in, key, mu, count))
-				})
-			}
-			// Bad operands.
-			other := sh
-			other.BKLevels++
-			din := devUint32(t, c, nil, 2*(sh.LWEDim+1))
-			dext := devUint32(t, c, nil, 2*(sh.ExtractedDim()+1))
-			for name, err := range map[string]error{
-				"shape mismatch": bk.BlindRotateWide(nil, other, ws, din, dkey, dtab, dext, 1, 2),
-				"short tables":   bk.BlindRotateWide(nil, sh, ws, din, dkey, dtab.View(0, ws.TablesLen()-1), dext, 1, 2),
-				"short ext":      bk.BlindRotateWide(nil, sh, ws, din, dkey, dtab, dext.View(0, 3), 1, 2),
-			} {
-				if err == nil || !strings.HasPrefix(err.Error(), "kernels: ") {
-					t.Errorf("%+v, %s: error %v", ws, name, err)
-				}
+			for _, n := range ns {
+				sh := fusedTestShape(FusedShape{K: ws.K, L: ws.L, F1: ws.n(), F2: 1}, n)
+				sh.Grouping = ws.G
+				testBlindRotateWide(t, bk, c, rng, ws, sh)
 			}
 		}
 	})
+}
+
+func testBlindRotateWide(t *testing.T, bk *BootstrapKernels, c *Context, rng *rand.Rand, ws WideShape, sh BootstrapShape) {
+	if got := bk.WideFor(sh); !slices.Contains(got, ws) {
+		t.Fatalf("WideFor(%s, grouping %d) = %+v, want it to hold %+v", shapeName(sh), sh.Grouping, got, ws)
+	}
+	plan, err := smallntt.NewPlan(sh.N(), smallntt.Hybrid, ws.F1, ws.F2, ws.F3)
+	must(t, err)
+	tables := wideTables(plan, ws.G == 2)
+	if len(tables) != ws.TablesLen() {
+		t.Fatalf("%+v: %d table words, TablesLen %d", ws, len(tables), ws.TablesLen())
+	}
+	dtab := devUint64(t, c, tables, len(tables))
+	key := randomWords(rng, sh.BKLen(), true)
+	dkey := devUint64(t, c, key, len(key))
+	for _, count := range []int{1, 3, 37} {
+		t.Run(fmt.Sprintf("%s/n=%d/count=%d", strings.TrimPrefix(ws.kernelName(), "goldfhe_bs_"), sh.LWEDim, count), func(t *testing.T) {
+			n, kn := sh.LWEDim, sh.ExtractedDim()
+			mu := rng.Uint32()
+			in := randU32(rng, count*(n+1))
+			in[0], in[2] = 0, 1
+			if ws.G == 2 {
+				// Group 0 of sample 0 skipped (both amounts 0), group 1 with
+				// amounts summing to 2N (a zero third term), group 2 with one
+				// amount 0.
+				step := uint32(1) << (31 - sh.LogN)
+				in[1], in[2], in[3], in[4] = 0, 3*step, uint32(2*sh.N()-3)*step, 0
+			}
+			din := devUint32(t, c, in, len(in))
+			dext := devUint32(t, c, nil, count*(kn+1))
+			must(t, bk.BlindRotateWide(nil, sh, ws, din, dkey, dtab, dext, mu, count))
+			compareWords(t, "BlindRotateWide", host32(t, dext), refWide(ws, sh, plan, in, key, mu, count))
+		})
+	}
+	// Bad operands.
+	other := sh
+	other.BKLevels++
+	regrouped := sh
+	regrouped.Grouping = 2 - sh.Grouping
+	din := devUint32(t, c, nil, 2*(sh.LWEDim+1))
+	dext := devUint32(t, c, nil, 2*(sh.ExtractedDim()+1))
+	for name, err := range map[string]error{
+		"shape mismatch":    bk.BlindRotateWide(nil, other, ws, din, dkey, dtab, dext, 1, 2),
+		"grouping mismatch": bk.BlindRotateWide(nil, regrouped, ws, din, dkey, dtab, dext, 1, 2),
+		"short key":         bk.BlindRotateWide(nil, sh, ws, din, dkey.View(0, sh.BKLen()-1), dtab, dext, 1, 2),
+		"short tables":      bk.BlindRotateWide(nil, sh, ws, din, dkey, dtab.View(0, ws.TablesLen()-1), dext, 1, 2),
+		"short ext":         bk.BlindRotateWide(nil, sh, ws, din, dkey, dtab, dext.View(0, 3), 1, 2),
+	} {
+		if err == nil || !strings.HasPrefix(err.Error(), "kernels: ") {
+			t.Errorf("%+v, %s: error %v", ws, name, err)
+		}
+	}
 }
 
 // TestBlindRotateFusedArgumentChecks: bad shapes, short or overlapping
@@ -242,16 +280,23 @@ func fakeWords64(g *fakeGPU, p uint64, n int) []uint64 {
 	return unsafe.Slice((*uint64)(unsafe.Pointer(&b[0])), n)
 }
 
+// fakeWide runs a goldfhe_bs_wide_* or goldfhe_bs_cluster_* launch with
+// refBlindRotate, or refBlindRotateGrouped for a name ending in _g2.
 func fakeWide(g *fakeGPU, name string, grid, block dim3, a []uintptr) Result {
 	var ws WideShape
 	rest, cluster := strings.CutPrefix(name, "goldfhe_bs_cluster_")
 	if !cluster {
 		rest = strings.TrimPrefix(name, "goldfhe_bs_wide_")
 	}
-	if _, err := fmt.Sscanf(rest, "%dx%dx%d_k%d_l%d_t%d", &ws.F1, &ws.F2, &ws.F3, &ws.K, &ws.L, &ws.T); err != nil {
-		return 400
+	rest, grouped := strings.CutSuffix(rest, "_g2")
+	var tail string
+	if n, _ := fmt.Sscanf(rest, "%dx%dx%d_k%d_l%d_t%d%s", &ws.F1, &ws.F2, &ws.F3, &ws.K, &ws.L, &ws.T, &tail); n != 6 {
+		return 400 // CUDA_ERROR_NOT_FOUND: also for a suffix other than _g2
 	}
 	ws.Cluster = cluster
+	if grouped {
+		ws.G = 2
+	}
 	if int(block.x) != ws.Threads() || grid.x == 0 || int(grid.x)%ws.blocksPerSample() != 0 || uint32(a[7]) != uint32(ws.SharedBytes()) {
 		return resultInvalidValue
 	}
@@ -259,7 +304,7 @@ func fakeWide(g *fakeGPU, name string, grid, block dim3, a []uintptr) Result {
 	ptr := func(i int) uint64 { return *(*uint64)(params[i]) }
 	u := func(i int) int { return int(*(*uint32)(params[i])) }
 	n, beta, count := u(4), u(5), u(8)
-	sh := BootstrapShape{LWEDim: n, K: ws.K, BKLevels: ws.L, BKBaseLog: beta, BKOffset: uint32(u(6))}
+	sh := BootstrapShape{LWEDim: n, K: ws.K, BKLevels: ws.L, BKBaseLog: beta, BKOffset: uint32(u(6)), Grouping: ws.G}
 	for 1<<sh.LogN < ws.n() {
 		sh.LogN++
 	}
@@ -267,17 +312,19 @@ func fakeWide(g *fakeGPU, name string, grid, block dim3, a []uintptr) Result {
 	if err != nil {
 		return 400
 	}
-	if !equalWords(fakeWords64(g, ptr(2), ws.TablesLen()), wideTables(plan)) {
-		panic("fake " + name + ": tables are not the hybrid plan's T_1, T'_1, T_2, T'_2")
+	if !equalWords(fakeWords64(g, ptr(2), ws.TablesLen()), wideTables(plan, grouped)) {
+		panic("fake " + name + ": tables are not the hybrid plan's T_1, T'_1, T_2, T'_2 (and psiPow)")
 	}
-	ext := refBlindRotate(sh, plan, fakeWords32(g, ptr(0), count*(n+1)), fakeWords64(g, ptr(1), sh.BKLen()), uint32(u(7)), count)
+	ext := refWide(ws, sh, plan, fakeWords32(g, ptr(0), count*(n+1)), fakeWords64(g, ptr(1), sh.BKLen()), uint32(u(7)), count)
 	copy(fakeWords32(g, ptr(3), len(ext)), ext)
 	return 0
 }
 
-// BenchmarkBlindRotate times the fused and wide kernels alone (no
+// BenchmarkBlindRotate times the fused, wide and cluster kernels alone (no
 // transfers, no key switching) on TFHELib128's shape with a random key:
-// kernel time per sample, for batch sizes around the SM count. GPU only.
+// kernel time per sample, for batch sizes around the SM count; the grouped
+// wide and cluster kernels (…_g2) on the same samples with a random
+// grouped key, for a side-by-side comparison. GPU only.
 func BenchmarkBlindRotate(b *testing.B) {
 	l := gpuLibrary(b)
 	bk, err := l.BootstrapKernels()
@@ -298,7 +345,13 @@ func BenchmarkBlindRotate(b *testing.B) {
 	tw, twInv := devUint64(b, c, st.Twiddle, 1024), devUint64(b, c, st.TwiddleInv, 1024)
 	wplan, err := smallntt.NewPlan(1024, smallntt.Hybrid, 8, 8, 16)
 	must(b, err)
-	tables := devUint64(b, c, wideTables(wplan), 2*1024+2*128)
+	tables := devUint64(b, c, wideTables(wplan, false), 2*1024+2*128)
+	// The grouped kernels (_g2): the same n = 630 key bits as 315 pairs,
+	// a random key of 945 TRGSW samples, psiPow after the twiddle tables.
+	gsh := sh
+	gsh.Grouping = 2
+	gkey := devUint64(b, c, randomWords(rng, gsh.BKLen(), true), gsh.BKLen())
+	gtables := devUint64(b, c, wideTables(wplan, true), 2*1024+2*128+2*1024)
 	type variant struct {
 		name string
 		run  func(count int) error
@@ -309,6 +362,11 @@ func BenchmarkBlindRotate(b *testing.B) {
 	for _, ws := range bk.WideFor(sh) {
 		vs = append(vs, variant{strings.TrimPrefix(ws.kernelName(), "goldfhe_bs_"), func(count int) error {
 			return bk.BlindRotateWide(nil, sh, ws, in, key, tables, ext, 1<<29, count)
+		}})
+	}
+	for _, ws := range bk.WideFor(gsh) {
+		vs = append(vs, variant{strings.TrimPrefix(ws.kernelName(), "goldfhe_bs_"), func(count int) error {
+			return bk.BlindRotateWide(nil, gsh, ws, in, gkey, gtables, ext, 1<<29, count)
 		}})
 	}
 	for _, v := range vs {

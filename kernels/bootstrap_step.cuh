@@ -4,6 +4,22 @@
 // step kernels of bootstrap.cuh (named with each), so that every kernel
 // gives the CPU engine's bits. `threads` threads of a block take part;
 // accumulators are 32-bit torus words in shared memory.
+//
+// Grouped steps (the kernels' template parameter G = 2; "grouping factor
+// 2"): two key bits per step with three TRGSW samples per pair, the
+// addends of Zhou et al. 2018 ("Faster bootstrapping with multiple
+// addends"), the bootstrapping-key unrolling of Bourse et al. 2018, TFHE-rs'
+// multi-bit PBS with grouping factor 2. With a, b the rotation amounts of
+// key bits s, t and BK_1, BK_2, BK_3 encrypting s(1-t), (1-s)t and st,
+//   ACC += sum_u (X^(e_u) - 1) * (BK_u [.] ACC),  e = (a, b, a + b mod 2N),
+// which is the two CMux steps' X^(a s + b t) * ACC (up to noise). Every
+// term's external product decomposes the same ACC, unrotated, so a pair
+// costs (k+1)*l forward and k+1 inverse transforms, as one CMux step does:
+// half the transforms per key bit, for 1.5 times the key. X^e - 1 is
+// applied in the NTT domain: position pos holds the value at
+// psi^(2 brv(pos) + 1), so it is psi^(e (2 brv(pos) + 1)) - 1 there, read
+// from the table psiPow[i] = psi^i (i < 2N). An odd n ends with a group of
+// one key bit: one TRGSW, one term (u = 1, e = a).
 #ifndef GOLDFHE_BOOTSTRAP_STEP_CUH
 #define GOLDFHE_BOOTSTRAP_STEP_CUH
 
@@ -45,12 +61,25 @@ __device__ __forceinline__ uint32_t bsf_rotdiff(const uint32_t* p, uint32_t j, u
     return rot - p[j] + offset;
 }
 
-// bsf_digit: the gadget digit at `shift` of bsf_rotdiff, as a Goldilocks
+// bsf_word: the word a step decomposes at position j of column p: the
+// rotated difference bsf_rotdiff for a CMux step (ROT), p[j] + offset for
+// a grouped step, whose external products all take ACC unrotated (a is
+// then unused).
+template <int N, bool ROT>
+__device__ __forceinline__ uint32_t bsf_word(const uint32_t* p, uint32_t j, uint32_t a, uint32_t offset) {
+    if constexpr (ROT) {
+        return bsf_rotdiff<N>(p, j, a, offset);
+    } else {
+        return p[j] + offset;
+    }
+}
+
+// bsf_digit: the gadget digit at `shift` of bsf_word, as a Goldilocks
 // element (goldfhe_bs_rotate_decompose).
-template <int N>
+template <int N, bool ROT = true>
 __device__ __forceinline__ uint64_t bsf_digit(const uint32_t* p, uint32_t j, uint32_t a, uint32_t offset,
                                               uint32_t shift, uint64_t mask, int64_t half) {
-    const uint32_t w = bsf_rotdiff<N>(p, j, a, offset);
+    const uint32_t w = bsf_word<N, ROT>(p, j, a, offset);
     const int64_t v = (int64_t)(((uint64_t)w >> shift) & mask) - half;
     return (uint64_t)v + (GL_P & (uint64_t)(v >> 63));
 }
@@ -72,6 +101,105 @@ __device__ __forceinline__ void bsf_mac_at(uint64_t (&out)[K1], Row row, uint32_
     }
 #pragma unroll
     for (int c = 0; c < K1; c++) out[c] = lz_acc_reduce(sum[c]);
+}
+
+// bsg_exponents: the exponents e_u of the group whose first key bit is
+// `first` (even) of the sample ct (dimension n), at e[u - 1]: e = (a, b,
+// a + b mod 2N) for a pair, with a and b the modulus-switched ct[first]
+// and ct[first + 1]; (a, 0, 0) for the last, single key bit of an odd n (its
+// group has one TRGSW: a zero exponent is a term that is never read).
+// Returns false when the step leaves ACC unchanged (a = b = 0), a value the
+// same for the whole block, or cluster.
+template <int LOGN>
+__device__ __forceinline__ bool bsg_exponents(uint32_t (&e)[3], const uint32_t* ct, uint32_t first, uint32_t n) {
+    const bool pair = first + 1 < n;
+    const uint32_t a = bs_modswitch(ct[first], LOGN + 1);
+    const uint32_t b = pair ? bs_modswitch(ct[first + 1], LOGN + 1) : 0u;
+    e[0] = a;
+    e[1] = b;
+    e[2] = pair ? (a + b) & ((2u << LOGN) - 1) : 0u;
+    return (a | b) != 0;
+}
+
+// The psiPow table staged in shared memory: word i (< 2N) at bsg_pad(i) =
+// i + (i >> (LOGN-3)), bsg_psi_words(N) words. Why shared memory, and why
+// the padding: in the multiply-accumulate lane j of a warp takes position
+// pos = 32q + j, so brv(pos) = brv(32q) + 2^(LOGN-5) brv_5(j) and the
+// index e (2 brv(pos) + 1) mod 2N of its factor is i_j = c + 2^(LOGN-4) t_j
+// with c < 2^(LOGN-4) and t_j = (h + e brv_5(j)) mod 32 (c, h the same for
+// every lane): the lanes' indices differ only in their top five bits. Read
+// through L1 (__ldg) that is up to 32 cache lines per warp load, and in an
+// unpadded shared table every lane's word sits in the same bank pair (for
+// N >= 256). With the padding the bank pair is (c + (t_j >> 1)) mod 16,
+// and on the lanes of a half-warp (brv_5(j) = 2m all even, or 2m + 1 all
+// odd) t_j >> 1 = (h' >> 1) + e m mod 16 (h' = h, or h + e) takes a
+// different value for every different index: no bank conflicts inside a
+// half-warp (lanes 0-15, 16-31; a warp's 64-bit load is at least two
+// shared-memory wavefronts anyway), whatever e. The table is 16 KiB for
+// N = 1024, loaded once per block; these kernels run with the largest
+// shared-memory carveout, which leaves L1 little room for it next to the
+// key and the twiddle tables. (Only the speed depends on the lane layout;
+// any thread may read any position.)
+template <int LOGN>
+__device__ __forceinline__ uint32_t bsg_pad(uint32_t i) {
+    static_assert(LOGN >= 3, "bsg_pad needs N >= 8");
+    return i + (i >> (LOGN - 3));
+}
+
+__host__ __device__ constexpr int bsg_psi_words(int n) { return 2 * n + 16; }
+
+// bsg_stage_psi: P[bsg_pad(i)] = psiPow[i] for i < 2N; the caller's next
+// block barrier publishes it.
+template <int LOGN>
+__device__ __forceinline__ void bsg_stage_psi(uint64_t* P, const uint64_t* __restrict__ psiPow, int threads) {
+    for (uint32_t i = threadIdx.x; i < (2u << LOGN); i += threads) P[bsg_pad<LOGN>(i)] = __ldg(psiPow + i);
+}
+
+// bsf_mac_group_at: the multiply-accumulate of a grouped step, for NC
+// output columns c (key already offset to the first of them):
+//   out_c = sum_u m_u[pos] * (sum_r row(r)[o] * key[u][r][c][pos]) mod p,
+// canonical, over the terms u with e[u] != 0, where key[u][r][c] is at key
+// + ((u * ROWS + r) * K1 + c) * N (the group's TRGSW samples one after
+// another, each in bsf_mac_at's layout) and m_u[pos] = psi^(e_u (2 brv(pos)
+// + 1)) - 1, the NTT-domain X^(e_u) - 1, from P (bsg_pad layout). A term
+// with e_u = 0 has m_u = 0 and is skipped (the same branch for the whole
+// block or cluster), so a single key bit's group never reads past its one
+// TRGSW. The rows are read once into registers (the cluster kernel reads
+// them from other blocks' shared memory) and serve all three terms; each
+// term's inner sum is reduced (lz_acc_reduce) before its product with
+// m_u, so every accumulator holds at most ROWS (resp. 3) products.
+template <int N, int K1, int NC, int ROWS, class Row>
+__device__ __forceinline__ void bsf_mac_group_at(uint64_t (&out)[NC], Row row, uint32_t o,
+                                                 const uint64_t* __restrict__ key, const uint32_t (&e)[3],
+                                                 const uint64_t* P, uint32_t pos) {
+    constexpr int LOGN = hyb_lg<N>::v;
+    uint64_t x[ROWS];
+#pragma unroll
+    for (int r = 0; r < ROWS; r++) x[r] = row(r)[o];
+    const uint32_t odd = 2 * (__brev(pos) >> (32 - LOGN)) + 1;  // 2 brv(pos) + 1
+    lz_acc total[NC];
+#pragma unroll
+    for (int c = 0; c < NC; c++) lz_acc_zero(total[c]);
+#pragma unroll
+    for (int u = 0; u < 3; u++) {
+        if (e[u] == 0) {
+            continue;
+        }
+        // psi^i is in [1, p): minus 1 is canonical, no wrap. e_u * odd < 2^28.
+        const uint64_t m = P[bsg_pad<LOGN>((e[u] * odd) & (2 * N - 1))] - 1;
+        lz_acc sum[NC];
+#pragma unroll
+        for (int c = 0; c < NC; c++) lz_acc_zero(sum[c]);
+#pragma unroll
+        for (int r = 0; r < ROWS; r++) {
+#pragma unroll
+            for (int c = 0; c < NC; c++) lz_mac(sum[c], x[r], __ldg(key + ((u * ROWS + r) * K1 + c) * N + pos));
+        }
+#pragma unroll
+        for (int c = 0; c < NC; c++) lz_mac(total[c], lz_acc_reduce(sum[c]), m);
+    }
+#pragma unroll
+    for (int c = 0; c < NC; c++) out[c] = lz_acc_reduce(total[c]);
 }
 
 // bsf_add_centered: *p += the centred representative of v mod 2^32, v
@@ -121,9 +249,9 @@ template <int F3>
 __device__ __forceinline__ uint32_t bsw_pad(uint32_t p) { return p + p / F3; }
 
 // bsw_fwd1_digits: stage 1 (twisted) of the digit at `shift` of column p of
-// ACC rotated by a, column t < N/F1. Digits of beta <= 15 bits take the
-// exact first level (hyb_ct_digits); small is that condition.
-template <int F1, int F2, int F3>
+// ACC rotated by a (ROT: bsf_word), column t < N/F1. Digits of beta <= 15
+// bits take the exact first level (hyb_ct_digits); small is that condition.
+template <int F1, int F2, int F3, bool ROT = true>
 __device__ __forceinline__ void bsw_fwd1_digits(uint64_t* W, const uint32_t* p, uint32_t t, uint32_t a, uint32_t offset,
                                                 uint32_t shift, uint32_t beta, bool small,
                                                 const uint64_t* __restrict__ tw1) {
@@ -134,14 +262,14 @@ __device__ __forceinline__ void bsw_fwd1_digits(uint64_t* W, const uint32_t* p, 
         int32_t d[F1];
 #pragma unroll
         for (int i = 0; i < F1; i++) {
-            d[i] = (int32_t)((bsf_rotdiff<N>(p, t + T1 * i, a, offset) >> shift) & mask32) - (int32_t)half32;
+            d[i] = (int32_t)((bsf_word<N, ROT>(p, t + T1 * i, a, offset) >> shift) & mask32) - (int32_t)half32;
         }
         hyb_ct_digits<F1>(d, r);
     } else {
         const uint64_t mask = (1ull << beta) - 1;
         const int64_t half = (int64_t)1 << (beta - 1);
 #pragma unroll
-        for (int i = 0; i < F1; i++) r[i] = bsf_digit<N>(p, t + T1 * i, a, offset, shift, mask, half);
+        for (int i = 0; i < F1; i++) r[i] = bsf_digit<N, ROT>(p, t + T1 * i, a, offset, shift, mask, half);
         hyb_ct_lazy<F1, true>(r);
     }
 #pragma unroll

@@ -112,6 +112,19 @@
 //     BlindRotateFused and BlindRotateWide run them (FusedShapes,
 //     WideShapes, WideFor).
 //
+// The wide and cluster kernels also come grouped (name suffix _g2,
+// WideShape.G = 2, BootstrapShape.Grouping = 2): bootstrapping-key
+// unrolling with grouping factor 2 (Zhou et al. 2018, "Faster
+// bootstrapping with multiple addends"; Bourse et al. 2018; TFHE-rs'
+// multi-bit PBS). Key bits go in pairs with three TRGSW samples per pair,
+// and the step of bits i, i+1 adds Σ_u (X^{e_u} − 1)·(BK_u ⊡ ACC) for the
+// exponents e = (ā_i, ā_{i+1}, ā_i + ā_{i+1} mod 2N): the three external
+// products decompose the same unrotated accumulator, so a pair of key bits
+// costs the transforms of one CMux step, for a key 1.5 times as large.
+// X^e − 1 is applied in the NTT domain from a table of the powers of ψ
+// (PsiPowers) that the kernels stage in shared memory. The fused and the
+// per-step kernels take plain keys only and refuse a grouped one.
+//
 // Every NTT kernel is bit for bit the transform of a smallntt.Plan (one
 // NTT-domain layout for all plans of a size; see smallntt.Plan); package
 // gpuntt wraps them for batches of device-resident polynomials. `make fatbin`, run where nvcc exists, compiles goldfhe.cu

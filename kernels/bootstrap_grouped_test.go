@@ -1,0 +1,473 @@
+package kernels
+
+import (
+	"fmt"
+	"math/bits"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/goldfhe/goldfhe/smallntt"
+)
+
+// Grouped blind rotation (grouping factor 2; bootstrap_step.cuh): the
+// references, and the checks of the wrappers' grouping rules. The grouped
+// wide and cluster kernels themselves are compared with
+// refBlindRotateGrouped in TestBlindRotateWide.
+
+// refDecompose is refRotateDecompose without the rotation: row c·l+i holds
+// digit i of acc_c + offset, the input of every external product of a
+// grouped step.
+func refDecompose(sh BootstrapShape, acc []uint32, count int) []uint64 {
+	N, k, l, beta := sh.N(), sh.K, sh.BKLevels, sh.BKBaseLog
+	dec := make([]uint64, count*sh.Rows()*N)
+	for s := range count {
+		for c := 0; c <= k; c++ {
+			p := acc[(s*(k+1)+c)*N : (s*(k+1)+c+1)*N]
+			for j := range N {
+				w := p[j] + sh.BKOffset
+				for lv := range l {
+					d := int64(w>>(32-(lv+1)*beta)&(1<<beta-1)) - 1<<(beta-1)
+					dec[((s*(k+1)+c)*l+lv)*N+j] = smallntt.FromInt64(d)
+				}
+			}
+		}
+	}
+	return dec
+}
+
+// monomialMinusOne returns the NTT-domain X^e − 1 (e < 2N) by plan's
+// forward transform of the polynomial X^e = ±X^(e mod N).
+func monomialMinusOne(plan *smallntt.Plan, e int) []uint64 {
+	N := plan.N()
+	x := make([]uint64, N)
+	if e < N {
+		x[e] = 1
+	} else {
+		x[e-N] = smallntt.P - 1
+	}
+	plan.Forward(x, x)
+	for j := range x {
+		x[j] = smallntt.Sub(x[j], 1)
+	}
+	return x
+}
+
+// refBlindRotateGrouped is the grouped blind rotation (BlindRotateWide with
+// a WideShape of G = 2, package tfhe's grouped engine) composed of the
+// per-step references and plan's transforms: per group g of key bits 2g
+// and 2g+1 (the last alone for an odd n), if not all its rotation amounts
+// are 0, ACC += Σ_u INTT(NTT(X^{e_u}) − 1)·(Dec(ACC) ⊡ BK_{3g+u−1})) with
+// e_u the sum of the amounts picked by the bits of u. Terms with e_u = 0
+// are computed too (their factor is 0), so the kernels' skipping them is
+// checked.
+func refBlindRotateGrouped(sh BootstrapShape, plan *smallntt.Plan, in []uint32, bk []uint64, mu uint32, count int) []uint32 {
+	n, N, k1, rows := sh.LWEDim, sh.N(), sh.K+1, sh.Rows()
+	abar, acc := refInit(sh, in, mu, count)
+	for g := 0; 2*g < n; g++ {
+		r := min(2, n-2*g)
+		dec := refDecompose(sh, acc, count)
+		for i := range count * rows {
+			p := dec[i*N : (i+1)*N]
+			plan.Forward(p, p)
+		}
+		for s := range count {
+			a := abar[s*n+2*g : s*n+2*g+r]
+			if !slices.ContainsFunc(a, func(v uint32) bool { return v != 0 }) {
+				continue
+			}
+			y := make([]uint64, k1*N)
+			for u := 1; u < 1<<r; u++ {
+				e := 0
+				for j := range r {
+					if u>>j&1 == 1 {
+						e += int(a[j])
+					}
+				}
+				m := monomialMinusOne(plan, e%(2*N))
+				prod := refMAC(sh, dec[s*rows*N:(s+1)*rows*N], bk, 3*g+u-1, 1)
+				for i := range y {
+					y[i] = smallntt.Add(y[i], smallntt.Mul(m[i%N], prod[i]))
+				}
+			}
+			for c := range k1 {
+				p := y[c*N : (c+1)*N]
+				plan.Inverse(p, p)
+			}
+			for i, v := range y {
+				acc[s*k1*N+i] += uint32(smallntt.ToInt64Centered(v))
+			}
+		}
+	}
+	return refExtract(sh, acc, count)
+}
+
+// naiveNegacyclic returns a·b mod (X^N + 1, p), schoolbook.
+func naiveNegacyclic(a, b []uint64) []uint64 {
+	N := len(a)
+	out := make([]uint64, N)
+	for i, x := range a {
+		for j, y := range b {
+			v := smallntt.Mul(x, y)
+			if i+j < N {
+				out[i+j] = smallntt.Add(out[i+j], v)
+			} else {
+				out[i+j-N] = smallntt.Sub(out[i+j-N], v)
+			}
+		}
+	}
+	return out
+}
+
+// naiveBlindRotateGrouped computes the grouped blind rotation of one
+// sample from its definition, in coefficient form, without transforms:
+// keys[t][r][c] is coefficient-form polynomial (r, c) of TRGSW sample t.
+// Per group: the signed digits of ACC + offset, P_{u,c} = Σ_r D_r·K_u[r][c]
+// and ACC_c += centred(Σ_u (X^{e_u} − 1)·P_{u,c}), all mod (X^N + 1, p).
+func naiveBlindRotateGrouped(sh BootstrapShape, ct []uint32, keys [][][][]uint64, mu uint32) []uint32 {
+	n, N, k, l, beta := sh.LWEDim, sh.N(), sh.K, sh.BKLevels, sh.BKBaseLog
+	twoN := 2 * N
+	abar := make([]int, n)
+	for i := range abar {
+		abar[i] = int(refModSwitch(ct[i], sh.LogN+1))
+	}
+	_, acc := refInit(sh, ct, mu, 1)
+	col := func(c int) []uint32 { return acc[c*N : (c+1)*N] }
+	for g := 0; 2*g < n; g++ {
+		r := min(2, n-2*g)
+		if abar[2*g] == 0 && (r == 1 || abar[2*g+1] == 0) {
+			continue
+		}
+		var digits [][]uint64 // row c·l + i
+		for c := 0; c <= k; c++ {
+			for i := range l {
+				d := make([]uint64, N)
+				for j, v := range col(c) {
+					w := v + sh.BKOffset
+					x := int64(w>>(32-(i+1)*beta)&(1<<beta-1)) - 1<<(beta-1)
+					d[j] = smallntt.FromInt64(x)
+				}
+				digits = append(digits, d)
+			}
+		}
+		sum := make([][]uint64, k+1)
+		for c := range sum {
+			sum[c] = make([]uint64, N)
+		}
+		for u := 1; u < 1<<r; u++ {
+			e := 0
+			for j := range r {
+				if u>>j&1 == 1 {
+					e += abar[2*g+j]
+				}
+			}
+			e %= twoN
+			key := keys[3*g+u-1]
+			for c := 0; c <= k; c++ {
+				p := make([]uint64, N)
+				for row, d := range digits {
+					q := naiveNegacyclic(d, key[row][c])
+					for j := range p {
+						p[j] = smallntt.Add(p[j], q[j])
+					}
+				}
+				// (X^e − 1)·p: coefficient j of X^e·p is ±p[(j − e) mod N].
+				for j := range N {
+					i := ((j-e)%twoN + twoN) % twoN
+					rot := p[i%N]
+					if i >= N {
+						rot = smallntt.Neg(rot)
+					}
+					sum[c][j] = smallntt.Add(sum[c][j], smallntt.Sub(rot, p[j]))
+				}
+			}
+		}
+		for c := 0; c <= k; c++ {
+			for j, v := range sum[c] {
+				col(c)[j] += uint32(smallntt.ToInt64Centered(v))
+			}
+		}
+	}
+	return refExtract(sh, acc, 1)
+}
+
+// TestRefBlindRotateGroupedNaive: the grouped reference equals the naive
+// coefficient-form computation on random keys (coefficients anywhere mod
+// p), n odd and even, with groups whose amounts are both 0 (skipped), one
+// of them 0, and summing to 2N (a zero third term).
+func TestRefBlindRotateGroupedNaive(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 32))
+	shapes := []BootstrapShape{ // N = 256, the smallest smallntt plan
+		{LogN: 8, K: 1, BKLevels: 3, BKBaseLog: 7, KSLevels: 8, KSBaseLog: 2},  // TFHELib128's k, l, β
+		{LogN: 8, K: 3, BKLevels: 2, BKBaseLog: 10, KSLevels: 5, KSBaseLog: 3}, // TFHErsDefault's
+		bsTestShapes[2], // the toy set: k = 2, l = 3, β = 6
+		{LogN: 8, K: 1, BKLevels: 1, BKBaseLog: 32, KSLevels: 8, KSBaseLog: 2}, // l·β = 32
+	}
+	for _, base := range shapes {
+		for _, n := range []int{7, 8} {
+			sh := base
+			sh.LWEDim, sh.Grouping = n, 2
+			sh.BKOffset = refOffset(sh.BKLevels, sh.BKBaseLog)
+			sh.KSOffset = refOffset(sh.KSLevels, sh.KSBaseLog)
+			t.Run(fmt.Sprintf("%s/n=%d", shapeName(sh), n), func(t *testing.T) {
+				N, k1, rows := sh.N(), sh.K+1, sh.Rows()
+				plan, err := smallntt.NewPlan(N, smallntt.Butterfly) // any plan: one NTT-domain order
+				must(t, err)
+				keys := make([][][][]uint64, sh.BKSamples())
+				var bk []uint64
+				for i := range keys {
+					keys[i] = make([][][]uint64, rows)
+					for r := range rows {
+						keys[i][r] = make([][]uint64, k1)
+						for c := range k1 {
+							p := randomWords(rng, N, true)
+							keys[i][r][c] = p
+							q := make([]uint64, N)
+							plan.Forward(q, p)
+							bk = append(bk, q...)
+						}
+					}
+				}
+				if len(bk) != sh.BKLen() {
+					t.Fatalf("key of %d words, BKLen %d", len(bk), sh.BKLen())
+				}
+				const count = 3
+				mu := rng.Uint32()
+				in := randU32(rng, count*(n+1))
+				step := uint32(1) << (32 - sh.LogN - 1) // one unit of ā
+				in[0], in[1] = 0, 0                     // group 0 of sample 0 skipped
+				in[2], in[3] = 0, 5*step                // only its second bit
+				in[4], in[5] = 7*step, uint32(2*N-7)*step
+				got := refBlindRotateGrouped(sh, plan, in, bk, mu, count)
+				for s := range count {
+					want := naiveBlindRotateGrouped(sh, in[s*(n+1):(s+1)*(n+1)], keys, mu)
+					kn := sh.ExtractedDim()
+					compareWords(t, fmt.Sprintf("sample %d", s), got[s*(kn+1):(s+1)*(kn+1)], want)
+				}
+				// The grouped rotation differs from the plain one on the same
+				// key words (a check that the test sees the grouping at all).
+				plain := sh
+				plain.Grouping = 0
+				if slices.Equal(got, refBlindRotate(plain, plan, in, bk[:plain.BKLen()], mu, count)) {
+					t.Error("grouped and plain blind rotation agree")
+				}
+			})
+		}
+	}
+}
+
+// TestPsiPowers: PsiPowers(n) holds ψ^i for i < 2n with ψ = smallntt.Psi(n),
+// and panics for a bad n.
+func TestPsiPowers(t *testing.T) {
+	for n := 32; n <= 1<<13; n *= 2 {
+		got := PsiPowers(n)
+		psi := smallntt.Psi(n)
+		if len(got) != 2*n {
+			t.Fatalf("PsiPowers(%d): %d words", n, len(got))
+		}
+		for _, i := range []int{0, 1, 2, n - 1, n, n + 1, 2*n - 1} {
+			if want := smallntt.Exp(psi, uint64(i)); got[i] != want {
+				t.Errorf("PsiPowers(%d)[%d] = %#x, want %#x", n, i, got[i], want)
+			}
+		}
+		for i := 1; i < len(got); i++ {
+			if got[i] != smallntt.Mul(got[i-1], psi) {
+				t.Fatalf("PsiPowers(%d)[%d] is not ψ·[%d]", n, i, i-1)
+			}
+		}
+		if got[n] != smallntt.P-1 {
+			t.Errorf("PsiPowers(%d)[%d] = %#x, want −1", n, n, got[n])
+		}
+	}
+	for _, n := range []int{0, 16, 48, 1 << 14} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("PsiPowers(%d) did not panic", n)
+				}
+			}()
+			PsiPowers(n)
+		}()
+	}
+}
+
+// TestBootstrapShapeGrouping: BKSamples and BKLen for each grouping, and
+// Check's range.
+func TestBootstrapShapeGrouping(t *testing.T) {
+	sh := BootstrapShape{LWEDim: 630, LogN: 10, K: 1, BKLevels: 3, BKBaseLog: 7, KSLevels: 8, KSBaseLog: 2}
+	for _, c := range []struct{ n, grouping, samples int }{
+		{630, 0, 630}, {630, 1, 630}, {630, 2, 945}, {631, 2, 946}, {1, 2, 1}, {2, 2, 3}, {3, 2, 4}, {805, 2, 1207},
+	} {
+		s := sh
+		s.LWEDim, s.Grouping = c.n, c.grouping
+		if got := s.BKSamples(); got != c.samples {
+			t.Errorf("n = %d, grouping %d: BKSamples %d, want %d", c.n, c.grouping, got, c.samples)
+		}
+		if got, want := s.BKLen(), c.samples*6*2*1024; got != want {
+			t.Errorf("n = %d, grouping %d: BKLen %d, want %d", c.n, c.grouping, got, want)
+		}
+		if err := s.Check(); err != nil {
+			t.Errorf("n = %d, grouping %d: %v", c.n, c.grouping, err)
+		}
+	}
+	for _, g := range []int{-1, 3, 4} {
+		s := sh
+		s.Grouping = g
+		if err := s.Check(); err == nil || !strings.HasPrefix(err.Error(), "kernels: ") {
+			t.Errorf("grouping %d: Check = %v", g, err)
+		}
+	}
+}
+
+// TestWideShapesGrouped: every plain wide or cluster kernel has a grouped
+// twin (_g2) with the same launch shape, 2N more table words and the
+// psiPow table's shared memory; WideFor picks by grouping.
+func TestWideShapesGrouped(t *testing.T) {
+	var plain, grouped []WideShape
+	for _, ws := range WideShapes() {
+		switch ws.G {
+		case 0:
+			plain = append(plain, ws)
+		case 2:
+			grouped = append(grouped, ws)
+			if !strings.HasSuffix(ws.kernelName(), "_g2") {
+				t.Errorf("%+v: kernel name %s", ws, ws.kernelName())
+			}
+		default:
+			t.Errorf("%+v: G = %d", ws, ws.G)
+		}
+	}
+	if len(plain) != len(grouped) {
+		t.Fatalf("%d plain and %d grouped shapes", len(plain), len(grouped))
+	}
+	for _, ws := range plain {
+		g := ws
+		g.G = 2
+		if !slices.Contains(grouped, g) {
+			t.Errorf("%+v has no grouped twin", ws)
+			continue
+		}
+		if g.kernelName() != ws.kernelName()+"_g2" || g.Threads() != ws.Threads() || g.blocksPerSample() != ws.blocksPerSample() {
+			t.Errorf("%+v: grouped twin %s differs in launch shape", ws, g.kernelName())
+		}
+		if d := g.TablesLen() - ws.TablesLen(); d != 2*ws.n() {
+			t.Errorf("%s: %d more table words, want 2N = %d", g.kernelName(), d, 2*ws.n())
+		}
+		if d := g.SharedBytes() - ws.SharedBytes(); d != (2*ws.n()+16)*8 {
+			t.Errorf("%s: %d more shared bytes, want %d", g.kernelName(), d, (2*ws.n()+16)*8)
+		}
+	}
+	// bsw_shared and bsc_shared for TFHELib128, as the comments of
+	// bootstrap_fused.cuh and bootstrap_cluster.cuh give them.
+	for name, want := range map[string]int{
+		"goldfhe_bs_wide_8x8x16_k1_l3_t64":        60416,
+		"goldfhe_bs_wide_8x8x16_k1_l3_t64_g2":     76928,
+		"goldfhe_bs_cluster_8x8x16_k1_l3_t128":    38912,
+		"goldfhe_bs_cluster_8x8x16_k1_l3_t128_g2": 55424,
+	} {
+		i := slices.IndexFunc(WideShapes(), func(ws WideShape) bool { return ws.kernelName() == name })
+		if i < 0 {
+			t.Errorf("no shape named %s", name)
+		} else if got := WideShapes()[i].SharedBytes(); got != want {
+			t.Errorf("%s: SharedBytes %d, want %d", name, got, want)
+		}
+	}
+}
+
+// TestGroupedKeyRules: a grouped key runs only on the grouped wide and
+// cluster kernels. The fused kernels and MAC refuse it, Fused reports
+// false, WideFor returns exactly the grouped shapes for it (and none of
+// them for a plain key), and BlindRotateWide refuses a shape of the other
+// grouping.
+func TestGroupedKeyRules(t *testing.T) {
+	bothBootstrap(t, func(t *testing.T, l *Library, bk *BootstrapKernels) {
+		c := l.Context()
+		fs := FusedShapes()[0]
+		plain := fusedTestShape(fs, 5)
+		grouped := plain
+		grouped.Grouping = 2
+		n, N, kn := plain.LWEDim, plain.N(), plain.ExtractedDim()
+		const count = 2
+		in := devUint32(t, c, nil, count*(n+1))
+		key := devUint64(t, c, nil, max(plain.BKLen(), grouped.BKLen()))
+		tw := devUint64(t, c, nil, 2*N+2*N+2*N)
+		ext := devUint32(t, c, nil, count*(kn+1))
+		dec := devUint64(t, c, nil, count*plain.Rows()*N)
+		prod := devUint64(t, c, nil, count*(plain.K+1)*N)
+		if !bk.Fused(plain, fs.F1, fs.F2) || bk.Fused(grouped, fs.F1, fs.F2) {
+			t.Errorf("Fused: %v for a plain key, %v for a grouped one", bk.Fused(plain, fs.F1, fs.F2), bk.Fused(grouped, fs.F1, fs.F2))
+		}
+		for name, err := range map[string]error{
+			"BlindRotateFused": bk.BlindRotateFused(nil, grouped, fs.F1, fs.F2, in, key, tw, tw, ext, 1, count),
+			"MAC":              bk.MAC(nil, grouped, dec, key, prod, 0, count),
+		} {
+			if err == nil || !strings.HasPrefix(err.Error(), "kernels: ") || !strings.Contains(err.Error(), "grouped bootstrapping keys need a wide or cluster kernel") {
+				t.Errorf("%s with a grouped key: %v", name, err)
+			}
+		}
+		for _, sh := range []BootstrapShape{plain, grouped} {
+			ws := bk.WideFor(sh)
+			if len(ws) == 0 {
+				t.Fatalf("WideFor(grouping %d) is empty", sh.Grouping)
+			}
+			for _, w := range ws {
+				if (w.G == 2) != (sh.Grouping == 2) {
+					t.Errorf("WideFor(grouping %d) holds %s", sh.Grouping, w.kernelName())
+				}
+				other := w
+				other.G = 2 - w.G
+				err := bk.BlindRotateWide(nil, sh, other, in, key, tw, ext, 1, count)
+				if err == nil || !strings.HasPrefix(err.Error(), "kernels: ") {
+					t.Errorf("BlindRotateWide(%s) on a key of grouping %d: %v", other.kernelName(), sh.Grouping, err)
+				}
+			}
+		}
+		// A plain key is too short for the grouped kernel (3·(n/2) + n%2
+		// samples, not n).
+		ws := bk.WideFor(grouped)[0]
+		err := bk.BlindRotateWide(nil, grouped, ws, in, key.View(0, plain.BKLen()), tw, ext, 1, count)
+		if err == nil || !strings.Contains(err.Error(), "bk") {
+			t.Errorf("BlindRotateWide(%s) with a plain key's length: %v", ws.kernelName(), err)
+		}
+	})
+}
+
+// brv returns the reversal of the low b bits of x.
+func brv(x, b int) int { return int(bits.Reverse32(uint32(x)) >> (32 - b)) }
+
+// TestGroupedFactorTable: the kernels' factor of term u at position pos,
+// psiPow[(e·(2·brv(pos) + 1)) mod 2N] − 1 (bsf_mac_group_at), is the
+// NTT-domain X^e − 1 of every smallntt plan of size N; and bsg_pad spreads
+// the words a half-warp reads over distinct bank pairs.
+func TestGroupedFactorTable(t *testing.T) {
+	for _, N := range []int{512, 1024} {
+		logN := bits.TrailingZeros(uint(N))
+		psiPow := PsiPowers(N)
+		plan, err := smallntt.DefaultPlan(N)
+		must(t, err)
+		for _, e := range []int{1, 2, 3, 7, N - 1, N, N + 1, 2*N - 1} {
+			want := monomialMinusOne(plan, e)
+			for pos := range N {
+				if got := psiPow[e*(2*brv(pos, logN)+1)%(2*N)] - 1; got != want[pos] {
+					t.Fatalf("N = %d, e = %d, pos %d: %#x, want %#x", N, e, pos, got, want[pos])
+				}
+			}
+			// Bank pairs (64-bit words: word w in banks 2w, 2w+1 mod 32) of
+			// the padded words one half-warp reads, positions 32q + j.
+			pad := func(i int) int { return i + i>>(logN-3) }
+			for q := range N / 32 {
+				for half := range 2 {
+					banks := map[int]int{}
+					for j := 16 * half; j < 16*half+16; j++ {
+						i := e * (2*brv(32*q+j, logN) + 1) % (2 * N)
+						if prev, ok := banks[pad(i)%16]; ok && prev != i {
+							t.Fatalf("N = %d, e = %d, q = %d: words %d and %d share a bank pair", N, e, q, prev, i)
+						}
+						banks[pad(i)%16] = i
+					}
+				}
+			}
+		}
+	}
+}

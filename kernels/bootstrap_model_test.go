@@ -1,0 +1,68 @@
+package kernels
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/goldfhe/goldfhe/smallntt"
+)
+
+// TestWriteBlindRotateVectors writes, when GOLDFHE_MODEL_VECTORS names a
+// directory, one vector file per wide or cluster kernel and n in {5, 6}:
+// random samples, key and the kernel's tables, and what refWide computes
+// from them, for testdata/blindrotate_model.cpp, which runs the kernels'
+// CUDA source on the host (its comment has the commands and the format).
+func TestWriteBlindRotateVectors(t *testing.T) {
+	dir := os.Getenv("GOLDFHE_MODEL_VECTORS")
+	if dir == "" {
+		t.Skip("set GOLDFHE_MODEL_VECTORS=dir to write the vectors of testdata/blindrotate_model.cpp")
+	}
+	must(t, os.MkdirAll(dir, 0o755))
+	rng := rand.New(rand.NewPCG(41, 42))
+	for _, ws := range WideShapes() {
+		for _, n := range []int{5, 6} {
+			sh := fusedTestShape(FusedShape{K: ws.K, L: ws.L, F1: ws.n(), F2: 1}, n)
+			sh.Grouping = ws.G
+			plan, err := smallntt.NewPlan(sh.N(), smallntt.Hybrid, ws.F1, ws.F2, ws.F3)
+			must(t, err)
+			tables := wideTables(plan, ws.G == 2)
+			key := randomWords(rng, sh.BKLen(), true)
+			const count = 3
+			in := randU32(rng, count*(n+1))
+			in[0], in[2] = 0, 1
+			if ws.G == 2 {
+				// As in TestBlindRotateWide: a skipped group, amounts
+				// summing to 2N, one amount 0.
+				step := uint32(1) << (31 - sh.LogN)
+				in[1], in[2], in[3], in[4] = 0, 3*step, uint32(2*sh.N()-3)*step, 0
+			}
+			mu := rng.Uint32()
+			want := refWide(ws, sh, plan, in, key, mu, count)
+			var buf []byte
+			u32 := func(v ...uint32) {
+				for _, x := range v {
+					buf = binary.LittleEndian.AppendUint32(buf, x)
+				}
+			}
+			cluster := uint32(0)
+			if ws.Cluster {
+				cluster = 1
+			}
+			u32(uint32(ws.F1), uint32(ws.F2), uint32(ws.F3), uint32(ws.K), uint32(ws.L), uint32(ws.T), cluster, uint32(ws.G),
+				uint32(n), uint32(sh.BKBaseLog), sh.BKOffset, mu, count, uint32(ws.SharedBytes()),
+				uint32(len(tables)), uint32(len(key)), uint32(len(in)), uint32(len(want)))
+			for _, x := range slices.Concat(tables, key) {
+				buf = binary.LittleEndian.AppendUint64(buf, x)
+			}
+			u32(in...)
+			u32(want...)
+			name := fmt.Sprintf("%s_n%d.bin", ws.kernelName(), n)
+			must(t, os.WriteFile(filepath.Join(dir, name), buf, 0o644))
+		}
+	}
+}

@@ -1,0 +1,175 @@
+// Host model of the wide and cluster blind-rotation kernels
+// (bootstrap_fused.cuh bsw_run, bootstrap_cluster.cuh bsc_run; plain and
+// grouped, G = 1 and 2): the device source itself, compiled by g++, every
+// CUDA thread a std::thread, __syncthreads a std::barrier per block,
+// cluster.sync one per cluster, each block's shared memory a host array
+// (poisoned), distributed shared memory through testdata/cg's stand-in of
+// cooperative_groups. It runs each kernel on the vectors that
+// TestWriteBlindRotateVectors writes (inputs, key and tables, and the Go
+// references' output) and compares bit for bit. With -fsanitize=thread it
+// also reports a missing barrier as a data race. It checks the kernels'
+// logic without nvcc or a GPU, not CUDA's compiler or memory model.
+//   GOLDFHE_MODEL_VECTORS=/tmp/brvec go test ./kernels -run TestWriteBlindRotateVectors
+//   g++ -O1 -std=c++20 -pthread -Ikernels/testdata/cg -o /tmp/blindrotate_model kernels/testdata/blindrotate_model.cpp
+//   /tmp/blindrotate_model /tmp/brvec/*.bin
+// (-fsanitize=thread or -fsanitize=address for races, or out-of-bounds
+// shared-memory accesses: each block's array is SharedBytes long.)
+// Vector file (little-endian): 18 uint32 F1, F2, F3, k, l, T, cluster, G,
+// n, beta, offset, mu, count, shared bytes, then the lengths of tables,
+// key (uint64), in and ext (uint32), then those four arrays.
+#include <barrier>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#define __device__
+#define __host__
+#define __global__
+#define __forceinline__ inline
+#define __shared__ __thread  // only `extern __shared__` arrays are compiled: see hm_sm
+#define __launch_bounds__(...)
+#define __cluster_dims__(...)
+struct hm_dim3 { unsigned x = 0, y = 1, z = 1; };
+thread_local hm_dim3 threadIdx, blockIdx, blockDim, gridDim;
+thread_local std::barrier<>* hm_block_bar;
+static inline void __syncthreads() { hm_block_bar->arrive_and_wait(); }
+static inline void __syncwarp() {}
+static inline uint64_t __umul64hi(uint64_t a, uint64_t b) { return (uint64_t)(((unsigned __int128)a * b) >> 64); }
+template <class T> static inline T __ldg(const T* p) { return *p; }
+static inline unsigned __brev(unsigned x) {
+    unsigned r = 0;
+    for (int i = 0; i < 32; i++) r |= ((x >> i) & 1u) << (31 - i);
+    return r;
+}
+#include <cooperative_groups.h>
+thread_local hm_cluster_ctx* hm_cluster;
+thread_local int hm_rank;
+thread_local uint64_t* hm_smem_base;
+// `extern __shared__ uint64_t bsw_sm[];` becomes the declaration of this
+// per-thread pointer to the thread's block's array (__thread: a
+// thread_local here would get a TLS wrapper that g++ 12 calls through a
+// null pointer).
+__thread uint64_t (*hm_sm)[];
+#define bsw_sm (*hm_sm)
+#define bsc_sm (*hm_sm)
+#define bsf_sm (*hm_sm)
+
+#include "../goldilocks.cuh"
+// ntt_fastops.cuh is PTX: its functions are the canonical gl_* ones
+// (testdata/hybrid_model.cpp does the same).
+#define GOLDFHE_NTT_FASTOPS_CUH
+static inline uint64_t fa_add(uint64_t a, uint64_t b) { return gl_add(a, b); }
+static inline uint64_t fa_sub(uint64_t a, uint64_t b) { return gl_sub(a, b); }
+template <int S> static inline uint64_t fa_mul_pow2(uint64_t x) { return gl_mul_pow2(x, S); }
+#define GOLDFHE_HYB_NO_KERNELS
+// Of bootstrap.cuh only bs_modswitch is needed (its key-switching kernel
+// has a static __shared__ array, which __thread cannot declare).
+#define GOLDFHE_BOOTSTRAP_CUH
+static inline uint32_t bs_modswitch(uint32_t t, uint32_t logm) {
+    return (uint32_t)(((((uint64_t)t) >> (31 - logm)) + 1) >> 1) & ((1u << logm) - 1);
+}
+#include "../bootstrap_cluster.cuh"
+
+typedef void (*kernel)(const uint32_t*, const uint64_t*, const uint64_t*, uint32_t*, uint32_t, uint32_t, uint32_t,
+                       uint32_t, uint32_t);
+#define K(name) {#name, name}
+static const std::map<std::string, kernel> kernels = {
+    K(goldfhe_bs_wide_8x8x16_k1_l3_t128),       K(goldfhe_bs_wide_8x8x16_k1_l3_t64),
+    K(goldfhe_bs_wide_8x8x16_k1_l2_t128),       K(goldfhe_bs_wide_8x8x16_k1_l2_t64),
+    K(goldfhe_bs_wide_8x8x8_k3_l2_t64),         K(goldfhe_bs_wide_8x8x8_k3_l2_t32),
+    K(goldfhe_bs_cluster_8x8x16_k1_l3_t128),    K(goldfhe_bs_cluster_8x8x16_k1_l2_t128),
+    K(goldfhe_bs_cluster_8x8x8_k3_l2_t64),      K(goldfhe_bs_wide_8x8x16_k1_l3_t128_g2),
+    K(goldfhe_bs_wide_8x8x16_k1_l3_t64_g2),     K(goldfhe_bs_wide_8x8x16_k1_l2_t128_g2),
+    K(goldfhe_bs_wide_8x8x16_k1_l2_t64_g2),     K(goldfhe_bs_wide_8x8x8_k3_l2_t64_g2),
+    K(goldfhe_bs_wide_8x8x8_k3_l2_t32_g2),      K(goldfhe_bs_cluster_8x8x16_k1_l3_t128_g2),
+    K(goldfhe_bs_cluster_8x8x16_k1_l2_t128_g2), K(goldfhe_bs_cluster_8x8x8_k3_l2_t64_g2),
+};
+
+static std::string kernel_name(uint32_t F1, uint32_t F2, uint32_t F3, uint32_t k, uint32_t l, uint32_t T, bool cluster,
+                               uint32_t G) {
+    char buf[128];
+    snprintf(buf, sizeof buf, "goldfhe_bs_%s_%ux%ux%u_k%u_l%u_t%u%s", cluster ? "cluster" : "wide", F1, F2, F3, k, l,
+             T, G == 2 ? "_g2" : "");
+    return buf;
+}
+
+int main(int argc, char** argv) {
+    int failed = 0;
+    for (int a = 1; a < argc; a++) {
+        FILE* f = fopen(argv[a], "rb");
+        if (!f) {
+            perror(argv[a]);
+            return 2;
+        }
+        std::vector<char> buf;
+        char tmp[1 << 16];
+        for (size_t r; (r = fread(tmp, 1, sizeof tmp, f)) > 0;) buf.insert(buf.end(), tmp, tmp + r);
+        fclose(f);
+        uint32_t h[18];
+        memcpy(h, buf.data(), sizeof h);
+        const uint32_t k = h[3], l = h[4], T = h[5], cl = h[6], n = h[8], beta = h[9], offset = h[10], mu = h[11],
+                       count = h[12], shared = h[13];
+        // Poisoned words after the key and the tables: a read past them (a
+        // term of a missing TRGSW) changes the output.
+        const size_t guard = 1 << 16;
+        std::vector<uint64_t> tables(h[14] + guard, 0x5A5A5A5A5A5A5A5Aull), key(h[15] + guard, 0x5A5A5A5A5A5A5A5Aull);
+        std::vector<uint32_t> in(h[16]), want(h[17]), ext(h[17], 0x5A5A5A5Au);
+        const char* p = buf.data() + sizeof h;
+        memcpy(tables.data(), p, h[14] * 8), p += h[14] * 8;
+        memcpy(key.data(), p, h[15] * 8), p += h[15] * 8;
+        memcpy(in.data(), p, in.size() * 4), p += in.size() * 4;
+        memcpy(want.data(), p, want.size() * 4);
+        const std::string name = kernel_name(h[0], h[1], h[2], k, l, T, cl != 0, h[7]);
+        const auto it = kernels.find(name);
+        if (it == kernels.end()) {
+            printf("%s: no kernel %s in the model\n", argv[a], name.c_str());
+            return 2;
+        }
+        // A grid of two blocks (clusters), run one after the other: they do
+        // not interact, and each takes samples s, s + 2, ...
+        const int bps = cl ? k + 1 : 1, threads = cl ? T * l : T * (k + 1) * l, groups = 2;
+        for (int g = 0; g < groups; g++) {
+            std::vector<std::vector<uint64_t>> sm(bps, std::vector<uint64_t>(shared / 8, 0xA5A5A5A5A5A5A5A5ull));
+            std::vector<uint64_t*> smp(bps);
+            std::vector<std::unique_ptr<std::barrier<>>> bars;
+            for (int b = 0; b < bps; b++) {
+                smp[b] = sm[b].data();
+                bars.emplace_back(new std::barrier<>(threads));
+            }
+            std::barrier<> cbar(bps * threads);
+            hm_cluster_ctx ctx{&cbar, smp.data()};
+            std::vector<std::thread> ts;
+            for (int b = 0; b < bps; b++) {
+                for (int t = 0; t < threads; t++) {
+                    ts.emplace_back([&, b, t] {
+                        threadIdx.x = t;
+                        blockIdx.x = g * bps + b;
+                        blockDim.x = threads;
+                        gridDim.x = groups * bps;
+                        hm_block_bar = bars[b].get();
+                        hm_cluster = &ctx;
+                        hm_rank = b;
+                        hm_smem_base = smp[b];
+                        hm_sm = reinterpret_cast<uint64_t(*)[]>(smp[b]);
+                        it->second(in.data(), key.data(), tables.data(), ext.data(), n, beta, offset, mu, count);
+                    });
+                }
+            }
+            for (auto& t : ts) t.join();
+        }
+        int bad = 0;
+        for (size_t i = 0; i < want.size(); i++) {
+            if (ext[i] != want[i] && ++bad <= 3) printf("  ext[%zu] = %#x, want %#x\n", i, ext[i], want[i]);
+        }
+        printf("%-42s n = %u, count = %u: %s (%d of %zu words differ)\n", name.c_str(), n, count, bad ? "FAIL" : "ok",
+               bad, want.size());
+        failed += bad != 0;
+    }
+    printf("%d of %d vector files failed\n", failed, argc - 1);
+    return failed != 0;
+}

@@ -24,15 +24,29 @@ func benchPlans(b *testing.B, n int) []*smallntt.Plan {
 
 // BenchmarkBootstrap measures one gate bootstrap (blind rotation, sample
 // extraction, key switching) on one core: the engine with one worker and a
-// batch of one. Names: BenchmarkBootstrap/TFHELib128/N=1024/butterfly.
+// batch of one, with a plain key and with a grouped one (tfhe.WithGrouping).
+// Names: BenchmarkBootstrap/TFHELib128/N=1024/butterfly,
+// BenchmarkBootstrap/TFHELib128/g2/N=1024/32x32/hybrid.
 func BenchmarkBootstrap(b *testing.B) {
 	for _, p := range tfhe.ParamSets() {
-		kp := testKeys(p, 0)
+		for _, grouping := range []int{1, 2} {
+			kp := keyCache(p, 0, grouping)
+			name := p.Name()
+			if grouping > 1 {
+				name += fmt.Sprintf("/g%d", grouping)
+			}
+			benchmarkBootstrapKey(b, p, kp, name)
+		}
+	}
+}
+
+func benchmarkBootstrapKey(b *testing.B, p tfhe.Params, kp keyPair, name string) {
+	{
 		in, _ := nandInputs(b, p, newEncryptor(b, kp.sk, 1), 1)
 		out := newTLWEs(1, p.LWEDimension())
 		for _, plan := range benchPlans(b, p.PolyDegree()) {
 			e := newCPU(b, kp.ck, CPUOptions{Plan: plan, Workers: 1})
-			b.Run(p.Name()+"/"+plan.String(), func(b *testing.B) {
+			b.Run(name+"/"+plan.String(), func(b *testing.B) {
 				cpu0 := processCPUTime()
 				for b.Loop() {
 					if err := e.Bootstrap(out, in, mu8); err != nil {

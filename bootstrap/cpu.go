@@ -106,7 +106,7 @@ func NewCPU(ck *tfhe.CloudKey, opts CPUOptions) (*CPU, error) {
 	e := &CPU{
 		params: p,
 		plan:   plan,
-		name:   fmt.Sprintf("cpu/%v/workers=%d", plan, nw),
+		name:   cpuName(plan, nw, ck.Grouping()),
 		jobs:   make(chan *batch, 4*nw),
 		free:   make(chan *batch, 16),
 		nw:     nw,
@@ -278,4 +278,14 @@ func checkBatch(p tfhe.Params, op opKind, out, in []*tfhe.TLWE) error {
 		}
 	}
 	return nil
+}
+
+// cpuName is the CPU engine's Name: plan, workers, and the key's grouping
+// when it is not the plain one.
+func cpuName(plan *smallntt.Plan, workers, grouping int) string {
+	name := fmt.Sprintf("cpu/%v/workers=%d", plan, workers)
+	if grouping > 1 {
+		name += fmt.Sprintf("/grouping=%d", grouping)
+	}
+	return name
 }

@@ -68,6 +68,49 @@ func TestCPUGates(t *testing.T) {
 	}
 }
 
+// TestCPUGroupedGates runs NAND gates with grouped keys (tfhe.WithGrouping)
+// on the butterfly and default plans: correct, and the same bits.
+func TestCPUGroupedGates(t *testing.T) {
+	for _, p := range heavySets(t) {
+		t.Run(p.Name(), func(t *testing.T) {
+			count := 8
+			if testing.Short() && p.Name() != toyParams.Name() {
+				count = 3
+			}
+			kp := testGroupedKeys(p, 0)
+			in, want := nandInputs(t, p, newEncryptor(t, kp.sk, 5), count)
+			var first []*tfhe.TLWE
+			bf, err := smallntt.NewPlan(p.PolyDegree(), smallntt.Butterfly)
+			if err != nil {
+				t.Fatal(err)
+			}
+			def, err := smallntt.DefaultPlan(p.PolyDegree())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, plan := range []*smallntt.Plan{bf, def} {
+				e := newCPU(t, kp.ck, CPUOptions{Plan: plan})
+				if !strings.HasSuffix(e.Name(), "/grouping=2") {
+					t.Errorf("engine name %q does not say grouping=2", e.Name())
+				}
+				out := newTLWEs(count, p.LWEDimension())
+				if err := e.Bootstrap(out, in, mu8); err != nil {
+					t.Fatal(err)
+				}
+				for i := range out {
+					if got := kp.sk.DecryptBool(out[i]); got != want[i] {
+						t.Fatalf("%v: gate %d: NAND = %v, want %v", plan, i, got, want[i])
+					}
+					if first != nil && !equalTLWE(out[i], first[i]) {
+						t.Fatalf("%v: gate %d differs from the butterfly plan's", plan, i)
+					}
+				}
+				first = out
+			}
+		})
+	}
+}
+
 func equalTLWE(a, b *tfhe.TLWE) bool {
 	if len(a.Value) != len(b.Value) {
 		return false

@@ -255,6 +255,7 @@ func NewGPU(ck *tfhe.CloudKey, opts GPUOptions) (*GPU, error) {
 		return nil, fmt.Errorf("bootstrap: NewGPU: plan %v has N=%d, the key N=%d", plan, plan.N(), p.PolyDegree())
 	}
 	shape := shapeOf(p)
+	shape.Grouping = ck.Grouping()
 	if err := shape.Check(); err != nil {
 		return nil, fmt.Errorf("bootstrap: NewGPU: %s: %w", p.Name(), err)
 	}
@@ -271,6 +272,9 @@ func NewGPU(ck *tfhe.CloudKey, opts GPUOptions) (*GPU, error) {
 		return nil, fmt.Errorf("bootstrap: NewGPU: %w", err)
 	}
 	e.name = fmt.Sprintf("gpu/%s/%v%s/maxbatch=%d", e.info.Name, plan, e.kernelsName(), e.maxBatch)
+	if g := shape.Grouping; g > 1 {
+		e.name += fmt.Sprintf("/grouping=%d", g)
+	}
 	return e, nil
 }
 
@@ -342,6 +346,18 @@ func (e *GPU) init(ck *tfhe.CloudKey, maxBatch int, auto bool) error {
 		return err
 	}
 	hybrid := e.cpuPlan.Variant() == smallntt.Hybrid
+	if grouped := e.shape.Grouping > 1; grouped {
+		// Only the wide and cluster kernels know grouped keys (the
+		// butterfly baseline and the step kernels do one CMux per bit).
+		switch {
+		case len(e.bsk.WideFor(e.shape)) == 0:
+			return fmt.Errorf("no wide blind-rotation kernel for %s with grouping %d on this device (have %v)", e.params.Name(), e.shape.Grouping, kernels.WideShapes())
+		case e.mode == BlindRotationFused || e.mode == BlindRotationUnfused:
+			return fmt.Errorf("a grouped bootstrapping key (grouping %d) runs on the wide and cluster kernels only, not with BlindRotation %v", e.shape.Grouping, e.mode)
+		case !hybrid:
+			return fmt.Errorf("a grouped bootstrapping key (grouping %d) runs on the wide and cluster kernels only, which use the hybrid NTT, not plan %v", e.shape.Grouping, e.cpuPlan)
+		}
+	}
 	if e.mode == BlindRotationWide || e.mode == BlindRotationAuto && hybrid {
 		// N/16 threads per polynomial: the fastest at every batch size on
 		// an H200 (kernels/NOTES.md); else whatever this fatbin has.
@@ -392,7 +408,11 @@ func (e *GPU) init(ck *tfhe.CloudKey, maxBatch int, auto bool) error {
 			return err
 		}
 		st := wp.StageTables()
-		if e.buf.wideTables, err = upload(ctx, slices.Concat(st[0].Twiddle, st[0].TwiddleInv, st[1].Twiddle, st[1].TwiddleInv)); err != nil {
+		tables := slices.Concat(st[0].Twiddle, st[0].TwiddleInv, st[1].Twiddle, st[1].TwiddleInv)
+		if s.Grouping > 1 {
+			tables = append(tables, kernels.PsiPowers(s.N())...) // the monomials' NTT forms
+		}
+		if e.buf.wideTables, err = upload(ctx, tables); err != nil {
 			return err
 		}
 	}

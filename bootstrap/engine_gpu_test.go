@@ -198,19 +198,28 @@ func TestGPUMatchesCPU(t *testing.T) {
 			modes = []BlindRotation{BlindRotationAuto}
 		}
 		for _, mode := range modes {
-			t.Run(p.Name()+"/"+mode.String(), func(t *testing.T) { testGPUMatchesCPU(t, p, mode) })
+			t.Run(p.Name()+"/"+mode.String(), func(t *testing.T) { testGPUMatchesCPU(t, p, mode, testKeys(p, 0)) })
+		}
+		if p.Name() == toyParams.Name() {
+			continue // no wide kernel for the toy set: TestGPUGroupedErrors
+		}
+		// Grouped keys (tfhe.WithGrouping): the wide and cluster kernels.
+		for _, mode := range []BlindRotation{BlindRotationAuto, BlindRotationWide} {
+			t.Run(p.Name()+"/grouped/"+mode.String(), func(t *testing.T) { testGPUMatchesCPU(t, p, mode, testGroupedKeys(p, 0)) })
 		}
 	}
 }
 
-func testGPUMatchesCPU(t *testing.T, p tfhe.Params, mode BlindRotation) {
-	kp := testKeys(p, 0)
+func testGPUMatchesCPU(t *testing.T, p tfhe.Params, mode BlindRotation, kp keyPair) {
 	g := newGPU(t, kp.ck, GPUOptions{BlindRotation: mode})
 	cpu := newCPU(t, kp.ck, CPUOptions{})
 	t.Logf("%s; %s", g.Name(), cpu.Name())
 	want := map[BlindRotation]string{BlindRotationAuto: "/wide", BlindRotationFused: "/fused/", BlindRotationWide: "/wide", BlindRotationUnfused: "+butterfly<"}[mode]
 	if p.Name() != toyParams.Name() && !strings.Contains(g.Name(), want) {
 		t.Fatalf("%s, %v engine: %s, want %q in its name", p.Name(), mode, g.Name(), want)
+	}
+	if grouped := kp.ck.Grouping() > 1; grouped != strings.Contains(g.Name(), "/grouping=") {
+		t.Fatalf("engine %s for a key with grouping %d", g.Name(), kp.ck.Grouping())
 	}
 	rng := rand.New(rand.NewPCG(uint64(p.LWEDimension()), 1))
 	n, kn := p.LWEDimension(), p.ExtractedLWEDimension()
@@ -393,6 +402,46 @@ func TestGPUForcedKernelsMissing(t *testing.T) {
 		} else if errors.Is(err, ErrNoGPU) || !strings.Contains(err.Error(), "no "+mode.String()) {
 			t.Errorf("%v on the toy set: %v", mode, err)
 		}
+	}
+}
+
+// TestGPUGroupedErrors: a grouped key with kernels that do one CMux per
+// bit, or with a set that has no wide kernel, is an error naming why.
+func TestGPUGroupedErrors(t *testing.T) {
+	requireGPU(t)
+	kp := testGroupedKeys(tfhe.CuFHE80, 0)
+	for _, mode := range []BlindRotation{BlindRotationFused, BlindRotationUnfused} {
+		g, err := NewGPU(kp.ck, GPUOptions{BlindRotation: mode})
+		if err == nil {
+			g.Close()
+			t.Errorf("grouped key with %v: no error", mode)
+		} else if !strings.Contains(err.Error(), "wide and cluster kernels only") {
+			t.Errorf("grouped key with %v: %v", mode, err)
+		}
+	}
+	bf, err := smallntt.NewPlan(1024, smallntt.Butterfly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, err := NewGPU(kp.ck, GPUOptions{Plan: bf}); err == nil {
+		g.Close()
+		t.Error("grouped key with the butterfly plan: no error")
+	}
+	toy := testGroupedKeys(toyParams, 0)
+	if g, err := NewGPU(toy.ck, GPUOptions{}); err == nil {
+		g.Close()
+		t.Error("grouped toy key (no wide kernel): no error")
+	} else if !strings.Contains(err.Error(), "no wide blind-rotation kernel") {
+		t.Errorf("grouped toy key: %v", err)
+	}
+	// New falls back to the CPU engine and says why.
+	e, err := New(toy.ck, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if !strings.HasPrefix(e.Name(), "cpu/") {
+		t.Errorf("New with a grouped toy key: %s, want the CPU engine", e.Name())
 	}
 }
 

@@ -1,6 +1,7 @@
 package bootstrap
 
 import (
+	"fmt"
 	"sync"
 	"testing"
 
@@ -24,35 +25,48 @@ func seedOf(label string, i int) [torus.SeedSize]byte {
 	return torus.DeriveSeed([torus.SeedSize]byte{}, "bootstrap-test/"+label, uint64(i))
 }
 
-func genKeys(p tfhe.Params, i int) keyPair {
+// genKeys returns key pair i of p; grouping > 1 makes a grouped
+// bootstrapping key (tfhe.WithGrouping) for the same secret key.
+func genKeys(p tfhe.Params, i, grouping int) keyPair {
 	sk, err := tfhe.GenerateSecretKeyFromSeed(p, seedOf(p.Name()+"/sk", i))
 	if err != nil {
 		panic(err)
 	}
-	ck, err := tfhe.GenerateCloudKeyFromSeed(sk, seedOf(p.Name()+"/ck", i))
+	label := p.Name() + "/ck"
+	if grouping > 1 {
+		label += "/grouped"
+	}
+	ck, err := tfhe.GenerateCloudKeyFromSeed(sk, seedOf(label, i), tfhe.WithGrouping(max(grouping, 1)))
 	if err != nil {
 		panic(err)
 	}
 	return keyPair{sk, ck}
 }
 
-// testKeys builds key i of each set once per test binary (TFHELib128 key
+// keyCache builds each key pair once per test binary (TFHELib128 key
 // generation is heavy).
-var testKeys = func() func(p tfhe.Params, i int) keyPair {
+var keyCache = func() func(p tfhe.Params, i, grouping int) keyPair {
 	var mu sync.Mutex
 	m := map[string]func() keyPair{}
-	return func(p tfhe.Params, i int) keyPair {
+	return func(p tfhe.Params, i, grouping int) keyPair {
 		mu.Lock()
-		key := p.Name() + "#" + string(rune('0'+i))
+		key := fmt.Sprintf("%s#%d/g%d", p.Name(), i, grouping)
 		f, ok := m[key]
 		if !ok {
-			f = sync.OnceValue(func() keyPair { return genKeys(p, i) })
+			f = sync.OnceValue(func() keyPair { return genKeys(p, i, grouping) })
 			m[key] = f
 		}
 		mu.Unlock()
 		return f()
 	}
 }()
+
+// testKeys returns key pair i of p with a plain bootstrapping key.
+func testKeys(p tfhe.Params, i int) keyPair { return keyCache(p, i, 1) }
+
+// testGroupedKeys returns key pair i of p with a grouping-2 bootstrapping
+// key (the secret key of testKeys(p, i)).
+func testGroupedKeys(p tfhe.Params, i int) keyPair { return keyCache(p, i, 2) }
 
 func newCPU(t testing.TB, ck *tfhe.CloudKey, opts CPUOptions) *CPU {
 	t.Helper()

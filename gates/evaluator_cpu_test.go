@@ -53,6 +53,22 @@ func TestGatesCPU(t *testing.T) {
 	}
 }
 
+// TestGatesCPUGrouped checks the truth table of every gate on the CPU
+// engine with a grouped bootstrapping key (tfhe.WithGrouping(2)).
+func TestGatesCPUGrouped(t *testing.T) {
+	for _, p := range heavySets(t) {
+		t.Run(p.Name(), func(t *testing.T) {
+			f := fixtures(p)
+			ev := f.cpuGroupedEvaluator(t)
+			calls, want, names := truthTableCalls(f, allOps)
+			if err := ev.Batch(calls); err != nil {
+				t.Fatal(err)
+			}
+			checkCalls(t, f, calls, want, names)
+		})
+	}
+}
+
 // TestAdder8CPU runs an encrypted 8-bit adder built from gates and compares
 // with plaintext addition.
 func TestAdder8CPU(t *testing.T) {

@@ -33,7 +33,7 @@ type fixture struct {
 	enc *tfhe.Encryptor // guarded by mu (an Encryptor is not concurrency-safe)
 	mu  sync.Mutex
 
-	cpu func() (*gates.Evaluator, error)
+	cpu, cpuGrouped func() (*gates.Evaluator, error)
 }
 
 var fixtures = func() func(p tfhe.Params) *fixture {
@@ -54,17 +54,20 @@ var fixtures = func() func(p tfhe.Params) *fixture {
 			panic(err)
 		}
 		f := &fixture{p: p, sk: sk, enc: enc}
-		f.cpu = sync.OnceValues(func() (*gates.Evaluator, error) {
-			ck, err := tfhe.GenerateCloudKeyFromSeed(sk, seed(p.Name()+"/ck"))
-			if err != nil {
-				return nil, err
-			}
-			eng, err := bootstrap.NewCPU(ck, bootstrap.CPUOptions{})
-			if err != nil {
-				return nil, err
-			}
-			return gates.NewEvaluator(eng)
-		})
+		cpu := func(label string, grouping int) func() (*gates.Evaluator, error) {
+			return sync.OnceValues(func() (*gates.Evaluator, error) {
+				ck, err := tfhe.GenerateCloudKeyFromSeed(sk, seed(p.Name()+label), tfhe.WithGrouping(grouping))
+				if err != nil {
+					return nil, err
+				}
+				eng, err := bootstrap.NewCPU(ck, bootstrap.CPUOptions{})
+				if err != nil {
+					return nil, err
+				}
+				return gates.NewEvaluator(eng)
+			})
+		}
+		f.cpu, f.cpuGrouped = cpu("/ck", 1), cpu("/ck-grouped", 2)
 		m[p.Name()] = f
 		return f
 	}
@@ -74,6 +77,17 @@ var fixtures = func() func(p tfhe.Params) *fixture {
 func (f *fixture) cpuEvaluator(t testing.TB) *gates.Evaluator {
 	t.Helper()
 	ev, err := f.cpu()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ev
+}
+
+// cpuGroupedEvaluator returns the fixture's evaluator on the CPU engine
+// with a grouped bootstrapping key (tfhe.WithGrouping(2)).
+func (f *fixture) cpuGroupedEvaluator(t testing.TB) *gates.Evaluator {
+	t.Helper()
+	ev, err := f.cpuGrouped()
 	if err != nil {
 		t.Fatal(err)
 	}

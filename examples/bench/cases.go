@@ -32,6 +32,9 @@ const (
 	vUnfused = "unfused"
 	// vDefault is the engine's own choice (a nil Plan in its options).
 	vDefault = "default"
+	// vGrouped is the engine's own choice with a grouped bootstrapping key
+	// (tfhe.WithGrouping(2): two key bits per blind-rotation step).
+	vGrouped = "grouped"
 )
 
 // variantSpec is one NTT variant of -variants: a name and, optionally, a
@@ -50,8 +53,8 @@ func (v variantSpec) String() string {
 
 // The default variants of each engine: the GPU adds the paper's matrix NTT.
 var (
-	gpuVariants = []variantSpec{{name: vDefault}, {name: vFused}, {name: vWide}, {name: vUnfused}, {name: vButterfly}, {name: vMatrix}}
-	cpuVariants = []variantSpec{{name: vHybrid}, {name: vButterfly}}
+	gpuVariants = []variantSpec{{name: vDefault}, {name: vGrouped}, {name: vFused}, {name: vWide}, {name: vUnfused}, {name: vButterfly}, {name: vMatrix}}
+	cpuVariants = []variantSpec{{name: vHybrid}, {name: vGrouped}, {name: vButterfly}}
 )
 
 // matrixFactors are the factorisations of the matrix variant when -variants
@@ -68,12 +71,12 @@ func parseVariants(s string) ([]variantSpec, error) {
 		v := variantSpec{name: name}
 		switch name {
 		case vHybrid, vMatrix, vUnfused, vFused:
-		case vButterfly, vDefault, vWide:
+		case vButterfly, vDefault, vWide, vGrouped:
 			if hasFac {
 				return nil, fmt.Errorf("%q: %s takes no factorisation", f, name)
 			}
 		default:
-			return nil, fmt.Errorf("unknown variant %q (want default, hybrid, fused, wide, unfused, butterfly or matrix, e.g. matrix:8x8x16)", f)
+			return nil, fmt.Errorf("unknown variant %q (want default, grouped, hybrid, fused, wide, unfused, butterfly or matrix, e.g. matrix:8x8x16)", f)
 		}
 		if hasFac {
 			for _, x := range strings.Split(fac, "x") {
@@ -94,6 +97,14 @@ func parseVariants(s string) ([]variantSpec, error) {
 // gpuOnly reports whether v names GPU engine kernels (no CPU case).
 func (v variantSpec) gpuOnly() bool {
 	return v.name == vFused || v.name == vWide || v.name == vUnfused
+}
+
+// grouping is the bootstrapping key's grouping factor v runs with.
+func (v variantSpec) grouping() int {
+	if v.name == vGrouped {
+		return 2
+	}
+	return 1
 }
 
 // blindRotation is the GPU engine's BlindRotation option for v.
@@ -117,6 +128,8 @@ func (v variantSpec) blindRotation() bootstrap.BlindRotation {
 func (v variantSpec) plan(n int, engine string) (*smallntt.Plan, error) {
 	switch {
 	case v.name == vDefault, v.name == vWide:
+		return nil, nil
+	case v.name == vGrouped && engine == engGPU:
 		return nil, nil
 	case v.name == vButterfly:
 		return smallntt.NewPlan(n, smallntt.Butterfly)

@@ -14,8 +14,12 @@
 // Li, Wang, Mathematics 12(3):458, 2024, Table 2), each given explicitly so
 // that it runs at every batch size. On the CPU: smallntt.DefaultPlan
 // (hybrid) and the butterfly. The variant "default" leaves the choice to
-// the engine, as a nil Plan does. Keys are generated once per set from
-// fixed seeds, so runs are reproducible.
+// the engine, as a nil Plan does; "grouped" does too, with a grouped
+// bootstrapping key (tfhe.WithGrouping(2): two key bits per blind-rotation
+// step, on both engines). Keys are generated once per set from fixed
+// seeds, so runs are reproducible; the outputs of a grouped key differ
+// from a plain key's (another key, another algorithm), so each key has
+// its own bit-for-bit reference.
 //
 // Method: for each batch size, a warm-up call, then repeated calls of
 // Engine.Bootstrap (synchronous: on the GPU the uploads, kernels and
@@ -143,7 +147,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	}
 	sets := fs.String("sets", strings.Join(setNames, ","), "comma-separated parameter sets (CuFHE80: ~80-bit, comparison only; the CPU runs "+
 		tfhe.TFHELib128.Name()+" only unless -cpu-all or the CPU runs alone)")
-	variants := fs.String("variants", "", "comma-separated variants: default (the engine's own choice), hybrid, butterfly or matrix,\n"+
+	variants := fs.String("variants", "", "comma-separated variants: default (the engine's own choice), grouped (the same with a grouped key), hybrid, butterfly or matrix,\n"+
 		"the last two optionally with a factorisation (matrix:4x4x4x4x4, hybrid:32x32); on the GPU also fused,\n"+
 		"wide and unfused (the hybrid plan with those blind-rotation kernels forced, bootstrap.BlindRotation);\n"+
 		"default: default,fused,wide,unfused,butterfly,matrix on the GPU and hybrid,butterfly on the CPU")

@@ -49,9 +49,9 @@ func TestQuickCPU(t *testing.T) {
 	if len(rows) == 0 || !slices.Equal(rows[0], csvHeader) {
 		t.Fatalf("CSV header %q, want %q", rows[0], csvHeader)
 	}
-	// Two CPU variants (hybrid, butterfly) × batches 1 and 4.
-	if len(rows) != 1+2*2 {
-		t.Fatalf("%d CSV rows, want 5:\n%q", len(rows), rows)
+	// Three CPU variants (hybrid, grouped, butterfly) × batches 1 and 4.
+	if len(rows) != 1+3*2 {
+		t.Fatalf("%d CSV rows, want 7:\n%q", len(rows), rows)
 	}
 	variants := map[string]bool{}
 	for _, r := range rows[1:] {
@@ -70,8 +70,8 @@ func TestQuickCPU(t *testing.T) {
 			t.Errorf("row %q: gates/s %v, batch/time gives %v", r, gps, got)
 		}
 	}
-	if !variants["butterfly"] || len(variants) != 2 {
-		t.Errorf("variants %v, want a hybrid plan and the butterfly", variants)
+	if !variants["butterfly"] || !variants["hybrid/32x32/grouped"] || len(variants) != 3 {
+		t.Errorf("variants %v, want a hybrid plan, it with a grouped key, and the butterfly", variants)
 	}
 
 	entries, err := os.ReadDir(dir)
@@ -113,7 +113,8 @@ func TestCheckFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	fx.poison(32)
-	if err := fx.check(32, "test"); err == nil || !strings.Contains(err.Error(), "32 of 32 outputs decrypt wrongly") {
+	k := fx.keys[1]
+	if err := fx.check(32, "test", k); err == nil || !strings.Contains(err.Error(), "32 of 32 outputs decrypt wrongly") {
 		t.Errorf("poisoned outputs: %v", err)
 	}
 	// Trivial samples of the right answers decrypt right, but differ from
@@ -121,14 +122,14 @@ func TestCheckFails(t *testing.T) {
 	for i, o := range fx.out {
 		o.SetTrivial(tfhe.EncodeBool(fx.want[i]))
 	}
-	if err := fx.check(4, "first"); err != nil {
+	if err := fx.check(4, "first", k); err != nil {
 		t.Fatalf("first check: %v", err)
 	}
-	if len(fx.ref) != 4 {
-		t.Fatalf("%d reference samples, want 4", len(fx.ref))
+	if len(k.ref) != 4 {
+		t.Fatalf("%d reference samples, want 4", len(k.ref))
 	}
 	fx.out[2].Value[0]++
-	if err := fx.check(8, "second"); err == nil || !strings.Contains(err.Error(), "output 2 differs from the one first computed") {
+	if err := fx.check(8, "second", k); err == nil || !strings.Contains(err.Error(), "output 2 differs from the one first computed") {
 		t.Errorf("changed output: %v", err)
 	}
 	// The NAND inputs: both kinds of answers occur.
@@ -191,12 +192,12 @@ func TestPlanCases(t *testing.T) {
 		}
 		return n, sets, maxB
 	}
-	// GPU and CPU: 3 sets × 6 GPU variants; the CPU TFHELib128 only, ≤ 64.
+	// GPU and CPU: 3 sets × 7 GPU variants; the CPU TFHELib128 only, ≤ 64.
 	cs, notes := planCases(cfg, true, true)
-	if n, _, maxB := count(cs, engGPU); n != 18 || maxB != 16384 {
-		t.Errorf("GPU: %d cases up to batch %d, want 18 up to 16384", n, maxB)
+	if n, _, maxB := count(cs, engGPU); n != 21 || maxB != 16384 {
+		t.Errorf("GPU: %d cases up to batch %d, want 21 up to 16384", n, maxB)
 	}
-	if n, sets, maxB := count(cs, engCPU); n != 2 || len(sets) != 1 || !sets["TFHELib128"] || maxB != cpuMaxBatch {
+	if n, sets, maxB := count(cs, engCPU); n != 3 || len(sets) != 1 || !sets["TFHELib128"] || maxB != cpuMaxBatch {
 		t.Errorf("CPU: %d cases, sets %v, up to batch %d", n, sets, maxB)
 	}
 	if len(notes) != 2 {
@@ -205,17 +206,17 @@ func TestPlanCases(t *testing.T) {
 	// The CPU alone honours -sets and -batches as given, not the defaults.
 	cfg.setsSet, cfg.batchesSet = true, true
 	cs, _ = planCases(cfg, false, true)
-	if n, sets, maxB := count(cs, engCPU); n != 6 || len(sets) != 3 || maxB != 16384 {
+	if n, sets, maxB := count(cs, engCPU); n != 9 || len(sets) != 3 || maxB != 16384 {
 		t.Errorf("CPU alone, explicit flags: %d cases, sets %v, up to batch %d", n, sets, maxB)
 	}
 	cfg.setsSet, cfg.batchesSet = false, false
 	cs, _ = planCases(cfg, false, true)
-	if n, sets, maxB := count(cs, engCPU); n != 2 || len(sets) != 1 || maxB != cpuMaxBatch {
+	if n, sets, maxB := count(cs, engCPU); n != 3 || len(sets) != 1 || maxB != cpuMaxBatch {
 		t.Errorf("CPU alone, defaults: %d cases, sets %v, up to batch %d", n, sets, maxB)
 	}
 	cfg.cpuAll = true
 	cs, _ = planCases(cfg, true, true)
-	if n, sets, maxB := count(cs, engCPU); n != 6 || len(sets) != 3 || maxB != 16384 {
+	if n, sets, maxB := count(cs, engCPU); n != 9 || len(sets) != 3 || maxB != 16384 {
 		t.Errorf("-cpu-all: %d cases, sets %v, up to batch %d", n, sets, maxB)
 	}
 }

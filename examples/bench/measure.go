@@ -42,13 +42,37 @@ var mu = tfhe.EncodeBool(true)
 type fixture struct {
 	p       tfhe.Params
 	sk      *tfhe.SecretKey
-	ck      *tfhe.CloudKey
 	in, out []*tfhe.TLWE
 	want    []bool
-	// ref are the first outputs computed for this set, and refBy the engine
-	// that computed each: every engine and plan must reproduce them.
+	// keys[g] is the cloud key with grouping g (tfhe.WithGrouping), made
+	// when first needed, and its reference outputs.
+	keys [tfhe.MaxGrouping + 1]*fixtureKey
+}
+
+// fixtureKey is one cloud key of a fixture: ref are the first outputs
+// computed with it, and refBy the engine that computed each: every engine
+// and plan must reproduce them.
+type fixtureKey struct {
+	ck    *tfhe.CloudKey
 	ref   []*tfhe.TLWE
 	refBy []string
+}
+
+// key returns the fixture's cloud key with grouping g, generating it the
+// first time.
+func (fx *fixture) key(g int) (*fixtureKey, error) {
+	if fx.keys[g] == nil {
+		label := "cloud key"
+		if g > 1 {
+			label = fmt.Sprintf("cloud key, grouping %d", g)
+		}
+		ck, err := tfhe.GenerateCloudKeyFromSeed(fx.sk, seedFor(label, fx.p), tfhe.WithGrouping(g))
+		if err != nil {
+			return nil, err
+		}
+		fx.keys[g] = &fixtureKey{ck: ck}
+	}
+	return fx.keys[g], nil
 }
 
 // seedFor derives a fixed seed: keys and inputs are the same in every run.
@@ -62,11 +86,7 @@ func newFixture(p tfhe.Params, batch int) (*fixture, error) {
 	if err != nil {
 		return nil, err
 	}
-	ck, err := tfhe.GenerateCloudKeyFromSeed(sk, seedFor("cloud key", p))
-	if err != nil {
-		return nil, err
-	}
-	fx := &fixture{p: p, sk: sk, ck: ck, in: newTLWEs(p.LWEDimension(), batch), out: newTLWEs(p.LWEDimension(), batch), want: make([]bool, batch)}
+	fx := &fixture{p: p, sk: sk, in: newTLWEs(p.LWEDimension(), batch), out: newTLWEs(p.LWEDimension(), batch), want: make([]bool, batch)}
 	base := seedFor("inputs", p)
 	chunks := (batch + inputChunk - 1) / inputChunk
 	errs := make([]error, chunks)
@@ -99,6 +119,9 @@ func newFixture(p tfhe.Params, batch int) (*fixture, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	if _, err := fx.key(1); err != nil {
+		return nil, err
+	}
 	return fx, nil
 }
 
@@ -121,8 +144,8 @@ func (fx *fixture) poison(b int) {
 }
 
 // check decrypts the first b outputs and compares them with the expected
-// bits and, bit for bit, with the reference outputs of the set.
-func (fx *fixture) check(b int, engine string) error {
+// bits and, bit for bit, with the reference outputs of the set and key k.
+func (fx *fixture) check(b int, engine string, k *fixtureKey) error {
 	wrong, first := 0, -1
 	for i, o := range fx.out[:b] {
 		if fx.sk.DecryptBool(o) != fx.want[i] {
@@ -136,15 +159,15 @@ func (fx *fixture) check(b int, engine string) error {
 		return fmt.Errorf("WRONG RESULT: %d of %d outputs decrypt wrongly (first: sample %d decrypts to %v, NAND gives %v)",
 			wrong, b, first, !fx.want[first], fx.want[first])
 	}
-	for i := range min(b, len(fx.ref)) {
-		if !slices.Equal(fx.out[i].Value, fx.ref[i].Value) {
+	for i := range min(b, len(k.ref)) {
+		if !slices.Equal(fx.out[i].Value, k.ref[i].Value) {
 			return fmt.Errorf("WRONG RESULT: output %d differs from the one %s computed for the same input and keys "+
-				"(every engine and NTT plan must agree bit for bit, DESIGN.md §3)", i, fx.refBy[i])
+				"(every engine and NTT plan must agree bit for bit, DESIGN.md §3)", i, k.refBy[i])
 		}
 	}
-	for i := len(fx.ref); i < min(b, refSamples); i++ {
-		fx.ref = append(fx.ref, fx.out[i].Copy())
-		fx.refBy = append(fx.refBy, engine)
+	for i := len(k.ref); i < min(b, refSamples); i++ {
+		k.ref = append(k.ref, fx.out[i].Copy())
+		k.refBy = append(k.refBy, engine)
 	}
 	return nil
 }
@@ -173,8 +196,8 @@ type caseResult struct {
 	err        error
 }
 
-// newEngine builds c's engine for fx's cloud key.
-func newEngine(c benchCase, fx *fixture) (bootstrap.Engine, string, error) {
+// newEngine builds c's engine for fx's cloud key ck (c.variant's grouping).
+func newEngine(c benchCase, fx *fixture, ck *tfhe.CloudKey) (bootstrap.Engine, string, error) {
 	plan, err := c.variant.plan(fx.p.PolyDegree(), c.engine)
 	if err != nil {
 		return nil, "", err
@@ -184,17 +207,17 @@ func newEngine(c benchCase, fx *fixture) (bootstrap.Engine, string, error) {
 		// One device pass per batch: MaxBatch is the largest batch. If that
 		// does not fit, the engine's own choice (it then splits batches).
 		opts := bootstrap.GPUOptions{Plan: plan, MaxBatch: c.batches[len(c.batches)-1], BlindRotation: c.variant.blindRotation()}
-		e, err := bootstrap.NewGPU(fx.ck, opts)
+		e, err := bootstrap.NewGPU(ck, opts)
 		if errors.Is(err, kernels.ErrOutOfMemory) {
 			opts.MaxBatch = 0
-			e, err = bootstrap.NewGPU(fx.ck, opts)
+			e, err = bootstrap.NewGPU(ck, opts)
 		}
 		if err != nil {
 			return nil, "", err
 		}
 		switch {
-		case c.variant.name == vWide:
-			return e, vWide, nil
+		case c.variant.name == vWide, c.variant.name == vGrouped:
+			return e, c.variant.name, nil
 		case plan == nil:
 			// The engine's own choice, which may depend on the batch size:
 			// its Name says what it is.
@@ -204,9 +227,12 @@ func newEngine(c benchCase, fx *fixture) (bootstrap.Engine, string, error) {
 		}
 		return e, planLabel(e.Plan()), nil
 	case engCPU:
-		e, err := bootstrap.NewCPU(fx.ck, bootstrap.CPUOptions{Plan: plan})
+		e, err := bootstrap.NewCPU(ck, bootstrap.CPUOptions{Plan: plan})
 		if err != nil {
 			return nil, "", err
+		}
+		if c.variant.name == vGrouped {
+			return e, planLabel(e.Plan()) + "/" + vGrouped, nil
 		}
 		return e, planLabel(e.Plan()), nil
 	}
@@ -218,7 +244,12 @@ func newEngine(c benchCase, fx *fixture) (bootstrap.Engine, string, error) {
 func runCase(c benchCase, fx *fixture, reps, maxGates int, w io.Writer, tag string) (res caseResult) {
 	res = caseResult{c: c, variant: c.variant.String()}
 	t0 := time.Now()
-	eng, label, err := newEngine(c, fx)
+	key, err := fx.key(c.variant.grouping())
+	if err != nil {
+		res.err = err
+		return res
+	}
+	eng, label, err := newEngine(c, fx, key.ck)
 	if err != nil {
 		res.err = err
 		return res
@@ -239,7 +270,7 @@ func runCase(c benchCase, fx *fixture, reps, maxGates int, w io.Writer, tag stri
 		if err != nil {
 			return d, err
 		}
-		return d, fx.check(b, eng.Name())
+		return d, fx.check(b, eng.Name(), key)
 	}
 	var prev measurement
 	for i, b := range c.batches {

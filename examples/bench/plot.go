@@ -74,6 +74,8 @@ func variantGlyph(v variantSpec) draw.GlyphDrawer {
 		return draw.PyramidGlyph{}
 	case vUnfused:
 		return draw.PlusGlyph{}
+	case vGrouped:
+		return draw.TriangleGlyph{}
 	}
 	return draw.CircleGlyph{}
 }

@@ -22,11 +22,12 @@ const (
 	cloudKeyFile  = "cloud.key"
 )
 
-// setup loads or generates the keys and starts the engine use asks for
-// (the GPU when one is usable, by default).
-func setup(p tfhe.Params, seedHex, dir string, use bootstrap.Use) (*tfhe.SecretKey, *gates.Evaluator, func(), error) {
+// setup loads or generates the keys (with bootstrapping-key grouping
+// grouping, tfhe.WithGrouping) and starts the engine use asks for (the GPU
+// when one is usable, by default).
+func setup(p tfhe.Params, seedHex, dir string, grouping int, use bootstrap.Use) (*tfhe.SecretKey, *gates.Evaluator, func(), error) {
 	start := time.Now()
-	sk, ck, loaded, err := keys(p, seedHex, dir)
+	sk, ck, loaded, err := keys(p, seedHex, dir, grouping)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -50,13 +51,16 @@ func setup(p tfhe.Params, seedHex, dir string, use bootstrap.Use) (*tfhe.SecretK
 
 // keys returns the keys in dir if it holds them, and otherwise generates
 // them (from seedHex if set) and saves them there when dir is set.
-func keys(p tfhe.Params, seedHex, dir string) (sk *tfhe.SecretKey, ck *tfhe.CloudKey, loaded bool, err error) {
+func keys(p tfhe.Params, seedHex, dir string, grouping int) (sk *tfhe.SecretKey, ck *tfhe.CloudKey, loaded bool, err error) {
 	if dir != "" {
 		sk, ck, err = loadKeys(dir)
 		switch {
 		case err == nil:
 			if !sk.Params().Equal(p) {
 				return nil, nil, false, fmt.Errorf("the keys in %s are for %s, not %s (-params)", dir, sk.Params().Name(), p.Name())
+			}
+			if ck.Grouping() != grouping {
+				return nil, nil, false, fmt.Errorf("the cloud key in %s has grouping %d, not %d (-grouping)", dir, ck.Grouping(), grouping)
 			}
 			fmt.Printf("keys     loaded from %s\n", dir)
 			return sk, ck, true, nil
@@ -82,9 +86,9 @@ func keys(p tfhe.Params, seedHex, dir string) (sk *tfhe.SecretKey, ck *tfhe.Clou
 	}
 	ck, err = spin("keys     generating the cloud key", func() (*tfhe.CloudKey, error) {
 		if seed != nil {
-			return tfhe.GenerateCloudKeyFromSeed(sk, torus.DeriveSeed(*seed, "examples/circuit/ck", 0))
+			return tfhe.GenerateCloudKeyFromSeed(sk, torus.DeriveSeed(*seed, "examples/circuit/ck", 0), tfhe.WithGrouping(grouping))
 		}
-		return tfhe.GenerateCloudKey(sk)
+		return tfhe.GenerateCloudKey(sk, tfhe.WithGrouping(grouping))
 	})
 	if err != nil {
 		return nil, nil, false, err

@@ -10,6 +10,7 @@
 //	go run ./examples/circuit -circuit my.txt -in 0f,f0   # any Bristol file
 //	go run ./examples/circuit -circuit sha256 -plain      # plaintext only
 //	go run ./examples/circuit -circuit add64 -keys ~/.goldfhe   # keep the keys for later runs
+//	go run ./examples/circuit -circuit aes128 -grouping 2 # two key bits per blind-rotation step
 //
 // Inputs are hex numbers, one per input value, separated by commas: an
 // integer as usual (0x optional), a byte string as its usual hex (for AES
@@ -63,6 +64,7 @@ func main() {
 		list      = flag.Bool("list", false, "list the shipped circuits and presets")
 		licenses  = flag.Bool("licenses", false, "print the licenses of the shipped circuits")
 		engFlag   = flag.String("engine", "auto", "auto (the GPU when one is usable, else the CPU), cpu or gpu")
+		grouping  = flag.Int("grouping", 1, "bootstrapping-key grouping: 1 (one key bit per blind-rotation step) or 2 (two: faster, 1.5x the key, more noise; tfhe.WithGrouping)")
 	)
 	flag.Parse()
 	switch {
@@ -125,7 +127,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	sk, ev, closeEngine, err := setup(p, *seedFlag, *keysDir, use)
+	sk, ev, closeEngine, err := setup(p, *seedFlag, *keysDir, *grouping, use)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package kernels
 import (
 	"fmt"
 	"math/bits"
+	"strings"
 	"sync"
 	"unsafe"
 )
@@ -206,6 +207,10 @@ func (w WideShape) n() int { return w.F1 * w.F2 * w.F3 }
 
 // grouped reports whether the kernel takes a grouped key.
 func (w WideShape) grouped() bool { return w.G == 2 }
+
+// String names the shape as its kernel, without the goldfhe_bs_ prefix,
+// e.g. "wide_8x8x16_k1_l3_t64_g2".
+func (w WideShape) String() string { return strings.TrimPrefix(w.kernelName(), "goldfhe_bs_") }
 
 func (w WideShape) kernelName() string {
 	kind := "wide"

@@ -140,7 +140,7 @@ func testBlindRotateWide(t *testing.T, bk *BootstrapKernels, c *Context, rng *ra
 	key := randomWords(rng, sh.BKLen(), true)
 	dkey := devUint64(t, c, key, len(key))
 	for _, count := range []int{1, 3, 37} {
-		t.Run(fmt.Sprintf("%s/n=%d/count=%d", strings.TrimPrefix(ws.kernelName(), "goldfhe_bs_"), sh.LWEDim, count), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s/n=%d/count=%d", ws.String(), sh.LWEDim, count), func(t *testing.T) {
 			n, kn := sh.LWEDim, sh.ExtractedDim()
 			mu := rng.Uint32()
 			in := randU32(rng, count*(n+1))
@@ -360,12 +360,12 @@ func BenchmarkBlindRotate(b *testing.B) {
 		return bk.BlindRotateFused(nil, sh, 32, 32, in, key, tw, twInv, ext, 1<<29, count)
 	}}}
 	for _, ws := range bk.WideFor(sh) {
-		vs = append(vs, variant{strings.TrimPrefix(ws.kernelName(), "goldfhe_bs_"), func(count int) error {
+		vs = append(vs, variant{ws.String(), func(count int) error {
 			return bk.BlindRotateWide(nil, sh, ws, in, key, tables, ext, 1<<29, count)
 		}})
 	}
 	for _, ws := range bk.WideFor(gsh) {
-		vs = append(vs, variant{strings.TrimPrefix(ws.kernelName(), "goldfhe_bs_"), func(count int) error {
+		vs = append(vs, variant{ws.String(), func(count int) error {
 			return bk.BlindRotateWide(nil, gsh, ws, in, gkey, gtables, ext, 1<<29, count)
 		}})
 	}

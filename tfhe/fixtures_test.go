@@ -1,6 +1,7 @@
 package tfhe
 
 import (
+	"fmt"
 	"sync"
 	"testing"
 
@@ -24,32 +25,44 @@ func seedOf(label string, i int) [torus.SeedSize]byte {
 	return torus.DeriveSeed([torus.SeedSize]byte{}, "tfhe-test/"+label, uint64(i))
 }
 
-// testKeys builds the keys of each set once per test binary (key generation
-// for TFHELib128 takes a while).
-var testKeys = func() func(p Params) keyPair {
+// keyCache builds the keys of each set and grouping once per test binary
+// (key generation for TFHELib128 takes a while); both groupings share the
+// secret key.
+var keyCache = func() func(p Params, grouping int) keyPair {
 	var mu sync.Mutex
 	m := map[string]func() keyPair{}
-	return func(p Params) keyPair {
+	return func(p Params, grouping int) keyPair {
 		mu.Lock()
-		f, ok := m[p.Name()]
+		key := fmt.Sprintf("%s/g%d", p.Name(), grouping)
+		f, ok := m[key]
 		if !ok {
 			f = sync.OnceValue(func() keyPair {
 				sk, err := GenerateSecretKeyFromSeed(p, seedOf(p.Name()+"/sk", 0))
 				if err != nil {
 					panic(err)
 				}
-				ck, err := GenerateCloudKeyFromSeed(sk, seedOf(p.Name()+"/ck", 0))
+				label := p.Name() + "/ck"
+				if grouping > 1 {
+					label += fmt.Sprintf("-g%d", grouping)
+				}
+				ck, err := GenerateCloudKeyFromSeed(sk, seedOf(label, 0), WithGrouping(grouping))
 				if err != nil {
 					panic(err)
 				}
 				return keyPair{sk, ck}
 			})
-			m[p.Name()] = f
+			m[key] = f
 		}
 		mu.Unlock()
 		return f()
 	}
 }()
+
+// testKeys returns p's keys with a plain bootstrapping key.
+func testKeys(p Params) keyPair { return keyCache(p, 1) }
+
+// testGroupedKeys returns p's keys with a grouping-2 bootstrapping key.
+func testGroupedKeys(p Params) keyPair { return keyCache(p, 2) }
 
 func butterfly(t testing.TB, n int) *smallntt.Plan {
 	p, err := smallntt.NewPlan(n, smallntt.Butterfly)

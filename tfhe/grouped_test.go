@@ -5,7 +5,6 @@ import (
 	"errors"
 	"math"
 	mrand "math/rand/v2"
-	"sync"
 	"testing"
 
 	"github.com/goldfhe/goldfhe/smallntt"
@@ -19,32 +18,6 @@ var toyOddParams = MustNewParams(ParamsLiteral{
 	BKLevels: 3, BKBaseLog: 6, KSLevels: 6, KSBaseLog: 2,
 	LWEStdDev: 0x1p-20, BKStdDev: 0x1p-28, Note: "insecure, tests only",
 })
-
-// testGroupedKeys builds grouping-2 keys of each set once per test binary.
-var testGroupedKeys = func() func(p Params) keyPair {
-	var mu sync.Mutex
-	m := map[string]func() keyPair{}
-	return func(p Params) keyPair {
-		mu.Lock()
-		f, ok := m[p.Name()]
-		if !ok {
-			f = sync.OnceValue(func() keyPair {
-				sk, err := GenerateSecretKeyFromSeed(p, seedOf(p.Name()+"/sk", 0))
-				if err != nil {
-					panic(err)
-				}
-				ck, err := GenerateCloudKeyFromSeed(sk, seedOf(p.Name()+"/ck-g2", 0), WithGrouping(2))
-				if err != nil {
-					panic(err)
-				}
-				return keyPair{sk, ck}
-			})
-			m[p.Name()] = f
-		}
-		mu.Unlock()
-		return f()
-	}
-}()
 
 func TestBKSamples(t *testing.T) {
 	for _, c := range []struct{ n, g, want int }{

@@ -19,7 +19,10 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	ck, err := tfhe.GenerateCloudKey(sk) // public: the server's evaluation key
+	// Public: the server's evaluation key. tfhe.GenerateCloudKey(sk,
+	// tfhe.WithGrouping(2)) makes one that bootstraps about 1.5× faster on
+	// a GPU (README: "Grouped bootstrapping keys").
+	ck, err := tfhe.GenerateCloudKey(sk)
 	if err != nil {
 		log.Fatal(err)
 	}

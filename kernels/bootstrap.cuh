@@ -229,50 +229,77 @@ extern "C" __global__ void goldfhe_bs_extract(const uint32_t* __restrict__ acc, 
 // input coordinates i < kn and levels j = 1..t of the table row of the
 // signed digit d = ((a_i + offset) >> (32 - j*basebit)) mod 2^basebit -
 // 2^(basebit-1): subtracted for d > 0 (entry d), added for d < 0 (entry -d),
-// nothing for d = 0. Blocks of KS_TX x KS_TY threads: threadIdx.x picks the
-// output coordinate m = blockIdx.x * KS_TX + threadIdx.x <= n, threadIdx.y
-// the input coordinates i = threadIdx.y (mod KS_TY), whose partial sums are
-// added in shared memory; samples along blockIdx.y in steps of gridDim.y.
-// Every thread of a warp reads the same a_i, so its digit branches are
-// uniform and its table reads coalesced; the KS_TY partial sums and the
-// unrolled levels keep several independent loads in flight per thread (one
-// thread walking all kn*t terms alone took milliseconds per sample, a chain
-// of dependent L2 round trips). Wrapping 32-bit sums commute: the result
-// does not depend on the order.
+// nothing for d = 0. Blocks of KS_TX x KS_TY threads; each thread sums
+// cpt <= KS_CPT output coordinates m = blockIdx.x * KS_TX * cpt +
+// threadIdx.x + KS_TX * q (q < cpt) <= n; the KS_TY warps are spb samples
+// (blockIdx.y * spb + threadIdx.y / c, groups of samples along blockIdx.y
+// in steps of gridDim.y) times c = KS_TY / spb input-coordinate classes
+// (i = threadIdx.y mod c), whose partial sums are added in shared memory.
+// Why this shape:
+// - every thread of a warp reads the same a_i, so its digits and their
+//   branches are uniform (a zero digit loads nothing) and its table reads
+//   coalesced; a digit costs about as much as a load, so each thread
+//   serves cpt = KS_CPT coordinates with it, except for a handful of
+//   samples, where cpt = 1 gives each sample four times the warps
+//   (latency: one TFHELib128 sample took 314 us with 4, 184 with 1);
+// - the classes and the unrolled levels keep several independent loads in
+//   flight per thread (one thread walking all kn*t terms alone took
+//   milliseconds per sample, a chain of dependent L2 round trips);
+// - the warps of one class walk the same (i, j) sequence for their samples,
+//   and a digit selects one of only 2^(basebit-1) rows per (i, j), so the
+//   rows one warp fetches are mostly L1 hits for the others: large batches
+//   take spb = 8, a few samples spb = 1, whose eight classes give each
+//   sample the most warps (latency).
+// Wrapping 32-bit sums commute: the result does not depend on the order.
 #define KS_TX 32
 #define KS_TY 8
+#define KS_CPT 4
 extern "C" __global__ void __launch_bounds__(KS_TX * KS_TY)
     goldfhe_bs_keyswitch(uint32_t* __restrict__ out, const uint32_t* __restrict__ in,
                          const uint32_t* __restrict__ table, uint32_t n, uint32_t kn, uint32_t t,
-                         uint32_t basebit, uint32_t offset, uint32_t count) {
-    __shared__ uint32_t part[KS_TY][KS_TX];
-    const uint32_t m = blockIdx.x * KS_TX + threadIdx.x;
+                         uint32_t basebit, uint32_t offset, uint32_t count, uint32_t spb, uint32_t cpt) {
+    __shared__ uint32_t part[KS_TY][KS_TX * KS_CPT];
+    const uint32_t m0 = blockIdx.x * (KS_TX * cpt) + threadIdx.x;
     const uint32_t half = 1u << (basebit - 1), mask = (1u << basebit) - 1;
+    const uint32_t classes = KS_TY / spb, cls = threadIdx.y % classes;
     const uint64_t w = (uint64_t)n + 1;
     const uint64_t perI = (uint64_t)t * half * w; // table words per input coordinate
-    for (uint32_t s = blockIdx.y; s < count; s += gridDim.y) {
+    for (uint32_t g = blockIdx.y; g * spb < count; g += gridDim.y) {
+        const uint32_t s = g * spb + threadIdx.y / classes;
         const uint32_t* a = in + (uint64_t)s * (kn + 1);
-        uint32_t r = 0;
-        if (m <= n) {
-            for (uint32_t i = threadIdx.y; i < kn; i += KS_TY) {
+        uint32_t r[KS_CPT] = {};
+        if (s < count && m0 <= n) {
+            for (uint32_t i = cls; i < kn; i += classes) {
                 const uint32_t v = a[i] + offset;
-                const uint32_t* row = table + (uint64_t)i * perI + m;
+                const uint32_t* row = table + (uint64_t)i * perI + m0;
 #pragma unroll 8
                 for (uint32_t j = 1; j <= t; j++) {
                     const int32_t d = (int32_t)((v >> (32 - j * basebit)) & mask) - (int32_t)half;
+                    if (d == 0) continue;  // the same for the whole warp
                     const uint64_t lv = (uint64_t)(j - 1) * half;
-                    const uint32_t e = d != 0 ? row[(lv + (uint32_t)(d > 0 ? d : -d) - 1) * w] : 0u;
-                    r += d > 0 ? 0u - e : e;
+                    const uint32_t* e = row + (lv + (uint32_t)(d > 0 ? d : -d) - 1) * w;
+#pragma unroll
+                    for (uint32_t q = 0; q < KS_CPT; q++) {
+                        if (q < cpt && m0 + KS_TX * q <= n) {
+                            const uint32_t x = e[KS_TX * q];
+                            r[q] += d > 0 ? 0u - x : x;
+                        }
+                    }
                 }
             }
         }
-        part[threadIdx.y][threadIdx.x] = r;
-        __syncthreads();
-        if (threadIdx.y == 0 && m <= n) {
-            uint32_t sum = m == n ? a[kn] : 0;
 #pragma unroll
-            for (int y = 0; y < KS_TY; y++) sum += part[y][threadIdx.x];
-            out[(uint64_t)s * w + m] = sum;
+        for (uint32_t q = 0; q < KS_CPT; q++) part[threadIdx.y][threadIdx.x + KS_TX * q] = r[q];
+        __syncthreads();
+        if (cls == 0 && s < count) {
+#pragma unroll
+            for (uint32_t q = 0; q < KS_CPT; q++) {
+                const uint32_t m = m0 + KS_TX * q;
+                if (q >= cpt || m > n) break;
+                uint32_t sum = m == n ? a[kn] : 0;
+                for (uint32_t y = 0; y < classes; y++) sum += part[threadIdx.y + y][threadIdx.x + KS_TX * q];
+                out[(uint64_t)s * w + m] = sum;
+            }
         }
         __syncthreads();
     }

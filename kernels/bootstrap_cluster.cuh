@@ -86,15 +86,8 @@ __device__ __forceinline__ void bsc_run(const uint32_t* __restrict__ in, const u
             // e as in bsw_run: the rotation amount at e[0] (G = 1), or the
             // group's exponents (G = 2).
             uint32_t e[3];
-            if constexpr (G == 1) {
-                e[0] = bs_modswitch(ct[iter], LOGN + 1);
-                if (e[0] == 0) {
-                    continue;  // the same for the whole cluster
-                }
-            } else {
-                if (!bsg_exponents<LOGN>(e, ct, iter, n)) {
-                    continue;  // the same for the whole cluster
-                }
+            if (!bs_step_exponents<G, LOGN>(e, ct, iter, n)) {
+                continue;  // the same for the whole cluster
             }
             // A: digit `row` of this column, three stages.
             uint64_t* W = S + row * POLY;

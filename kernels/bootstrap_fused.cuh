@@ -214,18 +214,11 @@ __device__ __forceinline__ void bsw_run(const uint32_t* __restrict__ in, const u
 
         for (uint32_t iter = 0; iter < n; iter += G) {
             // G = 1: e[0] is the rotation amount; G = 2: e holds the
-            // exponents of the group's terms (bsg_exponents; e[0] then goes
-            // to bsw_fwd1_digits unused).
+            // exponents of the group's terms (e[0] then goes to
+            // bsw_fwd1_digits unused).
             uint32_t e[3];
-            if constexpr (G == 1) {
-                e[0] = bs_modswitch(ct[iter], LOGN + 1);
-                if (e[0] == 0) {
-                    continue;  // the same for the whole block
-                }
-            } else {
-                if (!bsg_exponents<LOGN>(e, ct, iter, n)) {
-                    continue;  // the same for the whole block
-                }
+            if (!bs_step_exponents<G, LOGN>(e, ct, iter, n)) {
+                continue;  // the same for the whole block
             }
             uint64_t* W = S + row * POLY;
             // A: digit (row % L) of column (row / L), three stages.

@@ -121,6 +121,21 @@ __device__ __forceinline__ bool bsg_exponents(uint32_t (&e)[3], const uint32_t* 
     return (a | b) != 0;
 }
 
+// bs_step_exponents: what the blind-rotation step at key bit `first` of
+// the sample ct rotates by, and whether it runs: for G = 1 e[0] = the
+// modulus-switched ct[first] (0: the step leaves ACC unchanged and is
+// skipped, as the CPU skips it); for G = 2 the group's exponents
+// (bsg_exponents). The answer is the same for the whole block or cluster.
+template <int G, int LOGN>
+__device__ __forceinline__ bool bs_step_exponents(uint32_t (&e)[3], const uint32_t* ct, uint32_t first, uint32_t n) {
+    if constexpr (G == 1) {
+        e[0] = bs_modswitch(ct[first], LOGN + 1);
+        return e[0] != 0;
+    } else {
+        return bsg_exponents<LOGN>(e, ct, first, n);
+    }
+}
+
 // The psiPow table staged in shared memory: word i (< 2N) at bsg_pad(i) =
 // i + (i >> (LOGN-3)), bsg_psi_words(N) words. Why shared memory, and why
 // the padding: in the multiply-accumulate lane j of a warp takes position

@@ -272,7 +272,7 @@ func bsFakeLaunch(g *fakeGPU, name string, a []uintptr) Result {
 		return fakeFused(g, name, grid, block, a)
 	}
 	np := map[string]int{"goldfhe_bs_init": 8, "goldfhe_bs_rotate_decompose": 11, "goldfhe_bs_mac": 8,
-		"goldfhe_bs_add_centered": 3, "goldfhe_bs_extract": 5, "goldfhe_bs_keyswitch": 9}[name]
+		"goldfhe_bs_add_centered": 3, "goldfhe_bs_extract": 5, "goldfhe_bs_keyswitch": 11}[name]
 	params := unsafe.Slice((*unsafe.Pointer)(arg(a, 9)), np)
 	ptr := func(i int) uint64 { return *(*uint64)(params[i]) }
 	u := func(i int) int { return int(*(*uint32)(params[i])) }
@@ -322,9 +322,12 @@ func bsFakeLaunch(g *fakeGPU, name string, a []uintptr) Result {
 	case "goldfhe_bs_keyswitch":
 		n, kn := u(3), u(4)
 		sh := BootstrapShape{LWEDim: n, LogN: 0, K: kn, KSLevels: u(5), KSBaseLog: u(6), KSOffset: uint32(u(7))}
-		count := u(8)
-		if int(grid.x)*int(block.x) < n+1 {
+		count, spb, cpt := u(8), u(9), u(10)
+		if cpt < 1 || cpt > ksCPT || int(grid.x)*int(block.x)*cpt < n+1 {
 			panic("fake goldfhe_bs_keyswitch: grid does not cover n+1 coordinates")
+		}
+		if spb < 1 || ksTY%spb != 0 || int(block.y) != ksTY || min(count, int(grid.y)*spb) < count && int(grid.y) < maxGridY {
+			panic(fmt.Sprintf("fake goldfhe_bs_keyswitch: %d samples per block, grid.y %d for %d samples", spb, grid.y, count))
 		}
 		out := refKeySwitch(sh, w32(ptr(1), count*(kn+1)), w32(ptr(2), sh.KSTableLen()), count)
 		copy(w32(ptr(0), len(out)), out)

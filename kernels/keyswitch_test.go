@@ -1,0 +1,93 @@
+package kernels
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+func TestKSSamplesPerBlock(t *testing.T) {
+	for _, c := range []struct{ count, sms, want int }{
+		{1, 132, 1}, {65, 132, 1}, {66, 132, 1}, {132, 132, 2}, {263, 132, 2}, {264, 132, 4},
+		{528, 132, 8}, {16384, 132, 8}, {3, 0, 4}, {1, 1, 2}, {4, 1, 8},
+	} {
+		if got := ksSamplesPerBlock(c.count, c.sms); got != c.want {
+			t.Errorf("ksSamplesPerBlock(%d, %d) = %d, want %d", c.count, c.sms, got, c.want)
+		}
+		if got := ksSamplesPerBlock(c.count, c.sms); ksTY%got != 0 {
+			t.Errorf("ksSamplesPerBlock(%d, %d) = %d does not divide %d", c.count, c.sms, got, ksTY)
+		}
+	}
+}
+
+func TestKSCoordsPerThread(t *testing.T) {
+	for _, c := range []struct{ count, sms, want int }{
+		{1, 132, 1}, {32, 132, 1}, {33, 132, ksCPT}, {16384, 132, ksCPT}, {1, 0, ksCPT}, {1, 8, 1}, {2, 8, ksCPT},
+	} {
+		if got := ksCoordsPerThread(c.count, c.sms); got != c.want {
+			t.Errorf("ksCoordsPerThread(%d, %d) = %d, want %d", c.count, c.sms, got, c.want)
+		}
+	}
+}
+
+// TestKeySwitchBatches runs key switching at batch sizes that take every
+// samples-per-block choice on the device (and counts that are not a
+// multiple of it), against refKeySwitch.
+func TestKeySwitchBatches(t *testing.T) {
+	bothBootstrap(t, func(t *testing.T, l *Library, bk *BootstrapKernels) {
+		c := l.Context()
+		sh := BootstrapShape{LWEDim: 11, LogN: 10, K: 1, BKLevels: 3, BKBaseLog: 7, KSLevels: 8, KSBaseLog: 2}
+		sh.BKOffset = refOffset(3, 7)
+		sh.KSOffset = refOffset(8, 2)
+		n, kn := sh.LWEDim, sh.ExtractedDim()
+		sms := c.Device().SMs
+		rng := rand.New(rand.NewPCG(77, 78))
+		table := randU32(rng, sh.KSTableLen())
+		dtab := devUint32(t, c, table, len(table))
+		for _, count := range []int{1, sms/4 + 1, sms / 2, sms, sms + 1, 2*sms + 3, 4*sms + 5, 8*sms + 7} {
+			if count < 1 {
+				continue
+			}
+			t.Run(fmt.Sprintf("count=%d/spb=%d/cpt=%d", count, ksSamplesPerBlock(count, sms), ksCoordsPerThread(count, sms)), func(t *testing.T) {
+				in := randU32(rng, count*(kn+1))
+				din := devUint32(t, c, in, len(in))
+				dout := devUint32(t, c, nil, count*(n+1))
+				must(t, bk.KeySwitch(nil, sh, dout, din, dtab, count))
+				compareWords(t, "KeySwitch", host32(t, dout), refKeySwitch(sh, in, table, count))
+			})
+		}
+	})
+}
+
+// BenchmarkKeySwitch times key switching alone on TFHELib128's shape
+// (n = 630, kN = 1024, t = 8, basebit = 2; random table and inputs): per
+// sample and samples/s, at batch sizes taking each samples-per-block
+// choice. GPU only.
+func BenchmarkKeySwitch(b *testing.B) {
+	l := gpuLibrary(b)
+	bk, err := l.BootstrapKernels()
+	must(b, err)
+	c := l.Context()
+	sh := BootstrapShape{LWEDim: 630, LogN: 10, K: 1, BKLevels: 3, BKBaseLog: 7, KSLevels: 8, KSBaseLog: 2}
+	sh.BKOffset = refOffset(3, 7)
+	sh.KSOffset = refOffset(8, 2)
+	rng := rand.New(rand.NewPCG(5, 6))
+	const maxCount = 16384
+	n, kn := sh.LWEDim, sh.ExtractedDim()
+	dtab := devUint32(b, c, randU32(rng, sh.KSTableLen()), sh.KSTableLen())
+	din := devUint32(b, c, randU32(rng, maxCount*(kn+1)), maxCount*(kn+1))
+	dout := devUint32(b, c, nil, maxCount*(n+1))
+	for _, count := range []int{1, 66, 132, 264, 1024, maxCount} {
+		b.Run(fmt.Sprintf("count=%d", count), func(b *testing.B) {
+			must(b, bk.KeySwitch(nil, sh, dout, din, dtab, count)) // warm-up
+			must(b, c.Synchronize())
+			b.ResetTimer()
+			for range b.N {
+				must(b, bk.KeySwitch(nil, sh, dout, din, dtab, count))
+			}
+			must(b, c.Synchronize())
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*count), "µs/sample")
+			b.ReportMetric(float64(b.N*count)/b.Elapsed().Seconds(), "samples/s")
+		})
+	}
+}

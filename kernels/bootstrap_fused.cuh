@@ -82,7 +82,7 @@ __device__ __forceinline__ void bsf_run(const uint32_t* __restrict__ in, const u
                     for (int j = 0; j < F1; j++) W[PITCH * j + col] = lz_mul(r[j], __ldg(tw + F2 * j + col));
                 }
                 __syncwarp();
-                hyb_rows_fwd<F1, F2>(W, lane);
+                hyb_rows<F1, F2, false>(W, lane);
             }
             __syncthreads();
             // B: out_c = sum_r row_r * BK_a[r][c], in place over rows 0..K1-1
@@ -102,7 +102,7 @@ __device__ __forceinline__ void bsf_run(const uint32_t* __restrict__ in, const u
             if (warp < K1) {
                 uint64_t* W = S + warp * POLY;
                 uint32_t* p = acc + warp * N;
-                hyb_rows_inv<F1, F2>(W, lane);
+                hyb_rows<F1, F2, true>(W, lane);
                 __syncwarp();
 #pragma unroll
                 for (int it = 0; it < (F2 + 31) / 32; it++) {

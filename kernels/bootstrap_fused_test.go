@@ -330,9 +330,7 @@ func BenchmarkBlindRotate(b *testing.B) {
 	bk, err := l.BootstrapKernels()
 	must(b, err)
 	c := l.Context()
-	sh := BootstrapShape{LWEDim: 630, LogN: 10, K: 1, BKLevels: 3, BKBaseLog: 7, KSLevels: 8, KSBaseLog: 2}
-	sh.BKOffset = refOffset(3, 7)
-	sh.KSOffset = refOffset(8, 2)
+	sh := tfheLib128Shape(630)
 	rng := rand.New(rand.NewPCG(1, 2))
 	key := devUint64(b, c, randomWords(rng, sh.BKLen(), true), sh.BKLen())
 	sms := c.Device().SMs

@@ -295,7 +295,7 @@ func TestPsiPowers(t *testing.T) {
 // TestBootstrapShapeGrouping: BKSamples and BKLen for each grouping, and
 // Check's range.
 func TestBootstrapShapeGrouping(t *testing.T) {
-	sh := BootstrapShape{LWEDim: 630, LogN: 10, K: 1, BKLevels: 3, BKBaseLog: 7, KSLevels: 8, KSBaseLog: 2}
+	sh := tfheLib128Shape(630)
 	for _, c := range []struct{ n, grouping, samples int }{
 		{630, 0, 630}, {630, 1, 630}, {630, 2, 945}, {631, 2, 946}, {1, 2, 1}, {2, 2, 3}, {3, 2, 4}, {805, 2, 1207},
 	} {

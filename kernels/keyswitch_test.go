@@ -6,6 +6,13 @@ import (
 	"testing"
 )
 
+// tfheLib128Shape is TFHELib128's shape (N = 1024, k = 1, l = 3, β = 7,
+// t = 8, basebit = 2) with TLWE dimension n (630 for the set itself).
+func tfheLib128Shape(n int) BootstrapShape {
+	return BootstrapShape{LWEDim: n, LogN: 10, K: 1, BKLevels: 3, BKBaseLog: 7, BKOffset: refOffset(3, 7),
+		KSLevels: 8, KSBaseLog: 2, KSOffset: refOffset(8, 2)}
+}
+
 func TestKSSamplesPerBlock(t *testing.T) {
 	for _, c := range []struct{ count, sms, want int }{
 		{1, 132, 1}, {65, 132, 1}, {66, 132, 1}, {132, 132, 2}, {263, 132, 2}, {264, 132, 4},
@@ -36,9 +43,7 @@ func TestKSCoordsPerThread(t *testing.T) {
 func TestKeySwitchBatches(t *testing.T) {
 	bothBootstrap(t, func(t *testing.T, l *Library, bk *BootstrapKernels) {
 		c := l.Context()
-		sh := BootstrapShape{LWEDim: 11, LogN: 10, K: 1, BKLevels: 3, BKBaseLog: 7, KSLevels: 8, KSBaseLog: 2}
-		sh.BKOffset = refOffset(3, 7)
-		sh.KSOffset = refOffset(8, 2)
+		sh := tfheLib128Shape(11)
 		n, kn := sh.LWEDim, sh.ExtractedDim()
 		sms := c.Device().SMs
 		rng := rand.New(rand.NewPCG(77, 78))
@@ -68,9 +73,7 @@ func BenchmarkKeySwitch(b *testing.B) {
 	bk, err := l.BootstrapKernels()
 	must(b, err)
 	c := l.Context()
-	sh := BootstrapShape{LWEDim: 630, LogN: 10, K: 1, BKLevels: 3, BKBaseLog: 7, KSLevels: 8, KSBaseLog: 2}
-	sh.BKOffset = refOffset(3, 7)
-	sh.KSOffset = refOffset(8, 2)
+	sh := tfheLib128Shape(630)
 	rng := rand.New(rand.NewPCG(5, 6))
 	const maxCount = 16384
 	n, kn := sh.LWEDim, sh.ExtractedDim()

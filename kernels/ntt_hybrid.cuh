@@ -193,12 +193,12 @@ __device__ __forceinline__ void hyb_gs_ct_lazy(uint64_t (&x)[F]) {
     });
 }
 
-// hyb_rows_fwd: the second stage of the two-stage transform, in place on
-// the padded polynomial S (F1 rows of F2 + 1 words: position p at
-// (F2 + 1) * (p / F2) + p % F2), by one warp: lane takes rows lane, lane +
-// 32, ... Canonical outputs. hyb_rows_inv is its inverse (canonical in).
-template <int F1, int F2>
-__device__ __forceinline__ void hyb_rows_fwd(uint64_t* S, int lane) {
+// hyb_rows: the second stage of the two-stage transform (INV: its
+// inverse), in place on the padded polynomial S (F1 rows of F2 + 1 words:
+// position p at (F2 + 1) * (p / F2) + p % F2), by one warp: lane takes rows
+// lane, lane + 32, ... Canonical outputs (the inverse: canonical in).
+template <int F1, int F2, bool INV>
+__device__ __forceinline__ void hyb_rows(uint64_t* S, int lane) {
     constexpr int PITCH = F2 + 1;
 #pragma unroll
     for (int it = 0; it < (F1 + 31) / 32; it++) {
@@ -207,23 +207,11 @@ __device__ __forceinline__ void hyb_rows_fwd(uint64_t* S, int lane) {
         uint64_t r[F2];
 #pragma unroll
         for (int i = 0; i < F2; i++) r[i] = S[PITCH * b + i];
-        hyb_ct<F2, false>(r);
-#pragma unroll
-        for (int j = 0; j < F2; j++) S[PITCH * b + j] = r[j];
-    }
-}
-
-template <int F1, int F2>
-__device__ __forceinline__ void hyb_rows_inv(uint64_t* S, int lane) {
-    constexpr int PITCH = F2 + 1;
-#pragma unroll
-    for (int it = 0; it < (F1 + 31) / 32; it++) {
-        const int b = lane + 32 * it;
-        if (b >= F1) break;
-        uint64_t r[F2];
-#pragma unroll
-        for (int i = 0; i < F2; i++) r[i] = S[PITCH * b + i];
-        hyb_gs<F2, false>(r);
+        if constexpr (INV) {
+            hyb_gs<F2, false>(r);
+        } else {
+            hyb_ct<F2, false>(r);
+        }
 #pragma unroll
         for (int j = 0; j < F2; j++) S[PITCH * b + j] = r[j];
     }
@@ -252,7 +240,7 @@ __device__ __forceinline__ void hyb_fwd(uint64_t* __restrict__ data, int32_t bat
             for (int j = 0; j < F1; j++) S[PITCH * j + c] = lz_mul(r[j], tw[F2 * j + c]);
         }
         __syncwarp();
-        hyb_rows_fwd<F1, F2>(S, lane);
+        hyb_rows<F1, F2, false>(S, lane);
         __syncwarp();
         for (int p = lane; p < N; p += 32) g[p] = S[PITCH * (p / F2) + p % F2];
         __syncwarp();
@@ -272,7 +260,7 @@ __device__ __forceinline__ void hyb_inv(uint64_t* __restrict__ data, int32_t bat
         uint64_t* g = data + poly * N;
         for (int p = lane; p < N; p += 32) S[PITCH * (p / F2) + p % F2] = g[p];
         __syncwarp();
-        hyb_rows_inv<F1, F2>(S, lane);
+        hyb_rows<F1, F2, true>(S, lane);
         __syncwarp();
 #pragma unroll
         for (int it = 0; it < (F2 + 31) / 32; it++) {

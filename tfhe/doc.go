@@ -15,6 +15,10 @@
 // integers and reduced mod 2^32. The result is therefore bit-identical to the
 // naive polynomial product (ExternalProductNaiveTo), whatever NTT plan is used.
 //
+// Grouped bootstrapping keys (WithGrouping, grouped.go) take two key bits
+// per blind-rotation step: half the transforms per bit, for a 1.5× key and
+// more noise (NoiseEstimateGrouped).
+//
 // References:
 //   - [CGGI16] I. Chillotti, N. Gama, M. Georgieva, M. Izabachène, "Faster
 //     fully homomorphic encryption: bootstrapping in less than 0.1 seconds",
@@ -29,4 +33,8 @@
 //   - TFHE-rs, https://github.com/zama-ai/tfhe-rs (TFHErsDefault).
 //   - cuFHE, https://github.com/vernamlab/cuFHE (CuFHE80).
 //   - L. Li, Y. Pan, J. Li, Y. Wang, Mathematics 12(3):458, 2024 (the NTT).
+//   - T. Zhou, X. Yang, L. Liu, W. Zhang, N. Li, "Faster bootstrapping with
+//     multiple addends", IEEE Access 6 (2018); F. Bourse, M. Minelli, M.
+//     Minihold, P. Paillier, "Fast homomorphic evaluation of deep
+//     discretized neural networks", CRYPTO 2018, §5 (grouped keys).
 package tfhe

@@ -36,5 +36,5 @@
 //   - T. Zhou, X. Yang, L. Liu, W. Zhang, N. Li, "Faster bootstrapping with
 //     multiple addends", IEEE Access 6 (2018); F. Bourse, M. Minelli, M.
 //     Minihold, P. Paillier, "Fast homomorphic evaluation of deep
-//     discretized neural networks", CRYPTO 2018, §5 (grouped keys).
+//     discretized neural networks", CRYPTO 2018 (grouped keys).
 package tfhe

@@ -11,7 +11,7 @@ import (
 
 // Grouped blind rotation ("bootstrapping-key unrolling": Zhou et al.,
 // "Faster bootstrapping with multiple addends", IEEE Access 2018; Bourse, Minelli, Minihold, Paillier, "Fast homomorphic evaluation
-// of deep discretized neural networks", CRYPTO 2018, §5; TFHE-rs's
+// of deep discretized neural networks", CRYPTO 2018; TFHE-rs's
 // multi-bit bootstrapping with grouping factor 2). With grouping g the key
 // bits are taken g at a time: for the bits s_0, …, s_{r−1} of a group
 // (r = g, or fewer for the last group) and their rotation amounts ā_j,

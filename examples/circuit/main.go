@@ -10,7 +10,7 @@
 //	go run ./examples/circuit -circuit my.txt -in 0f,f0   # any Bristol file
 //	go run ./examples/circuit -circuit sha256 -plain      # plaintext only
 //	go run ./examples/circuit -circuit add64 -keys ~/.goldfhe   # keep the keys for later runs
-//	go run ./examples/circuit -circuit aes128 -grouping 2 # two key bits per blind-rotation step
+//	go run ./examples/circuit -circuit aes128 -grouping 1 # one key bit per blind-rotation step
 //
 // Inputs are hex numbers, one per input value, separated by commas: an
 // integer as usual (0x optional), a byte string as its usual hex (for AES
@@ -64,7 +64,7 @@ func main() {
 		list      = flag.Bool("list", false, "list the shipped circuits and presets")
 		licenses  = flag.Bool("licenses", false, "print the licenses of the shipped circuits")
 		engFlag   = flag.String("engine", "auto", "auto (the GPU when one is usable, else the CPU), cpu or gpu")
-		grouping  = flag.Int("grouping", 1, "bootstrapping-key grouping: 1 (one key bit per blind-rotation step) or 2 (two: faster, 1.5x the key, more noise; tfhe.WithGrouping)")
+		grouping  = flag.Int("grouping", 0, "bootstrapping-key grouping of new keys: 1 (one key bit per blind-rotation step) or 2 (two: about 1.4x faster\non a GPU, a 1.5x key, more noise but failure still ~2^-250; tfhe.WithGrouping); 0: 2 for new keys,\nwhatever the -keys folder holds")
 	)
 	flag.Parse()
 	switch {

@@ -73,35 +73,41 @@ func (b *BootstrapKernels) prepareSharedKernel(f *Function, need int) (ok bool, 
 	return true, f.PreferMaxSharedMemory()
 }
 
-// lookupFused finds the fused kernels the library's fatbin has. A fatbin
-// without them (built before bootstrap_fused.cuh) is not an error: Fused
-// then reports false and an engine uses the unfused kernels.
-func (b *BootstrapKernels) lookupFused() error {
-	b.fused = map[FusedShape]*fusedKernel{}
-	for _, fs := range fusedShapes {
-		f, err := b.l.m.Function(fs.kernelName())
+// lookupFused finds the fused, wide and cluster kernels the library's
+// fatbin has. A fatbin without them (built before bootstrap_fused.cuh) is
+// not an error: Fused then reports false, WideFor returns none, and an
+// engine uses the unfused kernels.
+func (b *BootstrapKernels) lookupFused() (err error) {
+	if b.fused, err = lookupShapes(b, fusedShapes, 5); err != nil {
+		return err
+	}
+	b.wide, err = lookupShapes(b, wideShapes, 4)
+	return err
+}
+
+// oneLaunchShape is a shape of the one-launch blind-rotation kernels.
+type oneLaunchShape interface {
+	comparable
+	kernelName() string
+	SharedBytes() int
+}
+
+// lookupShapes binds the kernel of each shape that the fatbin has and
+// whose shared memory this device gives, with np pointer arguments.
+func lookupShapes[S oneLaunchShape](b *BootstrapKernels, shapes []S, np int) (map[S]*fusedKernel, error) {
+	out := map[S]*fusedKernel{}
+	for _, s := range shapes {
+		f, err := b.l.m.Function(s.kernelName())
 		if err != nil {
 			continue
 		}
-		if ok, err := b.prepareSharedKernel(f, fs.SharedBytes()); err != nil {
-			return err
+		if ok, err := b.prepareSharedKernel(f, s.SharedBytes()); err != nil {
+			return nil, err
 		} else if ok {
-			b.fused[fs] = newFusedKernel(f, 5)
+			out[s] = newFusedKernel(f, np)
 		}
 	}
-	b.wide = map[WideShape]*fusedKernel{}
-	for _, ws := range wideShapes {
-		f, err := b.l.m.Function(ws.kernelName())
-		if err != nil {
-			continue
-		}
-		if ok, err := b.prepareSharedKernel(f, ws.SharedBytes()); err != nil {
-			return err
-		} else if ok {
-			b.wide[ws] = newFusedKernel(f, 4)
-		}
-	}
-	return nil
+	return out, nil
 }
 
 // Fused reports whether a fused blind-rotation kernel exists for the shape

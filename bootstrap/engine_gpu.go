@@ -147,8 +147,12 @@ type GPU struct {
 	// kernels.WideShape.Cluster) that passes small enough for every block
 	// to have an SM run instead of wide; zero without one.
 	cluster kernels.WideShape
-	mode    BlindRotation
-	unfuse  bool // the step kernels can run (their buffers exist)
+	// split is the split kernel (a cluster of Split blocks per sample,
+	// kernels.WideShape.Split) that passes of so few samples that all
+	// their clusters' blocks have SMs of their own run; zero without one.
+	split  kernels.WideShape
+	mode   BlindRotation
+	unfuse bool // the step kernels can run (their buffers exist)
 
 	mu     sync.RWMutex // calls hold it for reading, Close for writing
 	closed bool
@@ -321,6 +325,9 @@ func (e *GPU) kernelsName() string {
 	var parts []string
 	if w := e.wide; w.T != 0 {
 		name := fmt.Sprintf("wide%dx%dx%d/t%d", w.F1, w.F2, w.F3, w.T)
+		if w := e.split; w.T != 0 {
+			name += fmt.Sprintf("+split%d<=%d", w.Split, e.splitMax())
+		}
 		if c := e.cluster; c.T != 0 {
 			name += fmt.Sprintf("+cluster%d/t%d<=%d", c.K+1, c.T, e.clusterMax())
 		}
@@ -363,6 +370,8 @@ func (e *GPU) init(ck *tfhe.CloudKey, maxBatch int, auto bool) error {
 		// an H200 (kernels/NOTES.md); else whatever this fatbin has.
 		for _, w := range e.bsk.WideFor(e.shape) {
 			switch {
+			case w.Split != 0:
+				e.split = w
 			case w.Cluster && e.cluster.T == 0:
 				e.cluster = w // the first listed: the most threads per row
 			case !w.Cluster && (e.wide.T == 0 || w.T == e.shape.N()/16):
@@ -761,8 +770,20 @@ func (e *GPU) enqueue(sl *passSlot, op opKind, out, in []*tfhe.TLWE, mu torus.To
 // samples 5.8 against 7.8 ms, 132 samples 8.9 against 7.7 ms).
 func (e *GPU) clusterMax() int { return e.info.SMs / (e.shape.K + 1) }
 
-// wideFor returns the wide-family kernel for a pass of count samples.
+// splitMax is the largest pass that runs the split kernel: every block of
+// every cluster on an SM of its own. Beyond, the cluster kernel's smaller
+// clusters win (kernel BenchmarkBlindRotate on an H200, TFHELib128,
+// grouped key: 16 samples 2.50 against 4.15 ms, 33 samples 4.85 against
+// 4.16 ms).
+func (e *GPU) splitMax() int { return e.info.SMs / max(e.split.Split, 1) }
+
+// wideFor returns the wide-family kernel for a pass of count samples: the
+// split kernel or the cluster kernel while all their blocks get an SM of
+// their own, else the wide kernel.
 func (e *GPU) wideFor(count int) kernels.WideShape {
+	if e.split.T != 0 && count <= e.splitMax() {
+		return e.split
+	}
 	if e.cluster.T != 0 && count <= e.clusterMax() {
 		return e.cluster
 	}

@@ -181,7 +181,7 @@ func pick(s []*tfhe.TLWE, idx []int) []*tfhe.TLWE {
 	return out
 }
 
-// TestGPUMatchesCPU: for every set, batches of 1, 7, 132, 1000 (and 10,000
+// TestGPUMatchesCPU: for every set, batches of 1, 7, 20, 40, 132, 1000 (and 10,000
 // for TFHELib128 outside -short), the GPU engine's Bootstrap,
 // BootstrapNoKeySwitch and KeySwitch outputs equal the CPU engine's bit for
 // bit (on every sample up to 132, on 66 random ones beyond), Bootstrap =
@@ -223,10 +223,12 @@ func testGPUMatchesCPU(t *testing.T, p tfhe.Params, mode BlindRotation, kp keyPa
 	}
 	rng := rand.New(rand.NewPCG(uint64(p.LWEDimension()), 1))
 	n, kn := p.LWEDimension(), p.ExtractedLWEDimension()
-	batches := []int{1, 7, 132, 1000}
+	// On a GPU of 132 SMs 1 and 7 run the split kernel (clusters of 8),
+	// 20 and 40 the cluster kernel, 132 and 1000 the wide one.
+	batches := []int{1, 7, 20, 40, 132, 1000}
 	switch {
 	case mode == BlindRotationFused || mode == BlindRotationWide:
-		batches = batches[:3]
+		batches = batches[:5]
 	case mode == BlindRotationAuto && p.Name() == tfhe.TFHELib128.Name() && !testing.Short():
 		batches = append(batches, 10_000)
 	}

@@ -249,7 +249,13 @@ extern "C" __global__ void goldfhe_bs_extract(const uint32_t* __restrict__ acc, 
 //   and a digit selects one of only 2^(basebit-1) rows per (i, j), so the
 //   rows one warp fetches are mostly L1 hits for the others: large batches
 //   take spb = 8, a few samples spb = 1, whose eight classes give each
-//   sample the most warps (latency).
+//   sample the most warps (latency);
+// - for a handful of samples even that leaves most SMs idle (one
+//   TFHELib128 sample: 20 blocks, 217 us), so the input coordinates are
+//   also split between gridDim.z blocks (block z takes the coordinates i
+//   = cls + classes * (z + gridDim.z * m)), which add their partial sums
+//   into out with atomicAdd: out must then be zero before the launch, and
+//   block z = 0 adds the body b.
 // Wrapping 32-bit sums commute: the result does not depend on the order.
 #define KS_TX 32
 #define KS_TY 8
@@ -264,12 +270,13 @@ extern "C" __global__ void __launch_bounds__(KS_TX * KS_TY)
     const uint32_t classes = KS_TY / spb, cls = threadIdx.y % classes;
     const uint64_t w = (uint64_t)n + 1;
     const uint64_t perI = (uint64_t)t * half * w; // table words per input coordinate
+    const uint32_t chunks = gridDim.z;
     for (uint32_t g = blockIdx.y; g * spb < count; g += gridDim.y) {
         const uint32_t s = g * spb + threadIdx.y / classes;
         const uint32_t* a = in + (uint64_t)s * (kn + 1);
         uint32_t r[KS_CPT] = {};
         if (s < count && m0 <= n) {
-            for (uint32_t i = cls; i < kn; i += classes) {
+            for (uint32_t i = cls + classes * blockIdx.z; i < kn; i += classes * chunks) {
                 const uint32_t v = a[i] + offset;
                 const uint32_t* row = table + (uint64_t)i * perI + m0;
 #pragma unroll 8
@@ -296,9 +303,13 @@ extern "C" __global__ void __launch_bounds__(KS_TX * KS_TY)
             for (uint32_t q = 0; q < KS_CPT; q++) {
                 const uint32_t m = m0 + KS_TX * q;
                 if (q >= cpt || m > n) break;
-                uint32_t sum = m == n ? a[kn] : 0;
+                uint32_t sum = m == n && blockIdx.z == 0 ? a[kn] : 0;
                 for (uint32_t y = 0; y < classes; y++) sum += part[threadIdx.y + y][threadIdx.x + KS_TX * q];
-                out[(uint64_t)s * w + m] = sum;
+                if (chunks == 1) {
+                    out[(uint64_t)s * w + m] = sum;
+                } else {
+                    atomicAdd(out + (uint64_t)s * w + m, sum);
+                }
             }
         }
         __syncthreads();

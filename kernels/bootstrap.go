@@ -435,10 +435,26 @@ func (b *BootstrapKernels) KeySwitch(s *Stream, sh BootstrapShape, out, in, tabl
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	copy(k.args.p[:], ptrs)
-	spb, cpt := ksSamplesPerBlock(count, l.c.info.SMs), ksCoordsPerThread(count, l.c.info.SMs)
+	sms := l.c.info.SMs
+	spb, cpt := ksSamplesPerBlock(count, sms), ksCoordsPerThread(count, sms)
 	k.args.u = [9]uint32{uint32(n), uint32(kn), uint32(sh.KSLevels), uint32(sh.KSBaseLog), sh.KSOffset, uint32(count), uint32(spb), uint32(cpt)}
 	grid := dim3{uint32((n + ksTX*cpt) / (ksTX * cpt)), uint32(min((count+spb-1)/spb, maxGridY)), 1}
+	grid.z = uint32(ksChunks(int(grid.x)*int(grid.y), kn, sms))
+	if grid.z > 1 {
+		// The chunks add into out (goldfhe_bs_keyswitch).
+		if err := out.View(0, count*(n+1)).Memset32Async(0, s); err != nil {
+			return err
+		}
+	}
 	return launchPinned(k.f, grid, dim3{ksTX, ksTY, 1}, h, &k.args, unsafe.Pointer(&k.args.params[0]))
+}
+
+// ksChunks is how many blocks share the input coordinates of one sample
+// (the key-switching grid's z): enough for about two blocks per SM when
+// the blocks per chunk fall short of that (a handful of samples), each
+// chunk keeping at least four coordinates for each of its ksTY classes.
+func ksChunks(blocks, kn, sms int) int {
+	return max(1, min(2*sms/max(blocks, 1), kn/(4*ksTY)))
 }
 
 // ksSamplesPerBlock is how many samples a key-switching block takes (a

@@ -171,6 +171,13 @@ func (b *BootstrapKernels) BlindRotateFused(s *Stream, sh BootstrapShape, f1, f2
 // and its digit rows, the rows exchanged through distributed shared
 // memory once per CMux step.
 //
+// With Split = C set it names the split kernel (bootstrap_split.cuh,
+// bss_run, sm_90 and later): a cluster of C blocks per sample, split by
+// NTT index (block r owns N/C consecutive NTT-domain positions and the
+// coefficients of M/C stage-1 columns, M = F2·F3), two or three
+// distributed-shared-memory exchanges per step; T is then its block size,
+// (k+1)·N/C threads. The lowest latency for a few samples.
+//
 // G is the grouping factor of the key the kernel takes: 0 for one CMux
 // step per key bit, 2 for the grouped kernels (name suffix _g2; G = 2 in
 // bootstrap_step.cuh), which take key bits in pairs, three TRGSW samples
@@ -179,6 +186,7 @@ func (b *BootstrapKernels) BlindRotateFused(s *Stream, sh BootstrapShape, f1, f2
 type WideShape struct {
 	F1, F2, F3, K, L, T int
 	Cluster             bool
+	Split               int
 	G                   int
 }
 
@@ -204,6 +212,14 @@ var wideShapes = []WideShape{
 	{F1: 8, F2: 8, F3: 8, K: 3, L: 2, T: 64, G: 2},
 	{F1: 8, F2: 8, F3: 8, K: 3, L: 2, T: 32, G: 2},
 	{F1: 8, F2: 8, F3: 8, K: 3, L: 2, T: 64, Cluster: true, G: 2},
+
+	// BSS_DEFINE: the split kernels, plain and grouped.
+	{F1: 8, F2: 8, F3: 16, K: 1, L: 3, T: 256, Split: 8},
+	{F1: 8, F2: 8, F3: 16, K: 1, L: 2, T: 256, Split: 8},
+	{F1: 8, F2: 8, F3: 8, K: 3, L: 2, T: 256, Split: 8},
+	{F1: 8, F2: 8, F3: 16, K: 1, L: 3, T: 256, Split: 8, G: 2},
+	{F1: 8, F2: 8, F3: 16, K: 1, L: 2, T: 256, Split: 8, G: 2},
+	{F1: 8, F2: 8, F3: 8, K: 3, L: 2, T: 256, Split: 8, G: 2},
 }
 
 // WideShapes lists the shapes that have a wide blind-rotation kernel.
@@ -219,27 +235,40 @@ func (w WideShape) grouped() bool { return w.G == 2 }
 func (w WideShape) String() string { return strings.TrimPrefix(w.kernelName(), "goldfhe_bs_") }
 
 func (w WideShape) kernelName() string {
-	kind := "wide"
-	if w.Cluster {
-		kind = "cluster"
-	}
 	suffix := ""
 	if w.grouped() {
 		suffix = "_g2"
 	}
+	if w.Split != 0 {
+		return fmt.Sprintf("goldfhe_bs_split_%dx%dx%d_k%d_l%d_c%d%s", w.F1, w.F2, w.F3, w.K, w.L, w.Split, suffix)
+	}
+	kind := "wide"
+	if w.Cluster {
+		kind = "cluster"
+	}
 	return fmt.Sprintf("goldfhe_bs_%s_%dx%dx%d_k%d_l%d_t%d%s", kind, w.F1, w.F2, w.F3, w.K, w.L, w.T, suffix)
 }
 
-// blocksPerSample is the cluster size: k+1 for a cluster kernel, else 1.
-func (w WideShape) blocksPerSample() int {
-	if w.Cluster {
+// BlocksPerSample is the cluster size: k+1 for a cluster kernel, Split for
+// a split kernel, else 1.
+func (w WideShape) BlocksPerSample() int {
+	switch {
+	case w.Split != 0:
+		return w.Split
+	case w.Cluster:
 		return w.K + 1
 	}
 	return 1
 }
 
-// Threads is the block size: T threads per TRGSW row of the block.
-func (w WideShape) Threads() int { return w.T * (w.K + 1) * w.L / w.blocksPerSample() }
+// Threads is the block size: T threads per TRGSW row of the block (T for
+// a split kernel).
+func (w WideShape) Threads() int {
+	if w.Split != 0 {
+		return w.T
+	}
+	return w.T * (w.K + 1) * w.L / w.BlocksPerSample()
+}
 
 // SharedBytes is the dynamic shared memory of one block (bsw_shared,
 // bsc_shared): the digit rows, the accumulator, and for G = 2 the staged
@@ -249,6 +278,22 @@ func (w WideShape) SharedBytes() int {
 	psi := 0
 	if w.grouped() {
 		psi = (2*w.n() + 16) * 8
+	}
+	if c := w.Split; c != 0 {
+		// bss_shared: (k+1)(l+1) padded rows of N/C positions, Z (k+1
+		// columns of N/C), psiPow, the twiddles (T_1 and T'_1 of the
+		// owned columns, T_2 and T'_2), two key buffers (the N/C
+		// positions of every row and column of a step's one or three
+		// TRGSW samples), then ACC: the owned coefficients for a grouped
+		// key, all of them otherwise.
+		k1, own := w.K+1, w.n()/c
+		acc, terms := k1*w.n()*4, 1
+		if w.grouped() {
+			acc, terms = k1*own*4, 3
+		}
+		tw := 2*own + 2*w.F2*w.F3
+		key := 2 * terms * k1 * w.L * k1 * own
+		return (k1*(w.L+1)*(own+w.F1*w.F2/c)+k1*own+tw+key)*8 + psi + acc
 	}
 	if w.Cluster {
 		return (w.L+1)*poly + w.n()*4 + psi
@@ -323,7 +368,7 @@ func (b *BootstrapKernels) BlindRotateWide(s *Stream, sh BootstrapShape, ws Wide
 	defer k.mu.Unlock()
 	copy(k.args.p[:], ptrs)
 	k.args.u = [5]uint32{uint32(n), uint32(sh.BKBaseLog), sh.BKOffset, mu, uint32(count)}
-	bps := ws.blocksPerSample()
+	bps := ws.BlocksPerSample()
 	grid := dim3{uint32(bps * min(count, maxNTTGrid/bps)), 1, 1}
 	return launchPinnedShared(k.f, grid, dim3{uint32(ws.Threads()), 1, 1}, uint32(ws.SharedBytes()), h, &k.args, unsafe.Pointer(&k.args.params[0]))
 }

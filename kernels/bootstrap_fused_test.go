@@ -221,7 +221,7 @@ func TestBlindRotateFusedArgumentChecks(t *testing.T) {
 // fakeFused runs a goldfhe_bs_fused_* or goldfhe_bs_wide_* launch with
 // refBlindRotate.
 func fakeFused(g *fakeGPU, name string, grid, block dim3, a []uintptr) Result {
-	if strings.HasPrefix(name, "goldfhe_bs_wide_") || strings.HasPrefix(name, "goldfhe_bs_cluster_") {
+	if strings.HasPrefix(name, "goldfhe_bs_wide_") || strings.HasPrefix(name, "goldfhe_bs_cluster_") || strings.HasPrefix(name, "goldfhe_bs_split_") {
 		return fakeWide(g, name, grid, block, a)
 	}
 	var fs FusedShape
@@ -280,24 +280,33 @@ func fakeWords64(g *fakeGPU, p uint64, n int) []uint64 {
 	return unsafe.Slice((*uint64)(unsafe.Pointer(&b[0])), n)
 }
 
-// fakeWide runs a goldfhe_bs_wide_* or goldfhe_bs_cluster_* launch with
-// refBlindRotate, or refBlindRotateGrouped for a name ending in _g2.
+// fakeWide runs a goldfhe_bs_wide_*, goldfhe_bs_cluster_* or
+// goldfhe_bs_split_* launch with refBlindRotate, or refBlindRotateGrouped
+// for a name ending in _g2.
 func fakeWide(g *fakeGPU, name string, grid, block dim3, a []uintptr) Result {
 	var ws WideShape
 	rest, cluster := strings.CutPrefix(name, "goldfhe_bs_cluster_")
-	if !cluster {
+	rest, split := strings.CutPrefix(rest, "goldfhe_bs_split_")
+	if !cluster && !split {
 		rest = strings.TrimPrefix(name, "goldfhe_bs_wide_")
 	}
 	rest, grouped := strings.CutSuffix(rest, "_g2")
 	var tail string
-	if n, _ := fmt.Sscanf(rest, "%dx%dx%d_k%d_l%d_t%d%s", &ws.F1, &ws.F2, &ws.F3, &ws.K, &ws.L, &ws.T, &tail); n != 6 {
+	format, last := "%dx%dx%d_k%d_l%d_t%d%s", &ws.T
+	if split {
+		format, last = "%dx%dx%d_k%d_l%d_c%d%s", &ws.Split
+	}
+	if n, _ := fmt.Sscanf(rest, format, &ws.F1, &ws.F2, &ws.F3, &ws.K, &ws.L, last, &tail); n != 6 {
 		return 400 // CUDA_ERROR_NOT_FOUND: also for a suffix other than _g2
+	}
+	if split {
+		ws.T = (ws.K + 1) * ws.n() / ws.Split
 	}
 	ws.Cluster = cluster
 	if grouped {
 		ws.G = 2
 	}
-	if int(block.x) != ws.Threads() || grid.x == 0 || int(grid.x)%ws.blocksPerSample() != 0 || uint32(a[7]) != uint32(ws.SharedBytes()) {
+	if int(block.x) != ws.Threads() || grid.x == 0 || int(grid.x)%ws.BlocksPerSample() != 0 || uint32(a[7]) != uint32(ws.SharedBytes()) {
 		return resultInvalidValue
 	}
 	params := unsafe.Slice((*unsafe.Pointer)(arg(a, 9)), 9)
@@ -368,7 +377,7 @@ func BenchmarkBlindRotate(b *testing.B) {
 		}})
 	}
 	for _, v := range vs {
-		for _, count := range []int{1, sms / 2, sms, 2 * sms, 4 * sms, 32 * sms} {
+		for _, count := range []int{1, sms / 8, sms / 4, sms / 2, sms, 2 * sms, 4 * sms, 32 * sms} {
 			b.Run(fmt.Sprintf("%s/count=%d", v.name, count), func(b *testing.B) {
 				must(b, v.run(count)) // warm-up
 				must(b, c.Synchronize())

@@ -348,14 +348,22 @@ func TestWideShapesGrouped(t *testing.T) {
 			t.Errorf("%+v has no grouped twin", ws)
 			continue
 		}
-		if g.kernelName() != ws.kernelName()+"_g2" || g.Threads() != ws.Threads() || g.blocksPerSample() != ws.blocksPerSample() {
+		if g.kernelName() != ws.kernelName()+"_g2" || g.Threads() != ws.Threads() || g.BlocksPerSample() != ws.BlocksPerSample() {
 			t.Errorf("%+v: grouped twin %s differs in launch shape", ws, g.kernelName())
 		}
 		if d := g.TablesLen() - ws.TablesLen(); d != 2*ws.n() {
 			t.Errorf("%s: %d more table words, want 2N = %d", g.kernelName(), d, 2*ws.n())
 		}
-		if d := g.SharedBytes() - ws.SharedBytes(); d != (2*ws.n()+16)*8 {
-			t.Errorf("%s: %d more shared bytes, want %d", g.kernelName(), d, (2*ws.n()+16)*8)
+		// psiPow; a split kernel's grouped twin keeps only its own
+		// coefficients of ACC, and key buffers for three TRGSW samples
+		// (bss_shared).
+		want := (2*ws.n() + 16) * 8
+		if c := ws.Split; c != 0 {
+			k1, own := ws.K+1, ws.n()/c
+			want += 2*2*k1*ws.L*k1*own*8 - k1*(ws.n()-own)*4
+		}
+		if d := g.SharedBytes() - ws.SharedBytes(); d != want {
+			t.Errorf("%s: %d more shared bytes, want %d", g.kernelName(), d, want)
 		}
 	}
 	// bsw_shared and bsc_shared for TFHELib128, as the comments of
@@ -365,6 +373,8 @@ func TestWideShapesGrouped(t *testing.T) {
 		"goldfhe_bs_wide_8x8x16_k1_l3_t64_g2":     76928,
 		"goldfhe_bs_cluster_8x8x16_k1_l3_t128":    38912,
 		"goldfhe_bs_cluster_8x8x16_k1_l3_t128_g2": 55424,
+		"goldfhe_bs_split_8x8x16_k1_l3_c8":        47616,
+		"goldfhe_bs_split_8x8x16_k1_l3_c8_g2":     106112,
 	} {
 		i := slices.IndexFunc(WideShapes(), func(ws WideShape) bool { return ws.kernelName() == name })
 		if i < 0 {

@@ -13,7 +13,7 @@ import (
 )
 
 // TestWriteBlindRotateVectors writes, when GOLDFHE_MODEL_VECTORS names a
-// directory, one vector file per wide or cluster kernel and n in {5, 6}:
+// directory, one vector file per wide, cluster or split kernel and n in {5, 6}:
 // random samples, key and the kernel's tables, and what refWide computes
 // from them, for testdata/blindrotate_model.cpp, which runs the kernels'
 // CUDA source on the host (its comment has the commands and the format).
@@ -49,9 +49,12 @@ func TestWriteBlindRotateVectors(t *testing.T) {
 					buf = binary.LittleEndian.AppendUint32(buf, x)
 				}
 			}
-			cluster := uint32(0)
-			if ws.Cluster {
+			cluster := uint32(0) // the kind: 0 wide, 1 cluster, 2 split (T: its block size)
+			switch {
+			case ws.Cluster:
 				cluster = 1
+			case ws.Split != 0:
+				cluster = 2
 			}
 			u32(uint32(ws.F1), uint32(ws.F2), uint32(ws.F3), uint32(ws.K), uint32(ws.L), uint32(ws.T), cluster, uint32(ws.G),
 				uint32(n), uint32(sh.BKBaseLog), sh.BKOffset, mu, count, uint32(ws.SharedBytes()),

@@ -74,22 +74,26 @@ __device__ __forceinline__ uint32_t bsf_word(const uint32_t* p, uint32_t j, uint
     }
 }
 
-// bsf_digit: the gadget digit at `shift` of bsf_word, as a Goldilocks
-// element (goldfhe_bs_rotate_decompose).
-template <int N, bool ROT = true>
-__device__ __forceinline__ uint64_t bsf_digit(const uint32_t* p, uint32_t j, uint32_t a, uint32_t offset,
-                                              uint32_t shift, uint64_t mask, int64_t half) {
-    const uint32_t w = bsf_word<N, ROT>(p, j, a, offset);
+// bsf_digit_of: the gadget digit at `shift` of the word w, as a
+// Goldilocks element (goldfhe_bs_rotate_decompose).
+__device__ __forceinline__ uint64_t bsf_digit_of(uint32_t w, uint32_t shift, uint64_t mask, int64_t half) {
     const int64_t v = (int64_t)(((uint64_t)w >> shift) & mask) - half;
     return (uint64_t)v + (GL_P & (uint64_t)(v >> 63));
 }
 
-// bsf_mac_at: out_c = sum_r row(r)[o] * key[r][c][pos] mod p, canonical, for
+// bsf_digit: bsf_digit_of the word bsf_word.
+template <int N, bool ROT = true>
+__device__ __forceinline__ uint64_t bsf_digit(const uint32_t* p, uint32_t j, uint32_t a, uint32_t offset,
+                                              uint32_t shift, uint64_t mask, int64_t half) {
+    return bsf_digit_of(bsf_word<N, ROT>(p, j, a, offset), shift, mask, half);
+}
+
+// bsf_mac_by: out_c = sum_r row(r)[o] * keyAt(r, c) mod p, canonical, for
 // the K1 output columns c (goldfhe_bs_mac); row(r) points at row r's words
-// (lazy or canonical: lz_mac takes any operand).
-template <int N, int K1, int ROWS, class Row>
-__device__ __forceinline__ void bsf_mac_at(uint64_t (&out)[K1], Row row, uint32_t o, const uint64_t* __restrict__ key,
-                                           uint32_t pos) {
+// (lazy or canonical: lz_mac takes any operand), keyAt(r, c) is key row r,
+// column c at this position.
+template <int K1, int ROWS, class Row, class Key>
+__device__ __forceinline__ void bsf_mac_by(uint64_t (&out)[K1], Row row, uint32_t o, Key keyAt) {
     lz_acc sum[K1];
 #pragma unroll
     for (int c = 0; c < K1; c++) lz_acc_zero(sum[c]);
@@ -97,10 +101,18 @@ __device__ __forceinline__ void bsf_mac_at(uint64_t (&out)[K1], Row row, uint32_
     for (int r = 0; r < ROWS; r++) {
         const uint64_t x = row(r)[o];
 #pragma unroll
-        for (int c = 0; c < K1; c++) lz_mac(sum[c], x, __ldg(key + (r * K1 + c) * N + pos));
+        for (int c = 0; c < K1; c++) lz_mac(sum[c], x, keyAt(r, c));
     }
 #pragma unroll
     for (int c = 0; c < K1; c++) out[c] = lz_acc_reduce(sum[c]);
+}
+
+// bsf_mac_at: bsf_mac_by with key[r][c][pos] from global memory (key
+// layout ROWS x K1 x N).
+template <int N, int K1, int ROWS, class Row>
+__device__ __forceinline__ void bsf_mac_at(uint64_t (&out)[K1], Row row, uint32_t o, const uint64_t* __restrict__ key,
+                                           uint32_t pos) {
+    bsf_mac_by<K1, ROWS>(out, row, o, [&](int r, int c) { return __ldg(key + (r * K1 + c) * N + pos); });
 }
 
 // bsg_exponents: the exponents e_u of the group whose first key bit is
@@ -170,12 +182,12 @@ __device__ __forceinline__ void bsg_stage_psi(uint64_t* P, const uint64_t* __res
     for (uint32_t i = threadIdx.x; i < (2u << LOGN); i += threads) P[bsg_pad<LOGN>(i)] = __ldg(psiPow + i);
 }
 
-// bsf_mac_group_at: the multiply-accumulate of a grouped step, for NC
-// output columns c (key already offset to the first of them):
-//   out_c = sum_u m_u[pos] * (sum_r row(r)[o] * key[u][r][c][pos]) mod p,
-// canonical, over the terms u with e[u] != 0, where key[u][r][c] is at key
-// + ((u * ROWS + r) * K1 + c) * N (the group's TRGSW samples one after
-// another, each in bsf_mac_at's layout) and m_u[pos] = psi^(e_u (2 brv(pos)
+// bsf_mac_group_by: the multiply-accumulate of a grouped step, for NC
+// output columns c:
+//   out_c = sum_u m_u[pos] * (sum_r row(r)[o] * keyAt(u, r, c)) mod p,
+// canonical, over the terms u with e[u] != 0, where keyAt(u, r, c) is term
+// u's key row r, column c at this position (the group's TRGSW samples one
+// after another, each in bsf_mac_at's layout) and m_u[pos] = psi^(e_u (2 brv(pos)
 // + 1)) - 1, the NTT-domain X^(e_u) - 1, from P (bsg_pad layout). A term
 // with e_u = 0 has m_u = 0 and is skipped (the same branch for the whole
 // block or cluster), so a single key bit's group never reads past its one
@@ -183,10 +195,9 @@ __device__ __forceinline__ void bsg_stage_psi(uint64_t* P, const uint64_t* __res
 // them from other blocks' shared memory) and serve all three terms; each
 // term's inner sum is reduced (lz_acc_reduce) before its product with
 // m_u, so every accumulator holds at most ROWS (resp. 3) products.
-template <int N, int K1, int NC, int ROWS, class Row>
-__device__ __forceinline__ void bsf_mac_group_at(uint64_t (&out)[NC], Row row, uint32_t o,
-                                                 const uint64_t* __restrict__ key, const uint32_t (&e)[3],
-                                                 const uint64_t* P, uint32_t pos) {
+template <int N, int K1, int NC, int ROWS, class Row, class Key>
+__device__ __forceinline__ void bsf_mac_group_by(uint64_t (&out)[NC], Row row, uint32_t o, Key keyAt,
+                                                 const uint32_t (&e)[3], const uint64_t* P, uint32_t pos) {
     constexpr int LOGN = hyb_lg<N>::v;
     uint64_t x[ROWS];
 #pragma unroll
@@ -208,13 +219,23 @@ __device__ __forceinline__ void bsf_mac_group_at(uint64_t (&out)[NC], Row row, u
 #pragma unroll
         for (int r = 0; r < ROWS; r++) {
 #pragma unroll
-            for (int c = 0; c < NC; c++) lz_mac(sum[c], x[r], __ldg(key + ((u * ROWS + r) * K1 + c) * N + pos));
+            for (int c = 0; c < NC; c++) lz_mac(sum[c], x[r], keyAt(u, r, c));
         }
 #pragma unroll
         for (int c = 0; c < NC; c++) lz_mac(total[c], lz_acc_reduce(sum[c]), m);
     }
 #pragma unroll
     for (int c = 0; c < NC; c++) out[c] = lz_acc_reduce(total[c]);
+}
+
+// bsf_mac_group_at: bsf_mac_group_by with key[u][r][c] at key + ((u * ROWS
+// + r) * K1 + c) * N + pos in global memory.
+template <int N, int K1, int NC, int ROWS, class Row>
+__device__ __forceinline__ void bsf_mac_group_at(uint64_t (&out)[NC], Row row, uint32_t o,
+                                                 const uint64_t* __restrict__ key, const uint32_t (&e)[3],
+                                                 const uint64_t* P, uint32_t pos) {
+    bsf_mac_group_by<N, K1, NC, ROWS>(
+        out, row, o, [&](int u, int r, int c) { return __ldg(key + ((u * ROWS + r) * K1 + c) * N + pos); }, e, P, pos);
 }
 
 // bsf_add_centered: *p += the centred representative of v mod 2^32, v
@@ -263,44 +284,61 @@ __device__ __forceinline__ void bsf_extract_column(const uint32_t* col, uint32_t
 template <int F3>
 __device__ __forceinline__ uint32_t bsw_pad(uint32_t p) { return p + p / F3; }
 
-// bsw_fwd1_digits: stage 1 (twisted) of the digit at `shift` of column p of
-// ACC rotated by a (ROT: bsf_word), column t < N/F1. Digits of beta <= 15
-// bits take the exact first level (hyb_ct_digits); small is that condition.
-template <int F1, int F2, int F3, bool ROT = true>
-__device__ __forceinline__ void bsw_fwd1_digits(uint64_t* W, const uint32_t* p, uint32_t t, uint32_t a, uint32_t offset,
-                                                uint32_t shift, uint32_t beta, bool small,
-                                                const uint64_t* __restrict__ tw1) {
-    constexpr uint32_t N = F1 * F2 * F3, T1 = N / F1;
+// bsw_fwd1_digits_to: stage 1 (twisted) of one column t of a digit row:
+// the digit at `shift` of word(i), the word at coefficient t + (N/F1) * i
+// (i < F1), through the F1-point transform and the twiddle tw(j) = T_1[t +
+// (N/F1) j], each output j handed to store(j, value). Digits of beta <= 15 bits
+// take the exact first level (hyb_ct_digits); small is that condition.
+template <int F1, int F2, int F3, class Word, class Store, class Tw>
+__device__ __forceinline__ void bsw_fwd1_digits_to(Word word, Store store, uint32_t shift, uint32_t beta, bool small,
+                                                   Tw tw) {
     uint64_t r[F1];
     if (small) {
         const uint32_t mask32 = (1u << beta) - 1, half32 = 1u << (beta - 1);
         int32_t d[F1];
 #pragma unroll
-        for (int i = 0; i < F1; i++) {
-            d[i] = (int32_t)((bsf_word<N, ROT>(p, t + T1 * i, a, offset) >> shift) & mask32) - (int32_t)half32;
-        }
+        for (int i = 0; i < F1; i++) d[i] = (int32_t)((word(i) >> shift) & mask32) - (int32_t)half32;
         hyb_ct_digits<F1>(d, r);
     } else {
         const uint64_t mask = (1ull << beta) - 1;
         const int64_t half = (int64_t)1 << (beta - 1);
 #pragma unroll
-        for (int i = 0; i < F1; i++) r[i] = bsf_digit<N, ROT>(p, t + T1 * i, a, offset, shift, mask, half);
+        for (int i = 0; i < F1; i++) r[i] = bsf_digit_of(word(i), shift, mask, half);
         hyb_ct_lazy<F1, true>(r);
     }
 #pragma unroll
-    for (int j = 0; j < F1; j++) W[bsw_pad<F3>(t + T1 * j)] = lz_mul(r[j], __ldg(tw1 + T1 * j + t));
+    for (int j = 0; j < F1; j++) store(j, lz_mul(r[j], tw(j)));
 }
 
-// bsw_fwd2: stage 2, transform t < F1 * F3 (block t / F3, column t % F3).
-template <int F1, int F2, int F3>
-__device__ __forceinline__ void bsw_fwd2(uint64_t* W, uint32_t t, const uint64_t* __restrict__ tw2) {
+// bsw_fwd1_digits: bsw_fwd1_digits_to for column p of ACC rotated by a
+// (ROT: bsf_word), column t < N/F1, into the padded row W.
+template <int F1, int F2, int F3, bool ROT = true>
+__device__ __forceinline__ void bsw_fwd1_digits(uint64_t* W, const uint32_t* p, uint32_t t, uint32_t a, uint32_t offset,
+                                                uint32_t shift, uint32_t beta, bool small,
+                                                const uint64_t* __restrict__ tw1) {
+    constexpr uint32_t N = F1 * F2 * F3, T1 = N / F1;
+    bsw_fwd1_digits_to<F1, F2, F3>([&](int i) { return bsf_word<N, ROT>(p, t + T1 * i, a, offset); },
+                                   [&](int j, uint64_t v) { W[bsw_pad<F3>(t + T1 * j)] = v; }, shift, beta, small,
+                                   [&](int j) { return __ldg(tw1 + T1 * j + t); });
+}
+
+// bsw_fwd2_by: stage 2, transform t < F1 * F3 (block t / F3, column t %
+// F3), the twiddle T_2[i] read as tw(i).
+template <int F1, int F2, int F3, class Tw>
+__device__ __forceinline__ void bsw_fwd2_by(uint64_t* W, uint32_t t, Tw tw) {
     const uint32_t c = t % F3, base = (t / F3) * (F2 * F3) + c;
     uint64_t r[F2];
 #pragma unroll
     for (int i = 0; i < F2; i++) r[i] = W[bsw_pad<F3>(base + F3 * i)];
     hyb_ct_lazy<F2, false>(r);
 #pragma unroll
-    for (int j = 0; j < F2; j++) W[bsw_pad<F3>(base + F3 * j)] = lz_mul(r[j], __ldg(tw2 + F3 * j + c));
+    for (int j = 0; j < F2; j++) W[bsw_pad<F3>(base + F3 * j)] = lz_mul(r[j], tw(F3 * j + c));
+}
+
+// bsw_fwd2: bsw_fwd2_by with T_2 in global memory.
+template <int F1, int F2, int F3>
+__device__ __forceinline__ void bsw_fwd2(uint64_t* W, uint32_t t, const uint64_t* __restrict__ tw2) {
+    bsw_fwd2_by<F1, F2, F3>(W, t, [&](uint32_t i) { return __ldg(tw2 + i); });
 }
 
 // bsw_fwd3: stage 3 on F3 consecutive positions, transform t < N / F3;

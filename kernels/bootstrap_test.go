@@ -268,7 +268,7 @@ func bsFakeLaunch(g *fakeGPU, name string, a []uintptr) Result {
 	if grid.x == 0 || grid.y == 0 || grid.y > 65535 || block.x == 0 || block.x > 1024 {
 		return resultInvalidValue
 	}
-	if strings.HasPrefix(name, "goldfhe_bs_fused_") || strings.HasPrefix(name, "goldfhe_bs_wide_") || strings.HasPrefix(name, "goldfhe_bs_cluster_") {
+	if strings.HasPrefix(name, "goldfhe_bs_fused_") || strings.HasPrefix(name, "goldfhe_bs_wide_") || strings.HasPrefix(name, "goldfhe_bs_cluster_") || strings.HasPrefix(name, "goldfhe_bs_split_") {
 		return fakeFused(g, name, grid, block, a)
 	}
 	np := map[string]int{"goldfhe_bs_init": 8, "goldfhe_bs_rotate_decompose": 11, "goldfhe_bs_mac": 8,

@@ -103,16 +103,19 @@
 //   - bootstrap.cuh: the gate-bootstrapping steps (modulus switching, rotate
 //     and decompose, NTT-domain multiply-accumulate, centred add, sample
 //     extraction, key switching), one kernel each.
-//   - bootstrap_step.cuh, bootstrap_fused.cuh, bootstrap_cluster.cuh: the
-//     whole blind rotation of a batch in one launch, the accumulator in
-//     shared memory: one block of (k+1)·l warps per sample (fused), one
-//     block of N/16 or N/8 threads per polynomial (wide), or a thread-block
-//     cluster of k+1 blocks per sample exchanging digit rows through
-//     distributed shared memory (cluster, sm_90 only). BootstrapKernels'
-//     BlindRotateFused and BlindRotateWide run them (FusedShapes,
-//     WideShapes, WideFor).
+//   - bootstrap_step.cuh, bootstrap_fused.cuh, bootstrap_cluster.cuh,
+//     bootstrap_split.cuh: the whole blind rotation of a batch in one
+//     launch, the accumulator in shared memory: one block of (k+1)·l warps
+//     per sample (fused), one block of N/16 or N/8 threads per polynomial
+//     (wide), a thread-block cluster of k+1 blocks per sample exchanging
+//     digit rows through distributed shared memory (cluster, sm_90 only),
+//     or a cluster of 8 blocks per sample split by NTT index along the
+//     stages of the decomposed transform (eq. (9) of Li et al. 2024), the
+//     key fetched a step ahead with cp.async (split, sm_90 only: the lowest
+//     latency). BootstrapKernels' BlindRotateFused and BlindRotateWide run
+//     them (FusedShapes, WideShapes, WideFor).
 //
-// The wide and cluster kernels also come grouped (name suffix _g2,
+// The wide, cluster and split kernels also come grouped (name suffix _g2,
 // WideShape.G = 2, BootstrapShape.Grouping = 2): bootstrapping-key
 // unrolling with grouping factor 2 (Zhou et al. 2018, "Faster
 // bootstrapping with multiple addends"; Bourse et al. 2018; TFHE-rs'

@@ -14,3 +14,4 @@
 #include "bootstrap.cuh"
 #include "bootstrap_fused.cuh"
 #include "bootstrap_cluster.cuh"
+#include "bootstrap_split.cuh"

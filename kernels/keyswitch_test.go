@@ -37,6 +37,21 @@ func TestKSCoordsPerThread(t *testing.T) {
 	}
 }
 
+// TestKSChunks: the input coordinates of a sample are split only while
+// the grid falls short of two blocks per SM, each chunk keeping at least
+// four coordinates per class (TFHELib128: k·N = 1024, 20 blocks per sample
+// at one coordinate per thread).
+func TestKSChunks(t *testing.T) {
+	for _, c := range []struct{ blocks, kn, sms, want int }{
+		{20, 1024, 132, 13}, {40, 1024, 132, 6}, {140, 1024, 132, 1}, {264, 1024, 132, 1}, {5000, 1024, 132, 1},
+		{1, 1024, 132, 32}, {1, 64, 132, 2}, {1, 16, 132, 1}, {0, 1024, 132, 32}, {20, 1024, 0, 1},
+	} {
+		if got := ksChunks(c.blocks, c.kn, c.sms); got != c.want {
+			t.Errorf("ksChunks(%d, %d, %d) = %d, want %d", c.blocks, c.kn, c.sms, got, c.want)
+		}
+	}
+}
+
 // TestKeySwitchBatches runs key switching at batch sizes that take every
 // samples-per-block choice on the device (and counts that are not a
 // multiple of it), against refKeySwitch.

@@ -1,6 +1,6 @@
-// Host model of the wide and cluster blind-rotation kernels
-// (bootstrap_fused.cuh bsw_run, bootstrap_cluster.cuh bsc_run; plain and
-// grouped, G = 1 and 2): the device source itself, compiled by g++, every
+// Host model of the wide, cluster and split blind-rotation kernels
+// (bootstrap_fused.cuh bsw_run, bootstrap_cluster.cuh bsc_run,
+// bootstrap_split.cuh bss_run; plain and grouped, G = 1 and 2): the device source itself, compiled by g++, every
 // CUDA thread a std::thread, __syncthreads a std::barrier per block,
 // cluster.sync one per cluster, each block's shared memory a host array
 // (poisoned), distributed shared memory through testdata/cg's stand-in of
@@ -14,7 +14,8 @@
 //   /tmp/blindrotate_model /tmp/brvec/*.bin
 // (-fsanitize=thread or -fsanitize=address for races, or out-of-bounds
 // shared-memory accesses: each block's array is SharedBytes long.)
-// Vector file (little-endian): 18 uint32 F1, F2, F3, k, l, T, cluster, G,
+// Vector file (little-endian): 18 uint32 F1, F2, F3, k, l, T, kind (0
+// wide, 1 cluster, 2 split; T is a split kernel's block size), G,
 // n, beta, offset, mu, count, shared bytes, then the lengths of tables,
 // key (uint64), in and ext (uint32), then those four arrays.
 #include <barrier>
@@ -58,6 +59,7 @@ __thread uint64_t (*hm_sm)[];
 #define bsw_sm (*hm_sm)
 #define bsc_sm (*hm_sm)
 #define bsf_sm (*hm_sm)
+#define bss_sm (*hm_sm)
 
 #include "../goldilocks.cuh"
 // ntt_fastops.cuh is PTX: its functions are the canonical gl_* ones
@@ -73,7 +75,7 @@ template <int S> static inline uint64_t fa_mul_pow2(uint64_t x) { return gl_mul_
 static inline uint32_t bs_modswitch(uint32_t t, uint32_t logm) {
     return (uint32_t)(((((uint64_t)t) >> (31 - logm)) + 1) >> 1) & ((1u << logm) - 1);
 }
-#include "../bootstrap_cluster.cuh"
+#include "../bootstrap_split.cuh"
 
 typedef void (*kernel)(const uint32_t*, const uint64_t*, const uint64_t*, uint32_t*, uint32_t, uint32_t, uint32_t,
                        uint32_t, uint32_t);
@@ -88,13 +90,21 @@ static const std::map<std::string, kernel> kernels = {
     K(goldfhe_bs_wide_8x8x16_k1_l2_t64_g2),     K(goldfhe_bs_wide_8x8x8_k3_l2_t64_g2),
     K(goldfhe_bs_wide_8x8x8_k3_l2_t32_g2),      K(goldfhe_bs_cluster_8x8x16_k1_l3_t128_g2),
     K(goldfhe_bs_cluster_8x8x16_k1_l2_t128_g2), K(goldfhe_bs_cluster_8x8x8_k3_l2_t64_g2),
+    K(goldfhe_bs_split_8x8x16_k1_l3_c8),        K(goldfhe_bs_split_8x8x16_k1_l2_c8),
+    K(goldfhe_bs_split_8x8x8_k3_l2_c8),         K(goldfhe_bs_split_8x8x16_k1_l3_c8_g2),
+    K(goldfhe_bs_split_8x8x16_k1_l2_c8_g2),     K(goldfhe_bs_split_8x8x8_k3_l2_c8_g2),
 };
 
-static std::string kernel_name(uint32_t F1, uint32_t F2, uint32_t F3, uint32_t k, uint32_t l, uint32_t T, bool cluster,
+static std::string kernel_name(uint32_t F1, uint32_t F2, uint32_t F3, uint32_t k, uint32_t l, uint32_t T, uint32_t kind,
                                uint32_t G) {
     char buf[128];
-    snprintf(buf, sizeof buf, "goldfhe_bs_%s_%ux%ux%u_k%u_l%u_t%u%s", cluster ? "cluster" : "wide", F1, F2, F3, k, l,
-             T, G == 2 ? "_g2" : "");
+    if (kind == 2) {
+        snprintf(buf, sizeof buf, "goldfhe_bs_split_%ux%ux%u_k%u_l%u_c%u%s", F1, F2, F3, k, l,
+                 (k + 1) * F1 * F2 * F3 / T, G == 2 ? "_g2" : "");
+    } else {
+        snprintf(buf, sizeof buf, "goldfhe_bs_%s_%ux%ux%u_k%u_l%u_t%u%s", kind ? "cluster" : "wide", F1, F2, F3, k, l,
+                 T, G == 2 ? "_g2" : "");
+    }
     return buf;
 }
 
@@ -124,7 +134,7 @@ int main(int argc, char** argv) {
         memcpy(key.data(), p, h[15] * 8), p += h[15] * 8;
         memcpy(in.data(), p, in.size() * 4), p += in.size() * 4;
         memcpy(want.data(), p, want.size() * 4);
-        const std::string name = kernel_name(h[0], h[1], h[2], k, l, T, cl != 0, h[7]);
+        const std::string name = kernel_name(h[0], h[1], h[2], k, l, T, cl, h[7]);
         const auto it = kernels.find(name);
         if (it == kernels.end()) {
             printf("%s: no kernel %s in the model\n", argv[a], name.c_str());
@@ -132,7 +142,8 @@ int main(int argc, char** argv) {
         }
         // A grid of two blocks (clusters), run one after the other: they do
         // not interact, and each takes samples s, s + 2, ...
-        const int bps = cl ? k + 1 : 1, threads = cl ? T * l : T * (k + 1) * l, groups = 2;
+        const int bps = cl == 2 ? (k + 1) * h[0] * h[1] * h[2] / T : cl ? k + 1 : 1;
+        const int threads = cl == 2 ? T : cl ? T * l : T * (k + 1) * l, groups = 2;
         for (int g = 0; g < groups; g++) {
             std::vector<std::vector<uint64_t>> sm(bps, std::vector<uint64_t>(shared / 8, 0xA5A5A5A5A5A5A5A5ull));
             std::vector<uint64_t*> smp(bps);

@@ -2,10 +2,12 @@
 // cut out of bootstrap.cuh, compiled by g++, every CUDA thread a std::thread
 // (blocks one after another, so its static __shared__ array serves each
 // block in turn), against a plain C++ sum, for several shapes (basebit 1..8),
-// counts, samples per block and coordinates per thread:
+// counts, samples per block, coordinates per thread and input-coordinate
+// chunks (gridDim.z, atomicAdd into a zeroed out):
 //   awk '/^#define KS_TX/,/^#endif \/\/ GOLDFHE_BOOTSTRAP_CUH/' kernels/bootstrap.cuh | grep -v "^#endif" > /tmp/ks_kernel.inc
 //   g++ -O1 -std=c++20 -pthread -I/tmp -o /tmp/keyswitch_model kernels/testdata/keyswitch_model.cpp && /tmp/keyswitch_model
 // It checks the kernel's indexing and reduction, not nvcc or the GPU.
+#include <algorithm>
 #include <barrier>
 #include <cstdint>
 #include <cstdio>
@@ -21,12 +23,14 @@ struct d3 { unsigned x = 0, y = 0, z = 0; };
 thread_local d3 threadIdx, blockIdx; d3 gridDim;
 std::barrier<>* bar;
 static inline void __syncthreads() { bar->arrive_and_wait(); }
+// Blocks run one after another, so a plain add is atomic enough.
+static inline void atomicAdd(uint32_t* p, uint32_t v) { *p += v; }
 #include "ks_kernel.inc"
 int main() {
     std::mt19937 rng(5);
     struct Shape { uint32_t n, kn, t, bb; } shapes[] = {{11, 64, 8, 2}, {130, 32, 5, 3}, {127, 16, 4, 8}, {33, 20, 32, 1}};
     int fails = 0;
-    for (auto sh : shapes) for (uint32_t count : {1u, 3u, 9u, 17u}) for (uint32_t spb : {1u, 2u, 4u, 8u}) for (uint32_t cpt : {1u, 4u}) {
+    for (auto sh : shapes) for (uint32_t count : {1u, 3u, 9u, 17u}) for (uint32_t spb : {1u, 2u, 4u, 8u}) for (uint32_t cpt : {1u, 4u}) for (uint32_t gz : {1u, 3u, 8u}) {
         uint32_t half = 1u << (sh.bb - 1), w = sh.n + 1, offset = rng();
         std::vector<uint32_t> table((size_t)sh.kn * sh.t * half * w), in((size_t)count * (sh.kn + 1)), out((size_t)count * w, 0xdeadbeef), want(out.size());
         for (auto& x : table) x = rng(); for (auto& x : in) x = rng();
@@ -38,15 +42,16 @@ int main() {
                     r += d > 0 ? -e : e; } }
             want[s * w + m] = r; }
         uint32_t gx = (sh.n + KS_TX * cpt) / (KS_TX * cpt), gy = std::min<uint32_t>((count + spb - 1) / spb, 2);
-        gridDim = {gx, gy, 1};
-        for (uint32_t bx = 0; bx < gx; bx++) for (uint32_t by = 0; by < gy; by++) {
+        gridDim = {gx, gy, gz};
+        if (gz > 1) std::fill(out.begin(), out.end(), 0u);
+        for (uint32_t bx = 0; bx < gx; bx++) for (uint32_t by = 0; by < gy; by++) for (uint32_t bz = 0; bz < gz; bz++) {
             std::barrier<> b(KS_TX * KS_TY); bar = &b; std::vector<std::thread> th;
             for (uint32_t ty = 0; ty < KS_TY; ty++) for (uint32_t tx = 0; tx < KS_TX; tx++)
-                th.emplace_back([&, tx, ty] { threadIdx = {tx, ty, 0}; blockIdx = {bx, by, 0};
+                th.emplace_back([&, tx, ty] { threadIdx = {tx, ty, 0}; blockIdx = {bx, by, bz};
                     goldfhe_bs_keyswitch(out.data(), in.data(), table.data(), sh.n, sh.kn, sh.t, sh.bb, offset, count, spb, cpt); });
             for (auto& t : th) t.join();
         }
-        if (out != want) { fails++; printf("FAIL n=%u count=%u spb=%u cpt=%u\n", sh.n, count, spb, cpt); }
+        if (out != want) { fails++; printf("FAIL n=%u count=%u spb=%u cpt=%u gz=%u\n", sh.n, count, spb, cpt, gz); }
     }
     printf("%d failures\n", fails);
     return fails != 0;

@@ -1,0 +1,401 @@
+// bootstrap_split.cuh: the blind rotation of one sample spread over a
+// thread-block cluster of C blocks (C = 8, each on its own SM;
+// Hopper, sm_90; DESIGN.md section 6), split by NTT index rather than by
+// TRLWE column as in bootstrap_cluster.cuh: the lowest latency per sample,
+// for passes of a few samples (a single gate, the narrow levels of a
+// circuit).
+//
+// The three-stage plan (F1, F2, F3) (smallntt.Plan doc; N = F1 F2 F3, M =
+// F2 F3) lets the split follow the transform's own structure (eq. (9) of
+// Li et al. 2024, applied twice):
+//   - stage 1 is M independent F1-point transforms, column t reading and
+//     writing the coefficients and positions t + M i (i < F1);
+//   - stages 2 and 3 are F1 independent M-point transforms on the
+//     contiguous blocks of M positions.
+// Block `rank` of a cluster owns the TC = M/C stage-1 columns t in [rank
+// TC, (rank+1) TC), that is the coefficients t + M i, and the B = F1/C
+// stage-2 blocks rank B .. rank B + B-1, that is the P = N/C consecutive
+// NTT-domain positions [rank P, (rank+1) P). A CMux step (or a grouped
+// step, G = 2) is then
+//
+//   A  (owned columns) the digits of every row from the owned coefficients,
+//      stage 1 of each (bsw_fwd1_digits_to), output j of column t written
+//      straight into the shared memory of the owner of position t + M j
+//      (distributed shared memory);
+//   -- cluster barrier 1: every block's positions are complete;
+//   B  (owned positions) stages 2 and 3 of every row, the multiply-
+//      accumulate against the key at those positions (one thread per
+//      position and output column), the inverse stages 3 and 2 of each
+//      column, each result written into the shared memory of the owner of
+//      its stage-1 column;
+//   -- cluster barrier 2: every block's columns are complete;
+//   C  (owned columns) the inverse stage 1 and the centred add into ACC.
+//
+// A grouped step decomposes ACC unrotated, so each block keeps only its
+// own coefficients of ACC, and two cluster barriers per step are all the
+// exchange there is. A plain CMux step (G = 1) decomposes X^a ACC - ACC,
+// which needs every coefficient: each block keeps all of ACC, and after C
+// writes its coefficients' new values into every other block's copy (a
+// third cluster barrier). Everything else is the arithmetic of the wide
+// kernel, so the same bits come out.
+//
+// Shared memory per block, 8-byte words (bss_shared): X, ROWS rows of the
+// P owned positions, padded after every F3 words (bsw_pad: conflict-free
+// stages); Y, K1 such columns (the multiply-accumulate's outputs); Z, the
+// K1 x F1 x TC values that the inverse stage 1 of the owned columns reads
+// (Z[c][j][tl], conflict-free for consecutive tl); for G = 2 the psiPow
+// table (bsg_stage_psi); then ACC, 32-bit words: the K1 x F1 x TC owned
+// coefficients (G = 2; ACC[c][i][tl] is coefficient t + M i of column c,
+// t = rank TC + tl), or all K1 x N (G = 1).
+#ifndef GOLDFHE_BOOTSTRAP_SPLIT_CUH
+#define GOLDFHE_BOOTSTRAP_SPLIT_CUH
+
+#include "bootstrap_cluster.cuh"
+
+#ifdef GOLDFHE_HAVE_CLUSTERS
+
+// 16-byte asynchronous copies from global to shared memory (cp.async,
+// sm_80 and later), used to fetch the next step's key while this step
+// runs. The host models (testdata) copy at once.
+__device__ __forceinline__ void bss_cp16(uint64_t* dst, const uint64_t* src) {
+#ifdef __CUDA_ARCH__
+    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src) : "memory");
+#else
+    dst[0] = src[0];
+    dst[1] = src[1];
+#endif
+}
+__device__ __forceinline__ void bss_cp_commit() {
+#ifdef __CUDA_ARCH__
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+// bss_cp_wait: this thread's copies are complete, all but the newest group
+// when pending is true.
+__device__ __forceinline__ void bss_cp_wait(bool pending) {
+#ifdef __CUDA_ARCH__
+    if (pending) {
+        asm volatile("cp.async.wait_group 1;\n" ::: "memory");
+    } else {
+        asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+    }
+#endif
+}
+
+// Per-phase cycle counts of block 0, thread 0, printed at its end: build
+// with -DGOLDFHE_BSS_PROFILE (a development aid; never in the committed
+// fatbin).
+#ifdef GOLDFHE_BSS_PROFILE
+#define BSS_MARK(i)                                        \
+    do {                                                   \
+        if (bss_prof) {                                    \
+            const long long bss_now = clock64();           \
+            bss_pr[i] += bss_now - bss_pt;                 \
+            bss_pt = bss_now;                              \
+        }                                                  \
+    } while (0)
+#else
+#define BSS_MARK(i) \
+    do {            \
+    } while (0)
+#endif
+
+// bss_key_words: the key words one block reads per step: its P positions
+// of every row and column, for each of the step's TRGSW samples (G = 2:
+// three).
+__host__ __device__ constexpr int bss_key_words(int n, int k1, int l, int c, int g) {
+    return (g == 2 ? 3 : 1) * k1 * l * k1 * (n / c);
+}
+
+__host__ __device__ constexpr int bss_shared(int f1, int f2, int f3, int k1, int l, int c, int g) {
+    // (k1 * l + k1) padded position rows, Z, psiPow, the twiddles, two key
+    // buffers, then ACC.
+    return ((k1 * l + k1) * (f1 * f2 * f3 / c + f1 * f2 / c) + k1 * (f1 * f2 * f3 / c) +
+            (g == 2 ? bsg_psi_words(f1 * f2 * f3) : 0) + 2 * (f1 * f2 * f3 / c) + 2 * f2 * f3 +
+            2 * bss_key_words(f1 * f2 * f3, k1, l, c, g)) * 8 +
+           (g == 2 ? k1 * (f1 * f2 * f3 / c) : k1 * f1 * f2 * f3) * 4;
+}
+
+// bss_next: the first step at or after `iter` that changes ACC (n when
+// none does): the steps bs_step_exponents skips are skipped here too, so
+// that the key fetched ahead is the one the next step reads.
+template <int G, int LOGN>
+__device__ __forceinline__ uint32_t bss_next(const uint32_t* ct, uint32_t iter, uint32_t n) {
+    uint32_t e[3];
+    while (iter < n && !bs_step_exponents<G, LOGN>(e, ct, iter, n)) iter += G;
+    return iter;
+}
+
+// bss_run: samples blockIdx.x / C, + gridDim.x / C, ... (clusters of C
+// consecutive blocks, gridDim.x a multiple of C); tables as for the wide
+// kernel (psiPow after T'_2 for G = 2). blockDim.x = K1 * N / C: the
+// multiply-accumulate has one thread per owned position and column.
+template <int F1, int F2, int F3, int K1, int L, int C, int G>
+__device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const uint64_t* __restrict__ bk,
+                                        const uint64_t* __restrict__ tables, uint32_t* __restrict__ ext,
+                                        uint32_t n, uint32_t beta, uint32_t offset, uint32_t mu, uint32_t count) {
+    namespace cg = cooperative_groups;
+    static_assert(G == 1 || G == 2, "grouping factor 1 or 2");
+    constexpr int N = F1 * F2 * F3, LOGN = hyb_lg<N>::v, ROWS = K1 * L;
+    constexpr int M = F2 * F3;  // a stage-2 block
+    static_assert(F1 % C == 0 && M % C == 0, "C must divide F1 and F2 * F3");
+    constexpr int B = F1 / C;        // stage-2 blocks per cluster block
+    constexpr int P = N / C;         // owned NTT-domain positions
+    constexpr int PP = P + P / F3;   // padded
+    constexpr int TC = M / C;        // owned stage-1 columns
+    constexpr int THREADS = K1 * P;
+    constexpr int KW = bss_key_words(N, K1, L, C, G);
+    constexpr int TRGSW = ROWS * K1 * N;  // words of one TRGSW sample of the key
+    extern __shared__ uint64_t bss_sm[];
+    uint64_t* X = bss_sm;           // ROWS x PP
+    uint64_t* Y = X + ROWS * PP;    // K1 x PP
+    uint64_t* Z = Y + K1 * PP;      // K1 x F1 x TC
+    uint64_t* psiPow = Z + K1 * P;  // G = 2 only
+    // The twiddles this block uses: T_1 and T'_1 of the owned columns
+    // (tw1[j * TC + tl] = T_1[M j + t]), all of T_2 and T'_2.
+    uint64_t* tw1 = psiPow + (G == 2 ? bsg_psi_words(N) : 0);
+    uint64_t* twInv1 = tw1 + P;
+    uint64_t* tw2 = twInv1 + P;
+    uint64_t* twInv2 = tw2 + M;
+    uint64_t* keyBuf = twInv2 + M;  // two buffers of KW words
+    uint32_t* acc = reinterpret_cast<uint32_t*>(keyBuf + 2 * KW);
+    cg::cluster_group cluster = cg::this_cluster();
+    const uint32_t rank = cluster.block_rank();
+    const bool small = 32 / L <= 15 || beta <= 15;  // bsw_fwd1_digits_to
+    if constexpr (G == 2) {
+        bsg_stage_psi<LOGN>(psiPow, tables + 2 * N + 2 * M, THREADS);
+    }
+    for (uint32_t x = threadIdx.x; x < P; x += THREADS) {
+        const uint32_t g = M * (x / TC) + rank * TC + x % TC;
+        tw1[x] = __ldg(tables + g);
+        twInv1[x] = __ldg(tables + N + g);
+    }
+    for (uint32_t x = threadIdx.x; x < M; x += THREADS) {
+        tw2[x] = __ldg(tables + 2 * N + x);
+        twInv2[x] = __ldg(tables + 2 * N + M + x);
+    }
+    // Every block of the cluster runs before anyone touches another's
+    // shared memory (and the tables are published).
+    cluster.sync();
+
+    // owned(x) for x < K1 * P: column c, index i, local column tl of the
+    // owned coefficient number x, and that coefficient's index.
+    auto owned = [&](uint32_t x, uint32_t& c, uint32_t& idx) {
+        c = x / P;
+        const uint32_t i = (x % P) / TC, tl = x % TC;
+        idx = rank * TC + tl + M * i;
+    };
+    // fetch(iter, buf): start copying this block's key words of the step
+    // at iter into key buffer buf (keyBuf[buf][chunk * P + q], chunk = (u
+    // ROWS + r) K1 + c): one TRGSW for G = 1, three for a pair and one for
+    // the last bit of an odd n for G = 2.
+    auto fetch = [&](uint32_t iter, uint32_t buf) {
+        const uint64_t* src = bk + (G == 2 ? (uint64_t)(iter / 2) * 3 * TRGSW : (uint64_t)iter * TRGSW) + rank * P;
+        uint64_t* dst = keyBuf + buf * KW;
+        const uint32_t copies = (G == 2 && iter + 1 >= n ? KW / 3 : KW) / 2;
+        for (uint32_t y = threadIdx.x; y < copies; y += THREADS) {
+            const uint32_t chunk = y / (P / 2), w = 2 * (y % (P / 2));
+            bss_cp16(dst + chunk * P + w, src + (uint64_t)chunk * N + w);
+        }
+        bss_cp_commit();
+    };
+#ifdef GOLDFHE_BSS_PROFILE
+    const bool bss_prof = blockIdx.x == 0 && threadIdx.x == 0;
+    long long bss_pr[10] = {}, bss_pt = clock64();
+    uint32_t bss_steps = 0;
+#endif
+
+    for (uint32_t s = blockIdx.x / C; s < count; s += gridDim.x / C) {
+        const uint32_t* ct = in + (uint64_t)s * (n + 1);
+        const uint32_t bbar = bs_modswitch(ct[n], LOGN + 1);
+        if constexpr (G == 2) {
+            // The owned coefficients of ACC = (0, ..., 0, X^-bbar v).
+            for (uint32_t x = threadIdx.x; x < K1 * P; x += THREADS) {
+                uint32_t c, idx;
+                owned(x, c, idx);
+                const uint32_t u = idx + bbar;
+                acc[x] = c == K1 - 1 ? ((u < N || u >= 2 * N) ? mu : 0u - mu) : 0u;
+            }
+        } else {
+            bsf_init_acc<N, K1>(acc, bbar, mu, THREADS);
+        }
+        uint32_t iter = bss_next<G, LOGN>(ct, 0, n), buf = 0;
+        if (iter < n) fetch(iter, 0);
+        __syncthreads();
+
+        while (iter < n) {
+            uint32_t e[3];
+            bs_step_exponents<G, LOGN>(e, ct, iter, n);  // true: bss_next
+            const uint32_t next = bss_next<G, LOGN>(ct, iter + G, n);
+            if (next < n) fetch(next, buf ^ 1);
+            const uint64_t* key = keyBuf + buf * KW;
+            BSS_MARK(0);
+            // A: stage 1 of row r, owned column t, into the owners' X.
+            for (uint32_t x = threadIdx.x; x < ROWS * TC; x += THREADS) {
+                const uint32_t r = x / TC, tl = x % TC, t = rank * TC + tl;
+                const uint32_t c = r / L, shift = 32 - (r % L + 1) * beta;
+                auto store = [&](int j, uint64_t v) {
+                    const int dst = j / B, q = (int)t + M * (j - dst * B);
+                    cluster.map_shared_rank(X, dst)[r * PP + bsw_pad<F3>(q)] = v;
+                };
+                auto tw = [&](int j) { return tw1[j * TC + tl]; };
+                if constexpr (G == 2) {
+                    const uint32_t* a = acc + c * P + tl;
+                    bsw_fwd1_digits_to<F1, F2, F3>([&](int i) { return a[i * TC] + offset; }, store, shift, beta,
+                                                   small, tw);
+                } else {
+                    const uint32_t* p = acc + c * N;
+                    bsw_fwd1_digits_to<F1, F2, F3>([&](int i) { return bsf_rotdiff<N>(p, t + M * i, e[0], offset); },
+                                                   store, shift, beta, small, tw);
+                }
+            }
+            BSS_MARK(1);
+            cluster.sync();
+            BSS_MARK(2);
+            // B: stages 2 and 3 of the owned positions (local indices: the
+            // owned stage-2 blocks are consecutive), the multiply-accumulate,
+            // the inverse stages 3 and 2.
+            for (uint32_t x = threadIdx.x; x < ROWS * B * F3; x += THREADS) {
+                bsw_fwd2_by<F1, F2, F3>(X + (x / (B * F3)) * PP, x % (B * F3), [&](uint32_t i) { return tw2[i]; });
+            }
+            __syncthreads();
+            for (uint32_t x = threadIdx.x; x < ROWS * (P / F3); x += THREADS) {
+                bsw_fwd3<F3>(X + (x / (P / F3)) * PP, x % (P / F3));
+            }
+            bss_cp_wait(next < n);  // this step's key is in
+            __syncthreads();
+            BSS_MARK(3);
+            {
+                const uint32_t c = threadIdx.x / P, q = threadIdx.x % P, pos = rank * P + q;
+                const uint32_t off = bsw_pad<F3>(q);
+                auto row = [&](int r) { return X + r * PP; };
+                uint64_t out[1];
+                if constexpr (G == 1) {
+                    bsf_mac_by<1, ROWS>(out, row, off, [&](int r, int) { return key[(r * K1 + c) * P + q]; });
+                } else {
+                    bsf_mac_group_by<N, K1, 1, ROWS>(
+                        out, row, off, [&](int u, int r, int) { return key[((u * ROWS + r) * K1 + c) * P + q]; }, e,
+                        psiPow, pos);
+                }
+                Y[c * PP + off] = out[0];
+            }
+            __syncthreads();
+            BSS_MARK(4);
+            for (uint32_t x = threadIdx.x; x < K1 * (P / F3); x += THREADS) {
+                bsw_inv3<F3>(Y + (x / (P / F3)) * PP, x % (P / F3));
+            }
+            __syncthreads();
+            for (uint32_t x = threadIdx.x; x < K1 * B * F3; x += THREADS) {
+                // bsw_inv2, its outputs sent to their columns' owners.
+                const uint32_t c = x / (B * F3), t2 = x % (B * F3), c3 = t2 % F3;
+                const uint32_t base = (t2 / F3) * M + c3;
+                const uint64_t* V = Y + c * PP;
+                uint64_t r[F2];
+#pragma unroll
+                for (int j = 0; j < F2; j++) r[j] = lz_mul(V[bsw_pad<F3>(base + F3 * j)], twInv2[F3 * j + c3]);
+                hyb_gs_ct_lazy<F2>(r);
+#pragma unroll
+                for (int i = 0; i < F2; i++) {
+                    const uint32_t p = rank * P + base + F3 * i, jj = p / M, t = p % M;
+                    cluster.map_shared_rank(Z, t / TC)[c * P + jj * TC + t % TC] = r[i];
+                }
+            }
+            BSS_MARK(5);
+            cluster.sync();
+            BSS_MARK(6);
+            // C: the inverse stage 1 of the owned columns, into ACC.
+            for (uint32_t x = threadIdx.x; x < K1 * TC; x += THREADS) {
+                const uint32_t c = x / TC, tl = x % TC, t = rank * TC + tl;
+                uint64_t r[F1];
+#pragma unroll
+                for (int j = 0; j < F1; j++) r[j] = lz_mul(Z[c * P + j * TC + tl], twInv1[j * TC + tl]);
+                hyb_gs<F1, true>(r);  // canonical out
+#pragma unroll
+                for (int i = 0; i < F1; i++) {
+                    bsf_add_centered(G == 2 ? acc + c * P + i * TC + tl : acc + c * N + t + M * i, r[i]);
+                }
+            }
+            BSS_MARK(7);
+            if constexpr (G == 1) {
+                // Every block's copy of ACC gets the owned coefficients.
+                __syncthreads();
+                for (uint32_t x = threadIdx.x; x < K1 * P; x += THREADS) {
+                    uint32_t c, idx;
+                    owned(x, c, idx);
+                    const uint32_t v = acc[c * N + idx];
+#pragma unroll
+                    for (int q = 1; q < C; q++) cluster.map_shared_rank(acc, (rank + q) % C)[c * N + idx] = v;
+                }
+                BSS_MARK(8);
+                cluster.sync();
+            } else {
+                __syncthreads();
+            }
+            BSS_MARK(9);
+#ifdef GOLDFHE_BSS_PROFILE
+            bss_steps++;
+#endif
+            iter = next;
+            buf ^= 1;
+        }
+
+        // Sample extraction of the owned coefficients (bsf_extract).
+        uint32_t* e = ext + (uint64_t)s * ((K1 - 1) * N + 1);
+        for (uint32_t x = threadIdx.x; x < K1 * P; x += THREADS) {
+            uint32_t c, idx;
+            owned(x, c, idx);
+            const uint32_t v = G == 2 ? acc[x] : acc[c * N + idx];
+            if (c < K1 - 1) {
+                e[c * N + ((N - idx) & (N - 1))] = idx == 0 ? v : 0u - v;
+            } else if (idx == 0) {
+                e[(K1 - 1) * N] = v;
+            }
+        }
+        __syncthreads();  // acc is rewritten for the next sample
+    }
+#ifdef GOLDFHE_BSS_PROFILE
+    if (bss_prof) {
+        printf("bss C=%d G=%d steps %u cycles/step: A %lld s1 %lld B23 %lld mac %lld inv32 %lld s2 %lld inv1 %lld bc %lld s3 %lld\n",
+               C, G, bss_steps, bss_pr[1] / bss_steps, bss_pr[2] / bss_steps, bss_pr[3] / bss_steps,
+               bss_pr[4] / bss_steps, bss_pr[5] / bss_steps, bss_pr[6] / bss_steps, bss_pr[7] / bss_steps,
+               bss_pr[8] / bss_steps, bss_pr[9] / bss_steps);
+    }
+#endif
+    // Nobody leaves while another block may still write into its shared
+    // memory.
+    cluster.sync();
+}
+
+// One kernel per supported (F1 x F2 x F3, k, l, C) and grouping; clusters
+// of C blocks of (k+1) N / C threads, fixed at compile time so that a plain
+// launch (grid a multiple of C) forms them.
+#define BSS_DEFINE(F1, F2, F3, K, L, C, MINB)                                                         \
+    extern "C" __global__ void __cluster_dims__(C, 1, 1)                                               \
+        __launch_bounds__((K + 1) * F1 * F2 * F3 / C, MINB)                                            \
+            goldfhe_bs_split_##F1##x##F2##x##F3##_k##K##_l##L##_c##C(                                  \
+                const uint32_t* in, const uint64_t* bk, const uint64_t* tables, uint32_t* ext,          \
+                uint32_t n, uint32_t beta, uint32_t offset, uint32_t mu, uint32_t count) {              \
+        bss_run<F1, F2, F3, K + 1, L, C, 1>(in, bk, tables, ext, n, beta, offset, mu, count);          \
+    }                                                                                                  \
+    extern "C" __global__ void __cluster_dims__(C, 1, 1)                                               \
+        __launch_bounds__((K + 1) * F1 * F2 * F3 / C, MINB)                                            \
+            goldfhe_bs_split_##F1##x##F2##x##F3##_k##K##_l##L##_c##C##_g2(                             \
+                const uint32_t* in, const uint64_t* bk, const uint64_t* tables, uint32_t* ext,          \
+                uint32_t n, uint32_t beta, uint32_t offset, uint32_t mu, uint32_t count) {              \
+        bss_run<F1, F2, F3, K + 1, L, C, 2>(in, bk, tables, ext, n, beta, offset, mu, count);          \
+    }
+
+// Clusters of 8: on an H200 (TFHELib128, kernels/NOTES.md) clusters of 4
+// blocks of 512 threads were slower at every batch size: one sample
+// 2.53 ms grouped against 2.21, and at 33 samples slower than the cluster
+// kernel (4.77 against 4.16 ms). The time of a step is the latency of each
+// phase's few long per-thread chains, which a smaller cluster does not
+// shorten.
+BSS_DEFINE(8, 8, 16, 1, 3, 8, 2) // TFHELib128: clusters of 8 blocks of 256 threads
+BSS_DEFINE(8, 8, 16, 1, 2, 8, 2) // CuFHE80
+BSS_DEFINE(8, 8, 8, 3, 2, 8, 2)  // TFHErsDefault: 8 x 256
+
+#endif // GOLDFHE_HAVE_CLUSTERS
+
+#endif // GOLDFHE_BOOTSTRAP_SPLIT_CUH

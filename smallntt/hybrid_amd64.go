@@ -19,6 +19,17 @@ var haveAVX2 = cpu.X86.HasAVX2
 // it off to build the generic plans they compare with).
 var useAVX2 = haveAVX2
 
+// haveAVX512 reports whether the CPU and the OS support AVX-512 F (the
+// ZMM and mask state included). The AVX-512 kernels (generated:
+// hybrid_avx512_amd64.s) replace the AVX2 ones for the stage sizes
+// 8, 16 and 32 where a stage has a multiple of 8 columns (blocks): eight
+// lanes per vector, mask registers for the carries.
+var haveAVX512 = cpu.X86.HasAVX512F && haveAVX2
+
+// useAVX512 selects the AVX-512 kernels for plans built from now on, when
+// useAVX2 is set too (tests turn it off to compare the AVX2 kernels).
+var useAVX512 = haveAVX512
+
 type asmCol func(blk, T *uint64, t int)
 type asmLast func(a *uint64, n int)
 
@@ -29,6 +40,16 @@ var (
 	asmColInvCyc = map[int]asmCol{4: hyColInvCycAVX2_4, 8: hyColInvCycAVX2_8, 16: hyColInvCycAVX2_16, 32: hyColInvCycAVX2_32}
 	asmLastFwd   = map[int]asmLast{4: hyFwdAVX2_4, 8: hyFwdAVX2_8, 16: hyFwdAVX2_16, 32: hyFwdAVX2_32}
 	asmLastInv   = map[int]asmLast{4: hyInvAVX2_4, 8: hyInvAVX2_8, 16: hyInvAVX2_16, 32: hyInvAVX2_32}
+
+	zmmColFwdTw  = map[int]asmCol{8: hyColFwdTwAVX512_8, 16: hyColFwdTwAVX512_16, 32: hyColFwdTwAVX512_32}
+	zmmColFwdCyc = map[int]asmCol{8: hyColFwdCycAVX512_8, 16: hyColFwdCycAVX512_16, 32: hyColFwdCycAVX512_32}
+	zmmColInvTw  = map[int]asmCol{8: hyColInvTwAVX512_8, 16: hyColInvTwAVX512_16, 32: hyColInvTwAVX512_32}
+	zmmColInvCyc = map[int]asmCol{8: hyColInvCycAVX512_8, 16: hyColInvCycAVX512_16, 32: hyColInvCycAVX512_32}
+	zmmLastFwd   = map[int]asmLast{8: hyFwdAVX512_8, 16: hyFwdAVX512_16, 32: hyFwdAVX512_32}
+	zmmLastInv   = map[int]asmLast{8: hyInvAVX512_8, 16: hyInvAVX512_16, 32: hyInvAVX512_32}
+	zmmDigits    = map[int]func(blk, T *uint64, t int, w *uint32, shift, mask, half uint64){
+		8: hyColFwdTwDigitsAVX512_8, 16: hyColFwdTwDigitsAVX512_16, 32: hyColFwdTwDigitsAVX512_32,
+	}
 )
 
 // accelCol returns the AVX2 column kernel for a stage of size f, or nil.
@@ -52,9 +73,26 @@ func accelCol(f int, twisted, inverse bool) colKernel {
 	if k == nil {
 		return nil
 	}
+	var z asmCol // AVX-512, for t a multiple of 8
+	if useAVX512 {
+		switch {
+		case twisted && !inverse:
+			z = zmmColFwdTw[f]
+		case twisted && inverse:
+			z = zmmColInvTw[f]
+		case !inverse:
+			z = zmmColFwdCyc[f]
+		default:
+			z = zmmColInvCyc[f]
+		}
+	}
 	return func(blk, T []uint64, t int) {
 		if t%4 != 0 || len(blk) != 4*(len(blk)/4) || len(T) < len(blk) || len(blk) == 0 {
 			panic("smallntt: bad AVX2 column kernel call")
+		}
+		if z != nil && t%8 == 0 {
+			z(&blk[0], &T[0], t)
+			return
 		}
 		k(&blk[0], &T[0], t)
 	}
@@ -73,9 +111,20 @@ func accelLast(f int, inverse bool) func(a []uint64) {
 	if k == nil {
 		return nil
 	}
+	var z asmLast // AVX-512, for a multiple of 8 blocks
+	if useAVX512 {
+		z = zmmLastFwd[f]
+		if inverse {
+			z = zmmLastInv[f]
+		}
+	}
 	return func(a []uint64) {
 		if len(a)%(4*f) != 0 || len(a) == 0 {
 			panic("smallntt: bad AVX2 last-stage kernel call")
+		}
+		if z != nil && len(a)%(8*f) == 0 {
+			z(&a[0], len(a))
+			return
 		}
 		k(&a[0], len(a))
 	}
@@ -93,9 +142,17 @@ func accelDigits(f int) digitKernel {
 	if k == nil {
 		return nil
 	}
+	var z func(blk, T *uint64, t int, w *uint32, shift, mask, half uint64)
+	if useAVX512 {
+		z = zmmDigits[f]
+	}
 	return func(blk, T []uint64, t int, w []uint32, shift, mask, half uint64) {
 		if t%4 != 0 || len(blk) != f*t || len(T) < len(blk) || len(w) != len(blk) || half > 1<<13 {
 			panic("smallntt: bad AVX2 digit kernel call")
+		}
+		if z != nil && t%8 == 0 {
+			z(&blk[0], &T[0], t, &w[0], shift, mask, half)
+			return
 		}
 		k(&blk[0], &T[0], t, &w[0], shift, mask, half)
 	}

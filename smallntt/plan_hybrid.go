@@ -36,7 +36,11 @@ package smallntt
 // networks in generated assembly (hybrid_amd64.s): four columns per vector
 // for the column kernels, four blocks per vector (4×4 transposes in and out)
 // for the last stage, every lane computing what the scalar helper computes,
-// with the same ranges. Stages of size 64 keep the Go kernels.
+// with the same ranges. Stages of size 64 keep the Go kernels. With
+// AVX-512 (hybrid_avx512_gen_test.go) stages of size 8 to 32 with a multiple
+// of 8 columns (blocks) run eight lanes per vector instead, with mask
+// registers for the carries; their lazy intermediate words may differ from
+// the scalar helpers' (same residues), their canonical outputs do not.
 
 // colKernel runs one stage's network on every column of a block (see
 // hybrid_kernels.go).

@@ -47,10 +47,29 @@ var (
 	zmmColInvCyc = map[int]asmCol{8: hyColInvCycAVX512_8, 16: hyColInvCycAVX512_16, 32: hyColInvCycAVX512_32}
 	zmmLastFwd   = map[int]asmLast{8: hyFwdAVX512_8, 16: hyFwdAVX512_16, 32: hyFwdAVX512_32}
 	zmmLastInv   = map[int]asmLast{8: hyInvAVX512_8, 16: hyInvAVX512_16, 32: hyInvAVX512_32}
-	zmmDigits    = map[int]func(blk, T *uint64, t int, w *uint32, shift, mask, half uint64){
+	zmmLastFwdPF = map[int]func(a *uint64, n int, pf *uint64, pfStride int){
+		8: hyFwdPrefetchAVX512_8, 16: hyFwdPrefetchAVX512_16, 32: hyFwdPrefetchAVX512_32,
+	}
+	zmmDigits = map[int]func(blk, T *uint64, t int, w *uint32, shift, mask, half uint64, pf *uint64, pfStride int){
 		8: hyColFwdTwDigitsAVX512_8, 16: hyColFwdTwDigitsAVX512_16, 32: hyColFwdTwDigitsAVX512_32,
 	}
 )
+
+// prefetchArgs returns the pointer and stride (bytes) with which a kernel
+// that has slots prefetches covers the start of pf, one 64-byte line per
+// slot at most, and what is left of pf after it. With pf empty the kernel
+// prefetches the line at idle (already in cache) over and over.
+func prefetchArgs(pf []uint64, slots int, idle *uint64) (p *uint64, stride int, rest []uint64) {
+	if len(pf) == 0 || slots == 0 {
+		return idle, 0, pf
+	}
+	stride = min(64, len(pf)*8/slots) &^ 7
+	if stride == 0 {
+		return &pf[0], 0, nil
+	}
+	used := min(len(pf), slots*stride/8)
+	return &pf[0], stride, pf[used:]
+}
 
 // accelCol returns the AVX2 column kernel for a stage of size f, or nil.
 // The kernel needs len(blk) = f·t, len(T) ≥ f·t and t a multiple of 4,
@@ -142,18 +161,38 @@ func accelDigits(f int) digitKernel {
 	if k == nil {
 		return nil
 	}
-	var z func(blk, T *uint64, t int, w *uint32, shift, mask, half uint64)
+	var z func(blk, T *uint64, t int, w *uint32, shift, mask, half uint64, pf *uint64, pfStride int)
 	if useAVX512 {
 		z = zmmDigits[f]
 	}
-	return func(blk, T []uint64, t int, w []uint32, shift, mask, half uint64) {
+	return func(blk, T []uint64, t int, w []uint32, shift, mask, half uint64, pf []uint64) []uint64 {
 		if t%4 != 0 || len(blk) != f*t || len(T) < len(blk) || len(w) != len(blk) || half > 1<<13 {
 			panic("smallntt: bad AVX2 digit kernel call")
 		}
 		if z != nil && t%8 == 0 {
-			z(&blk[0], &T[0], t, &w[0], shift, mask, half)
-			return
+			p, stride, rest := prefetchArgs(pf, t/8*avx512PrefetchSlots(f), &blk[0])
+			z(&blk[0], &T[0], t, &w[0], shift, mask, half, p, stride)
+			return rest
 		}
 		k(&blk[0], &T[0], t, &w[0], shift, mask, half)
+		return pf
+	}
+}
+
+// accelLastPrefetch returns the AVX-512 forward last-stage kernel of size
+// f that also prefetches (see prefetchArgs) and returns what is left of
+// pf, or nil. Same needs as accelLast, and len(a) a multiple of 8·f.
+func accelLastPrefetch(f int) func(a, pf []uint64) []uint64 {
+	if !useAVX2 || !useAVX512 || zmmLastFwdPF[f] == nil {
+		return nil
+	}
+	z := zmmLastFwdPF[f]
+	return func(a, pf []uint64) []uint64 {
+		if len(a)%(8*f) != 0 || len(a) == 0 {
+			panic("smallntt: bad AVX-512 last-stage kernel call")
+		}
+		p, stride, rest := prefetchArgs(pf, len(a)/(8*f)*avx512PrefetchSlots(f), &a[0])
+		z(&a[0], len(a), p, stride)
+		return rest
 	}
 }

@@ -23,7 +23,10 @@ func hyFwdAVX512_8(a *uint64, n int)
 func hyInvAVX512_8(a *uint64, n int)
 
 //go:noescape
-func hyColFwdTwDigitsAVX512_8(blk, T *uint64, t int, w *uint32, shift, mask, half uint64)
+func hyFwdPrefetchAVX512_8(a *uint64, n int, pf *uint64, pfStride int)
+
+//go:noescape
+func hyColFwdTwDigitsAVX512_8(blk, T *uint64, t int, w *uint32, shift, mask, half uint64, pf *uint64, pfStride int)
 
 //go:noescape
 func hyColFwdTwAVX512_16(blk, T *uint64, t int)
@@ -44,7 +47,10 @@ func hyFwdAVX512_16(a *uint64, n int)
 func hyInvAVX512_16(a *uint64, n int)
 
 //go:noescape
-func hyColFwdTwDigitsAVX512_16(blk, T *uint64, t int, w *uint32, shift, mask, half uint64)
+func hyFwdPrefetchAVX512_16(a *uint64, n int, pf *uint64, pfStride int)
+
+//go:noescape
+func hyColFwdTwDigitsAVX512_16(blk, T *uint64, t int, w *uint32, shift, mask, half uint64, pf *uint64, pfStride int)
 
 //go:noescape
 func hyColFwdTwAVX512_32(blk, T *uint64, t int)
@@ -65,4 +71,7 @@ func hyFwdAVX512_32(a *uint64, n int)
 func hyInvAVX512_32(a *uint64, n int)
 
 //go:noescape
-func hyColFwdTwDigitsAVX512_32(blk, T *uint64, t int, w *uint32, shift, mask, half uint64)
+func hyFwdPrefetchAVX512_32(a *uint64, n int, pf *uint64, pfStride int)
+
+//go:noescape
+func hyColFwdTwDigitsAVX512_32(blk, T *uint64, t int, w *uint32, shift, mask, half uint64, pf *uint64, pfStride int)

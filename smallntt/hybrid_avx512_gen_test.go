@@ -59,12 +59,15 @@ func genAVX512Kernels() (asm, decl []byte) {
 		for _, inv := range []bool{false, true} {
 			fn := fmt.Sprintf("hy%sAVX512_%d", map[bool]string{false: "Fwd", true: "Inv"}[inv], f)
 			fmt.Fprintf(&d, "//go:noescape\nfunc %s(a *uint64, n int)\n\n", fn)
-			g.lastKernel(fn, f, inv)
+			g.lastKernel(fn, f, inv, false)
 		}
-		fn := fmt.Sprintf("hyColFwdTwDigitsAVX512_%d", f)
-		fmt.Fprintf(&d, "//go:noescape\nfunc %s(blk, T *uint64, t int, w *uint32, shift, mask, half uint64)\n\n", fn)
-		fmt.Fprintf(g.w, "// func %s(blk, T *uint64, t int, w *uint32, shift, mask, half uint64)\n", fn)
-		fmt.Fprintf(g.w, "TEXT ·%s(SB), NOSPLIT, $%d-56\n", fn, 8*f)
+		fn := fmt.Sprintf("hyFwdPrefetchAVX512_%d", f)
+		fmt.Fprintf(&d, "//go:noescape\nfunc %s(a *uint64, n int, pf *uint64, pfStride int)\n\n", fn)
+		g.lastKernel(fn, f, false, true)
+		fn = fmt.Sprintf("hyColFwdTwDigitsAVX512_%d", f)
+		fmt.Fprintf(&d, "//go:noescape\nfunc %s(blk, T *uint64, t int, w *uint32, shift, mask, half uint64, pf *uint64, pfStride int)\n\n", fn)
+		fmt.Fprintf(g.w, "// func %s(blk, T *uint64, t int, w *uint32, shift, mask, half uint64, pf *uint64, pfStride int)\n", fn)
+		fmt.Fprintf(g.w, "TEXT ·%s(SB), NOSPLIT, $%d-72\n", fn, 8*f)
 		g.colBody(f, true, false, true)
 	}
 	decl, err := format.Source(d.Bytes())
@@ -80,6 +83,45 @@ var avx512Sizes = []int{8, 16, 32}
 
 type zGen struct {
 	w *bytes.Buffer
+	// Prefetch slots of the current loop body (see prefetchSlot).
+	pfEvery, pfLeft, pfCount int
+}
+
+// Prefetching. The digit-reading first-stage kernels and hyFwdPrefetch
+// take a pointer pf and a stride pfStride (bytes) and, spread over each
+// iteration of their loop, issue avx512PrefetchSlots(f) PREFETCHT1 (pf),
+// pf += pfStride: a hint to fetch into L2 the memory that the caller's next
+// multiply-accumulate will read (the bootstrapping key), while the kernel
+// computes. A prefetch changes no value and cannot fault.
+
+// prefetchBegin starts a loop body of n butterflies with slots prefetch
+// slots (DX = pf, R14 = pfStride).
+func (g *zGen) prefetchBegin(n, slots int) {
+	g.pfEvery, g.pfLeft, g.pfCount = max(1, n/slots), slots, 0
+}
+
+// prefetchSlot is called after each butterfly: it issues one prefetch
+// every pfEvery butterflies while slots are left.
+func (g *zGen) prefetchSlot() {
+	if g.pfLeft == 0 {
+		return
+	}
+	if g.pfCount++; g.pfCount%g.pfEvery == 0 {
+		g.prefetch()
+	}
+}
+
+func (g *zGen) prefetch() {
+	g.op("PREFETCHT1 (DX)")
+	g.op("ADDQ R14, DX")
+	g.pfLeft--
+}
+
+// prefetchEnd issues the slots left at the end of a loop body.
+func (g *zGen) prefetchEnd() {
+	for g.pfLeft > 0 {
+		g.prefetch()
+	}
 }
 
 func (g *zGen) op(format string, args ...any) { fmt.Fprintf(g.w, "\t"+format+"\n", args...) }
@@ -344,6 +386,8 @@ func (g *zGen) colBody(f int, twisted, inverse, digits bool) {
 		g.op("VPBROADCASTQ half+48(FP), Z16")
 		g.op("VPBROADCASTQ mask+40(FP), Z17")
 		g.op("VMOVQ shift+32(FP), X18")
+		g.op("MOVQ pf+56(FP), DX")
+		g.op("MOVQ pfStride+64(FP), R14")
 	}
 	g.op("XORQ BX, BX")
 	fmt.Fprintf(g.w, "loop:\n")
@@ -357,6 +401,11 @@ func (g *zGen) colBody(f int, twisted, inverse, digits bool) {
 	}
 	m0 := 1
 	if digits {
+		levels := 0
+		for m := 4; m < f; m *= 2 {
+			levels++
+		}
+		g.prefetchBegin(levels*f/2, avx512PrefetchSlots(f))
 		g.digitLevels(f)
 		m0 = 4
 	}
@@ -378,8 +427,14 @@ func (g *zGen) colBody(f int, twisted, inverse, digits bool) {
 						g.op("VMOVDQU64 %s, %s", oj, aj)
 						g.op("VMOVDQU64 %s, %s", ojh, ajh)
 					}
+					if digits {
+						g.prefetchSlot()
+					}
 				}
 			}
+		}
+		if digits {
+			g.prefetchEnd()
 		}
 	} else {
 		for m := f / 2; m >= 1; m /= 2 {
@@ -445,9 +500,16 @@ func (g *zGen) transpose8(in, out, tmp [8]string) {
 // last stage on n/f consecutive blocks of f, eight blocks per iteration,
 // transposed into a scratch frame (vector i = element i of the 8 blocks).
 // Forward outputs canonical; inverse outputs any.
-func (g *zGen) lastKernel(fn string, f int, inverse bool) {
-	fmt.Fprintf(g.w, "// func %s(a *uint64, n int)\n", fn)
-	fmt.Fprintf(g.w, "TEXT ·%s(SB), $%d-16\n", fn, 64*f)
+func (g *zGen) lastKernel(fn string, f int, inverse, pf bool) {
+	if pf {
+		fmt.Fprintf(g.w, "// func %s(a *uint64, n int, pf *uint64, pfStride int)\n", fn)
+		fmt.Fprintf(g.w, "TEXT ·%s(SB), $%d-32\n", fn, 64*f)
+		g.op("MOVQ pf+16(FP), DX")
+		g.op("MOVQ pfStride+24(FP), R14")
+	} else {
+		fmt.Fprintf(g.w, "// func %s(a *uint64, n int)\n", fn)
+		fmt.Fprintf(g.w, "TEXT ·%s(SB), $%d-16\n", fn, 64*f)
+	}
 	g.op("MOVQ a+0(FP), DI")
 	g.op("MOVQ n+8(FP), CX")
 	g.consts()
@@ -466,6 +528,13 @@ func (g *zGen) lastKernel(fn string, f int, inverse bool) {
 		}
 	}
 	if !inverse {
+		levels := 0
+		for m := 1; m < f; m *= 2 {
+			levels++
+		}
+		if pf {
+			g.prefetchBegin(levels*f/2, avx512PrefetchSlots(f))
+		}
 		for m := 1; m < f; m *= 2 {
 			h := f / (2 * m)
 			for gr := 0; gr < m; gr++ {
@@ -476,8 +545,14 @@ func (g *zGen) lastKernel(fn string, f int, inverse bool) {
 					oj, ojh := g.forwardButterfly(e)
 					g.op("VMOVDQU64 %s, %d(SP)", oj, 64*j)
 					g.op("VMOVDQU64 %s, %d(SP)", ojh, 64*(j+h))
+					if pf {
+						g.prefetchSlot()
+					}
 				}
 			}
+		}
+		if pf {
+			g.prefetchEnd()
 		}
 	} else {
 		for m := f / 2; m >= 1; m /= 2 {

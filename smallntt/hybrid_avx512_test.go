@@ -109,6 +109,11 @@ func TestAVX512KernelsAgainstGo(t *testing.T) {
 						hyLastForward(b, f)
 					}
 					congruentAt(t, fmt.Sprintf("last inverse=%v f=%d n=%d input %d", inv, f, n, i), a, b, !inv)
+					if !inv {
+						c := append([]uint64(nil), x...)
+						zmmLastFwdPF[f](&c[0], n, &x[0], 8*(i%9))
+						equalAt(t, fmt.Sprintf("last prefetching f=%d n=%d input %d", f, n, i), c, a)
+					}
 				}
 			}
 			// The digit kernel against the AVX2 one, whose outputs the
@@ -124,12 +129,29 @@ func TestAVX512KernelsAgainstGo(t *testing.T) {
 			for _, beta := range []int{1, 7, 10, 14} {
 				shift, mask, half := uint64(32-beta), uint64(1)<<beta-1, uint64(1)<<(beta-1)
 				a, b := make([]uint64, n), make([]uint64, n)
-				zmmDigits[f](&a[0], &T[0], tc, &w[0], shift, mask, half)
+				pf := tabs[0] // prefetched, never changed
+				zmmDigits[f](&a[0], &T[0], tc, &w[0], shift, mask, half, &pf[0], 64*(beta%2))
 				map[int]func(blk, T *uint64, t int, w *uint32, shift, mask, half uint64){
 					8: hyColFwdTwDigitsAVX2_8, 16: hyColFwdTwDigitsAVX2_16, 32: hyColFwdTwDigitsAVX2_32,
 				}[f](&b[0], &T[0], tc, &w[0], shift, mask, half)
 				congruentAt(t, fmt.Sprintf("digits f=%d t=%d β=%d", f, tc, beta), a, b, false)
 			}
+		}
+	}
+}
+
+// prefetchArgs covers pf from its start, at most one line per slot, and
+// returns the rest.
+func TestPrefetchArgs(t *testing.T) {
+	idle := new(uint64)
+	pf := make([]uint64, 1000)
+	for _, c := range []struct{ n, slots, stride, rest int }{
+		{0, 10, 0, 0}, {1000, 0, 0, 1000}, {1000, 10, 64, 920}, {1000, 125, 64, 0},
+		{1000, 200, 40, 0}, {1000, 2000, 0, 0}, {16, 4, 32, 0}, {17, 4, 32, 1},
+	} {
+		p, stride, rest := prefetchArgs(pf[:c.n], c.slots, idle)
+		if stride != c.stride || len(rest) != c.rest || (c.n == 0 || c.slots == 0) != (p == idle) {
+			t.Errorf("n=%d slots=%d: stride %d, %d left, idle %v; want %d, %d", c.n, c.slots, stride, len(rest), p == idle, c.stride, c.rest)
 		}
 	}
 }

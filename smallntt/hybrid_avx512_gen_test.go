@@ -312,7 +312,8 @@ func zRow(i int, reg string) (setup, addr string) {
 // digitLevels is the AVX2 kernels' digitLevels (see there: the first two
 // levels of the twisted first stage in exact signed arithmetic, outputs
 // mapped to [0, P)) on eight columns: R12 = w + 4·BX, Z16 = half,
-// Z17 = mask, X18 = shift (set once per call: mulLazy clobbers Z4–Z11).
+// Z17 = mask, Z18 = shift, Z19 = 0 (set once per call: mulLazy clobbers
+// Z4–Z11).
 func (g *zGen) digitLevels(f int) {
 	for m, want := range map[[2]int]int{{1, 0}: 48, {2, 0}: 24, {2, 1}: 72} {
 		if s0, s1 := psiShifts(hyNetExp(m[0], m[1], true)); s0 != want || s1 >= 0 {
@@ -325,14 +326,13 @@ func (g *zGen) digitLevels(f int) {
 		g.op("MOVQ %d(SP), AX", 8*i)
 		g.op("SHRQ $1, AX")
 		g.op("VPMOVZXDQ (R12)(AX*1), %s", y)
-		g.op("VPSRLQ X18, %s, %s", y, y)
+		g.op("VPSRLVQ Z18, %s, %s", y, y) // one uop, where a count in X18 takes two
 		g.op("VPANDQ Z17, %s, %s", y, y)
 		g.op("VPSUBQ Z16, %s, %s", y, y)
 	}
 	store := func(i int, y string) {
-		g.op("VPSRAQ $63, %s, Z11", y) // −1 where y < 0
-		g.op("VPANDQ %s, Z11, Z11", zP)
-		g.op("VPADDQ Z11, %s, %s", y, y)
+		g.op("VPCMPQ $1, Z19, %s, K3", y) // y < 0, signed
+		g.op("VPADDQ %s, %s, K3, %s", zP, y, y)
 		setup, addr := zRow(i, "R10")
 		g.op(setup)
 		g.op("VMOVDQU64 %s, %s", y, addr)
@@ -385,7 +385,8 @@ func (g *zGen) colBody(f int, twisted, inverse, digits bool) {
 		g.op("MOVQ w+24(FP), R13")
 		g.op("VPBROADCASTQ half+48(FP), Z16")
 		g.op("VPBROADCASTQ mask+40(FP), Z17")
-		g.op("VMOVQ shift+32(FP), X18")
+		g.op("VPBROADCASTQ shift+32(FP), Z18")
+		g.op("VPXORQ Z19, Z19, Z19")
 		g.op("MOVQ pf+56(FP), DX")
 		g.op("MOVQ pfStride+64(FP), R14")
 	}

@@ -131,6 +131,13 @@ const (
 	zEps = "Z15"
 )
 
+// shr32 and shl32: r = x >> 32 and x << 32 as VPSHUFD with zeroing masks
+// K4 = 0x5555 (keep the even dwords) and K5 = 0xaaaa (keep the odd ones):
+// shuffles run on port 5, vector shifts of ZMM registers on port 0, which
+// the multiplications need too (consts sets K4, K5).
+func (g *zGen) shr32(x, r string) { g.op("VPSHUFD.Z $0xf5, %s, K4, %s", x, r) }
+func (g *zGen) shl32(x, r string) { g.op("VPSHUFD.Z $0xa0, %s, K5, %s", x, r) }
+
 // canon: r = x mod P (canonical) for x any: min(x, x − P), since x − P
 // wraps to x + ε > x exactly when x < P. r may be x; t distinct from x.
 func (g *zGen) canon(x, r, t string) {
@@ -187,8 +194,13 @@ func (g *zGen) shl(y, r string, s int, canonical bool, t [3]string) {
 		}
 		return
 	case s <= 32: // lo + hi·ε, hi < 2^32 (shlLo)
-		g.op("VPSRLQ $%d, %s, %s", 64-s, y, t[0])
-		g.op("VPSLLQ $%d, %s, %s", s, y, t[1])
+		if s == 32 {
+			g.shr32(y, t[0])
+			g.shl32(y, t[1])
+		} else {
+			g.op("VPSRLQ $%d, %s, %s", 64-s, y, t[0])
+			g.op("VPSLLQ $%d, %s, %s", s, y, t[1])
+		}
 		g.op("VPMULUDQ %s, %s, %s", zEps, t[0], t[0])
 		g.op("VPADDQ %s, %s, %s", t[0], t[1], r)
 		g.op("VPCMPUQ $1, %s, %s, K1", t[1], r) // r < lo: carry
@@ -196,7 +208,7 @@ func (g *zGen) shl(y, r string, s int, canonical bool, t [3]string) {
 	case s < 64: // lo − hh + hl·ε (the 128-bit rule, shlMid)
 		g.op("VPSRLQ $%d, %s, %s", 64-s, y, t[0])  // hi
 		g.op("VPSLLQ $%d, %s, %s", s, y, t[1])     // lo
-		g.op("VPSRLQ $32, %s, %s", t[0], t[2])     // hh
+		g.shr32(t[0], t[2])                        // hh
 		g.op("VPCMPUQ $1, %s, %s, K2", t[2], t[1]) // lo < hh: borrow
 		g.op("VPSUBQ %s, %s, %s", t[2], t[1], t[1])
 		g.op("VPSUBQ %s, %s, K2, %s", zEps, t[1], t[1])
@@ -229,26 +241,26 @@ func (g *zGen) shl(y, r string, s int, canonical bool, t [3]string) {
 func (g *zGen) mulLazy(a, b, r string) {
 	bb, ah, bh, ll, lh, hl, hh, tt := "Z4", "Z5", "Z6", "Z7", "Z8", "Z9", "Z10", "Z11"
 	g.op("VMOVDQU64 %s, %s", b, bb)
-	g.op("VPSRLQ $32, %s, %s", a, ah)
-	g.op("VPSRLQ $32, %s, %s", bb, bh)
+	g.shr32(a, ah)
+	g.shr32(bb, bh)
 	g.op("VPMULUDQ %s, %s, %s", bb, a, ll)
 	g.op("VPMULUDQ %s, %s, %s", bh, a, lh)
 	g.op("VPMULUDQ %s, %s, %s", bb, ah, hl)
 	g.op("VPMULUDQ %s, %s, %s", bh, ah, hh)
 	// t = hl + (ll >> 32); t2 = lh + (t & ε); lo = t2<<32 | ll&ε;
 	// hi = hh + (t >> 32) + (t2 >> 32). No sum can overflow.
-	g.op("VPSRLQ $32, %s, %s", ll, tt)
+	g.shr32(ll, tt)
 	g.op("VPADDQ %s, %s, %s", tt, hl, hl) // t
 	g.op("VPANDQ %s, %s, %s", zEps, hl, tt)
 	g.op("VPADDQ %s, %s, %s", tt, lh, lh) // t2
-	g.op("VPSRLQ $32, %s, %s", hl, hl)
+	g.shr32(hl, hl)
 	g.op("VPADDQ %s, %s, %s", hl, hh, hh)
-	g.op("VPSRLQ $32, %s, %s", lh, tt)
+	g.shr32(lh, tt)
 	g.op("VPADDQ %s, %s, %s", tt, hh, hh) // hi
-	g.op("VPSLLQ $32, %s, %s", lh, lh)
+	g.shl32(lh, lh)
 	g.op("VPTERNLOGQ $0xf8, %s, %s, %s", zEps, ll, lh) // lo = lh | (ll & ε)
 	// lo − hh (borrow: −ε), + hl·ε (carry: +ε): reduce128Lazy.
-	g.op("VPSRLQ $32, %s, %s", hh, tt)
+	g.shr32(hh, tt)
 	g.op("VPCMPUQ $1, %s, %s, K2", tt, lh) // lo < hh
 	g.op("VPSUBQ %s, %s, %s", tt, lh, lh)
 	g.op("VPSUBQ %s, %s, K2, %s", zEps, lh, lh)
@@ -301,6 +313,10 @@ func (g *zGen) inverseButterfly(e int, canonical bool) {
 func (g *zGen) consts() {
 	g.op("VPBROADCASTQ ·zmmP(SB), %s", zP)
 	g.op("VPBROADCASTQ ·zmmEps(SB), %s", zEps)
+	g.op("MOVL $0x5555, AX")
+	g.op("KMOVW AX, K4")
+	g.op("MOVL $0xaaaa, AX")
+	g.op("KMOVW AX, K5")
 }
 
 // colRow: row i's byte offset, stored at i·8(SP), into reg; the address of

@@ -38,10 +38,13 @@
 // ForwardCyclic, InverseCyclic, MulAdd and MulTo allocate nothing (they
 // write into a caller's dst, which may alias src). ForwardDigits transforms
 // the signed digit polynomials of a gadget decomposition without writing
-// the digits out, and MulSum is the external product's multiply-accumulate
-// over several rows with one reduction per output; both allocate nothing. Following the Op/OpTo
-// convention, MulInt64 allocates its result and MulInt64To writes into dst
-// with a per-goroutine Workspace and allocates nothing.
+// the digits out (ForwardDigitsPrefetch also brings memory the caller reads
+// next into the cache as it computes), and MulSum is the external
+// product's multiply-accumulate over several rows with one reduction per
+// output (AVX-512 IFMA where the CPU has it); all allocate nothing.
+// Following the Op/OpTo convention, MulInt64 allocates its result and
+// MulInt64To writes into dst with a per-goroutine Workspace and allocates
+// nothing.
 //
 // # Exact integer products
 //

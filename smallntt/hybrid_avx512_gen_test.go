@@ -28,8 +28,10 @@ import (
 // below states its ranges.
 //
 // Registers: Z14 = P, Z15 = ε = 2^32 − 1 (broadcast); Z0–Z3 butterfly
-// operands, Z4–Z13 scratch, Z16–Z31 the transposes of the last stage;
-// K1, K2 carry and borrow masks.
+// operands, Z4–Z13 scratch, Z16–Z19 the digit kernels' parameters, Z16–Z31
+// the transposes of the last stage; K1–K3 carry, borrow and sign masks,
+// K4 = 0x5555 and K5 = 0xaaaa (shr32, shl32). The digit and prefetching
+// kernels also prefetch (see prefetchBegin): DX = pf, R14 = pfStride.
 func genAVX512Kernels() (asm, decl []byte) {
 	var a, d bytes.Buffer
 	g := &zGen{w: &a}

@@ -60,6 +60,7 @@
 // TestHybridKernelsGenerated / TestAVX2KernelsGenerated /
 // TestAVX512KernelsGenerated fail when they are stale. The AVX-512 kernels
 // are picked at run time (golang.org/x/sys/cpu) and fall back to AVX2, then
-// Go. Build with -tags purego to leave out all assembly; the results do not
+// Go; GODEBUG=cpu.avx512f=off (or cpu.avx2=off) makes a program take the
+// fallback on a CPU that has the instructions. Build with -tags purego to leave out all assembly; the results do not
 // change (TestAVX2AgainstGeneric, TestAVX512AgainstGeneric).
 package smallntt

@@ -42,6 +42,8 @@ func TestAVX2KernelsAgainstGo(t *testing.T) {
 	if !haveAVX2 {
 		t.Skip("no AVX2 kernels on this machine or build (purego, not amd64, or no AVX2)")
 	}
+	useAVX512 = false // accelCol and accelLast: the AVX2 kernels alone
+	defer func() { useAVX512 = haveAVX512 }()
 	rng := rand.New(rand.NewPCG(71, 72))
 	for _, f := range avx2Sizes {
 		for _, tc := range []int{4, 8} {

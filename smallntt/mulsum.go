@@ -16,9 +16,9 @@ import (
 // in three 64-bit limbs (lo, hi, top) and reduced once per output with
 // 2^128 ≡ −2^32 (DESIGN.md §3): lo + 2^64·hi + 2^128·top ≡ lo − (hh +
 // 2^32·top) + ε·hl where hi = 2^32·hh + hl. On amd64 this runs in assembly
-// (mulsum_amd64.s: AVX2, four outputs at a time, for up to 64 rows; MULX
-// for the rest); the generic code below gives the same bits
-// (TestMulSumAgainstGeneric). It allocates nothing.
+// (mulsum_amd64.s: AVX-512 IFMA, eight outputs at a time, or AVX2, four,
+// for up to 64 rows; MULX for the rest); the generic code below gives the
+// same bits (TestMulSumAgainstGeneric). It allocates nothing.
 func MulSum(dst []uint64, x []uint64, xStride int, y []uint64, yStride int, rows int) {
 	n := len(dst)
 	if rows < 1 || rows >= 1<<31 || n == 0 || xStride < n || yStride < n ||

@@ -227,3 +227,116 @@ avxrow:
 	JNZ  avxloop
 	VZEROUPPER
 	RET
+
+DATA ·mulSumEpsQ+0(SB)/8, $0xffffffff
+GLOBL ·mulSumEpsQ(SB), RODATA|NOPTR, $8
+
+DATA ·mulSumPQ+0(SB)/8, $0xffffffff00000001
+GLOBL ·mulSumPQ(SB), RODATA|NOPTR, $8
+
+// func mulSumIFMA(dst, x, y *uint64, xStride, yStride uintptr, rows, n int)
+//
+// MulSum eight outputs at a time with AVX-512 IFMA (n a multiple of 8,
+// 1 ≤ rows ≤ 64). With a = a0 + 2^52·a1 and b = b0 + 2^52·b1 (a1, b1 <
+// 2^12; VPMADD52*UQ read bits 0–51 of a and b, so a0 and b0 need no mask),
+// a·b = a0b0 + 2^52·(a0b1 + a1b0) + 2^104·a1b1, and each 104-bit product
+// splits into its low 52 bits (VPMADD52LUQ) and the rest (VPMADD52HUQ),
+// added to
+//
+//	A0 (weight 1):      lo(a0b0)                          < 2^52 per row
+//	A1 (weight 2^52):   hi(a0b0), lo(a0b1), lo(a1b0)      three accumulators
+//	A2 (weight 2^104):  hi(a0b1), hi(a1b0), lo(a1b1)      < 2^12, 2^12, 2^24
+//
+// exactly, without carries, for up to 64 rows: A0 < 2^58, A1 < 2^60,
+// A2 < 2^31. Seven accumulators (Z0–Z6), one product each per row, so that
+// no chain of dependent VPMADD52 limits the loop. Then, with 2^96 ≡ −1
+// (DESIGN.md §3), 2^104 ≡ −2^8 and A1·2^52 = lo + 2^64·(2^32·hh + hl)
+// (lo = A1 << 52, hi = A1 >> 12 < 2^48, hh = hi >> 32):
+//
+//	Σ a·b ≡ (lo + A0) + ε·hl − (hh + 2^8·A2)
+//
+// each sum taking +ε on a carry and the difference −ε on a borrow (none can
+// wrap again: lo + A0 − 2^64 + ε < 2^59, then ε·hl < 2^64 − 2^33, and
+// hh + 2^8·A2 < 2^40), and min(v, v − P) makes it canonical (v − P wraps
+// above v exactly when v < P).
+//
+// Registers: Z0–Z6 accumulators, Z7–Z10 a, a1, b, b1, Z11–Z13 scratch,
+// Z14 P, Z15 ε; DI dst, SI and BX x and y at the current column, R8/R9
+// strides, R10/R11 the current rows, CX rows left, DX outputs left.
+TEXT ·mulSumIFMA(SB), NOSPLIT, $0-56
+	MOVQ         dst+0(FP), DI
+	MOVQ         x+8(FP), SI
+	MOVQ         y+16(FP), BX
+	MOVQ         xStride+24(FP), R8
+	MOVQ         yStride+32(FP), R9
+	MOVQ         n+48(FP), DX
+	VPBROADCASTQ ·mulSumPQ(SB), Z14
+	VPBROADCASTQ ·mulSumEpsQ(SB), Z15
+
+ifmaloop:
+	MOVQ   SI, R10
+	MOVQ   BX, R11
+	MOVQ   rows+40(FP), CX
+	VPXORQ Z0, Z0, Z0
+	VPXORQ Z1, Z1, Z1
+	VPXORQ Z2, Z2, Z2
+	VPXORQ Z3, Z3, Z3
+	VPXORQ Z4, Z4, Z4
+	VPXORQ Z5, Z5, Z5
+	VPXORQ Z6, Z6, Z6
+
+ifmarow:
+	VMOVDQU64   (R10), Z7
+	VMOVDQU64   (R11), Z9
+	VPSRLQ      $52, Z7, Z8
+	VPSRLQ      $52, Z9, Z10
+	VPMADD52LUQ Z9, Z7, Z0  // A0 += lo(a0b0)
+	VPMADD52HUQ Z9, Z7, Z1  // A1 += hi(a0b0)
+	VPMADD52LUQ Z10, Z7, Z2 // A1 += lo(a0b1)
+	VPMADD52LUQ Z9, Z8, Z3  // A1 += lo(a1b0)
+	VPMADD52HUQ Z10, Z7, Z4 // A2 += hi(a0b1)
+	VPMADD52HUQ Z9, Z8, Z5  // A2 += hi(a1b0)
+	VPMADD52LUQ Z10, Z8, Z6 // A2 += lo(a1b1)
+	ADDQ        R8, R10
+	ADDQ        R9, R11
+	DECQ        CX
+	JNZ         ifmarow
+
+	VPADDQ Z2, Z1, Z1
+	VPADDQ Z3, Z1, Z1 // A1
+	VPADDQ Z5, Z4, Z4
+	VPADDQ Z6, Z4, Z4 // A2
+
+	// Z11 = lo + A0, +ε on carry (lo >u Z11)
+	VPSLLQ  $52, Z1, Z12
+	VPADDQ  Z0, Z12, Z11
+	VPCMPUQ $1, Z12, Z11, K1
+	VPADDQ  Z15, Z11, K1, Z11
+
+	// Z11 += ε·hl, +ε on carry
+	VPSRLQ   $12, Z1, Z1 // hi
+	VPMULUDQ Z15, Z1, Z12
+	VPADDQ   Z12, Z11, Z13
+	VPCMPUQ  $1, Z11, Z13, K1
+	VPADDQ   Z15, Z13, K1, Z13
+
+	// Z13 −= hh + 2^8·A2, −ε on borrow
+	VPSRLQ  $32, Z1, Z1
+	VPSLLQ  $8, Z4, Z4
+	VPADDQ  Z4, Z1, Z1
+	VPCMPUQ $1, Z1, Z13, K2
+	VPSUBQ  Z1, Z13, Z13
+	VPSUBQ  Z15, Z13, K2, Z13
+
+	// canonical
+	VPSUBQ    Z14, Z13, Z12
+	VPMINUQ   Z12, Z13, Z13
+	VMOVDQU64 Z13, (DI)
+
+	ADDQ $64, DI
+	ADDQ $64, SI
+	ADDQ $64, BX
+	SUBQ $8, DX
+	JNZ  ifmaloop
+	VZEROUPPER
+	RET

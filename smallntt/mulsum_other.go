@@ -6,7 +6,9 @@ package smallntt
 
 const haveBMI2 = false
 
-var useMulSumAsm, useMulSumAVX2 = false, false
+const haveIFMA = false
+
+var useMulSumAsm, useMulSumAVX2, useMulSumIFMA = false, false, false
 
 func mulSumAccel(dst, x []uint64, xStride int, y []uint64, yStride int, rows int) bool {
 	return false

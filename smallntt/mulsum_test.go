@@ -24,17 +24,18 @@ func mulSumBig(n int, x []uint64, xStride int, y []uint64, yStride int, rows int
 }
 
 // TestMulSumAgainstGeneric checks MulSum (the assembly where there is one)
-// and the generic code against math/big, for every row count up to 9, odd
-// strides and lengths, random and extreme inputs (any uint64: P−1, P,
-// 2^64−1, 2^63, 0), with canonical outputs.
+// and the generic code against math/big, for every row count up to 9 and
+// around the assembly's limit of 64, odd strides and lengths, random and
+// extreme inputs (any uint64: P−1, P, 2^64−1, 2^63, 0), with canonical
+// outputs.
 func TestMulSumAgainstGeneric(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
 	extremes := []uint64{0, 1, P - 1, P, P + 1, 1<<64 - 1, 1 << 63, epsilon, epsilon + 1}
-	defer func() { useMulSumAsm, useMulSumAVX2 = haveBMI2, haveAVX2 }()
+	defer func() { useMulSumAsm, useMulSumAVX2, useMulSumIFMA = haveBMI2, haveAVX2, haveIFMA }()
 	for _, im := range mulSumImpls() {
 		name := im.name
-		useMulSumAsm, useMulSumAVX2 = im.mulx, im.avx2
-		for rows := 1; rows <= 9; rows++ {
+		useMulSumAsm, useMulSumAVX2, useMulSumIFMA = im.mulx, im.avx2, im.ifma
+		for _, rows := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 64, 65} {
 			for _, n := range []int{1, 4, 7, 64, 67} {
 				for trial := range 4 {
 					xs, ys := n+3*trial, n+trial
@@ -127,11 +128,11 @@ func BenchmarkMulSum(b *testing.B) {
 		y[i] = r.Uint64N(P)
 	}
 	dst := make([]uint64, n)
-	defer func() { useMulSumAsm, useMulSumAVX2 = haveBMI2, haveAVX2 }()
+	defer func() { useMulSumAsm, useMulSumAVX2, useMulSumIFMA = haveBMI2, haveAVX2, haveIFMA }()
 	for _, pad := range []int{0, 8} {
 		for _, im := range mulSumImpls() {
 			b.Run(fmt.Sprintf("rows=6/N=1024/pad=%d/%s", pad, im.name), func(b *testing.B) {
-				useMulSumAsm, useMulSumAVX2 = im.mulx, im.avx2
+				useMulSumAsm, useMulSumAVX2, useMulSumIFMA = im.mulx, im.avx2, im.ifma
 				for b.Loop() {
 					MulSum(dst, x, n+pad, y, 2*n+pad, rows)
 				}
@@ -141,19 +142,22 @@ func BenchmarkMulSum(b *testing.B) {
 }
 
 type mulSumImpl struct {
-	name       string
-	mulx, avx2 bool
+	name             string
+	mulx, avx2, ifma bool
 }
 
 // mulSumImpls lists the MulSum implementations this machine and build can
 // run: generic, MULX alone, AVX2 (with MULX for the tail).
 func mulSumImpls() []mulSumImpl {
-	out := []mulSumImpl{{"generic", false, false}}
+	out := []mulSumImpl{{"generic", false, false, false}}
 	if haveBMI2 {
-		out = append(out, mulSumImpl{"mulx", true, false})
+		out = append(out, mulSumImpl{"mulx", true, false, false})
 	}
 	if haveAVX2 {
-		out = append(out, mulSumImpl{"avx2", haveBMI2, true})
+		out = append(out, mulSumImpl{"avx2", haveBMI2, true, false})
+	}
+	if haveIFMA {
+		out = append(out, mulSumImpl{"ifma", haveBMI2, haveAVX2, true})
 	}
 	return out
 }

@@ -18,6 +18,19 @@ import "fmt"
 // way (TestForwardDigits). len(w) and every len(dst[i]) must be N, 1 ≤ beta
 // and len(dst)·beta ≤ 32; dst canonical. It allocates nothing.
 func (p *Plan) ForwardDigits(dst []NTTPoly, w []uint32, beta int) {
+	p.ForwardDigitsPrefetch(dst, w, beta, nil)
+}
+
+// ForwardDigitsPrefetch is ForwardDigits that also asks the CPU to bring pf
+// into its L2 cache while it computes (on amd64 with AVX-512, from inside
+// the transforms' kernels: one 64-byte line every few butterflies, up to
+// N/8 lines per transform of a two-stage plan, see prefetchArgs; nothing
+// elsewhere): a hint for memory the
+// caller reads next, such as the rows of a bootstrapping key that the next
+// multiply-accumulate (MulSum) streams. The values written are
+// ForwardDigits' whatever pf is; pf is only read, by prefetch instructions,
+// which cannot fault.
+func (p *Plan) ForwardDigitsPrefetch(dst []NTTPoly, w []uint32, beta int, pf []uint64) {
 	if beta < 1 || len(dst)*beta > 32 || len(w) != p.n {
 		panic(fmt.Sprintf("smallntt: %v: ForwardDigits of %d digits of %d bits from %d words", p, len(dst), beta, len(w)))
 	}
@@ -33,7 +46,7 @@ func (p *Plan) ForwardDigits(dst []NTTPoly, w []uint32, beta int) {
 		}
 		shift := uint(32 - (i+1)*beta)
 		if k != nil {
-			p.forwardDigitsHybrid(d, w, k, uint64(shift), uint64(mask), uint64(half))
+			pf = p.forwardDigitsHybrid(d, w, k, uint64(shift), uint64(mask), uint64(half), pf)
 			continue
 		}
 		for j, v := range w {
@@ -45,16 +58,17 @@ func (p *Plan) ForwardDigits(dst []NTTPoly, w []uint32, beta int) {
 }
 
 // digitKernel is a first-stage column kernel reading digits from w
-// (accelDigits).
-type digitKernel func(blk, T []uint64, t int, w []uint32, shift, mask, half uint64)
+// (accelDigits). It prefetches the start of pf or nothing, and returns the
+// rest.
+type digitKernel func(blk, T []uint64, t int, w []uint32, shift, mask, half uint64, pf []uint64) []uint64
 
 // forwardDigitsHybrid is forwardHybrid with the first stage's input the
-// digits of w.
-func (p *Plan) forwardDigitsHybrid(a []uint64, w []uint32, k digitKernel, shift, mask, half uint64) {
+// digits of w; it prefetches the start of pf and returns the rest.
+func (p *Plan) forwardDigitsHybrid(a []uint64, w []uint32, k digitKernel, shift, mask, half uint64, pf []uint64) []uint64 {
 	a = a[:p.n]
 	st := &p.stages[0]
 	for b := 0; b < len(a); b += st.size {
-		k(a[b:b+st.size], st.tw, st.t, w[b:b+st.size], shift, mask, half)
+		pf = k(a[b:b+st.size], st.tw, st.t, w[b:b+st.size], shift, mask, half, pf)
 	}
 	last := len(p.stages) - 1
 	for si := 1; si < last; si++ {
@@ -63,5 +77,9 @@ func (p *Plan) forwardDigitsHybrid(a []uint64, w []uint32, k digitKernel, shift,
 			st.hy.fwd(a[b:b+st.size], st.tw, st.t)
 		}
 	}
+	if h := p.stages[last].hy; h.lastFwdPF != nil && len(a)%(8*p.stages[last].f) == 0 {
+		return h.lastFwdPF(a, pf)
+	}
 	p.stages[last].hy.lastFwd(a)
+	return pf
 }

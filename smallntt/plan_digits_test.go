@@ -158,3 +158,33 @@ func BenchmarkForwardDigits(b *testing.B) {
 		}
 	})
 }
+
+// ForwardDigitsPrefetch writes what ForwardDigits writes, prefetching or
+// not, and allocates nothing.
+func TestForwardDigitsPrefetch(t *testing.T) {
+	rng := rand.New(rand.NewPCG(65, 66))
+	for _, n := range []int{256, 512, 1024} {
+		for _, f := range [][]int{DefaultFactors(n), {32, n / 32}, {16, 4, n / 64}} {
+			p, err := NewPlan(n, Hybrid, f...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := make([]uint32, n)
+			for j := range w {
+				w[j] = rng.Uint32()
+			}
+			want, got := []NTTPoly{make(NTTPoly, n), make(NTTPoly, n)}, []NTTPoly{make(NTTPoly, n), make(NTTPoly, n)}
+			p.ForwardDigits(want, w, 7)
+			for _, m := range []int{0, 1, 100, 3 * n, 100 * n} {
+				pf := make([]uint64, m)
+				p.ForwardDigitsPrefetch(got, w, 7, pf)
+				for i := range got {
+					equalAt(t, fmt.Sprintf("%v prefetching %d words, digit %d", p, m, i), got[i], want[i])
+				}
+				if a := testing.AllocsPerRun(5, func() { p.ForwardDigitsPrefetch(got, w, 7, pf) }); a != 0 {
+					t.Errorf("%v: ForwardDigitsPrefetch allocates %v times", p, a)
+				}
+			}
+		}
+	}
+}

@@ -36,7 +36,15 @@ package smallntt
 // networks in generated assembly (hybrid_amd64.s): four columns per vector
 // for the column kernels, four blocks per vector (4×4 transposes in and out)
 // for the last stage, every lane computing what the scalar helper computes,
-// with the same ranges. Stages of size 64 keep the Go kernels.
+// with the same ranges. Stages of size 64 keep the Go kernels. With
+// AVX-512 (hybrid_avx512_gen_test.go) stages of size 8 to 32 with a multiple
+// of 8 columns (blocks) run eight lanes per vector instead, with mask
+// registers for the carries; their lazy intermediate words may differ from
+// the scalar helpers' (same residues), their canonical outputs do not.
+
+// avx512PrefetchSlots is the number of prefetches per loop iteration of an
+// AVX-512 kernel of size f that prefetches (hybrid_avx512_gen_test.go).
+func avx512PrefetchSlots(f int) int { return f }
 
 // colKernel runs one stage's network on every column of a block (see
 // hybrid_kernels.go).
@@ -58,6 +66,7 @@ type hybridStage struct {
 	fwd, inv, fwdCyc, invCyc colKernel
 	fwdDigits                digitKernel // first stage, AVX2 only (ForwardDigits)
 	lastFwd, lastInv         func(a []uint64)
+	lastFwdPF                func(a, pf []uint64) []uint64 // lastFwd that prefetches, AVX-512 only
 	accel                    bool
 }
 
@@ -80,6 +89,7 @@ func newHybridStage(st *stage, first, last bool) *hybridStage {
 		if k := accelLast(f, true); k != nil {
 			h.lastInv, h.accel = k, true
 		}
+		h.lastFwdPF = accelLastPrefetch(f)
 		return h
 	}
 	h.fwd, h.inv = pick(colFwdCyc[st.f], false, false), pick(colInvCyc[st.f], false, true)

@@ -12,7 +12,8 @@ import (
 // "N/factors/variant" or "N/butterfly"), the minimum over many rounds of the
 // mean time of one forward and one inverse transform. The minimum is robust on
 // a shared, noisy machine; it is how DefaultPlan's choice was made. With
-// $SMALLNTT_NOASM set the plans use the Go kernels only.
+// $SMALLNTT_NOASM set the plans use the Go kernels only, with
+// $SMALLNTT_NOAVX512 no AVX-512 kernels.
 func TestTiming(t *testing.T) {
 	spec := os.Getenv("SMALLNTT_TIMING")
 	if spec == "" {
@@ -21,6 +22,10 @@ func TestTiming(t *testing.T) {
 	if os.Getenv("SMALLNTT_NOASM") != "" {
 		useAVX2 = false // the Go kernels only
 		defer func() { useAVX2 = haveAVX2 }()
+	}
+	if os.Getenv("SMALLNTT_NOAVX512") != "" {
+		useAVX512 = false // AVX2 and Go kernels only
+		defer func() { useAVX512 = haveAVX512 }()
 	}
 	var plans []*Plan
 	for _, s := range strings.Split(spec, ",") {

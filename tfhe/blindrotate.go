@@ -10,10 +10,12 @@ import (
 // blind rotation (CGGI20 Alg. 3 line 4, DESIGN.md §2). The rotation, the
 // subtraction and the gadget offset are one pass per column (rotDiff), the
 // decomposition happens inside the forward transforms (decomposeColumn);
-// the products take 8 transforms for TFHELib128.
-func (e *Evaluator) cmuxRotate(acc *TRLWE, c *NTTTRGSW, a int) {
+// the products take 8 transforms for TFHELib128. The forward transforms
+// prefetch next, the key of the following step (see nextKey).
+func (e *Evaluator) cmuxRotate(acc *TRLWE, c *NTTTRGSW, a int, next []uint64) {
 	n := len(e.buf.diff)
 	off := e.params.bkOffset
+	cols := len(acc.Value)
 	for col, p := range acc.Value {
 		p = p[:n]
 		diff := e.buf.diff
@@ -26,9 +28,26 @@ func (e *Evaluator) cmuxRotate(acc *TRLWE, c *NTTTRGSW, a int) {
 			rotDiff(diff[:b], p[n-b:], p, false, off)
 			rotDiff(diff[b:], p[:n-b], p[b:], true, off)
 		}
-		e.decomposeColumn(col)
+		e.decomposeColumnPrefetch(col, part(next, col, cols))
 	}
 	e.productTo(acc, c, true)
+}
+
+// nextKey returns the bootstrapping-key data of samples first … first+count−1
+// (as far as the key goes): what the next blind-rotation step will most
+// likely read, for the forward transforms of this step to prefetch. Blind
+// rotation visits the samples in order, and skips one only when its
+// rotation amount is 0.
+func (e *Evaluator) nextKey(first, count int) []uint64 {
+	d := e.bk.d.data
+	per := len(e.bk.d.trgsw[0].data)
+	lo, hi := min(first*per, len(d)), min((first+count)*per, len(d))
+	return d[lo:hi:hi]
+}
+
+// part returns the i-th of parts consecutive, nearly equal pieces of x.
+func part(x []uint64, i, parts int) []uint64 {
+	return x[i*len(x)/parts : (i+1)*len(x)/parts]
 }
 
 // initAccumulator sets acc = (0, …, 0, X^{−b}·v) with v = mu·(1 + X + … +
@@ -75,7 +94,7 @@ func (e *Evaluator) blindRotate(acc *TRLWE, ct *TLWE) {
 	logTwoN := uint(e.params.logN + 1)
 	for i, ai := range ct.Value[:e.params.LWEDimension()] {
 		if a := torus.ModSwitchPow2(ai, logTwoN); a != 0 {
-			e.cmuxRotate(acc, &e.bk.d.trgsw[i], a)
+			e.cmuxRotate(acc, &e.bk.d.trgsw[i], a, e.nextKey(i+1, 1))
 		}
 	}
 }

@@ -149,8 +149,14 @@ func (e *Evaluator) CloudKey() *CloudKey { return e.ck }
 // includes the gadget offset: smallntt's ForwardDigits, which on the
 // default plan never writes the digits out.
 func (e *Evaluator) decomposeColumn(c int) {
+	e.decomposeColumnPrefetch(c, nil)
+}
+
+// decomposeColumnPrefetch is decomposeColumn that also prefetches pf
+// (smallntt's ForwardDigitsPrefetch: a hint, the results are the same).
+func (e *Evaluator) decomposeColumnPrefetch(c int, pf []uint64) {
 	l := e.params.BKLevels()
-	e.plan.ForwardDigits(e.buf.dec[c*l:(c+1)*l], e.buf.diff, e.params.BKBaseLog())
+	e.plan.ForwardDigitsPrefetch(e.buf.dec[c*l:(c+1)*l], e.buf.diff, e.params.BKBaseLog(), pf)
 }
 
 // productTo computes Σ_r dec_r·C_{r,c} for every column c from the

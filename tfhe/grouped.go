@@ -147,7 +147,7 @@ func (e *Evaluator) blindRotateGrouped(acc *TRLWE, ct *TLWE) {
 			nonzero = nonzero || abar[j] != 0
 		}
 		if nonzero {
-			e.groupStep(acc, base, abar[:r])
+			e.groupStep(acc, base, abar[:r], e.nextKey(base+1<<r-1, 1<<g-1))
 		}
 		base += 1<<r - 1
 	}
@@ -155,8 +155,9 @@ func (e *Evaluator) blindRotateGrouped(acc *TRLWE, ct *TLWE) {
 
 // groupStep sets ACC += Σ_u (X^{e_u} − 1)·(BK_{base+u−1} ⊡ ACC) for the
 // rotation amounts abar of one group (see the top of this file). Terms with
-// e_u = 0 vanish and are skipped.
-func (e *Evaluator) groupStep(acc *TRLWE, base int, abar []int) {
+// e_u = 0 vanish and are skipped. The forward transforms prefetch next,
+// the keys of the following group (as cmuxRotate).
+func (e *Evaluator) groupStep(acc *TRLWE, base int, abar []int, next []uint64) {
 	n := len(e.buf.diff)
 	mask := 2*n - 1
 	gb, mt := &e.buf.group, e.mono
@@ -182,7 +183,7 @@ func (e *Evaluator) groupStep(acc *TRLWE, base int, abar []int) {
 		for j, x := range p[:n] {
 			diff[j] = uint32(x) + off
 		}
-		e.decomposeColumn(col)
+		e.decomposeColumnPrefetch(col, part(next, col, len(acc.Value)))
 	}
 	rows, cols := len(e.buf.dec), len(e.buf.acc)
 	for col, a := range e.buf.acc {

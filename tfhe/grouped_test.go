@@ -109,7 +109,7 @@ func TestGroupStepExact(t *testing.T) {
 						SubTRLWETo(rot, rot, prod)
 						AddTRLWETo(want, want, rot)
 					}
-					e.groupStep(acc, 0, abar)
+					e.groupStep(acc, 0, abar, nil)
 					if !equalTRLWE(acc, want) {
 						t.Fatalf("plan %d trial %d (ā = %v): grouped step differs from the naive one", pi, trial, abar)
 					}

@@ -178,7 +178,7 @@ func TestExternalProductExact(t *testing.T) {
 				SubTRLWETo(diff, diff, acc)
 				ExternalProductNaiveTo(p, want, c, diff)
 				AddTRLWETo(want, want, acc)
-				e.cmuxRotate(acc, cn, a)
+				e.cmuxRotate(acc, cn, a, nil)
 				if !equalTRLWE(acc, want) {
 					t.Fatalf("trial %d: fused rotation step (a=%d) differs from the naive one", trial, a)
 				}

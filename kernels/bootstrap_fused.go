@@ -280,9 +280,10 @@ func (w WideShape) SharedBytes() int {
 		psi = (2*w.n() + 16) * 8
 	}
 	if c := w.Split; c != 0 {
-		// bss_shared: (k+1)(l+1) padded rows of N/C positions, Z (k+1
-		// columns of N/C), psiPow, the twiddles (T_1 and T'_1 of the
-		// owned columns, T_2 and T'_2), two key buffers (the N/C
+		// bss_shared: 2(k+1)(l+1) padded rows of N/C positions (two
+		// buffers of each stage), Z (k+1 columns of N/C), psiPow, the
+		// twiddles (T_1 of the owned columns, T'_1 of the owned
+		// positions, T_2 and T'_2), two key buffers (the N/C
 		// positions of every row and column of a step's one or three
 		// TRGSW samples), then ACC: the owned coefficients for a grouped
 		// key, all of them otherwise.
@@ -293,7 +294,7 @@ func (w WideShape) SharedBytes() int {
 		}
 		tw := 2*own + 2*w.F2*w.F3
 		key := 2 * terms * k1 * w.L * k1 * own
-		return (k1*(w.L+1)*(own+w.F1*w.F2/c)+k1*own+tw+key)*8 + psi + acc
+		return (2*k1*(w.L+1)*(own+w.F1*w.F2/c)+k1*own+tw+key)*8 + psi + acc
 	}
 	if w.Cluster {
 		return (w.L+1)*poly + w.n()*4 + psi

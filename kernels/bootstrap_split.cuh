@@ -39,12 +39,21 @@
 // third cluster barrier). Everything else is the arithmetic of the wide
 // kernel, so the same bits come out.
 //
-// Shared memory per block, 8-byte words (bss_shared): X, ROWS rows of the
-// P owned positions, padded after every F3 words (bsw_pad: conflict-free
-// stages); Y, K1 such columns (the multiply-accumulate's outputs); Z, the
-// K1 x F1 x TC values that the inverse stage 1 of the owned columns reads
-// (Z[c][j][tl], conflict-free for consecutive tl); for G = 2 the psiPow
-// table (bsg_stage_psi); then ACC, 32-bit words: the K1 x F1 x TC owned
+// Each phase is a few dozen small transforms per block, so its time is the
+// length of each thread's dependent chain: two or four threads share each
+// transform (bss_for_roles), each computing some of its outputs with the
+// rest of the network pruned, and the inverse stages 3 and 2 run as
+// decimation-in-frequency networks (hyb_ct_inv_lazy), which prune that
+// way, with their twiddles T'_2, T'_1 applied to their outputs.
+//
+// Shared memory per block, 8-byte words (bss_shared): X and X2, ROWS rows
+// of the P owned positions each, padded after every F3 words (bsw_pad:
+// conflict-free stages); Y and Y2, K1 such columns (the multiply-
+// accumulate's outputs and the inverse stages'); Z, the K1 x F1 x TC
+// values that the inverse stage 1 of the owned columns reads (Z[c][j][tl],
+// conflict-free for consecutive tl); for G = 2 the psiPow table
+// (bsg_stage_psi); the twiddles; two key buffers (the step's and the
+// next's, cp.async); then ACC, 32-bit words: the K1 x F1 x TC owned
 // coefficients (G = 2; ACC[c][i][tl] is coefficient t + M i of column c,
 // t = rank TC + tl), or all K1 x N (G = 1).
 #ifndef GOLDFHE_BOOTSTRAP_SPLIT_CUH
@@ -109,9 +118,9 @@ __host__ __device__ constexpr int bss_key_words(int n, int k1, int l, int c, int
 }
 
 __host__ __device__ constexpr int bss_shared(int f1, int f2, int f3, int k1, int l, int c, int g) {
-    // (k1 * l + k1) padded position rows, Z, psiPow, the twiddles, two key
-    // buffers, then ACC.
-    return ((k1 * l + k1) * (f1 * f2 * f3 / c + f1 * f2 / c) + k1 * (f1 * f2 * f3 / c) +
+    // 2 (k1 * l + k1) padded position rows (X, X2, Y, Y2), Z, psiPow, the
+    // twiddles, two key buffers, then ACC.
+    return (2 * (k1 * l + k1) * (f1 * f2 * f3 / c + f1 * f2 / c) + k1 * (f1 * f2 * f3 / c) +
             (g == 2 ? bsg_psi_words(f1 * f2 * f3) : 0) + 2 * (f1 * f2 * f3 / c) + 2 * f2 * f3 +
             2 * bss_key_words(f1 * f2 * f3, k1, l, c, g)) * 8 +
            (g == 2 ? k1 * (f1 * f2 * f3 / c) : k1 * f1 * f2 * f3) * 4;
@@ -127,9 +136,54 @@ __device__ __forceinline__ uint32_t bss_next(const uint32_t* ct, uint32_t iter, 
     return iter;
 }
 
+// Threads per small transform in each phase (bss_for_roles), a divisor of
+// the transform's size each: stage 1 (A), stages 2 and 3, the inverse
+// stages 3, 2 and 1. The fastest of six choices on an H200, within 7 % of
+// each other (kernels/NOTES.md, session 5); -D overrides them for
+// profiling runs.
+#ifndef BSS_R_A
+#define BSS_R_A 2
+#endif
+#ifndef BSS_R_2
+#define BSS_R_2 2
+#endif
+#ifndef BSS_R_3
+#define BSS_R_3 2
+#endif
+#ifndef BSS_R_I3
+#define BSS_R_I3 4
+#endif
+#ifndef BSS_R_I2
+#define BSS_R_I2 4
+#endif
+#ifndef BSS_R_I1
+#define BSS_R_I1 4
+#endif
+
+// bss_for_roles: fn(role, item) for every item < items and role < R, as
+// std::integral_constant roles: R threads share each item (one small
+// transform), each computing the outputs of its role only. Roles are
+// warp-uniform (warp w takes role w mod R of 32 items), so no warp runs
+// two roles' code. Why: a phase of the split kernel is a few dozen small
+// transforms per block, whose per-thread dependent chains (not the SM's
+// issue rate) set its time; R threads per transform, each with a pruned
+// network (hyb_ct_lazy, hyb_ct_inv_lazy: an output needs only the
+// butterflies of its own blocks), shorten them.
+template <int R, int THREADS, class Fn>
+__device__ __forceinline__ void bss_for_roles(uint32_t items, Fn fn) {
+    for (uint32_t x = threadIdx.x; x < R * 32 * ((items + 31) / 32); x += THREADS) {
+        const uint32_t role = (x / 32) % R, item = (x / (32 * R)) * 32 + x % 32;
+        if (item < items) {
+            hyb_for<R>([&](auto rc) {
+                if (role == decltype(rc)::value) fn(rc, item);
+            });
+        }
+    }
+}
+
 // bss_run: samples blockIdx.x / C, + gridDim.x / C, ... (clusters of C
 // consecutive blocks, gridDim.x a multiple of C); tables as for the wide
-// kernel (psiPow after T'_2 for G = 2). blockDim.x = K1 * N / C: the
+// kernel (psiPow after T'_2 for G = 2). blockDim.x = K1 N / C: the
 // multiply-accumulate has one thread per owned position and column.
 template <int F1, int F2, int F3, int K1, int L, int C, int G>
 __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const uint64_t* __restrict__ bk,
@@ -148,12 +202,19 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
     constexpr int KW = bss_key_words(N, K1, L, C, G);
     constexpr int TRGSW = ROWS * K1 * N;  // words of one TRGSW sample of the key
     extern __shared__ uint64_t bss_sm[];
+    // X: stage-1 outputs, then stage 3's; X2: stage 2's (the threads of a
+    // transform read all its inputs and write some outputs, so no stage
+    // works in place); Y, Y2 the same for the inverse stages 3 and 2.
     uint64_t* X = bss_sm;           // ROWS x PP
-    uint64_t* Y = X + ROWS * PP;    // K1 x PP
-    uint64_t* Z = Y + K1 * PP;      // K1 x F1 x TC
+    uint64_t* X2 = X + ROWS * PP;   // ROWS x PP
+    uint64_t* Y = X2 + ROWS * PP;   // K1 x PP
+    uint64_t* Y2 = Y + K1 * PP;     // K1 x PP
+    uint64_t* Z = Y2 + K1 * PP;     // K1 x F1 x TC
     uint64_t* psiPow = Z + K1 * P;  // G = 2 only
-    // The twiddles this block uses: T_1 and T'_1 of the owned columns
-    // (tw1[j * TC + tl] = T_1[M j + t]), all of T_2 and T'_2.
+    // The twiddles this block uses: T_1 of the owned columns (tw1[j * TC
+    // + tl] = T_1[M j + t]), T'_1 of the owned positions (twInv1[q] =
+    // T'_1[rank P + q]: the inverse stage 2 applies it), all of T_2 and
+    // T'_2.
     uint64_t* tw1 = psiPow + (G == 2 ? bsg_psi_words(N) : 0);
     uint64_t* twInv1 = tw1 + P;
     uint64_t* tw2 = twInv1 + P;
@@ -167,9 +228,8 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
         bsg_stage_psi<LOGN>(psiPow, tables + 2 * N + 2 * M, THREADS);
     }
     for (uint32_t x = threadIdx.x; x < P; x += THREADS) {
-        const uint32_t g = M * (x / TC) + rank * TC + x % TC;
-        tw1[x] = __ldg(tables + g);
-        twInv1[x] = __ldg(tables + N + g);
+        tw1[x] = __ldg(tables + M * (x / TC) + rank * TC + x % TC);
+        twInv1[x] = __ldg(tables + N + rank * P + x);
     }
     for (uint32_t x = threadIdx.x; x < M; x += THREADS) {
         tw2[x] = __ldg(tables + 2 * N + x);
@@ -231,8 +291,10 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
             if (next < n) fetch(next, buf ^ 1);
             const uint64_t* key = keyBuf + buf * KW;
             BSS_MARK(0);
-            // A: stage 1 of row r, owned column t, into the owners' X.
-            for (uint32_t x = threadIdx.x; x < ROWS * TC; x += THREADS) {
+            // A: stage 1 of row r, owned column t, into the owners' X;
+            // BSS_R_A threads per column, each some of its outputs.
+            bss_for_roles<BSS_R_A, THREADS>(ROWS * TC, [&](auto rc, uint32_t x) {
+                constexpr int S = decltype(rc)::value;
                 const uint32_t r = x / TC, tl = x % TC, t = rank * TC + tl;
                 const uint32_t c = r / L, shift = 32 - (r % L + 1) * beta;
                 auto store = [&](int j, uint64_t v) {
@@ -240,29 +302,45 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
                     cluster.map_shared_rank(X, dst)[r * PP + bsw_pad<F3>(q)] = v;
                 };
                 auto tw = [&](int j) { return tw1[j * TC + tl]; };
+                auto keep = [](int j) { return j / (F1 / BSS_R_A) == S; };
                 if constexpr (G == 2) {
                     const uint32_t* a = acc + c * P + tl;
                     bsw_fwd1_digits_to<F1, F2, F3>([&](int i) { return a[i * TC] + offset; }, store, shift, beta,
-                                                   small, tw);
+                                                   small, tw, keep);
                 } else {
                     const uint32_t* p = acc + c * N;
                     bsw_fwd1_digits_to<F1, F2, F3>([&](int i) { return bsf_rotdiff<N>(p, t + M * i, e[0], offset); },
-                                                   store, shift, beta, small, tw);
+                                                   store, shift, beta, small, tw, keep);
                 }
-            }
+            });
             BSS_MARK(1);
             cluster.sync();
             BSS_MARK(2);
             // B: stages 2 and 3 of the owned positions (local indices: the
-            // owned stage-2 blocks are consecutive), the multiply-accumulate,
-            // the inverse stages 3 and 2.
-            for (uint32_t x = threadIdx.x; x < ROWS * B * F3; x += THREADS) {
-                bsw_fwd2_by<F1, F2, F3>(X + (x / (B * F3)) * PP, x % (B * F3), [&](uint32_t i) { return tw2[i]; });
-            }
+            // owned stage-2 blocks are consecutive), X to X2 to X.
+            bss_for_roles<BSS_R_2, THREADS>(ROWS * B * F3, [&](auto rc, uint32_t x) {
+                constexpr int S = decltype(rc)::value, H = F2 / BSS_R_2;
+                const uint32_t r = x / (B * F3), t2 = x % (B * F3), c3 = t2 % F3;
+                // bsw_fwd2's transform: positions base + F3 i, padded.
+                const uint32_t o = r * PP + bsw_pad<F3>((t2 / F3) * M + c3);
+                uint64_t v[F2];
+#pragma unroll
+                for (int i = 0; i < F2; i++) v[i] = X[o + (F3 + 1) * i];
+                hyb_ct_lazy<F2, false>(v);
+#pragma unroll
+                for (int j = S * H; j < S * H + H; j++) X2[o + (F3 + 1) * j] = lz_mul(v[j], tw2[F3 * j + c3]);
+            });
             __syncthreads();
-            for (uint32_t x = threadIdx.x; x < ROWS * (P / F3); x += THREADS) {
-                bsw_fwd3<F3>(X + (x / (P / F3)) * PP, x % (P / F3));
-            }
+            bss_for_roles<BSS_R_3, THREADS>(ROWS * (P / F3), [&](auto rc, uint32_t x) {
+                constexpr int S = decltype(rc)::value, H = F3 / BSS_R_3;
+                const uint32_t o = (x / (P / F3)) * PP + (x % (P / F3)) * (F3 + 1);  // bsw_fwd3's transform
+                uint64_t v[F3];
+#pragma unroll
+                for (int i = 0; i < F3; i++) v[i] = X2[o + i];
+                hyb_ct_lazy<F3, false>(v);  // lazy outputs: the multiply-accumulate takes them
+#pragma unroll
+                for (int j = S * H; j < S * H + H; j++) X[o + j] = v[j];
+            });
             bss_cp_wait(next < n);  // this step's key is in
             __syncthreads();
             BSS_MARK(3);
@@ -282,40 +360,68 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
             }
             __syncthreads();
             BSS_MARK(4);
-            for (uint32_t x = threadIdx.x; x < K1 * (P / F3); x += THREADS) {
-                bsw_inv3<F3>(Y + (x / (P / F3)) * PP, x % (P / F3));
-            }
+            // The inverse stage 3 (hyb_ct_inv_lazy: natural-order input, so
+            // bit-reversed loads), times T'_2, Y to Y2.
+            bss_for_roles<BSS_R_I3, THREADS>(K1 * (P / F3), [&](auto rc, uint32_t x) {
+                constexpr int S = decltype(rc)::value, H = F3 / BSS_R_I3, LG = hyb_lg<F3>::v;
+                const uint32_t t3 = x % (P / F3), o = (x / (P / F3)) * PP + t3 * (F3 + 1);
+                uint64_t v[F3];
+                hyb_for<F3>([&](auto kc) {
+                    constexpr int k = decltype(kc)::value;
+                    v[k] = Y[o + hyb_brv(k, LG)];
+                });
+                hyb_ct_inv_lazy<F3>(v);
+                hyb_for<H>([&](auto jc) {
+                    constexpr int j = S * H + decltype(jc)::value, i = hyb_brv(j, LG);
+                    // Local position t3 F3 + i; its stage-2 twiddle index is
+                    // the position mod M (owned stage-2 blocks are aligned).
+                    Y2[o + i] = lz_mul(v[j], twInv2[(t3 * F3 + i) % M]);
+                });
+            });
             __syncthreads();
-            for (uint32_t x = threadIdx.x; x < K1 * B * F3; x += THREADS) {
-                // bsw_inv2, its outputs sent to their columns' owners.
+            // The inverse stage 2, times T'_1, sent to the owners of the
+            // stage-1 columns.
+            bss_for_roles<BSS_R_I2, THREADS>(K1 * B * F3, [&](auto rc, uint32_t x) {
+                constexpr int S = decltype(rc)::value, H = F2 / BSS_R_I2, LG = hyb_lg<F2>::v;
                 const uint32_t c = x / (B * F3), t2 = x % (B * F3), c3 = t2 % F3;
-                const uint32_t base = (t2 / F3) * M + c3;
-                const uint64_t* V = Y + c * PP;
-                uint64_t r[F2];
-#pragma unroll
-                for (int j = 0; j < F2; j++) r[j] = lz_mul(V[bsw_pad<F3>(base + F3 * j)], twInv2[F3 * j + c3]);
-                hyb_gs_ct_lazy<F2>(r);
-#pragma unroll
-                for (int i = 0; i < F2; i++) {
-                    const uint32_t p = rank * P + base + F3 * i, jj = p / M, t = p % M;
-                    cluster.map_shared_rank(Z, t / TC)[c * P + jj * TC + t % TC] = r[i];
-                }
-            }
+                const uint32_t base = (t2 / F3) * M + c3;  // local position of input 0
+                const uint64_t* V = Y2 + c * PP;
+                uint64_t v[F2];
+                hyb_for<F2>([&](auto kc) {
+                    constexpr int k = decltype(kc)::value;
+                    v[k] = V[bsw_pad<F3>(base + F3 * hyb_brv(k, LG))];
+                });
+                hyb_ct_inv_lazy<F2>(v);
+                hyb_for<H>([&](auto jc) {
+                    constexpr int j = S * H + decltype(jc)::value;
+                    const uint32_t q = base + F3 * hyb_brv(j, LG), p = rank * P + q, jj = p / M, t = p % M;
+                    cluster.map_shared_rank(Z, t / TC)[c * P + jj * TC + t % TC] = lz_mul(v[j], twInv1[q]);
+                });
+            });
             BSS_MARK(5);
             cluster.sync();
             BSS_MARK(6);
-            // C: the inverse stage 1 of the owned columns, into ACC.
-            for (uint32_t x = threadIdx.x; x < K1 * TC; x += THREADS) {
+            // C: the inverse stage 1 of the owned columns (its inputs
+            // already times T'_1), into ACC: hyb_gs<F1, true>'s map as a
+            // decimation-in-frequency network, F * x_m = psi_2F^-m sum_k X_k
+            // omega^-mk, whose outputs prune like the other stages'.
+            bss_for_roles<BSS_R_I1, THREADS>(K1 * TC, [&](auto rc, uint32_t x) {
+                constexpr int S = decltype(rc)::value, H = F1 / BSS_R_I1, LG = hyb_lg<F1>::v;
                 const uint32_t c = x / TC, tl = x % TC, t = rank * TC + tl;
-                uint64_t r[F1];
-#pragma unroll
-                for (int j = 0; j < F1; j++) r[j] = lz_mul(Z[c * P + j * TC + tl], twInv1[j * TC + tl]);
-                hyb_gs<F1, true>(r);  // canonical out
-#pragma unroll
-                for (int i = 0; i < F1; i++) {
-                    bsf_add_centered(G == 2 ? acc + c * P + i * TC + tl : acc + c * N + t + M * i, r[i]);
-                }
-            }
+                uint64_t v[F1];
+                hyb_for<F1>([&](auto kc) {
+                    constexpr int k = decltype(kc)::value;
+                    v[k] = Z[c * P + hyb_brv(k, LG) * TC + tl];
+                });
+                hyb_ct_inv_lazy<F1>(v);
+                hyb_for<H>([&](auto jc) {
+                    constexpr int j = S * H + decltype(jc)::value, m = hyb_brv(j, LG);
+                    constexpr int E = (128 - (64 / F1) * m) & 127;  // psi_2F^-m in units of psi_128
+                    uint64_t y = hyb_tw<E>(v[j]);                   // canonical
+                    if constexpr (hyb_negates<E>()) y = gl_neg(y);
+                    bsf_add_centered(G == 2 ? acc + c * P + m * TC + tl : acc + c * N + t + M * m, y);
+                });
+            });
             BSS_MARK(7);
             if constexpr (G == 1) {
                 // Every block's copy of ACC gets the owned coefficients.
@@ -394,7 +500,7 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
 // shorten.
 BSS_DEFINE(8, 8, 16, 1, 3, 8, 2) // TFHELib128: clusters of 8 blocks of 256 threads
 BSS_DEFINE(8, 8, 16, 1, 2, 8, 2) // CuFHE80
-BSS_DEFINE(8, 8, 8, 3, 2, 8, 2)  // TFHErsDefault: 8 x 256
+BSS_DEFINE(8, 8, 8, 3, 2, 8, 2)  // TFHErsDefault
 
 #endif // GOLDFHE_HAVE_CLUSTERS
 

@@ -287,11 +287,13 @@ __device__ __forceinline__ uint32_t bsw_pad(uint32_t p) { return p + p / F3; }
 // bsw_fwd1_digits_to: stage 1 (twisted) of one column t of a digit row:
 // the digit at `shift` of word(i), the word at coefficient t + (N/F1) * i
 // (i < F1), through the F1-point transform and the twiddle tw(j) = T_1[t +
-// (N/F1) j], each output j handed to store(j, value). Digits of beta <= 15 bits
+// (N/F1) j], each output j for which keep(j) holds handed to store(j,
+// value) (keep(j) constant after unrolling: the outputs not kept, and the
+// butterflies only they need, are never computed). Digits of beta <= 15 bits
 // take the exact first level (hyb_ct_digits); small is that condition.
-template <int F1, int F2, int F3, class Word, class Store, class Tw>
+template <int F1, int F2, int F3, class Word, class Store, class Tw, class Keep>
 __device__ __forceinline__ void bsw_fwd1_digits_to(Word word, Store store, uint32_t shift, uint32_t beta, bool small,
-                                                   Tw tw) {
+                                                   Tw tw, Keep keep) {
     uint64_t r[F1];
     if (small) {
         const uint32_t mask32 = (1u << beta) - 1, half32 = 1u << (beta - 1);
@@ -307,7 +309,9 @@ __device__ __forceinline__ void bsw_fwd1_digits_to(Word word, Store store, uint3
         hyb_ct_lazy<F1, true>(r);
     }
 #pragma unroll
-    for (int j = 0; j < F1; j++) store(j, lz_mul(r[j], tw(j)));
+    for (int j = 0; j < F1; j++) {
+        if (keep(j)) store(j, lz_mul(r[j], tw(j)));
+    }
 }
 
 // bsw_fwd1_digits: bsw_fwd1_digits_to for column p of ACC rotated by a
@@ -319,7 +323,7 @@ __device__ __forceinline__ void bsw_fwd1_digits(uint64_t* W, const uint32_t* p, 
     constexpr uint32_t N = F1 * F2 * F3, T1 = N / F1;
     bsw_fwd1_digits_to<F1, F2, F3>([&](int i) { return bsf_word<N, ROT>(p, t + T1 * i, a, offset); },
                                    [&](int j, uint64_t v) { W[bsw_pad<F3>(t + T1 * j)] = v; }, shift, beta, small,
-                                   [&](int j) { return __ldg(tw1 + T1 * j + t); });
+                                   [&](int j) { return __ldg(tw1 + T1 * j + t); }, [](int) { return true; });
 }
 
 // bsw_fwd2_by: stage 2, transform t < F1 * F3 (block t / F3, column t %

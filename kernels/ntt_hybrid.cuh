@@ -96,14 +96,17 @@ __device__ __forceinline__ uint64_t hyb_tw(uint64_t v) {
 // hyb_ct_lazy: the network of hyb_ct without the final canonicalisation
 // (lazy outputs, for a consumer that takes any operand, such as lz_mul).
 // LV0 > 0 runs the levels LV0 .. log2(F) - 1 only (the caller did the
-// first ones: hyb_ct_digits).
-template <int F, bool TWISTED, int LV0 = 0>
+// first ones: hyb_ct_digits). CONJ (cyclic only) takes every twiddle's
+// inverse: the network of the inverse cyclic transform times F, natural
+// in, register j holding output brv(j) (hyb_ct_inv_lazy).
+template <int F, bool TWISTED, int LV0 = 0, bool CONJ = false>
 __device__ __forceinline__ void hyb_ct_lazy(uint64_t (&x)[F]) {
+    static_assert(!(TWISTED && CONJ), "the conjugate network is the cyclic one's");
     hyb_for<hyb_lg<F>::v - LV0>([&](auto lvc) {
         constexpr int lv = LV0 + decltype(lvc)::value, h = F >> (lv + 1);
         hyb_for<F / 2>([&](auto bc) {
             constexpr int b = decltype(bc)::value, g = b / h, j = b % h, a = 2 * g * h + j;
-            constexpr int E = hyb_exp<F, TWISTED>(lv, g);
+            constexpr int E = CONJ ? (128 - hyb_exp<F, false>(lv, g)) & 127 : hyb_exp<F, TWISTED>(lv, g);
             const uint64_t u = x[a], w = hyb_tw<E>(x[a + h]);
             if constexpr (hyb_negates<E>()) {
                 x[a] = lz_sub(u, w);
@@ -164,6 +167,19 @@ __device__ __forceinline__ void hyb_gs(uint64_t (&x)[F]) {
             }
         });
     });
+}
+
+// hyb_ct_inv_lazy: F times the inverse of the cyclic hyb_ct as a
+// decimation-in-frequency network with inverse twiddles: x[k] holds input
+// k in natural order (the value that hyb_ct's register brv(k) holds), and
+// register j ends holding output brv(j); lazy outputs. Output j depends
+// only on the butterflies of its own block at every level, so a caller
+// that keeps a few outputs lets the compiler drop the rest of the network
+// (the split blind rotation spreads one transform over several threads
+// this way).
+template <int F>
+__device__ __forceinline__ void hyb_ct_inv_lazy(uint64_t (&x)[F]) {
+    hyb_ct_lazy<F, false, 0, true>(x);
 }
 
 // hyb_gs_ct_lazy: the map of hyb_gs<F, false> (F times the inverse of the

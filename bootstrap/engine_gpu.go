@@ -64,9 +64,13 @@ const (
 	// accumulator in shared memory (kernels.BlindRotateFused; needs a
 	// hybrid plan of a fused shape, or none).
 	BlindRotationFused
-	// BlindRotationWide: one launch per pass, one block of N/8·(k+1)·l
-	// threads per sample, each transform N/8 threads' three-stage hybrid
-	// NTT, the accumulator in shared memory (kernels.BlindRotateWide).
+	// BlindRotationWide: one launch per pass of the wide family
+	// (kernels.BlindRotateWide), the accumulator in shared memory, each
+	// transform the three-stage hybrid NTT: on Hopper, for passes of up
+	// to SMs/8 samples, the split kernel (a cluster of 8 blocks per
+	// sample, split by NTT index: the lowest latency), up to SMs/(k+1)
+	// the cluster kernel (k+1 blocks per sample, one per TRLWE column),
+	// beyond that one block of N/16·(k+1)·l threads per sample.
 	BlindRotationWide
 	// BlindRotationUnfused: the step kernels, five launches per CMux step
 	// with the accumulator and the digits in device memory.

@@ -78,32 +78,13 @@ func accelCol(f int, twisted, inverse bool) colKernel {
 	if !useAVX2 {
 		return nil
 	}
-	var k asmCol
-	switch {
-	case twisted && !inverse:
-		k = asmColFwdTw[f]
-	case twisted && inverse:
-		k = asmColInvTw[f]
-	case !inverse:
-		k = asmColFwdCyc[f]
-	default:
-		k = asmColInvCyc[f]
-	}
+	k := pickCol(f, twisted, inverse, asmColFwdTw, asmColInvTw, asmColFwdCyc, asmColInvCyc)
 	if k == nil {
 		return nil
 	}
 	var z asmCol // AVX-512, for t a multiple of 8
 	if useAVX512 {
-		switch {
-		case twisted && !inverse:
-			z = zmmColFwdTw[f]
-		case twisted && inverse:
-			z = zmmColInvTw[f]
-		case !inverse:
-			z = zmmColFwdCyc[f]
-		default:
-			z = zmmColInvCyc[f]
-		}
+		z = pickCol(f, twisted, inverse, zmmColFwdTw, zmmColInvTw, zmmColFwdCyc, zmmColInvCyc)
 	}
 	return func(blk, T []uint64, t int) {
 		if t%4 != 0 || len(blk) != 4*(len(blk)/4) || len(T) < len(blk) || len(blk) == 0 {
@@ -115,6 +96,20 @@ func accelCol(f int, twisted, inverse bool) colKernel {
 		}
 		k(&blk[0], &T[0], t)
 	}
+}
+
+// pickCol returns the column kernel of size f of the table set (forward
+// and inverse, twisted and cyclic) that the stage needs, or nil.
+func pickCol(f int, twisted, inverse bool, fwdTw, invTw, fwdCyc, invCyc map[int]asmCol) asmCol {
+	switch {
+	case twisted && !inverse:
+		return fwdTw[f]
+	case twisted:
+		return invTw[f]
+	case !inverse:
+		return fwdCyc[f]
+	}
+	return invCyc[f]
 }
 
 // accelLast returns the AVX2 last-stage kernel for size f, or nil. It needs

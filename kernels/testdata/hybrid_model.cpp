@@ -3,7 +3,8 @@
 // lazy primitives have host branches with the same steps as their PTX), is
 // compared bit for bit with the canonical-per-operation network the kernels
 // used before (ref_ct/ref_gs below: the previous hyb_ct/hyb_gs, with the
-// canonical gl_* operations in place of the PTX fa_* ones).
+// canonical gl_* operations in place of the PTX fa_* ones), and the
+// decimation-in-frequency inverse (hyb_ct_inv_lazy) with ref_gs.
 //   g++ -O2 -std=c++17 -o /tmp/hybrid_model kernels/testdata/hybrid_model.cpp && /tmp/hybrid_model
 #include <cstdint>
 #include <cstdio>
@@ -119,6 +120,33 @@ static void run(std::mt19937_64& rng, long n, const char* name) {
             for (int i = 0; i < F; i++) {
                 if (lz_canon(e[i]) != g[i]) { if (fails++ < 10) printf("%s gs_ct_lazy mismatch it=%ld i=%d\n", name, it, i); break; }
             }
+        }
+        // hyb_ct_inv_lazy (the split blind rotation's inverse stages): on
+        // the inputs in natural order (register k = ref_gs's input brv(k)),
+        // register j holds ref_gs's output brv(j) as a residue; for the
+        // twisted inverse (stage 1) times psi_2F^-m, m = brv(j), as the
+        // kernel applies it (hyb_tw, then the sign).
+        {
+            constexpr int LG = hyb_lg<F>::v;
+            uint64_t in[F], v[F], w[F];
+            for (int i = 0; i < F; i++) in[i] = (it & 1) ? d[i] ^ (rng() & 0xFFFFFFFF00000000ull) : a[i];
+            for (int i = 0; i < F; i++) w[i] = in[i] % P;
+            ref_gs<F, TW>(w);
+            for (int k = 0; k < F; k++) v[k] = in[hyb_brv(k, LG)];
+            hyb_ct_inv_lazy<F>(v);
+            cases++;
+            bool bad = false;
+            hyb_for<F>([&](auto jc) {
+                constexpr int j = decltype(jc)::value, m = hyb_brv(j, LG);
+                uint64_t y = lz_canon(v[j]);
+                if constexpr (TW) {
+                    constexpr int E = (128 - (64 / F) * m) & 127;
+                    y = hyb_tw<E>(v[j]);
+                    if constexpr (hyb_negates<E>()) y = gl_neg(y);
+                }
+                bad |= y != w[m];
+            });
+            if (bad && fails++ < 10) printf("%s ct_inv_lazy mismatch it=%ld\n", name, it);
         }
         // hyb_fwd's stage 1: lz_mul of hyb_ct_lazy's outputs = gl_mul of the canonical ones
         {

@@ -439,7 +439,7 @@ func (b *BootstrapKernels) KeySwitch(s *Stream, sh BootstrapShape, out, in, tabl
 	spb, cpt := ksSamplesPerBlock(count, sms), ksCoordsPerThread(count, sms)
 	k.args.u = [9]uint32{uint32(n), uint32(kn), uint32(sh.KSLevels), uint32(sh.KSBaseLog), sh.KSOffset, uint32(count), uint32(spb), uint32(cpt)}
 	grid := dim3{uint32((n + ksTX*cpt) / (ksTX * cpt)), uint32(min((count+spb-1)/spb, maxGridY)), 1}
-	grid.z = uint32(ksChunks(int(grid.x)*int(grid.y), kn, sms))
+	grid.z = uint32(ksChunksFor(int(grid.x)*int(grid.y), kn, sms))
 	if grid.z > 1 {
 		// The chunks add into out (goldfhe_bs_keyswitch).
 		if err := out.View(0, count*(n+1)).Memset32Async(0, s); err != nil {
@@ -450,12 +450,21 @@ func (b *BootstrapKernels) KeySwitch(s *Stream, sh BootstrapShape, out, in, tabl
 }
 
 // ksChunks is how many blocks share the input coordinates of one sample
-// (the key-switching grid's z): enough for about two blocks per SM when
-// the blocks per chunk fall short of that (a handful of samples), each
-// chunk keeping at least four coordinates for each of its ksTY classes.
+// (the key-switching grid's z): enough for about 24 blocks per SM when the
+// grid without chunks falls short of that, at most 16, and each chunk
+// keeping at least four coordinates for each of its ksTY classes. Each
+// warp walks its coordinates' table rows one after another, so up to a
+// few thousand samples the time is that walk, not the table's bandwidth:
+// on an H200 (TFHELib128, kernels BenchmarkKeySwitch) 1, 2, 4 and 8
+// chunks took 509, 375, 349 and 330 µs for 132 samples, 923, 779, 679
+// and 634 µs for 264, 280, 191, 177 and 171 µs for 16.
 func ksChunks(blocks, kn, sms int) int {
-	return max(1, min(2*sms/max(blocks, 1), kn/(4*ksTY)))
+	return max(1, min(24*sms/max(blocks, 1), 16, kn/(4*ksTY)))
 }
+
+// ksChunksFor is the chunk policy KeySwitch uses: ksChunks, which tests
+// and benchmarks replace to run other choices.
+var ksChunksFor = ksChunks
 
 // ksSamplesPerBlock is how many samples a key-switching block takes (a
 // divisor of ksTY): the most that still leaves about two blocks' worth of

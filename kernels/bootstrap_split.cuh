@@ -42,9 +42,10 @@
 // Each phase is a few dozen small transforms per block, so its time is the
 // length of each thread's dependent chain: two or four threads share each
 // transform (bss_for_roles), each computing some of its outputs with the
-// rest of the network pruned, and the inverse stages 3 and 2 run as
-// decimation-in-frequency networks (hyb_ct_inv_lazy), which prune that
-// way, with their twiddles T'_2, T'_1 applied to their outputs.
+// rest of the network pruned. The inverse stages run as decimation-in-
+// frequency networks (hyb_ct_inv_lazy; stage 1 with its twist applied to
+// the outputs), which prune that way, the inverse stages 3 and 2 applying
+// the next stage's twiddles (T'_2, T'_1) to their outputs.
 //
 // Shared memory per block, 8-byte words (bss_shared): X and X2, ROWS rows
 // of the P owned positions each, padded after every F3 words (bsw_pad:

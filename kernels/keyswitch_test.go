@@ -38,13 +38,13 @@ func TestKSCoordsPerThread(t *testing.T) {
 }
 
 // TestKSChunks: the input coordinates of a sample are split only while
-// the grid falls short of two blocks per SM, each chunk keeping at least
-// four coordinates per class (TFHELib128: k·N = 1024, 20 blocks per sample
-// at one coordinate per thread).
+// the grid falls short of 24 blocks per SM, into at most 16 chunks, each
+// keeping at least four coordinates per class (TFHELib128: k·N = 1024, 20
+// blocks for one sample, 330 for 66 to 264 samples).
 func TestKSChunks(t *testing.T) {
 	for _, c := range []struct{ blocks, kn, sms, want int }{
-		{20, 1024, 132, 13}, {40, 1024, 132, 6}, {140, 1024, 132, 1}, {264, 1024, 132, 1}, {5000, 1024, 132, 1},
-		{1, 1024, 132, 32}, {1, 64, 132, 2}, {1, 16, 132, 1}, {0, 1024, 132, 32}, {20, 1024, 0, 1},
+		{20, 1024, 132, 16}, {330, 1024, 132, 9}, {640, 1024, 132, 4}, {3168, 1024, 132, 1}, {5000, 1024, 132, 1},
+		{1, 1024, 132, 16}, {1, 64, 132, 2}, {1, 16, 132, 1}, {0, 1024, 132, 16}, {20, 1024, 0, 1},
 	} {
 		if got := ksChunks(c.blocks, c.kn, c.sms); got != c.want {
 			t.Errorf("ksChunks(%d, %d, %d) = %d, want %d", c.blocks, c.kn, c.sms, got, c.want)
@@ -73,7 +73,15 @@ func TestKeySwitchBatches(t *testing.T) {
 				din := devUint32(t, c, in, len(in))
 				dout := devUint32(t, c, nil, count*(n+1))
 				must(t, bk.KeySwitch(nil, sh, dout, din, dtab, count))
-				compareWords(t, "KeySwitch", host32(t, dout), refKeySwitch(sh, in, table, count))
+				want := refKeySwitch(sh, in, table, count)
+				compareWords(t, "KeySwitch", host32(t, dout), want)
+				// Forced chunks (atomicAdd into a zeroed output) give the
+				// same words at any batch size.
+				defer func(f func(int, int, int) int) { ksChunksFor = f }(ksChunksFor)
+				ksChunksFor = func(int, int, int) int { return 3 }
+				must(t, dout.Memset32(0x5A5A5A5A))
+				must(t, bk.KeySwitch(nil, sh, dout, din, dtab, count))
+				compareWords(t, "KeySwitch, 3 chunks", host32(t, dout), want)
 			})
 		}
 	})
@@ -95,17 +103,27 @@ func BenchmarkKeySwitch(b *testing.B) {
 	dtab := devUint32(b, c, randU32(rng, sh.KSTableLen()), sh.KSTableLen())
 	din := devUint32(b, c, randU32(rng, maxCount*(kn+1)), maxCount*(kn+1))
 	dout := devUint32(b, c, nil, maxCount*(n+1))
+	run := func(b *testing.B, count int) {
+		must(b, bk.KeySwitch(nil, sh, dout, din, dtab, count)) // warm-up
+		must(b, c.Synchronize())
+		b.ResetTimer()
+		for range b.N {
+			must(b, bk.KeySwitch(nil, sh, dout, din, dtab, count))
+		}
+		must(b, c.Synchronize())
+		b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*count), "µs/sample")
+		b.ReportMetric(float64(b.N*count)/b.Elapsed().Seconds(), "samples/s")
+	}
 	for _, count := range []int{1, 66, 132, 264, 1024, maxCount} {
-		b.Run(fmt.Sprintf("count=%d", count), func(b *testing.B) {
-			must(b, bk.KeySwitch(nil, sh, dout, din, dtab, count)) // warm-up
-			must(b, c.Synchronize())
-			b.ResetTimer()
-			for range b.N {
-				must(b, bk.KeySwitch(nil, sh, dout, din, dtab, count))
-			}
-			must(b, c.Synchronize())
-			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*count), "µs/sample")
-			b.ReportMetric(float64(b.N*count)/b.Elapsed().Seconds(), "samples/s")
-		})
+		b.Run(fmt.Sprintf("count=%d", count), func(b *testing.B) { run(b, count) })
+	}
+	// Other chunk choices (ksChunksFor) at the batch sizes of a circuit's
+	// levels, for tuning ksChunks.
+	defer func(f func(int, int, int) int) { ksChunksFor = f }(ksChunksFor)
+	for _, count := range []int{16, 66, 132, 264} {
+		for _, z := range []int{1, 2, 4, 8} {
+			ksChunksFor = func(int, int, int) int { return z }
+			b.Run(fmt.Sprintf("count=%d/chunks=%d", count, z), func(b *testing.B) { run(b, count) })
+		}
 	}
 }

@@ -97,6 +97,25 @@ func testVectors(n int, rng *rand.Rand, random int) (names []string, vecs [][]ui
 	return
 }
 
+// equalTransforms checks that fast and slow give the same Forward,
+// ForwardCyclic, Inverse and InverseCyclic of x (a and b are scratch of
+// x's length).
+func equalTransforms(t *testing.T, fast, slow *Plan, x, a, b []uint64) {
+	t.Helper()
+	fast.Forward(a, x)
+	slow.Forward(b, x)
+	equalAt(t, fast.String()+" Forward", a, b)
+	fast.ForwardCyclic(a, x)
+	slow.ForwardCyclic(b, x)
+	equalAt(t, fast.String()+" ForwardCyclic", a, b)
+	fast.Inverse(a, x)
+	slow.Inverse(b, x)
+	equalAt(t, fast.String()+" Inverse", a, b)
+	fast.InverseCyclic(a, x)
+	slow.InverseCyclic(b, x)
+	equalAt(t, fast.String()+" InverseCyclic", a, b)
+}
+
 func equalAt(t *testing.T, what string, got, want []uint64) bool {
 	t.Helper()
 	for i := range want {

@@ -79,18 +79,7 @@ func TestAVX2AgainstGeneric(t *testing.T) {
 			}
 			a, b := make([]uint64, n), make([]uint64, n)
 			for _, x := range vecs {
-				fast.Forward(a, x)
-				slow.Forward(b, x)
-				equalAt(t, fast.String()+" Forward", a, b)
-				fast.ForwardCyclic(a, x)
-				slow.ForwardCyclic(b, x)
-				equalAt(t, fast.String()+" ForwardCyclic", a, b)
-				fast.Inverse(a, x)
-				slow.Inverse(b, x)
-				equalAt(t, fast.String()+" Inverse", a, b)
-				fast.InverseCyclic(a, x)
-				slow.InverseCyclic(b, x)
-				equalAt(t, fast.String()+" InverseCyclic", a, b)
+				equalTransforms(t, fast, slow, x, a, b)
 			}
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"go/format"
-	"os"
 	"testing"
 )
 
@@ -623,20 +622,5 @@ func (g *avxGen) lastKernel(fn string, f int, inverse bool) {
 // generator writes (STYLE §12).
 func TestAVX2KernelsGenerated(t *testing.T) {
 	asm, decl := genAVX2Kernels()
-	files := map[string][]byte{"hybrid_amd64.s": asm, "hybrid_avx2_amd64.go": decl}
-	for name, want := range files {
-		if *updateKernels {
-			if err := os.WriteFile(name, want, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		got, err := os.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("%s is stale: run go generate ./smallntt", name)
-		}
-	}
+	checkGenerated(t, map[string][]byte{"hybrid_amd64.s": asm, "hybrid_avx2_amd64.go": decl})
 }

@@ -193,18 +193,26 @@ func genInverseNetwork(w func(string, ...any), f int, twisted bool) {
 
 // The committed hybrid_kernels.go is what the generator writes (STYLE §12).
 func TestHybridKernelsGenerated(t *testing.T) {
-	want := genHybridKernels()
-	if *updateKernels {
-		if err := os.WriteFile("hybrid_kernels.go", want, 0o644); err != nil {
+	checkGenerated(t, map[string][]byte{"hybrid_kernels.go": genHybridKernels()})
+}
+
+// checkGenerated compares each named file with what its generator wrote
+// (want), or with -update-kernels rewrites it.
+func checkGenerated(t *testing.T, files map[string][]byte) {
+	t.Helper()
+	for name, want := range files {
+		if *updateKernels {
+			if err := os.WriteFile(name, want, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		got, err := os.ReadFile(name)
+		if err != nil {
 			t.Fatal(err)
 		}
-		return
-	}
-	got, err := os.ReadFile("hybrid_kernels.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatal("hybrid_kernels.go is stale: run go generate ./smallntt")
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s is stale: run go generate ./smallntt", name)
+		}
 	}
 }

@@ -38,6 +38,7 @@ type CPU struct {
 	params tfhe.Params
 	plan   *smallntt.Plan
 	name   string
+	group  int // the bootstrapping key's grouping factor
 
 	mu      sync.RWMutex // calls hold it for reading, Close for writing
 	closed  bool
@@ -107,6 +108,7 @@ func NewCPU(ck *tfhe.CloudKey, opts CPUOptions) (*CPU, error) {
 		params: p,
 		plan:   plan,
 		name:   cpuName(plan, nw, ck.Grouping()),
+		group:  ck.Grouping(),
 		jobs:   make(chan *batch, 4*nw),
 		free:   make(chan *batch, 16),
 		nw:     nw,
@@ -155,6 +157,15 @@ func (e *CPU) Name() string {
 
 // String is Name.
 func (e *CPU) String() string { return e.Name() }
+
+// Grouping returns the grouping factor of the engine's bootstrapping key
+// (tfhe.WithGrouping; KeyGrouping), 0 for an uninitialized engine.
+func (e *CPU) Grouping() int {
+	if e == nil || e.jobs == nil {
+		return 0
+	}
+	return max(e.group, 1)
+}
 
 // Params returns the parameter set of the engine's cloud key (the zero
 // Params for an uninitialized engine).

@@ -93,6 +93,9 @@ func TestCPUGroupedGates(t *testing.T) {
 				if !strings.HasSuffix(e.Name(), "/grouping=2") {
 					t.Errorf("engine name %q does not say grouping=2", e.Name())
 				}
+				if g := KeyGrouping(e); g != 2 || e.Grouping() != 2 {
+					t.Errorf("KeyGrouping = %d, Grouping = %d, want 2", g, e.Grouping())
+				}
 				out := newTLWEs(count, p.LWEDimension())
 				if err := e.Bootstrap(out, in, mu8); err != nil {
 					t.Fatal(err)
@@ -474,5 +477,13 @@ func TestCPUName(t *testing.T) {
 	}
 	if !e.Params().Equal(toyParams) || e.Plan() == nil {
 		t.Error("Params/Plan wrong")
+	}
+	sel := &Selected{Engine: e}
+	if KeyGrouping(e) != 1 || sel.Grouping() != 1 {
+		t.Errorf("KeyGrouping of a plain key's engine = %d, through Selected %d, want 1", KeyGrouping(e), sel.Grouping())
+	}
+	var none *CPU
+	if KeyGrouping(none) != 0 || KeyGrouping(nil) != 0 || (*Selected)(nil).Grouping() != 0 {
+		t.Error("KeyGrouping of a nil engine is not 0")
 	}
 }

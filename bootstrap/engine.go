@@ -54,6 +54,18 @@ type Engine interface {
 	Close() error
 }
 
+// KeyGrouping returns the grouping factor (tfhe.WithGrouping) of the
+// bootstrapping key eng bootstraps with: 1 for a plain key, 2 or more for
+// a grouped one, whose outputs are noisier (tfhe.Params.NoiseEstimateGrouped).
+// It returns 0 when eng does not say: an engine from outside this package
+// without a Grouping() int method, or an uninitialized one.
+func KeyGrouping(eng Engine) int {
+	if g, ok := eng.(interface{ Grouping() int }); ok && eng != nil {
+		return g.Grouping()
+	}
+	return 0
+}
+
 var (
 	// ErrClosed is returned by the methods of an engine after Close.
 	ErrClosed = errors.New("bootstrap: engine is closed")

@@ -582,6 +582,15 @@ func (e *GPU) Plan() *smallntt.Plan {
 	return e.cpuPlan
 }
 
+// Grouping returns the grouping factor of the engine's bootstrapping key
+// (tfhe.WithGrouping; KeyGrouping), 0 for an uninitialized engine.
+func (e *GPU) Grouping() int {
+	if e == nil || e.name == "" {
+		return 0
+	}
+	return max(e.shape.Grouping, 1)
+}
+
 // MaxBatch returns the most samples one device pass holds; larger batches
 // are split into passes of this size.
 func (e *GPU) MaxBatch() int {

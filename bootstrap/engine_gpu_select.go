@@ -53,6 +53,15 @@ type Selected struct {
 // kernels: no CUDA driver: libcuda.so.1 not found …".
 func (s *Selected) Reason() string { return s.reason }
 
+// Grouping returns the grouping factor of the engine's bootstrapping key
+// (KeyGrouping of the engine it forwards to).
+func (s *Selected) Grouping() int {
+	if s == nil {
+		return 0
+	}
+	return KeyGrouping(s.Engine)
+}
+
 // OnGPU reports whether the engine runs on a GPU.
 func (s *Selected) OnGPU() bool { return s.gpu }
 

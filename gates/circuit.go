@@ -3,6 +3,7 @@ package gates
 import (
 	"fmt"
 	"slices"
+	"sync"
 )
 
 // Format is the netlist format a Circuit was read from.
@@ -70,6 +71,8 @@ type Circuit struct {
 	sched      []Gate  // gates in level order; levels slice into it
 	levels     []Level // levels[0] has no bootstrapped gates
 	bootstraps int
+
+	plans sync.Map // MaxXORTerms → *linearPlan, built on first use
 }
 
 // CircuitError reports an invalid netlist or circuit. Line is the 1-based line

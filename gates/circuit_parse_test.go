@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -419,8 +420,9 @@ func seedCorpus(t testing.TB) [][]byte {
 }
 
 // FuzzParse checks that Parse never panics, that whatever it accepts has a
-// valid schedule and evaluates like a line-by-line interpreter, and that
-// WriteTo and Parse round-trip.
+// valid schedule and evaluates like a line-by-line interpreter, that its
+// linear-XOR plan is valid and evaluates like Eval, and that WriteTo and
+// Parse round-trip.
 func FuzzParse(f *testing.F) {
 	for _, s := range seedCorpus(f) {
 		f.Add(s)
@@ -443,6 +445,9 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		checkSchedule(t, c)
+		if c.NumGates() <= 1<<12 {
+			checkLinearPlan(t, c, 2+len(data)%3, 1, rand.New(rand.NewPCG(uint64(len(data)), 0)))
+		}
 		var buf bytes.Buffer
 		if _, err := c.WriteTo(&buf); err != nil {
 			t.Fatal(err)

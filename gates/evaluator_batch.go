@@ -14,6 +14,7 @@ type batchScratch struct {
 	small []*tfhe.TLWE // dimension n: linear combinations, MUX halves, MUX and free results
 	big   []*tfhe.TLWE // dimension k·N: MUX halves after BootstrapNoKeySwitch
 	view  []*tfhe.TLWE // a strided view of big (the MUX sums) for KeySwitch
+	all   []*tfhe.TLWE // the gate inputs of small, then the extra samples of batch
 }
 
 func (ev *Evaluator) scratch(nsmall, nbig int) *batchScratch {
@@ -94,7 +95,6 @@ func (ev *Evaluator) Batch(calls []Call) error {
 	if err := ev.ok(); err != nil {
 		return err
 	}
-	var nb, nm, nf int
 	for i := range calls {
 		c := &calls[i]
 		if !c.Op.Valid() {
@@ -108,14 +108,6 @@ func (ev *Evaluator) Batch(calls []Call) error {
 				return fmt.Errorf("gates: Batch: call %d (%v): input %c %v", i, c.Op, 'A'+k, err)
 			}
 		}
-		switch {
-		case c.Op.Free():
-			nf++
-		case c.Op == OpMUX:
-			nm++
-		default:
-			nb++
-		}
 	}
 	if len(calls) > 1 {
 		seen := make(map[*tfhe.TLWE]int, len(calls))
@@ -126,7 +118,24 @@ func (ev *Evaluator) Batch(calls []Call) error {
 			seen[calls[i].Out] = i
 		}
 	}
+	return ev.batch(calls, nil)
+}
 
+// batch is Batch on valid calls, and bootstraps the samples extra (inputs
+// already formed, μ = 1/8) in place in the same engine call as the
+// two-input gates.
+func (ev *Evaluator) batch(calls []Call, extra []*tfhe.TLWE) error {
+	var nb, nm, nf int
+	for i := range calls {
+		switch op := calls[i].Op; {
+		case op.Free():
+			nf++
+		case op == OpMUX:
+			nm++
+		default:
+			nb++
+		}
+	}
 	// small: [0, nb) gate inputs bootstrapped in place; [nb, nb+2nm) MUX
 	// halves; then nm MUX results, then nf free results.
 	s := ev.scratch(nb+3*nm+nf, 2*nm)
@@ -162,8 +171,13 @@ func (ev *Evaluator) Batch(calls []Call) error {
 			ib++
 		}
 	}
-	if nb > 0 {
-		if err := ev.eng.Bootstrap(pre, pre, mu8); err != nil {
+	if nb+len(extra) > 0 {
+		all := pre
+		if len(extra) > 0 {
+			s.all = append(append(s.all[:0], pre...), extra...)
+			all = s.all
+		}
+		if err := ev.eng.Bootstrap(all, all, mu8); err != nil {
 			return fmt.Errorf("gates: %w", err)
 		}
 	}

@@ -7,30 +7,161 @@ import (
 	"math"
 	"time"
 
+	"github.com/goldfhe/goldfhe/bootstrap"
 	"github.com/goldfhe/goldfhe/tfhe"
+	"github.com/goldfhe/goldfhe/torus"
 )
 
 // LevelStats reports one finished level of an encrypted circuit evaluation.
 type LevelStats struct {
-	Level      int           // index in Circuit.Levels()
-	Levels     int           // len(Circuit.Levels())
-	Gates      int           // bootstrapped gates of the level: one engine batch
-	Free       int           // free gates of the level
-	Bootstraps int           // gate bootstraps of the level (a MUX counts 2)
+	Level      int           // index of the level, from 0
+	Levels     int           // levels of the evaluation
+	Gates      int           // bootstrapped gates of the level
+	Refreshes  int           // sums refreshed in the level (XORLinear); with Gates one engine batch
+	Free       int           // gates evaluated without a bootstrap
+	Bootstraps int           // bootstraps of the level: Refreshes, plus Gates with a MUX counting 2
 	Elapsed    time.Duration // wall time of the level
 }
 
-// EvalCircuit evaluates c on encrypted inputs, one slice of samples per input
-// value (bit j of value i in inputs[i][j], in the circuit's wire order; see
-// EncryptBits and the encoding helpers). Each level's bootstrapped gates go
-// to the engine as one Batch; free gates follow without bootstrapping.
-// progress, if not nil, is called after each level. ctx is checked between
-// levels.
-//
-// Samples of wires that no later gate reads are recycled, so memory follows
-// the circuit's width rather than its size. The inputs are not modified; the
-// outputs are fresh samples.
+// XORMode says how an encrypted circuit evaluation computes XOR and XNOR
+// gates.
+type XORMode uint8
+
+const (
+	// XORLinear, the default, adds XOR inputs without bootstrapping and
+	// bootstraps ("refreshes") a sum only where a non-linear gate or an
+	// output needs a single sample, or where it would hold more than
+	// MaxXORTerms samples (circuit_linear.go). AES-128 takes about 19,000
+	// bootstraps in about 190 levels this way, against 34,576 in 291.
+	XORLinear XORMode = iota
+	// XORBootstrapped bootstraps every XOR and XNOR like every other
+	// two-input gate (CGGI20 §5.1), in the levels of Circuit.Levels.
+	XORBootstrapped
+)
+
+func (m XORMode) String() string {
+	switch m {
+	case XORLinear:
+		return "linear"
+	case XORBootstrapped:
+		return "bootstrapped"
+	}
+	return fmt.Sprintf("XORMode(%d)", int(m))
+}
+
+// DefaultXORFailureLog2 bounds log2 of the failure probability of one
+// refresh under XORLinear when CircuitOptions.MaxXORTerms is 0: 2^−64, the
+// bound TFHE-rs states for its boolean DEFAULT_PARAMETERS. A sum of two
+// terms is as noisy as a bootstrapped XOR gate, so the default never goes
+// below 2 terms whatever the parameter set.
+const DefaultXORFailureLog2 = -64
+
+// maxDefaultXORTerms caps the default MaxXORTerms: beyond, the bootstraps
+// saved are few (AES-128: 18,820 at 12 terms, 18,356 at 16).
+const maxDefaultXORTerms = 16
+
+// CircuitOptions configures EvalCircuitWith and PlanCircuit. The zero value
+// is the default: XORLinear with DefaultMaxXORTerms.
+type CircuitOptions struct {
+	XOR XORMode
+	// MaxXORTerms is the most bootstrapped samples a sum may hold under
+	// XORLinear (at least 2); 0 means Evaluator.DefaultMaxXORTerms.
+	MaxXORTerms int
+	// Progress, if not nil, is called after each level.
+	Progress func(LevelStats)
+}
+
+// CircuitPlan describes how EvalCircuitWith evaluates a circuit.
+type CircuitPlan struct {
+	XOR         XORMode
+	MaxXORTerms int // XORLinear: the most terms of a sum; 0 otherwise
+	Levels      int // levels, each one engine batch (the first has none)
+	Bootstraps  int // bootstraps in all (a MUX counts 2), refreshes included
+	Refreshes   int // XORLinear: sums bootstrapped
+	MaxBatch    int // the most bootstrapped gates and refreshes of a level
+	// Log2Failure is log2 of the estimated failure probability of the
+	// noisiest bootstrap: a refresh of MaxXORTerms terms under XORLinear,
+	// a gate under XORBootstrapped (tfhe.NoiseEstimate).
+	Log2Failure float64
+}
+
+// DefaultMaxXORTerms returns the MaxXORTerms that CircuitOptions' zero value
+// means for this evaluator: the most terms (2 … 16) whose refresh fails with
+// probability at most 2^DefaultXORFailureLog2 under the engine's parameter
+// set and key grouping (tfhe.NoiseEstimate.Log2XORSumFailure). An engine
+// that does not report its grouping (bootstrap.KeyGrouping) is taken to
+// use the noisiest, tfhe.MaxGrouping.
+func (ev *Evaluator) DefaultMaxXORTerms() int {
+	if ev.ok() != nil {
+		return 0
+	}
+	e := ev.noise()
+	w := 2
+	for w < maxDefaultXORTerms && e.Log2XORSumFailure(w+1) <= DefaultXORFailureLog2 {
+		w++
+	}
+	return w
+}
+
+func (ev *Evaluator) noise() tfhe.NoiseEstimate {
+	g := bootstrap.KeyGrouping(ev.eng)
+	if g == 0 {
+		g = tfhe.MaxGrouping
+	}
+	return ev.params.NoiseEstimateGrouped(g)
+}
+
+// PlanCircuit returns how EvalCircuitWith would evaluate c with opts.
+func (ev *Evaluator) PlanCircuit(c *Circuit, opts CircuitOptions) (CircuitPlan, error) {
+	if err := ev.ok(); err != nil {
+		return CircuitPlan{}, err
+	}
+	if c == nil {
+		return CircuitPlan{}, errors.New("gates: PlanCircuit: nil circuit")
+	}
+	switch opts.XOR {
+	case XORBootstrapped:
+		cp := CircuitPlan{XOR: XORBootstrapped, Levels: len(c.levels), Bootstraps: c.bootstraps, Log2Failure: ev.noise().Log2GateFailure}
+		for _, lv := range c.levels {
+			cp.MaxBatch = max(cp.MaxBatch, len(lv.Bootstrapped))
+		}
+		return cp, nil
+	case XORLinear:
+		p, err := ev.linearPlan(c, opts)
+		if err != nil {
+			return CircuitPlan{}, err
+		}
+		return CircuitPlan{XOR: XORLinear, MaxXORTerms: p.terms, Levels: len(p.levels), Bootstraps: p.bootstraps,
+			Refreshes: p.refreshes, MaxBatch: p.maxBatch, Log2Failure: ev.noise().Log2XORSumFailure(p.terms)}, nil
+	}
+	return CircuitPlan{}, fmt.Errorf("gates: unknown %v", opts.XOR)
+}
+
+func (ev *Evaluator) linearPlan(c *Circuit, opts CircuitOptions) (*linearPlan, error) {
+	w := opts.MaxXORTerms
+	if w == 0 {
+		w = ev.DefaultMaxXORTerms()
+	}
+	return c.linearPlan(w)
+}
+
+// EvalCircuit is EvalCircuitWith with the default options (XORLinear) and
+// progress.
 func (ev *Evaluator) EvalCircuit(ctx context.Context, c *Circuit, inputs [][]*tfhe.TLWE, progress func(LevelStats)) ([][]*tfhe.TLWE, error) {
+	return ev.EvalCircuitWith(ctx, c, inputs, CircuitOptions{Progress: progress})
+}
+
+// EvalCircuitWith evaluates c on encrypted inputs, one slice of samples per
+// input value (bit j of value i in inputs[i][j], in the circuit's wire order;
+// see EncryptBits and the encoding helpers). Each level's bootstraps go to
+// the engine as one batch; free gates (and, under XORLinear, XOR gates)
+// cost none. opts.Progress, if not nil, is called after each level; ctx is
+// checked between levels. PlanCircuit says what it will do.
+//
+// Samples that no later level reads are recycled, so memory follows the
+// circuit's width rather than its size. The inputs are not modified; the
+// outputs are fresh samples of phase ±1/8, as any gate's.
+func (ev *Evaluator) EvalCircuitWith(ctx context.Context, c *Circuit, inputs [][]*tfhe.TLWE, opts CircuitOptions) ([][]*tfhe.TLWE, error) {
 	if err := ev.ok(); err != nil {
 		return nil, err
 	}
@@ -40,31 +171,165 @@ func (ev *Evaluator) EvalCircuit(ctx context.Context, c *Circuit, inputs [][]*tf
 	if err := checkValues(c.inputs, len(inputs), func(i int) int { return len(inputs[i]) }); err != nil {
 		return nil, err
 	}
-	wires := make([]*tfhe.TLWE, c.nwires)
-	owned := make([]bool, c.nwires) // the sample was allocated here and may be recycled
-	w := 0
 	for i, v := range inputs {
 		for j, x := range v {
 			if err := checkSample(x, ev.n); err != nil {
 				return nil, fmt.Errorf("gates: EvalCircuit: input %d bit %d %v", i+1, j, err)
 			}
-			wires[w] = x
-			w++
 		}
+	}
+	switch opts.XOR {
+	case XORBootstrapped:
+		return ev.evalBootstrapped(ctx, c, inputs, opts.Progress)
+	case XORLinear:
+		p, err := ev.linearPlan(c, opts)
+		if err != nil {
+			return nil, err
+		}
+		return ev.evalLinear(ctx, c, p, inputs, opts.Progress)
+	}
+	return nil, fmt.Errorf("gates: EvalCircuit: unknown %v", opts.XOR)
+}
+
+// samplePool recycles samples of dimension n.
+type samplePool struct {
+	n    int
+	free []*tfhe.TLWE
+}
+
+func (p *samplePool) get() *tfhe.TLWE {
+	if k := len(p.free); k > 0 {
+		x := p.free[k-1]
+		p.free = p.free[:k-1]
+		return x
+	}
+	return tfhe.NewTLWE(p.n)
+}
+
+func (p *samplePool) put(x *tfhe.TLWE) { p.free = append(p.free, x) }
+
+// evalLinear runs a linear plan (XORLinear).
+func (ev *Evaluator) evalLinear(ctx context.Context, c *Circuit, p *linearPlan, inputs [][]*tfhe.TLWE, progress func(LevelStats)) ([][]*tfhe.TLWE, error) {
+	samples := make([]*tfhe.TLWE, p.samples)
+	i := 0
+	for _, v := range inputs {
+		i += copy(samples[i:], v)
+	}
+	pool := samplePool{n: ev.n}
+	falseSample := tfhe.NewTLWE(ev.n)
+	falseSample.SetTrivial(nmu8)
+	var (
+		calls []Call
+		extra []*tfhe.TLWE
+		negs  []*tfhe.TLWE // negated inputs of this level's gates
+	)
+	// input returns the sample of r for a gate, negating into a sample
+	// of negs where r says so.
+	input := func(r cleanRef) *tfhe.TLWE {
+		x := falseSample
+		if r.id >= 0 {
+			x = samples[r.id]
+		}
+		if !r.neg {
+			return x
+		}
+		y := pool.get()
+		tfhe.NegTLWETo(y, x)
+		negs = append(negs, y)
+		return y
+	}
+	for l, lv := range p.levels {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("gates: EvalCircuit stopped before level %d of %d: %w", l, len(p.levels), err)
+		}
+		start := time.Now()
+		calls, extra = calls[:0], extra[:0]
+		bs := 0
+		for k := range lv.ops {
+			o := &lv.ops[k]
+			out := pool.get()
+			if o.refresh() {
+				refreshInput(out, samples, o.sum, o.neg)
+				extra = append(extra, out)
+				bs++
+			} else {
+				call := Call{Op: o.op, Out: out}
+				for k := range o.op.Arity() {
+					call.in(k, input(o.in[k]))
+				}
+				calls = append(calls, call)
+				bs += o.op.Bootstraps()
+			}
+			samples[o.out] = out
+		}
+		if len(lv.ops) > 0 {
+			if err := ev.batch(calls, extra); err != nil {
+				return nil, fmt.Errorf("gates: EvalCircuit level %d: %w", l, err)
+			}
+		}
+		for _, y := range negs {
+			pool.put(y)
+		}
+		negs = negs[:0]
+		for _, id := range lv.release {
+			if int(id) >= p.inputs {
+				pool.put(samples[id])
+			}
+			samples[id] = nil
+		}
+		if progress != nil {
+			progress(LevelStats{Level: l, Levels: len(p.levels), Gates: len(calls), Refreshes: len(extra),
+				Free: lv.free, Bootstraps: bs, Elapsed: time.Since(start)})
+		}
+	}
+	outs := make([]*tfhe.TLWE, len(p.outputs))
+	for j, r := range p.outputs {
+		x := falseSample
+		if r.id >= 0 {
+			x = samples[r.id]
+		}
+		outs[j] = tfhe.NewTLWE(ev.n)
+		if r.neg {
+			tfhe.NegTLWETo(outs[j], x)
+		} else {
+			outs[j].CopyFrom(x)
+		}
+	}
+	return splitOutputs(outs, c.outputs), nil
+}
+
+// refreshInput sets dst to the input of a refresh: Σ_{i∈sum} 2·c_i plus
+// |sum|/4 + neg/2 − 1/4 on the body, of phase 1/4 when the sum's bit is 1
+// and −1/4 when it is 0 (circuit_linear.go).
+func refreshInput(dst *tfhe.TLWE, samples []*tfhe.TLWE, sum []int32, neg bool) {
+	d := dst.Value
+	clear(d)
+	for _, id := range sum {
+		for j, x := range samples[id].Value {
+			d[j] += 2 * x
+		}
+	}
+	off := mu4 * torus.Torus32(len(sum)-1)
+	if neg {
+		off += 2 * mu4
+	}
+	d[len(d)-1] += off
+}
+
+// evalBootstrapped runs Circuit.Levels (XORBootstrapped).
+func (ev *Evaluator) evalBootstrapped(ctx context.Context, c *Circuit, inputs [][]*tfhe.TLWE, progress func(LevelStats)) ([][]*tfhe.TLWE, error) {
+	wires := make([]*tfhe.TLWE, c.nwires)
+	owned := make([]bool, c.nwires) // the sample was allocated here and may be recycled
+	w := 0
+	for _, v := range inputs {
+		w += copy(wires[w:], v)
 	}
 	release := c.releaseSchedule()
 
-	var (
-		pool  []*tfhe.TLWE
-		calls []Call
-	)
+	pool := samplePool{n: ev.n}
+	var calls []Call
 	alloc := func(w int) *tfhe.TLWE {
-		var x *tfhe.TLWE
-		if k := len(pool); k > 0 {
-			x, pool = pool[k-1], pool[:k-1]
-		} else {
-			x = tfhe.NewTLWE(ev.n)
-		}
+		x := pool.get()
 		wires[w], owned[w] = x, true
 		return x
 	}
@@ -100,7 +365,7 @@ func (ev *Evaluator) EvalCircuit(ctx context.Context, c *Circuit, inputs [][]*tf
 		}
 		for _, w := range release[l] {
 			if owned[w] {
-				pool = append(pool, wires[w])
+				pool.put(wires[w])
 			}
 			wires[w], owned[w] = nil, false
 		}

@@ -151,3 +151,71 @@ func TestCircuitsCPU(t *testing.T) {
 		}
 	}
 }
+
+// xorTreeCircuit is a circuit whose XOR sums hold many bootstrapped
+// samples: inputs a and b of 8 bits; g_i = a_i ∧ b_i; s = g_0 ⊕ … ⊕ g_7;
+// u = (s ⊕ a_0) ∧ b_1; outputs s, ¬s, u and a_2 ⊕ b_3 (a sum of inputs).
+func xorTreeCircuit(t testing.TB) *gates.Circuit {
+	var gs []gates.Gate
+	w := 16
+	gate := func(op gates.Op, in ...int) int {
+		g := gates.Gate{Op: op, Out: w}
+		copy(g.In[:], in)
+		gs = append(gs, g)
+		w++
+		return w - 1
+	}
+	var and [8]int
+	for i := range and {
+		and[i] = gate(gates.OpAND, i, 8+i)
+	}
+	s := and[0]
+	for _, x := range and[1:] {
+		s = gate(gates.OpXOR, s, x)
+	}
+	u := gate(gates.OpAND, gate(gates.OpXOR, s, 0), 9)
+	x := gate(gates.OpXNOR, 2, 11)
+	gate(gates.OpCopy, s)
+	gate(gates.OpNOT, s)
+	gate(gates.OpCopy, u)
+	gate(gates.OpNOT, x)
+	c, err := gates.NewCircuit(gates.BristolFashion, w, []int{8, 8}, []int{4}, gs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// TestLinearXORCPU evaluates sums of up to 8 bootstrapped samples on the CPU
+// engine, with the default MaxXORTerms, with 3 (sums refreshed on the way)
+// and with every XOR bootstrapped: the same bits as in plaintext.
+func TestLinearXORCPU(t *testing.T) {
+	f := fixtures(heavySets(t)[0])
+	ev := f.cpuEvaluator(t)
+	c := xorTreeCircuit(t)
+	rng := rand.New(rand.NewPCG(11, 12))
+	rounds := 3
+	if testing.Short() {
+		rounds = 1
+	}
+	for _, opts := range []gates.CircuitOptions{{}, {MaxXORTerms: 3}, {XOR: gates.XORBootstrapped}} {
+		plan, err := ev.PlanCircuit(c, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range rounds {
+			a, b := rng.Uint64()&0xff, rng.Uint64()&0xff
+			in := [][]bool{gates.Uint64Bits(a, 8), gates.Uint64Bits(b, 8)}
+			want, _ := c.Eval(in...)
+			start := time.Now()
+			out, err := ev.EvalCircuitWith(context.Background(), c, [][]*tfhe.TLWE{f.encrypt(in[0]...), f.encrypt(in[1]...)}, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%v, %d terms: %d bootstraps (%d refreshes) in %d levels, %v", opts.XOR, plan.MaxXORTerms, plan.Bootstraps, plan.Refreshes, plan.Levels, time.Since(start))
+			if got := f.decrypt(t, out[0]...); !slices.Equal(got, want[0]) {
+				t.Errorf("%+v: a=%#x b=%#x: %v under encryption, %v in plaintext", opts, a, b, got, want[0])
+			}
+		}
+	}
+}

@@ -312,59 +312,77 @@ func encryptInputs(t *testing.T, f *fixture, info circuits.Info, c *gates.Circui
 	return cts, plain
 }
 
-// TestEvalCircuitOracle evaluates shipped circuits with the oracle engine and
-// checks the results against plaintext, one engine call per level.
+// TestEvalCircuitOracle evaluates shipped circuits with the oracle engine in
+// both XOR modes and checks the results against plaintext, one engine call
+// per level.
 func TestEvalCircuitOracle(t *testing.T) {
 	f := fixtures(tfhe.TFHELib128)
-	o := newOracle(f)
-	ev, _ := gates.NewEvaluator(o)
 	names := []string{"adder64", "sub64", "neg64", "zero_equal", "int_gt64_size", "adder_32bit", "FP-lt", "aes_128"}
 	if testing.Short() {
 		names = names[:len(names)-1]
 	}
-	for _, name := range names {
-		info, _ := circuits.Lookup(name)
-		c, err := circuits.Load(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cts, plain := encryptInputs(t, f, info, c, info.Example.In)
-		var stats []gates.LevelStats
-		out, err := ev.EvalCircuit(context.Background(), c, cts, func(s gates.LevelStats) { stats = append(stats, s) })
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, _ := c.Eval(plain...)
-		for i := range out {
-			got := f.decrypt(t, out[i]...)
-			if h := gates.BitsHex(got, info.Order); h != info.Example.Out[i] || !slices.Equal(got, want[i]) {
-				t.Errorf("%s: output %d = %s, want %s", name, i+1, h, info.Example.Out[i])
+	for _, mode := range []gates.XORMode{gates.XORBootstrapped, gates.XORLinear} {
+		for _, name := range names {
+			o := newOracle(f)
+			ev, _ := gates.NewEvaluator(o)
+			info, _ := circuits.Lookup(name)
+			c, err := circuits.Load(name)
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-		// One Bootstrap call per level with bootstraps, of the level's size.
-		levels := c.Levels()
-		var wantCalls []string
-		bs := 0
-		for l, lv := range levels {
-			if n := len(lv.Bootstrapped); n > 0 {
-				wantCalls = append(wantCalls, fmt.Sprintf("B:%d", n))
+			cts, plain := encryptInputs(t, f, info, c, info.Example.In)
+			var stats []gates.LevelStats
+			out, err := ev.EvalCircuitWith(context.Background(), c, cts, gates.CircuitOptions{XOR: mode,
+				Progress: func(s gates.LevelStats) { stats = append(stats, s) }})
+			if err != nil {
+				t.Fatal(err)
 			}
-			s := stats[l]
-			if s.Level != l || s.Levels != len(levels) || s.Gates != len(lv.Bootstrapped) || s.Free != len(lv.Free) {
-				t.Errorf("%s: level %d stats %+v", name, l, s)
+			want, _ := c.Eval(plain...)
+			for i := range out {
+				got := f.decrypt(t, out[i]...)
+				if h := gates.BitsHex(got, info.Order); h != info.Example.Out[i] || !slices.Equal(got, want[i]) {
+					t.Errorf("%v %s: output %d = %s, want %s", mode, name, i+1, h, info.Example.Out[i])
+				}
 			}
-			bs += s.Bootstraps
-		}
-		if got := o.log(); !slices.Equal(got, wantCalls) {
-			t.Errorf("%s: %d engine calls, want %d (one per level)", name, len(got), len(wantCalls))
-		}
-		if len(stats) != len(levels) || bs != c.Bootstraps() {
-			t.Errorf("%s: %d progress reports for %d levels, %d bootstraps for %d", name, len(stats), len(levels), bs, c.Bootstraps())
-		}
-		// The inputs are untouched.
-		for i := range cts {
-			if got := f.decrypt(t, cts[i]...); !slices.Equal(got, plain[i]) {
-				t.Errorf("%s: input %d changed", name, i+1)
+			// One Bootstrap call per level with bootstraps, of the level's
+			// size, and progress reports that add up to the plan.
+			plan, err := ev.PlanCircuit(c, gates.CircuitOptions{XOR: mode})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var wantCalls []string
+			bs, refreshes := 0, 0
+			for l, s := range stats {
+				if n := s.Gates + s.Refreshes; n > 0 {
+					wantCalls = append(wantCalls, fmt.Sprintf("B:%d", n))
+				}
+				if s.Level != l || s.Levels != plan.Levels || s.Gates+s.Refreshes > plan.MaxBatch {
+					t.Errorf("%v %s: level %d stats %+v, plan %+v", mode, name, l, s, plan)
+				}
+				bs += s.Bootstraps
+				refreshes += s.Refreshes
+			}
+			if mode == gates.XORBootstrapped {
+				for l, lv := range c.Levels() {
+					if s := stats[l]; s.Gates != len(lv.Bootstrapped) || s.Free != len(lv.Free) || s.Refreshes != 0 {
+						t.Errorf("%s: level %d stats %+v, circuit level of %d + %d gates", name, l, s, len(lv.Bootstrapped), len(lv.Free))
+					}
+				}
+				if plan.Bootstraps != c.Bootstraps() || plan.Levels != len(c.Levels()) {
+					t.Errorf("%s: plan %+v, circuit %d bootstraps in %d levels", name, plan, c.Bootstraps(), len(c.Levels()))
+				}
+			}
+			if got := o.log(); !slices.Equal(got, wantCalls) {
+				t.Errorf("%v %s: %d engine calls, want %d (one per level)", mode, name, len(got), len(wantCalls))
+			}
+			if len(stats) != plan.Levels || bs != plan.Bootstraps || refreshes != plan.Refreshes {
+				t.Errorf("%v %s: %d progress reports, %d bootstraps, %d refreshes; plan %+v", mode, name, len(stats), bs, refreshes, plan)
+			}
+			// The inputs are untouched.
+			for i := range cts {
+				if got := f.decrypt(t, cts[i]...); !slices.Equal(got, plain[i]) {
+					t.Errorf("%v %s: input %d changed", mode, name, i+1)
+				}
 			}
 		}
 	}
@@ -426,5 +444,71 @@ func TestEvalCircuitPassThrough(t *testing.T) {
 		if got := f.decrypt(t, out[0]...); !slices.Equal(got, want) {
 			t.Errorf("inputs %02b: %v, want %v", x, got, want)
 		}
+	}
+}
+
+// groupedOracle is the oracle engine saying its key has grouping g.
+type groupedOracle struct {
+	*oracle
+	g int
+}
+
+func (o groupedOracle) Grouping() int { return o.g }
+
+// TestDefaultMaxXORTerms checks the default sum size against the noise
+// model for each key grouping, and that PlanCircuit reports it.
+func TestDefaultMaxXORTerms(t *testing.T) {
+	f := fixtures(tfhe.TFHELib128)
+	c, _ := circuits.Load("adder64")
+	for _, tc := range []struct {
+		eng  bootstrap.Engine
+		g    int // grouping the model should use
+		want int // 0: whatever the model gives
+	}{
+		{groupedOracle{newOracle(f), 1}, 1, 16}, // 2^-71 at 16 terms: the cap
+		{groupedOracle{newOracle(f), 2}, 2, 9},
+		{newOracle(f), tfhe.MaxGrouping, 0}, // grouping unknown: the noisiest
+	} {
+		ev, _ := gates.NewEvaluator(tc.eng)
+		w := ev.DefaultMaxXORTerms()
+		e := tfhe.TFHELib128.NoiseEstimateGrouped(tc.g)
+		if (tc.want != 0 && w != tc.want) || e.Log2XORSumFailure(w) > gates.DefaultXORFailureLog2 ||
+			(w < 16 && e.Log2XORSumFailure(w+1) <= gates.DefaultXORFailureLog2) {
+			t.Errorf("grouping %d: DefaultMaxXORTerms %d (failure 2^%.1f), want %d", tc.g, w, e.Log2XORSumFailure(w), tc.want)
+		}
+		plan, err := ev.PlanCircuit(c, gates.CircuitOptions{})
+		if err != nil || plan.XOR != gates.XORLinear || plan.MaxXORTerms != w || plan.Log2Failure != e.Log2XORSumFailure(w) {
+			t.Errorf("grouping %d: PlanCircuit = %+v, %v", tc.g, plan, err)
+		}
+		classic, err := ev.PlanCircuit(c, gates.CircuitOptions{XOR: gates.XORBootstrapped})
+		if err != nil || classic.Bootstraps != c.Bootstraps() || classic.Log2Failure != e.Log2GateFailure || plan.Bootstraps >= classic.Bootstraps {
+			t.Errorf("grouping %d: XORBootstrapped plan %+v, linear %+v, %v", tc.g, classic, plan, err)
+		}
+	}
+}
+
+func TestEvalCircuitOptionErrors(t *testing.T) {
+	f := fixtures(tfhe.TFHELib128)
+	ev, _ := gates.NewEvaluator(newOracle(f))
+	c, _ := circuits.Load("adder64")
+	in := [][]*tfhe.TLWE{f.encryptUint(t, 1, 64), f.encryptUint(t, 2, 64)}
+	ctx := context.Background()
+	for _, opts := range []gates.CircuitOptions{{MaxXORTerms: 1}, {MaxXORTerms: -3}, {XOR: 7}} {
+		if _, err := ev.EvalCircuitWith(ctx, c, in, opts); err == nil {
+			t.Errorf("EvalCircuitWith accepted %+v", opts)
+		}
+		if _, err := ev.PlanCircuit(c, opts); err == nil {
+			t.Errorf("PlanCircuit accepted %+v", opts)
+		}
+	}
+	if _, err := ev.PlanCircuit(nil, gates.CircuitOptions{}); err == nil {
+		t.Error("PlanCircuit accepted a nil circuit")
+	}
+	var zero gates.Evaluator
+	if _, err := zero.PlanCircuit(c, gates.CircuitOptions{}); !errors.Is(err, gates.ErrNoEvaluator) || zero.DefaultMaxXORTerms() != 0 {
+		t.Errorf("zero Evaluator: %v", err)
+	}
+	if s := gates.XORMode(7).String(); s != "XORMode(7)" || gates.XORLinear.String() != "linear" {
+		t.Errorf("XORMode strings: %q", s)
 	}
 }

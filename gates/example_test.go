@@ -66,7 +66,9 @@ func Example() {
 }
 
 // A circuit under encryption: a 2-bit adder written in Bristol Fashion,
-// evaluated level by level, each level one engine batch.
+// evaluated level by level, each level one engine batch. XOR gates cost no
+// bootstrap (XORLinear); the sums that an AND or an output reads are
+// bootstrapped ("refreshed") in the batches.
 func ExampleEvaluator_EvalCircuit() {
 	c, err := gates.Parse(strings.NewReader(`8 12
 2 2 2
@@ -97,7 +99,7 @@ func ExampleEvaluator_EvalCircuit() {
 	a, _ := gates.EncryptUint(enc, 3, 2) // wires 0–1, least significant bit first
 	b, _ := gates.EncryptUint(enc, 2, 2) // wires 2–3
 	out, err := ev.EvalCircuit(context.Background(), c, [][]*tfhe.TLWE{a, b}, func(s gates.LevelStats) {
-		fmt.Printf("level %d: %d bootstrapped, %d free\n", s.Level, s.Gates, s.Free)
+		fmt.Printf("level %d: %d gates and %d refreshes bootstrapped, %d free\n", s.Level, s.Gates, s.Refreshes, s.Free)
 	})
 	if err != nil {
 		log.Fatal(err)
@@ -106,10 +108,10 @@ func ExampleEvaluator_EvalCircuit() {
 	carry, _ := gates.DecryptUint(sk, out[1])
 	fmt.Println("3 + 2 =", sum+carry<<2)
 	// Output:
-	// level 0: 0 bootstrapped, 0 free
-	// level 1: 4 bootstrapped, 1 free
-	// level 2: 2 bootstrapped, 0 free
-	// level 3: 1 bootstrapped, 0 free
+	// level 0: 0 gates and 0 refreshes bootstrapped, 3 free
+	// level 1: 2 gates and 2 refreshes bootstrapped, 1 free
+	// level 2: 1 gates and 1 refreshes bootstrapped, 1 free
+	// level 3: 0 gates and 1 refreshes bootstrapped, 0 free
 	// 3 + 2 = 5
 }
 

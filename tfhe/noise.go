@@ -89,3 +89,15 @@ func log2ErfcAsymptotic(x float64) float64 {
 	ln := -x2 - math.Log(x*math.Sqrt(math.Pi)) + math.Log1p(-1/(2*x2)+3/(4*x2*x2))
 	return ln / math.Ln2
 }
+
+// Log2XORSumFailure is log2 of the probability that a bootstrap decides
+// wrongly on a sum of terms bootstrap outputs used as bits of phase m/2
+// ("linear XOR", gates.XORLinear): each output c_i enters as 2·c_i + 1/4,
+// so the sum's error has variance 4·terms·BootstrapStdDev², to which the
+// modulus switching adds ModSwitchVar, against a margin of 1/4:
+// log2 erfc(1/(4·√2·σ)). With terms = 2 this is the noise of a bootstrapped
+// XOR gate, 2·(c_1 + c_2) + 1/4, whose margin is also 1/4.
+func (e NoiseEstimate) Log2XORSumFailure(terms int) float64 {
+	sd := math.Sqrt(4*float64(terms)*e.BootstrapStdDev*e.BootstrapStdDev + e.ModSwitchVar)
+	return log2Erfc(1 / (4 * math.Sqrt2 * sd))
+}

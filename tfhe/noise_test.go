@@ -76,3 +76,37 @@ func TestMeasuredBootstrapNoise(t *testing.T) {
 		})
 	}
 }
+
+// TestLog2XORSumFailure checks the linear-XOR model against a direct
+// computation and its expected shape: failure grows with the number of terms,
+// and two terms are no worse than the gate model with its 1/8 margin for
+// two bootstrap outputs plus the doubling of the XOR gate.
+func TestLog2XORSumFailure(t *testing.T) {
+	for _, p := range ParamSets() {
+		for g := 1; g <= 2; g++ {
+			e := p.NoiseEstimateGrouped(g)
+			prev := math.Inf(-1)
+			for terms := 1; terms <= 32; terms++ {
+				got := e.Log2XORSumFailure(terms)
+				v := 4*float64(terms)*(e.BlindRotationVar+e.KeySwitchVar) + e.ModSwitchVar
+				want := log2Erfc(0.25 / math.Sqrt(2*v))
+				if math.Abs(got-want) > 1e-9*math.Abs(want) {
+					t.Errorf("%s g=%d terms=%d: 2^%v, want 2^%v", p.Name(), g, terms, got, want)
+				}
+				if got <= prev {
+					t.Errorf("%s g=%d: failure does not grow from %d to %d terms (2^%v, 2^%v)", p.Name(), g, terms-1, terms, prev, got)
+				}
+				prev = got
+			}
+			// A bootstrapped XOR gate, 2·(c1 + c2) + 1/4 against a margin
+			// of 1/4, is the two-term sum.
+			xorGate := log2Erfc(0.25 / math.Sqrt(2*(8*(e.BlindRotationVar+e.KeySwitchVar)+e.ModSwitchVar)))
+			if got := e.Log2XORSumFailure(2); math.Abs(got-xorGate) > 1e-9*math.Abs(xorGate) {
+				t.Errorf("%s g=%d: two terms 2^%v, XOR gate 2^%v", p.Name(), g, got, xorGate)
+			}
+		}
+	}
+	if got := TFHELib128.NoiseEstimate().Log2XORSumFailure(8); got > -130 || got < -140 {
+		t.Errorf("TFHELib128, 8 terms: 2^%.1f, want about 2^-137", got)
+	}
+}

@@ -11,6 +11,13 @@
 //	go run ./examples/circuit -circuit sha256 -plain      # plaintext only
 //	go run ./examples/circuit -circuit add64 -keys ~/.goldfhe   # keep the keys for later runs
 //	go run ./examples/circuit -circuit aes128 -grouping 1 # one key bit per blind-rotation step
+//	go run ./examples/circuit -circuit aes128 -xor bootstrapped  # bootstrap every XOR too
+//
+// XOR gates cost no bootstrap by default (-xor linear, gates.XORLinear):
+// sums of bootstrapped samples are bootstrapped only where an AND-like gate
+// or an output reads them, or where they would exceed -xor-terms terms
+// (default: the most whose bootstrap fails with probability at most 2^-64
+// under the key's noise).
 //
 // Inputs are hex numbers, one per input value, separated by commas: an
 // integer as usual (0x optional), a byte string as its usual hex (for AES
@@ -61,6 +68,8 @@ func main() {
 		keysDir   = flag.String("keys", "", "folder with secret.key and cloud.key: load them, or generate and save them there")
 		plain     = flag.Bool("plain", false, "evaluate in plaintext only")
 		verbose   = flag.Bool("v", false, "print every level")
+		xorFlag   = flag.String("xor", "linear", "linear: XOR gates add samples without bootstrapping (gates.XORLinear); bootstrapped: every XOR is bootstrapped")
+		xorTerms  = flag.Int("xor-terms", 0, "with -xor linear: the most bootstrapped samples a sum may hold (≥ 2); 0: the default for the key's noise")
 		list      = flag.Bool("list", false, "list the shipped circuits and presets")
 		licenses  = flag.Bool("licenses", false, "print the licenses of the shipped circuits")
 		engFlag   = flag.String("engine", "auto", "auto (the GPU when one is usable, else the CPU), cpu or gpu")
@@ -103,7 +112,7 @@ func main() {
 	fmt.Printf("circuit  %s: %s\n", info.Name, info.Summary)
 	fmt.Printf("         %v, %d wires, %d gates (%d XOR, %d AND, %d free), bit order %v\n",
 		c.Format(), c.NumWires(), c.NumGates(), c.Count(gates.OpXOR), c.Count(gates.OpAND), freeGates(c), info.Order)
-	fmt.Printf("cost     %d bootstraps in %d levels (bootstrap depth)\n", c.Bootstraps(), c.Depth())
+	fmt.Printf("cost     %d bootstraps in %d levels with every XOR bootstrapped\n", c.Bootstraps(), c.Depth())
 	for i, bits := range inBits {
 		fmt.Printf("input %d  %s = %s\n", i+1, label(info.Inputs, i, c.Inputs()[i]), gates.BitsHex(bits, info.Order))
 	}
@@ -122,6 +131,14 @@ func main() {
 	p, ok := paramSet(*paramName)
 	if !ok {
 		log.Fatalf("unknown parameter set %q", *paramName)
+	}
+	opts := gates.CircuitOptions{MaxXORTerms: *xorTerms}
+	switch *xorFlag {
+	case "linear":
+	case "bootstrapped":
+		opts.XOR = gates.XORBootstrapped
+	default:
+		log.Fatalf("-xor must be linear or bootstrapped, not %q", *xorFlag)
 	}
 	use, err := bootstrap.ParseUse(*engFlag)
 	if err != nil {
@@ -146,13 +163,24 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	bar := newProgress(c.Bootstraps())
+	plan, err := ev.PlanCircuit(c, opts)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if plan.XOR == gates.XORLinear {
+		fmt.Printf("plan     XOR linear: %d bootstraps (%d of them refreshing XOR sums of up to %d samples) in %d levels, estimated failure 2^%.0f per refresh\n",
+			plan.Bootstraps, plan.Refreshes, plan.MaxXORTerms, plan.Levels-1, plan.Log2Failure)
+	} else {
+		fmt.Printf("plan     XOR bootstrapped: %d bootstraps in %d levels, estimated failure 2^%.0f per gate\n", plan.Bootstraps, plan.Levels-1, plan.Log2Failure)
+	}
+	bar := newProgress(plan.Bootstraps)
 	var stats []gates.LevelStats
 	start := time.Now()
-	out, err := ev.EvalCircuit(ctx, c, cts, func(s gates.LevelStats) {
+	opts.Progress = func(s gates.LevelStats) {
 		stats = append(stats, s)
 		bar.update(s)
-	})
+	}
+	out, err := ev.EvalCircuitWith(ctx, c, cts, opts)
 	bar.finish()
 	if err != nil {
 		log.Fatal(err)
@@ -240,13 +268,13 @@ func printLevels(stats []gates.LevelStats, total time.Duration, verbose bool) {
 			slow = s
 		}
 		if verbose {
-			fmt.Printf("level %4d  %5d gates  %4d free  %5d bootstraps  %v\n", s.Level, s.Gates, s.Free, s.Bootstraps, s.Elapsed.Round(time.Millisecond))
+			fmt.Printf("level %4d  %5d gates  %5d refreshes  %4d free  %5d bootstraps  %v\n", s.Level, s.Gates, s.Refreshes, s.Free, s.Bootstraps, s.Elapsed.Round(time.Millisecond))
 		}
 	}
 	levels := max(len(stats)-1, 1)
 	fmt.Printf("time     %v for %d bootstraps in %d levels: %v per level on average (slowest: level %d, %d gates, %v), %v per bootstrap\n",
 		total.Round(time.Millisecond), bs, len(stats)-1, (total / time.Duration(levels)).Round(time.Millisecond),
-		slow.Level, slow.Gates, slow.Elapsed.Round(time.Millisecond), (total / time.Duration(max(bs, 1))).Round(time.Microsecond))
+		slow.Level, slow.Gates+slow.Refreshes, slow.Elapsed.Round(time.Millisecond), (total / time.Duration(max(bs, 1))).Round(time.Microsecond))
 }
 
 func printList() {

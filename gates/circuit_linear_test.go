@@ -1,0 +1,216 @@
+package gates
+
+import (
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// checkLinearPlan checks c's linear plan for sums of at most terms terms:
+// its structure (every sample written once, read only after the level
+// that writes it and never after its release, sums of 2 … terms distinct
+// samples, counts) and its plaintext evaluation against Circuit.Eval on
+// rounds random inputs (and all-zero and all-one inputs).
+func checkLinearPlan(t *testing.T, c *Circuit, terms, rounds int, rng *rand.Rand) {
+	t.Helper()
+	p, err := c.linearPlan(terms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	written := make([]int, p.samples) // level that writes each sample; inputs 0
+	for i := range written {
+		written[i] = -1
+		if i < p.inputs {
+			written[i] = 0
+		}
+	}
+	released := make([]int, p.samples)
+	for i := range released {
+		released[i] = -1
+	}
+	for lv, l := range p.levels {
+		for _, id := range l.release {
+			if released[id] >= 0 {
+				t.Fatalf("terms %d: sample %d released at levels %d and %d", terms, id, released[id], lv)
+			}
+			released[id] = lv
+		}
+	}
+	read := func(lv int, id int32) {
+		if id < 0 {
+			return
+		}
+		if w := written[id]; w < 0 || w >= lv {
+			t.Fatalf("terms %d: level %d reads sample %d written at level %d", terms, lv, id, w)
+		}
+		if r := released[id]; r >= 0 && r < lv {
+			t.Fatalf("terms %d: level %d reads sample %d released after level %d", terms, lv, id, r)
+		}
+	}
+	bs, refreshes := 0, 0
+	if len(p.levels) > 0 && len(p.levels[0].ops) > 0 {
+		t.Fatalf("terms %d: level 0 bootstraps", terms)
+	}
+	for lv, l := range p.levels {
+		for _, o := range l.ops {
+			if o.refresh() {
+				refreshes++
+				bs++
+				if len(o.sum) < 2 || len(o.sum) > terms || !slices.IsSorted(o.sum) || len(slices.Compact(slices.Clone(o.sum))) != len(o.sum) {
+					t.Fatalf("terms %d: refresh of %v", terms, o.sum)
+				}
+				for _, id := range o.sum {
+					read(lv, id)
+				}
+			} else {
+				if !o.op.Valid() || o.op.Free() || o.op == OpXOR || o.op == OpXNOR {
+					t.Fatalf("terms %d: level %d bootstraps a %v gate", terms, lv, o.op)
+				}
+				bs += o.op.Bootstraps()
+				for k := range o.op.Arity() {
+					read(lv, o.in[k].id)
+				}
+			}
+			if o.out < int32(p.inputs) || written[o.out] >= 0 {
+				t.Fatalf("terms %d: sample %d written twice or an input", terms, o.out)
+			}
+			written[o.out] = lv
+		}
+	}
+	for id, w := range written {
+		if w < 0 {
+			t.Fatalf("terms %d: sample %d never written", terms, id)
+		}
+	}
+	for _, r := range p.outputs {
+		if r.id >= 0 && released[r.id] >= 0 {
+			t.Fatalf("terms %d: output sample %d released", terms, r.id)
+		}
+	}
+	if bs != p.bootstraps || refreshes != p.refreshes {
+		t.Fatalf("terms %d: %d bootstraps and %d refreshes counted, plan says %d and %d", terms, bs, refreshes, p.bootstraps, p.refreshes)
+	}
+	if p.bootstraps-p.refreshes > c.bootstraps {
+		t.Fatalf("terms %d: %d gate bootstraps, more than the circuit's %d", terms, p.bootstraps-p.refreshes, c.bootstraps)
+	}
+	for round := range rounds + 2 {
+		in := make([][]bool, len(c.inputs))
+		for i, w := range c.inputs {
+			in[i] = make([]bool, w)
+			for j := range in[i] {
+				switch round {
+				case 0:
+				case 1:
+					in[i][j] = true
+				default:
+					in[i][j] = rng.IntN(2) == 1
+				}
+			}
+		}
+		want, err := c.Eval(in...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.evalPlain(c, in); !slices.EqualFunc(got, want, slices.Equal) {
+			t.Fatalf("terms %d: the linear plan computes %v, Eval %v on %v", terms, got, want, in)
+		}
+	}
+}
+
+// TestLinearPlanShipped checks the linear plans of the shipped circuits.
+func TestLinearPlanShipped(t *testing.T) {
+	files, err := filepath.Glob("circuits/*.txt")
+	if err != nil || len(files) < 10 {
+		t.Fatalf("shipped circuits: %v %v", files, err)
+	}
+	files = append(files, "circuits/int_gt64_size.bristol")
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, name := range files {
+		c, err := ParseFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, terms := range []int{2, 3, 9, 16} {
+			if testing.Short() && terms != 9 && c.NumGates() > 10000 {
+				continue
+			}
+			checkLinearPlan(t, c, terms, 3, rng)
+		}
+	}
+}
+
+// randomCircuit returns a random valid circuit of every gate kind, with
+// gates that read a wire twice, constants, and outputs that are inputs,
+// constants or copies.
+func randomCircuit(rng *rand.Rand, nin, ngates int) *Circuit {
+	ops := []Op{OpXOR, OpXOR, OpXOR, OpXNOR, OpAND, OpNAND, OpOR, OpNOR, OpANDNY, OpANDYN, OpORNY, OpORYN,
+		OpMUX, OpNOT, OpCopy, OpZero, OpOne}
+	gs := make([]Gate, 0, ngates)
+	w := nin
+	for range ngates {
+		g := Gate{Op: ops[rng.IntN(len(ops))], Out: w}
+		for k := range g.Op.Arity() {
+			g.In[k] = rng.IntN(w)
+			if k > 0 && rng.IntN(8) == 0 {
+				g.In[k] = g.In[0]
+			}
+		}
+		gs = append(gs, g)
+		w++
+	}
+	// Outputs: the last nout wires, copies of random earlier wires.
+	nout := 1 + rng.IntN(6)
+	for range nout {
+		gs = append(gs, Gate{Op: OpCopy, In: [3]int{rng.IntN(w)}, Out: len(gs) + nin})
+	}
+	c, err := NewCircuit(BristolFashion, nin+len(gs), []int{nin}, []int{nout}, gs)
+	if err != nil {
+		panic(err)
+	}
+	return c
+}
+
+// TestLinearPlanRandom checks the linear plans of random circuits.
+func TestLinearPlanRandom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	n := 300
+	if testing.Short() {
+		n = 60
+	}
+	for range n {
+		c := randomCircuit(rng, 1+rng.IntN(6), 1+rng.IntN(80))
+		for terms := 2; terms <= 5; terms++ {
+			checkLinearPlan(t, c, terms, 4, rng)
+		}
+	}
+}
+
+func TestLinearPlanErrors(t *testing.T) {
+	c := randomCircuit(rand.New(rand.NewPCG(1, 1)), 3, 10)
+	for _, terms := range []int{-1, 0, 1} {
+		if _, err := c.linearPlan(terms); err == nil {
+			t.Errorf("MaxXORTerms %d accepted", terms)
+		}
+	}
+	// The plan is built once per term count and shared.
+	p1, _ := c.linearPlan(4)
+	p2, _ := c.linearPlan(4)
+	if p1 != p2 {
+		t.Error("the plan is rebuilt")
+	}
+}
+
+func TestSymDiff(t *testing.T) {
+	for _, tc := range []struct{ a, b, want []int32 }{
+		{nil, nil, []int32{}},
+		{[]int32{1, 3}, nil, []int32{1, 3}},
+		{[]int32{1, 3, 5}, []int32{3, 4}, []int32{1, 4, 5}},
+		{[]int32{2}, []int32{2}, []int32{}},
+		{[]int32{0, 9}, []int32{1, 2, 9, 10}, []int32{0, 1, 2, 10}},
+	} {
+		if got := symDiff(tc.a, tc.b); !slices.Equal(got, tc.want) {
+			t.Errorf("symDiff(%v, %v) = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
+	}
+}

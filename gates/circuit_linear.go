@@ -42,12 +42,12 @@ type cleanRef struct {
 
 // linOp is one bootstrap of a linear plan: a gate (op valid) whose inputs
 // are in[:op.Arity()], or a refresh (op == opInvalid) of the sum of the
-// samples sum, complemented when neg. It writes sample out.
+// samples sum (a wire that is the complement of the sum reads the refresh
+// negated). It writes sample out.
 type linOp struct {
 	op   Op
 	in   [3]cleanRef
 	sum  []int32
-	neg  bool
 	out  int32
 	line int // the netlist line of the gate, or of the gate that made the refresh necessary
 }
@@ -126,16 +126,23 @@ func buildLinearPlan(c *Circuit, maxTerms int) *linearPlan {
 		level = append(level, lv)
 		return int32(len(level) - 1)
 	}
+	refreshed := map[string]int32{} // sum → the sample of its refresh (of the sum without complement)
 	refresh := func(w, line int) {
 		x := wires[w]
 		if len(x.terms) < 2 {
 			return
 		}
+		key := sumKey(x.terms)
+		if id, ok := refreshed[key]; ok {
+			wires[w] = linWire{terms: []int32{id}, neg: x.neg}
+			return
+		}
 		lv := ready(x.terms) + 1
 		id := newSample(lv)
-		add(lv, linOp{sum: x.terms, neg: x.neg, out: id, line: line})
+		add(lv, linOp{sum: x.terms, out: id, line: line})
+		refreshed[key] = id
 		p.refreshes++
-		wires[w] = linWire{terms: []int32{id}}
+		wires[w] = linWire{terms: []int32{id}, neg: x.neg}
 	}
 	ref := func(w, line int) cleanRef {
 		refresh(w, line)
@@ -237,6 +244,15 @@ func buildLinearPlan(c *Circuit, maxTerms int) *linearPlan {
 	return p
 }
 
+// sumKey is a map key for the sorted sample ids of a sum.
+func sumKey(terms []int32) string {
+	b := make([]byte, 4*len(terms))
+	for i, id := range terms {
+		b[4*i], b[4*i+1], b[4*i+2], b[4*i+3] = byte(id), byte(id>>8), byte(id>>16), byte(id>>24)
+	}
+	return string(b)
+}
+
 // symDiff returns the sorted symmetric difference of the sorted a and b.
 func symDiff(a, b []int32) []int32 {
 	out := make([]int32, 0, len(a)+len(b))
@@ -276,7 +292,7 @@ func (p *linearPlan) evalPlain(c *Circuit, inputs [][]bool) [][]bool {
 	for _, l := range p.levels {
 		for _, o := range l.ops {
 			if o.refresh() {
-				x := o.neg
+				x := false
 				for _, id := range o.sum {
 					x = x != v[id]
 				}

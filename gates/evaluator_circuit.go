@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
+	"sync"
 	"time"
 
 	"github.com/goldfhe/goldfhe/bootstrap"
@@ -220,7 +222,8 @@ func (ev *Evaluator) evalLinear(ctx context.Context, c *Circuit, p *linearPlan, 
 	falseSample.SetTrivial(nmu8)
 	var (
 		calls []Call
-		extra []*tfhe.TLWE
+		extra []*tfhe.TLWE // the level's refreshes, bootstrapped in place
+		sums  [][]int32    // the sum of each of extra
 		negs  []*tfhe.TLWE // negated inputs of this level's gates
 	)
 	// input returns the sample of r for a gate, negating into a sample
@@ -243,14 +246,14 @@ func (ev *Evaluator) evalLinear(ctx context.Context, c *Circuit, p *linearPlan, 
 			return nil, fmt.Errorf("gates: EvalCircuit stopped before level %d of %d: %w", l, len(p.levels), err)
 		}
 		start := time.Now()
-		calls, extra = calls[:0], extra[:0]
+		calls, extra, sums = calls[:0], extra[:0], sums[:0]
 		bs := 0
 		for k := range lv.ops {
 			o := &lv.ops[k]
 			out := pool.get()
 			if o.refresh() {
-				refreshInput(out, samples, o.sum, o.neg)
 				extra = append(extra, out)
+				sums = append(sums, o.sum)
 				bs++
 			} else {
 				call := Call{Op: o.op, Out: out}
@@ -262,6 +265,7 @@ func (ev *Evaluator) evalLinear(ctx context.Context, c *Circuit, p *linearPlan, 
 			}
 			samples[o.out] = out
 		}
+		refreshInputs(extra, samples, sums)
 		if len(lv.ops) > 0 {
 			if err := ev.batch(calls, extra); err != nil {
 				return nil, fmt.Errorf("gates: EvalCircuit level %d: %w", l, err)
@@ -298,10 +302,34 @@ func (ev *Evaluator) evalLinear(ctx context.Context, c *Circuit, p *linearPlan, 
 	return splitOutputs(outs, c.outputs), nil
 }
 
+// refreshInputs sets dst[i] to the input of the refresh of sums[i], on
+// several goroutines when there are many: an AES-128 level has up to 300
+// sums of up to 9 samples.
+func refreshInputs(dst []*tfhe.TLWE, samples []*tfhe.TLWE, sums [][]int32) {
+	const perWorker = 32
+	workers := min(runtime.GOMAXPROCS(0), len(dst)/perWorker)
+	if workers <= 1 {
+		for i, d := range dst {
+			refreshInput(d, samples, sums[i])
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	for w := range workers {
+		lo, hi := w*len(dst)/workers, (w+1)*len(dst)/workers
+		wg.Go(func() {
+			for i := lo; i < hi; i++ {
+				refreshInput(dst[i], samples, sums[i])
+			}
+		})
+	}
+	wg.Wait()
+}
+
 // refreshInput sets dst to the input of a refresh: Σ_{i∈sum} 2·c_i plus
-// |sum|/4 + neg/2 − 1/4 on the body, of phase 1/4 when the sum's bit is 1
-// and −1/4 when it is 0 (circuit_linear.go).
-func refreshInput(dst *tfhe.TLWE, samples []*tfhe.TLWE, sum []int32, neg bool) {
+// (|sum| − 1)/4 on the body, of phase 1/4 when the sum's bit is 1 and −1/4
+// when it is 0 (circuit_linear.go).
+func refreshInput(dst *tfhe.TLWE, samples []*tfhe.TLWE, sum []int32) {
 	d := dst.Value
 	clear(d)
 	for _, id := range sum {
@@ -309,11 +337,7 @@ func refreshInput(dst *tfhe.TLWE, samples []*tfhe.TLWE, sum []int32, neg bool) {
 			d[j] += 2 * x
 		}
 	}
-	off := mu4 * torus.Torus32(len(sum)-1)
-	if neg {
-		off += 2 * mu4
-	}
-	d[len(d)-1] += off
+	d[len(d)-1] += mu4 * torus.Torus32(len(sum)-1)
 }
 
 // evalBootstrapped runs Circuit.Levels (XORBootstrapped).

@@ -377,7 +377,7 @@ func BenchmarkBlindRotate(b *testing.B) {
 		}})
 	}
 	for _, v := range vs {
-		for _, count := range []int{1, sms / 8, sms / 4, sms / 2, sms, 2 * sms, 4 * sms, 32 * sms} {
+		for _, count := range []int{1, sms / 8, sms / 4, sms / 2, 3 * sms / 4, sms, 3 * sms / 2, 2 * sms, 4 * sms, 32 * sms} {
 			b.Run(fmt.Sprintf("%s/count=%d", v.name, count), func(b *testing.B) {
 				must(b, v.run(count)) // warm-up
 				must(b, c.Synchronize())

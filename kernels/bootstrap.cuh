@@ -22,6 +22,7 @@
 //   goldfhe_bs_extract           sample extraction of coefficient 0 (tfhe
 //                                SampleExtractTo)
 //   goldfhe_bs_keyswitch         table-driven key switching (tfhe keySwitch)
+//   goldfhe_bs_keyswitch_s16_b*  the same, samples tiled (basebit 2 and 3)
 //
 // Layouts (all arrays of one batch of `count` ciphertexts, ciphertext after
 // ciphertext, 32-bit torus values as uint32_t):
@@ -315,5 +316,92 @@ extern "C" __global__ void __launch_bounds__(KS_TX * KS_TY)
         __syncthreads();
     }
 }
+
+// goldfhe_bs_keyswitch_s<ST>_b<BB>: goldfhe_bs_keyswitch's sum for basebit
+// BB with the samples tiled. goldfhe_bs_keyswitch loads one table word per
+// sample and nonzero digit, and its time is that walk through L2 (2.2 to
+// 2.5 us per TFHELib128 sample at every batch size on an H200); here each
+// thread keeps ST samples' partial sums of one output coordinate, so every
+// word it loads serves ST samples. Blocks of KST_W warps; warp wp of block
+// x sums the 32 output coordinates m = (x * KST_W + wp) * 32 + lane <= n of
+// the samples blockIdx.y * ST + q (q < ST; then in steps of gridDim.y * ST)
+// over the input coordinates i = blockIdx.z + gridDim.z * u. With gridDim.z
+// > 1 the blocks add into out, which must be zero, with atomicAdd, and
+// block z = 0 adds the body. A sample past count takes the input word whose
+// digits are all zero, so the tile's loop has no sample branches.
+// The digit d = raw - HALF of raw = (v >> (32 - j BB)) mod 2^BB selects row
+// |d| - 1 of level j, subtracted for d > 0 and added for d < 0: for BB = 2
+// that is d = -2 -> +row 2, -1 -> +row 1, 0 -> 0, 1 -> -row 1, i.e.
+// raw == 0 ? row2 : (2 - raw) * row1, one multiply-add and one select.
+#define KST_W 4
+template <int ST, int BB>
+__device__ __forceinline__ void bs_keyswitch_tiled(uint32_t* __restrict__ out, const uint32_t* __restrict__ in,
+                                                   const uint32_t* __restrict__ table, uint32_t n, uint32_t kn,
+                                                   uint32_t t, uint32_t offset, uint32_t count) {
+    constexpr uint32_t HALF = 1u << (BB - 1), MASK = (1u << BB) - 1;
+    const uint32_t lane = threadIdx.x % 32, wp = threadIdx.x / 32;
+    const uint32_t m = (blockIdx.x * KST_W + wp) * 32 + lane;
+    const bool live = m <= n;
+    const uint64_t w = (uint64_t)n + 1, stride = (uint64_t)kn + 1;
+    const uint64_t perI = (uint64_t)t * HALF * w;
+    uint32_t zero = 0; // the input word whose t digits are all zero, less offset
+    for (uint32_t j = 1; j <= t; j++) zero += HALF << (32 - j * BB);
+    zero -= offset;
+    for (uint32_t s0 = blockIdx.y * ST; s0 < count; s0 += gridDim.y * ST) {
+        const uint32_t* a = in + (uint64_t)s0 * stride;
+        uint32_t acc[ST];
+#pragma unroll
+        for (int q = 0; q < ST; q++) acc[q] = 0;
+        for (uint32_t i = blockIdx.z; i < kn; i += gridDim.z) {
+            uint32_t v[ST];
+#pragma unroll
+            for (int q = 0; q < ST; q++) v[q] = (s0 + q < count ? a[q * stride + i] : zero) + offset;
+            const uint32_t* row = table + (uint64_t)i * perI + m;
+#pragma unroll 2
+            for (uint32_t j = 1; j <= t; j++) {
+                const uint32_t* e = row + (uint64_t)(j - 1) * HALF * w;
+                uint32_t r[HALF];
+#pragma unroll
+                for (uint32_t h = 0; h < HALF; h++) r[h] = live ? e[h * w] : 0u;
+                const uint32_t sh = 32 - j * BB;
+#pragma unroll
+                for (int q = 0; q < ST; q++) {
+                    const uint32_t raw = (v[q] >> sh) & MASK;
+                    if constexpr (BB == 2) {
+                        acc[q] += raw == 0 ? r[1] : (2u - raw) * r[0];
+                    } else {
+                        const int32_t d = (int32_t)raw - (int32_t)HALF;
+                        const uint32_t ad = (uint32_t)(d < 0 ? -d : d);
+                        uint32_t x = 0;
+#pragma unroll
+                        for (uint32_t h = 0; h < HALF; h++) x = ad == h + 1 ? r[h] : x;
+                        acc[q] += d > 0 ? 0u - x : x;
+                    }
+                }
+            }
+        }
+        if (live) {
+#pragma unroll
+            for (int q = 0; q < ST; q++) {
+                if (s0 + q >= count) break;
+                const uint32_t sum = acc[q] + (m == n && blockIdx.z == 0 ? a[q * stride + kn] : 0u);
+                if (gridDim.z == 1) {
+                    out[(uint64_t)(s0 + q) * w + m] = sum;
+                } else {
+                    atomicAdd(out + (uint64_t)(s0 + q) * w + m, sum);
+                }
+            }
+        }
+    }
+}
+
+#define KST_DEFINE(ST, BB)                                                                                   \
+    extern "C" __global__ void __launch_bounds__(KST_W * 32) goldfhe_bs_keyswitch_s##ST##_b##BB(             \
+        uint32_t* __restrict__ out, const uint32_t* __restrict__ in, const uint32_t* __restrict__ table,   \
+        uint32_t n, uint32_t kn, uint32_t t, uint32_t offset, uint32_t count) {                            \
+        bs_keyswitch_tiled<ST, BB>(out, in, table, n, kn, t, offset, count);                                \
+    }
+KST_DEFINE(16, 2)
+KST_DEFINE(16, 3)
 
 #endif // GOLDFHE_BOOTSTRAP_CUH

@@ -96,7 +96,10 @@ func (s BootstrapShape) Check() error {
 type BootstrapKernels struct {
 	l                                      *Library
 	init, rotdec, mac, add, extract, keysw bsKernel
-	fused                                  map[FusedShape]*fusedKernel // bootstrap_fused.cuh, read-only after lookup
+	// keyswT are the tiled key-switching kernels goldfhe_bs_keyswitch_s16_b<BB>
+	// for basebit 2 and 3.
+	keyswT [2]bsKernel
+	fused  map[FusedShape]*fusedKernel // bootstrap_fused.cuh, read-only after lookup
 	wide                                   map[WideShape]*fusedKernel
 }
 
@@ -137,6 +140,7 @@ func (k *bsKernel) bind(np, nu int, withTotal bool) {
 var bootstrapKernelNames = []string{
 	"goldfhe_bs_init", "goldfhe_bs_rotate_decompose", "goldfhe_bs_mac",
 	"goldfhe_bs_add_centered", "goldfhe_bs_extract", "goldfhe_bs_keyswitch",
+	"goldfhe_bs_keyswitch_s16_b2", "goldfhe_bs_keyswitch_s16_b3",
 }
 
 // BootstrapKernels looks up the bootstrapping kernels in the library's
@@ -144,7 +148,8 @@ var bootstrapKernelNames = []string{
 // then names the missing kernels and says to rebuild it.
 func (l *Library) BootstrapKernels() (*BootstrapKernels, error) {
 	b := &BootstrapKernels{l: l}
-	ks := []*bsKernel{&b.init, &b.rotdec, &b.mac, &b.add, &b.extract, &b.keysw}
+	ks := []*bsKernel{&b.init, &b.rotdec, &b.mac, &b.add, &b.extract, &b.keysw,
+		&b.keyswT[0], &b.keyswT[1]}
 	var errs []error
 	for i, name := range bootstrapKernelNames {
 		f, err := l.m.Function(name)
@@ -164,6 +169,9 @@ func (l *Library) BootstrapKernels() (*BootstrapKernels, error) {
 	b.add.bind(2, 0, true)     // acc, prod; total
 	b.extract.bind(2, 3, false)
 	b.keysw.bind(3, 8, false) // out, in, table; n, kn, t, basebit, offset, count, spb, cpt
+	for i := range b.keyswT {
+		b.keyswT[i].bind(3, 5, false) // out, in, table; n, kn, t, offset, count
+	}
 	if err := b.lookupFused(); err != nil {
 		return nil, err
 	}
@@ -172,7 +180,8 @@ func (l *Library) BootstrapKernels() (*BootstrapKernels, error) {
 
 // Functions returns the kernels, for their Attributes.
 func (b *BootstrapKernels) Functions() []*Function {
-	return []*Function{b.init.f, b.rotdec.f, b.mac.f, b.add.f, b.extract.f, b.keysw.f}
+	return []*Function{b.init.f, b.rotdec.f, b.mac.f, b.add.f, b.extract.f, b.keysw.f,
+		b.keyswT[0].f, b.keyswT[1].f}
 }
 
 // bsThreads is the block size of the flat bootstrapping kernels; key
@@ -184,6 +193,7 @@ const (
 	ksTX      = 32
 	ksTY      = 8
 	ksCPT     = 4 // output coordinates per thread, at most (KS_CPT)
+	kstW      = 4 // warps per block of the tiled kernels (KST_W)
 )
 
 // flatGrid returns the grid of a flat kernel over total threads.
@@ -431,11 +441,26 @@ func (b *BootstrapKernels) KeySwitch(s *Stream, sh BootstrapShape, out, in, tabl
 	if err != nil || count == 0 {
 		return err
 	}
+	sms := l.c.info.SMs
+	if st := ksTileFor(count, sms, sh.KSBaseLog); st != 0 {
+		k := &b.keyswT[sh.KSBaseLog-2]
+		k.mu.Lock()
+		defer k.mu.Unlock()
+		copy(k.args.p[:], ptrs)
+		k.args.u = [9]uint32{uint32(n), uint32(kn), uint32(sh.KSLevels), sh.KSOffset, uint32(count)}
+		grid := dim3{uint32((n + kstW*32) / (kstW * 32)), uint32(min((count+st-1)/st, maxGridY)), 1}
+		grid.z = uint32(ksTiledChunksFor(int(grid.x)*int(grid.y), kn, sms))
+		if grid.z > 1 {
+			if err := out.View(0, count*(n+1)).Memset32Async(0, s); err != nil {
+				return err
+			}
+		}
+		return launchPinned(k.f, grid, dim3{kstW * 32, 1, 1}, h, &k.args, unsafe.Pointer(&k.args.params[0]))
+	}
 	k := &b.keysw
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	copy(k.args.p[:], ptrs)
-	sms := l.c.info.SMs
 	spb, cpt := ksSamplesPerBlock(count, sms), ksCoordsPerThread(count, sms)
 	k.args.u = [9]uint32{uint32(n), uint32(kn), uint32(sh.KSLevels), uint32(sh.KSBaseLog), sh.KSOffset, uint32(count), uint32(spb), uint32(cpt)}
 	grid := dim3{uint32((n + ksTX*cpt) / (ksTX * cpt)), uint32(min((count+spb-1)/spb, maxGridY)), 1}
@@ -448,6 +473,38 @@ func (b *BootstrapKernels) KeySwitch(s *Stream, sh BootstrapShape, out, in, tabl
 	}
 	return launchPinned(k.f, grid, dim3{ksTX, ksTY, 1}, h, &k.args, unsafe.Pointer(&k.args.params[0]))
 }
+
+// ksTile is the samples per tile of the tiled key-switching kernels
+// (goldfhe_bs_keyswitch_s16_b<BB>: 16) for count samples, or 0 for the
+// untiled goldfhe_bs_keyswitch: tiles from 1,024 samples on, for basebit 2
+// and 3. Tiles of 4 were measured and never won. On an H200 (TFHELib128, kernels BenchmarkKeySwitch,
+// µs per sample, untiled / tiles of 16 / of 4): 16,384 samples 2.21 / 1.79
+// / 3.07, 1,024: 2.40 / 2.22 / 3.38, 132: 2.48 / 2.52 / 4.46, one: 26 / 72
+// / 48. Below a thousand samples the time is the walk of each sample's
+// table rows, which tiling does not shorten; with many samples per SM,
+// each word loaded serving 16 samples pays.
+func ksTile(count, sms, basebit int) int {
+	if (basebit == 2 || basebit == 3) && count >= 1024 {
+		return 16
+	}
+	return 0
+}
+
+// ksTileFor is the tile policy KeySwitch uses: ksTile, which tests and
+// benchmarks replace to run other choices.
+var ksTileFor = ksTile
+
+// ksTiledChunks is how many blocks share the input coordinates of a tile
+// of samples (the grid's z) in the tiled kernels: about 8 blocks of 4
+// warps per SM in all, each chunk keeping at least 8 input coordinates, at
+// most 64 chunks.
+func ksTiledChunks(blocks, kn, sms int) int {
+	return max(1, min(8*sms/max(blocks, 1), kn/8, 64))
+}
+
+// ksTiledChunksFor is the chunk policy of the tiled kernels: ksTiledChunks,
+// which tests and benchmarks replace to run other choices.
+var ksTiledChunksFor = ksTiledChunks
 
 // ksChunks is how many blocks share the input coordinates of one sample
 // (the key-switching grid's z): enough for about 24 blocks per SM when the

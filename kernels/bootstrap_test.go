@@ -273,6 +273,10 @@ func bsFakeLaunch(g *fakeGPU, name string, a []uintptr) Result {
 	}
 	np := map[string]int{"goldfhe_bs_init": 8, "goldfhe_bs_rotate_decompose": 11, "goldfhe_bs_mac": 8,
 		"goldfhe_bs_add_centered": 3, "goldfhe_bs_extract": 5, "goldfhe_bs_keyswitch": 11}[name]
+	tiled := strings.HasPrefix(name, "goldfhe_bs_keyswitch_s")
+	if tiled {
+		np = 8
+	}
 	params := unsafe.Slice((*unsafe.Pointer)(arg(a, 9)), np)
 	ptr := func(i int) uint64 { return *(*uint64)(params[i]) }
 	u := func(i int) int { return int(*(*uint32)(params[i])) }
@@ -289,6 +293,25 @@ func bsFakeLaunch(g *fakeGPU, name string, a []uintptr) Result {
 			panic(fmt.Sprintf("fake %s: device range %#x+%d not allocated", name, p, 8*n))
 		}
 		return unsafe.Slice((*uint64)(unsafe.Pointer(&b[0])), n)
+	}
+	switch {
+	case tiled:
+		var st, bb int
+		if _, err := fmt.Sscanf(name, "goldfhe_bs_keyswitch_s%d_b%d", &st, &bb); err != nil || st != 16 || (bb != 2 && bb != 3) {
+			return 400
+		}
+		n, kn := u(3), u(4)
+		sh := BootstrapShape{LWEDim: n, LogN: 0, K: kn, KSLevels: u(5), KSBaseLog: bb, KSOffset: uint32(u(6))}
+		count := u(7)
+		if int(block.x) != kstW*32 || int(grid.x)*kstW*32 < n+1 {
+			panic("fake goldfhe_bs_keyswitch_s*: grid does not cover n+1 coordinates")
+		}
+		if int(grid.y)*st < count && int(grid.y) < maxGridY {
+			panic(fmt.Sprintf("fake %s: grid.y %d for %d samples", name, grid.y, count))
+		}
+		out := refKeySwitch(sh, w32(ptr(1), count*(kn+1)), w32(ptr(2), sh.KSTableLen()), count)
+		copy(w32(ptr(0), len(out)), out)
+		return 0
 	}
 	switch name {
 	case "goldfhe_bs_init":

@@ -27,6 +27,16 @@ func TestKSSamplesPerBlock(t *testing.T) {
 	}
 }
 
+func TestKSTile(t *testing.T) {
+	for _, c := range []struct{ count, basebit, want int }{
+		{1, 2, 0}, {132, 2, 0}, {1023, 2, 0}, {1024, 2, 16}, {16384, 3, 16}, {16384, 4, 0}, {16384, 1, 0},
+	} {
+		if got := ksTile(c.count, 132, c.basebit); got != c.want {
+			t.Errorf("ksTile(%d, 132, %d) = %d, want %d", c.count, c.basebit, got, c.want)
+		}
+	}
+}
+
 func TestKSCoordsPerThread(t *testing.T) {
 	for _, c := range []struct{ count, sms, want int }{
 		{1, 132, 1}, {32, 132, 1}, {33, 132, ksCPT}, {16384, 132, ksCPT}, {1, 0, ksCPT}, {1, 8, 1}, {2, 8, ksCPT},
@@ -54,35 +64,45 @@ func TestKSChunks(t *testing.T) {
 
 // TestKeySwitchBatches runs key switching at batch sizes that take every
 // samples-per-block choice on the device (and counts that are not a
-// multiple of it), against refKeySwitch.
+// multiple of it), with the untiled and the tiled kernels, for
+// basebit 2 (TFHELib128) and 3 (TFHErsDefault's t = 5 × 3), against
+// refKeySwitch.
 func TestKeySwitchBatches(t *testing.T) {
 	bothBootstrap(t, func(t *testing.T, l *Library, bk *BootstrapKernels) {
 		c := l.Context()
-		sh := tfheLib128Shape(11)
-		n, kn := sh.LWEDim, sh.ExtractedDim()
 		sms := c.Device().SMs
 		rng := rand.New(rand.NewPCG(77, 78))
-		table := randU32(rng, sh.KSTableLen())
-		dtab := devUint32(t, c, table, len(table))
-		for _, count := range []int{1, sms/4 + 1, sms / 2, sms, sms + 1, 2*sms + 3, 4*sms + 5, 8*sms + 7} {
-			if count < 1 {
-				continue
+		b3 := tfheLib128Shape(11)
+		b3.KSLevels, b3.KSBaseLog, b3.KSOffset = 5, 3, refOffset(5, 3)
+		for _, sh := range []BootstrapShape{tfheLib128Shape(11), b3} {
+			n, kn := sh.LWEDim, sh.ExtractedDim()
+			table := randU32(rng, sh.KSTableLen())
+			dtab := devUint32(t, c, table, len(table))
+			for _, tile := range []int{0, 16} {
+				defer func(f func(int, int, int) int) { ksTileFor = f }(ksTileFor)
+				ksTileFor = func(int, int, int) int { return tile }
+				for _, count := range []int{1, sms/4 + 1, sms / 2, sms, sms + 1, 2*sms + 3, 4*sms + 5, 8*sms + 7} {
+					if count < 1 {
+						continue
+					}
+					t.Run(fmt.Sprintf("basebit=%d/tile=%d/count=%d/spb=%d/cpt=%d", sh.KSBaseLog, tile, count, ksSamplesPerBlock(count, sms), ksCoordsPerThread(count, sms)), func(t *testing.T) {
+						in := randU32(rng, count*(kn+1))
+						din := devUint32(t, c, in, len(in))
+						dout := devUint32(t, c, nil, count*(n+1))
+						must(t, bk.KeySwitch(nil, sh, dout, din, dtab, count))
+						want := refKeySwitch(sh, in, table, count)
+						compareWords(t, "KeySwitch", host32(t, dout), want)
+						// Forced chunks (atomicAdd into a zeroed output) give the
+						// same words at any batch size.
+						defer func(f, g func(int, int, int) int) { ksChunksFor, ksTiledChunksFor = f, g }(ksChunksFor, ksTiledChunksFor)
+						ksChunksFor = func(int, int, int) int { return 3 }
+						ksTiledChunksFor = ksChunksFor
+						must(t, dout.Memset32(0x5A5A5A5A))
+						must(t, bk.KeySwitch(nil, sh, dout, din, dtab, count))
+						compareWords(t, "KeySwitch, 3 chunks", host32(t, dout), want)
+					})
+				}
 			}
-			t.Run(fmt.Sprintf("count=%d/spb=%d/cpt=%d", count, ksSamplesPerBlock(count, sms), ksCoordsPerThread(count, sms)), func(t *testing.T) {
-				in := randU32(rng, count*(kn+1))
-				din := devUint32(t, c, in, len(in))
-				dout := devUint32(t, c, nil, count*(n+1))
-				must(t, bk.KeySwitch(nil, sh, dout, din, dtab, count))
-				want := refKeySwitch(sh, in, table, count)
-				compareWords(t, "KeySwitch", host32(t, dout), want)
-				// Forced chunks (atomicAdd into a zeroed output) give the
-				// same words at any batch size.
-				defer func(f func(int, int, int) int) { ksChunksFor = f }(ksChunksFor)
-				ksChunksFor = func(int, int, int) int { return 3 }
-				must(t, dout.Memset32(0x5A5A5A5A))
-				must(t, bk.KeySwitch(nil, sh, dout, din, dtab, count))
-				compareWords(t, "KeySwitch, 3 chunks", host32(t, dout), want)
-			})
 		}
 	})
 }
@@ -114,15 +134,26 @@ func BenchmarkKeySwitch(b *testing.B) {
 		b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*count), "µs/sample")
 		b.ReportMetric(float64(b.N*count)/b.Elapsed().Seconds(), "samples/s")
 	}
-	for _, count := range []int{1, 66, 132, 264, 1024, maxCount} {
+	for _, count := range []int{1, 16, 66, 132, 264, 1024, maxCount} {
 		b.Run(fmt.Sprintf("count=%d", count), func(b *testing.B) { run(b, count) })
 	}
+	// Each kernel (0: untiled) at every batch size, for tuning ksTile.
+	defer func(f func(int, int, int) int) { ksTileFor = f }(ksTileFor)
+	for _, tile := range []int{0, 16} {
+		ksTileFor = func(int, int, int) int { return tile }
+		for _, count := range []int{1, 16, 66, 132, 264, 1024, maxCount} {
+			b.Run(fmt.Sprintf("tile=%d/count=%d", tile, count), func(b *testing.B) { run(b, count) })
+		}
+	}
+	ksTileFor = ksTile
 	// Other chunk choices (ksChunksFor) at the batch sizes of a circuit's
 	// levels, for tuning ksChunks.
 	defer func(f func(int, int, int) int) { ksChunksFor = f }(ksChunksFor)
+	defer func(f func(int, int, int) int) { ksTiledChunksFor = f }(ksTiledChunksFor)
 	for _, count := range []int{16, 66, 132, 264} {
-		for _, z := range []int{1, 2, 4, 8} {
+		for _, z := range []int{1, 4, 8, 16, 32, 64} {
 			ksChunksFor = func(int, int, int) int { return z }
+			ksTiledChunksFor = ksChunksFor
 			b.Run(fmt.Sprintf("count=%d/chunks=%d", count, z), func(b *testing.B) { run(b, count) })
 		}
 	}

@@ -1,9 +1,12 @@
-// Host model of goldfhe_bs_keyswitch (bootstrap.cuh): the kernel source,
+// Host model of goldfhe_bs_keyswitch and of the tiled
+// goldfhe_bs_keyswitch_s*_b* (bootstrap.cuh): the kernel source,
 // cut out of bootstrap.cuh, compiled by g++, every CUDA thread a std::thread
 // (blocks one after another, so its static __shared__ array serves each
 // block in turn), against a plain C++ sum, for several shapes (basebit 1..8),
 // counts, samples per block, coordinates per thread and input-coordinate
-// chunks (gridDim.z, atomicAdd into a zeroed out):
+// chunks (gridDim.z, atomicAdd into a zeroed out); the tiled kernels for
+// basebit 2 and 3, 4 and 16 samples per tile, partial tiles, several tiles
+// per block (gridDim.y) and chunks:
 //   awk '/^#define KS_TX/,/^#endif \/\/ GOLDFHE_BOOTSTRAP_CUH/' kernels/bootstrap.cuh | grep -v "^#endif" > /tmp/ks_kernel.inc
 //   g++ -O1 -std=c++20 -pthread -I/tmp -o /tmp/keyswitch_model kernels/testdata/keyswitch_model.cpp && /tmp/keyswitch_model
 // It checks the kernel's indexing and reduction, not nvcc or the GPU.
@@ -18,6 +21,7 @@
 #define __global__
 #define __restrict__
 #define __launch_bounds__(...)
+#define __forceinline__ inline
 #define __shared__ static
 struct d3 { unsigned x = 0, y = 0, z = 0; };
 thread_local d3 threadIdx, blockIdx; d3 gridDim;
@@ -26,6 +30,9 @@ static inline void __syncthreads() { bar->arrive_and_wait(); }
 // Blocks run one after another, so a plain add is atomic enough.
 static inline void atomicAdd(uint32_t* p, uint32_t v) { *p += v; }
 #include "ks_kernel.inc"
+// The fatbin has tiles of 16; the model checks the template with 4 too.
+KST_DEFINE(4, 2)
+KST_DEFINE(4, 3)
 int main() {
     std::mt19937 rng(5);
     struct Shape { uint32_t n, kn, t, bb; } shapes[] = {{11, 64, 8, 2}, {130, 32, 5, 3}, {127, 16, 4, 8}, {33, 20, 32, 1}};
@@ -52,6 +59,35 @@ int main() {
             for (auto& t : th) t.join();
         }
         if (out != want) { fails++; printf("FAIL n=%u count=%u spb=%u cpt=%u gz=%u\n", sh.n, count, spb, cpt, gz); }
+    }
+    // The tiled kernels: one block of KST_W warps at a time.
+    struct TShape { uint32_t n, kn, t, bb; } tshapes[] = {{11, 64, 8, 2}, {130, 32, 5, 3}, {630, 24, 8, 2}, {40, 16, 10, 3}, {7, 9, 16, 2}};
+    for (auto sh : tshapes) for (uint32_t st : {4u, 16u}) for (uint32_t count : {1u, 3u, 9u, 17u, 40u}) for (uint32_t gy : {1u, 2u}) for (uint32_t gz : {1u, 3u, 8u}) {
+        uint32_t half = 1u << (sh.bb - 1), w = sh.n + 1, offset = rng();
+        std::vector<uint32_t> table((size_t)sh.kn * sh.t * half * w), in((size_t)count * (sh.kn + 1)), out((size_t)count * w, 0xdeadbeef), want(out.size());
+        for (auto& x : table) x = rng(); for (auto& x : in) x = rng();
+        // Some all-zero-digit and all-extreme inputs.
+        for (uint32_t i = 0; i < sh.kn; i += 5) in[i] = 0u - offset;
+        for (uint32_t s = 0; s < count; s++) for (uint32_t m = 0; m < w; m++) {
+            uint32_t r = m == sh.n ? in[s * (sh.kn + 1) + sh.kn] : 0;
+            for (uint32_t i = 0; i < sh.kn; i++) { uint32_t v = in[s * (sh.kn + 1) + i] + offset;
+                for (uint32_t j = 1; j <= sh.t; j++) { int d = (int)((v >> (32 - j * sh.bb)) & ((1u << sh.bb) - 1)) - (int)half;
+                    if (d == 0) continue; uint32_t e = table[(((size_t)i * sh.t + j - 1) * half + (d > 0 ? d : -d) - 1) * w + m];
+                    r += d > 0 ? -e : e; } }
+            want[s * w + m] = r; }
+        uint32_t gx = (w + KST_W * 32 - 1) / (KST_W * 32);
+        gridDim = {gx, gy, gz};
+        if (gz > 1) std::fill(out.begin(), out.end(), 0u);
+        for (uint32_t bx = 0; bx < gx; bx++) for (uint32_t by = 0; by < gy; by++) for (uint32_t bz = 0; bz < gz; bz++) {
+            std::vector<std::thread> th;
+            for (uint32_t tx = 0; tx < KST_W * 32; tx++)
+                th.emplace_back([&, tx] { threadIdx = {tx, 0, 0}; blockIdx = {bx, by, bz};
+                    auto f = sh.bb == 2 ? (st == 4 ? goldfhe_bs_keyswitch_s4_b2 : goldfhe_bs_keyswitch_s16_b2)
+                                        : (st == 4 ? goldfhe_bs_keyswitch_s4_b3 : goldfhe_bs_keyswitch_s16_b3);
+                    f(out.data(), in.data(), table.data(), sh.n, sh.kn, sh.t, offset, count); });
+            for (auto& t : th) t.join();
+        }
+        if (out != want) { fails++; printf("FAIL tiled n=%u bb=%u st=%u count=%u gy=%u gz=%u\n", sh.n, sh.bb, st, count, gy, gz); }
     }
     printf("%d failures\n", fails);
     return fails != 0;

@@ -15,9 +15,9 @@
 // integers and reduced mod 2^32. The result is therefore bit-identical to the
 // naive polynomial product (ExternalProductNaiveTo), whatever NTT plan is used.
 //
-// Grouped bootstrapping keys (WithGrouping, grouped.go) take two key bits
-// per blind-rotation step: half the transforms per bit, for a 1.5× key and
-// more noise (NoiseEstimateGrouped).
+// Grouped bootstrapping keys (WithGrouping, grouped.go) take two or three
+// key bits per blind-rotation step: a half or a third of the transforms per
+// bit, for a 1.5× or 7/3× key and more noise (NoiseEstimateGrouped).
 //
 // References:
 //   - [CGGI16] I. Chillotti, N. Gama, M. Georgieva, M. Izabachène, "Faster

@@ -12,7 +12,7 @@ import (
 // Grouped blind rotation ("bootstrapping-key unrolling": Zhou et al.,
 // "Faster bootstrapping with multiple addends", IEEE Access 2018; Bourse, Minelli, Minihold, Paillier, "Fast homomorphic evaluation
 // of deep discretized neural networks", CRYPTO 2018; TFHE-rs's
-// multi-bit bootstrapping with grouping factor 2). With grouping g the key
+// multi-bit bootstrapping with grouping factors 2 and 3). With grouping g the key
 // bits are taken g at a time: for the bits s_0, …, s_{r−1} of a group
 // (r = g, or fewer for the last group) and their rotation amounts ā_j,
 //
@@ -26,14 +26,14 @@ import (
 // X^{e} is the vector ψ^{e·(2·Order()[j]+1)}, a table lookup, so the
 // monomial factors cost one pointwise product per term.
 //
-// The price: 2^g − 1 TRGSWs per g bits (1.5× the key for g = 2) and a
-// larger blind-rotation noise, since each term's key noise is multiplied
+// The price: 2^g − 1 TRGSWs per g bits (1.5× the key for g = 2, 7/3× for
+// g = 3) and a larger blind-rotation noise, since each term's key noise is multiplied
 // by the two monomials of X^{e_u} − 1 (NoiseEstimateGrouped). The
 // decomposition's rounding error meets one X^{e_u} − 1 per group, as the
 // plain CMux's meets one per bit, so that part does not grow.
 
 // MaxGrouping is the largest grouping factor GenerateCloudKey accepts.
-const MaxGrouping = 2
+const MaxGrouping = 3
 
 // CloudKeyOption changes how GenerateCloudKey builds a cloud key.
 type CloudKeyOption func(*cloudKeyConfig)
@@ -46,8 +46,16 @@ type cloudKeyConfig struct {
 // MaxGrouping; 1, the default, is the plain CGGI key of one TRGSW per key
 // bit). With g = 2 every pair of key bits has three TRGSWs, the key is 1.5×
 // larger, and blind rotation does half the transforms: about 1.6× faster
-// on the GPU (BENCHMARKS.md). The noise grows (NoiseEstimateGrouped): keep
-// g = 1 for parameter sets without a wide margin.
+// on the GPU (BENCHMARKS.md). With g = 3 every triple has seven TRGSWs, the
+// key is 7/3× larger (TFHELib128: 1470 TRGSWs, 72 MB in coefficient
+// form, 145 MB in the NTT domain on the GPU), and blind rotation takes
+// ⌈n/3⌉ steps (210 for TFHELib128), each seven multiply-accumulates of
+// one decomposition. The noise grows with the terms per group
+// (NoiseEstimateGrouped; log2 of the gate failure probability for g = 1,
+// 2, 3: TFHELib128 −420, −250, −187; TFHErsDefault −344, −334, −326;
+// CuFHE80 −371, −171, −119): keep g = 1 for parameter sets without a wide
+// margin. GenerateCloudKey refuses a g whose grouped products could exceed
+// the NTT's exactness bound (checkGrouping; DESIGN.md §3).
 func WithGrouping(g int) CloudKeyOption { return func(c *cloudKeyConfig) { c.grouping = g } }
 
 // bkSamples is the number of TRGSWs of a bootstrapping key with grouping g

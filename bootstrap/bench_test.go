@@ -24,12 +24,13 @@ func benchPlans(b *testing.B, n int) []*smallntt.Plan {
 
 // BenchmarkBootstrap measures one gate bootstrap (blind rotation, sample
 // extraction, key switching) on one core: the engine with one worker and a
-// batch of one, with a plain key and with a grouped one (tfhe.WithGrouping).
+// batch of one, with a plain key and with grouped ones (tfhe.WithGrouping 2
+// and 3).
 // Names: BenchmarkBootstrap/TFHELib128/N=1024/butterfly,
 // BenchmarkBootstrap/TFHELib128/g2/N=1024/32x32/hybrid.
 func BenchmarkBootstrap(b *testing.B) {
 	for _, p := range tfhe.ParamSets() {
-		for _, grouping := range []int{1, 2} {
+		for _, grouping := range []int{1, 2, 3} {
 			kp := keyCache(p, 0, grouping)
 			name := p.Name()
 			if grouping > 1 {

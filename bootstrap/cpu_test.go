@@ -68,49 +68,57 @@ func TestCPUGates(t *testing.T) {
 	}
 }
 
-// TestCPUGroupedGates runs NAND gates with grouped keys (tfhe.WithGrouping)
-// on the butterfly and default plans: correct, and the same bits.
+// TestCPUGroupedGates runs NAND gates with grouped keys of factor 2 and 3
+// (tfhe.WithGrouping) on the butterfly and default plans: correct, and the
+// same bits. Under -short factor 3 runs on TFHELib128 and the toy set.
 func TestCPUGroupedGates(t *testing.T) {
 	for _, p := range heavySets(t) {
-		t.Run(p.Name(), func(t *testing.T) {
-			count := 8
-			if testing.Short() && p.Name() != toyParams.Name() {
-				count = 3
+		for g := 2; g <= tfhe.MaxGrouping; g++ {
+			if g == 3 && testing.Short() && p.Name() != tfhe.TFHELib128.Name() && p.Name() != toyParams.Name() {
+				continue // -short: the other sets' keys of 7/3 the size take a while to make
 			}
-			kp := testGroupedKeys(p, 0)
-			in, want := nandInputs(t, p, newEncryptor(t, kp.sk, 5), count)
-			var first []*tfhe.TLWE
-			bf, err := smallntt.NewPlan(p.PolyDegree(), smallntt.Butterfly)
-			if err != nil {
-				t.Fatal(err)
+			t.Run(fmt.Sprintf("%s/g=%d", p.Name(), g), func(t *testing.T) { testCPUGroupedGates(t, p, g) })
+		}
+	}
+}
+
+func testCPUGroupedGates(t *testing.T, p tfhe.Params, g int) {
+	count := 8
+	if testing.Short() && p.Name() != toyParams.Name() {
+		count = 3
+	}
+	kp := keyCache(p, 0, g)
+	in, want := nandInputs(t, p, newEncryptor(t, kp.sk, 5), count)
+	var first []*tfhe.TLWE
+	bf, err := smallntt.NewPlan(p.PolyDegree(), smallntt.Butterfly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	def, err := smallntt.DefaultPlan(p.PolyDegree())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, plan := range []*smallntt.Plan{bf, def} {
+		e := newCPU(t, kp.ck, CPUOptions{Plan: plan})
+		if want := fmt.Sprintf("/grouping=%d", g); !strings.HasSuffix(e.Name(), want) {
+			t.Errorf("engine name %q does not end in %s", e.Name(), want)
+		}
+		if kg := KeyGrouping(e); kg != g || e.Grouping() != g {
+			t.Errorf("KeyGrouping = %d, Grouping = %d, want %d", kg, e.Grouping(), g)
+		}
+		out := newTLWEs(count, p.LWEDimension())
+		if err := e.Bootstrap(out, in, mu8); err != nil {
+			t.Fatal(err)
+		}
+		for i := range out {
+			if got := kp.sk.DecryptBool(out[i]); got != want[i] {
+				t.Fatalf("%v: gate %d: NAND = %v, want %v", plan, i, got, want[i])
 			}
-			def, err := smallntt.DefaultPlan(p.PolyDegree())
-			if err != nil {
-				t.Fatal(err)
+			if first != nil && !equalTLWE(out[i], first[i]) {
+				t.Fatalf("%v: gate %d differs from the butterfly plan's", plan, i)
 			}
-			for _, plan := range []*smallntt.Plan{bf, def} {
-				e := newCPU(t, kp.ck, CPUOptions{Plan: plan})
-				if !strings.HasSuffix(e.Name(), "/grouping=2") {
-					t.Errorf("engine name %q does not say grouping=2", e.Name())
-				}
-				if g := KeyGrouping(e); g != 2 || e.Grouping() != 2 {
-					t.Errorf("KeyGrouping = %d, Grouping = %d, want 2", g, e.Grouping())
-				}
-				out := newTLWEs(count, p.LWEDimension())
-				if err := e.Bootstrap(out, in, mu8); err != nil {
-					t.Fatal(err)
-				}
-				for i := range out {
-					if got := kp.sk.DecryptBool(out[i]); got != want[i] {
-						t.Fatalf("%v: gate %d: NAND = %v, want %v", plan, i, got, want[i])
-					}
-					if first != nil && !equalTLWE(out[i], first[i]) {
-						t.Fatalf("%v: gate %d differs from the butterfly plan's", plan, i)
-					}
-				}
-				first = out
-			}
-		})
+		}
+		first = out
 	}
 }
 

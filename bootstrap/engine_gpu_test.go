@@ -203,9 +203,11 @@ func TestGPUMatchesCPU(t *testing.T) {
 		if p.Name() == toyParams.Name() {
 			continue // no wide kernel for the toy set: TestGPUGroupedErrors
 		}
-		// Grouped keys (tfhe.WithGrouping): the wide and cluster kernels.
+		// Grouped keys (tfhe.WithGrouping 2 and 3): the wide, cluster and
+		// split kernels (_g2, _g3).
 		for _, mode := range []BlindRotation{BlindRotationAuto, BlindRotationWide} {
 			t.Run(p.Name()+"/grouped/"+mode.String(), func(t *testing.T) { testGPUMatchesCPU(t, p, mode, testGroupedKeys(p, 0)) })
+			t.Run(p.Name()+"/grouped3/"+mode.String(), func(t *testing.T) { testGPUMatchesCPU(t, p, mode, keyCache(p, 0, 3)) })
 		}
 	}
 }
@@ -407,11 +409,18 @@ func TestGPUForcedKernelsMissing(t *testing.T) {
 	}
 }
 
-// TestGPUGroupedErrors: a grouped key with kernels that do one CMux per
-// bit, or with a set that has no wide kernel, is an error naming why.
+// TestGPUGroupedErrors: a grouped key (factor 2 or 3) with kernels that do
+// one CMux per bit, or with a set that has no wide kernel, is an error
+// naming why.
 func TestGPUGroupedErrors(t *testing.T) {
 	requireGPU(t)
-	kp := testGroupedKeys(tfhe.CuFHE80, 0)
+	for g := 2; g <= tfhe.MaxGrouping; g++ {
+		t.Run(fmt.Sprintf("g=%d", g), func(t *testing.T) { testGPUGroupedErrors(t, g) })
+	}
+}
+
+func testGPUGroupedErrors(t *testing.T, grouping int) {
+	kp := keyCache(tfhe.CuFHE80, 0, grouping)
 	for _, mode := range []BlindRotation{BlindRotationFused, BlindRotationUnfused} {
 		g, err := NewGPU(kp.ck, GPUOptions{BlindRotation: mode})
 		if err == nil {
@@ -429,7 +438,7 @@ func TestGPUGroupedErrors(t *testing.T) {
 		g.Close()
 		t.Error("grouped key with the butterfly plan: no error")
 	}
-	toy := testGroupedKeys(toyParams, 0)
+	toy := keyCache(toyParams, 0, grouping)
 	if g, err := NewGPU(toy.ck, GPUOptions{}); err == nil {
 		g.Close()
 		t.Error("grouped toy key (no wide kernel): no error")

@@ -30,10 +30,10 @@ type BootstrapShape struct {
 	KSOffset  uint32 // the key-switching gadget offset
 
 	// Grouping is the bootstrapping key's grouping factor: 0 or 1, one
-	// TRGSW sample per key bit and one CMux step each; 2, key bits taken in
-	// pairs with three TRGSW samples per pair (bootstrapping-key unrolling,
-	// bootstrap_step.cuh), which only the wide and cluster kernels with
-	// WideShape.G = 2 run.
+	// TRGSW sample per key bit and one CMux step each; g = 2 or 3, key bits
+	// taken g at a time with 2^g − 1 TRGSW samples per group
+	// (bootstrapping-key unrolling, bootstrap_step.cuh), which only the
+	// wide, cluster and split kernels with WideShape.G = g run.
 	Grouping int
 }
 
@@ -47,14 +47,19 @@ func (s BootstrapShape) ExtractedDim() int { return s.K << s.LogN }
 func (s BootstrapShape) Rows() int { return (s.K + 1) * s.BKLevels }
 
 // BKSamples returns the number of TRGSW samples of the bootstrapping key:
-// n, or 3·(n/2) + n%2 with Grouping 2 (three per pair of key bits, one for
-// the last bit of an odd n).
+// n, or with Grouping g ≥ 2 2^g − 1 per full group of g key bits and
+// 2^r − 1 for a last group of r = n mod g bits (Grouping 2: 3·(n/2) + n%2;
+// 3: 7·(n/3) + 0, 1 or 3).
 func (s BootstrapShape) BKSamples() int {
-	if s.Grouping == 2 {
-		return 3*(s.LWEDim/2) + s.LWEDim%2
+	g := s.Grouping
+	if g < 2 {
+		return s.LWEDim
 	}
-	return s.LWEDim
+	return (s.LWEDim/g)*(1<<g-1) + (1<<(s.LWEDim%g) - 1)
 }
+
+// grouped reports whether the key is grouped (Grouping 2 or 3).
+func (s BootstrapShape) grouped() bool { return s.Grouping > 1 }
 
 // BKLen returns the number of uint64 of the NTT-domain bootstrapping key:
 // BKSamples() × (k+1)·l × (k+1) × N.
@@ -68,11 +73,11 @@ func (s BootstrapShape) KSTableLen() int {
 
 // Check reports whether the shape is one the kernels handle: the ranges of
 // tfhe.NewParams (N = 2^LogN with 2 ≤ LogN ≤ 13, k ≤ 8, l·β ≤ 32, t·basebit ≤
-// 32, basebit ≤ 8), Grouping 0, 1 or 2, and tables below 2^40 elements.
+// 32, basebit ≤ 8), Grouping 0 to 3, and tables below 2^40 elements.
 func (s BootstrapShape) Check() error {
 	switch {
-	case s.Grouping < 0 || s.Grouping > 2:
-		return argErr("BootstrapShape", "grouping factor %d, want 0, 1 or 2", s.Grouping)
+	case s.Grouping < 0 || s.Grouping > 3:
+		return argErr("BootstrapShape", "grouping factor %d, want 0, 1, 2 or 3", s.Grouping)
 	case s.LWEDim < 1 || s.LWEDim > 1<<16:
 		return argErr("BootstrapShape", "n = %d, want [1, 65536]", s.LWEDim)
 	case s.LogN < 2 || s.LogN > 13:
@@ -277,12 +282,13 @@ func (b *BootstrapKernels) prepare(op string, s *Stream, sh BootstrapShape, coun
 	return ptrs, h, nil
 }
 
-// plainKey fails for a grouped bootstrapping key (sh.Grouping 2), which
-// only the wide and cluster kernels with WideShape.G = 2 take: a kernel
-// that runs one CMux step per TRGSW sample would read it wrongly.
+// plainKey fails for a grouped bootstrapping key (sh.Grouping 2 or 3),
+// which only the wide, cluster and split kernels with WideShape.G =
+// sh.Grouping take: a kernel that runs one CMux step per TRGSW sample
+// would read it wrongly.
 func plainKey(op string, sh BootstrapShape) error {
-	if sh.Grouping == 2 {
-		return argErr(op, "grouped bootstrapping keys need a wide or cluster kernel (BlindRotateWide with a WideShape of G = 2)")
+	if sh.grouped() {
+		return argErr(op, "grouped bootstrapping keys need a wide or cluster kernel (BlindRotateWide with a WideShape of G = %d)", sh.Grouping)
 	}
 	return nil
 }
@@ -346,8 +352,8 @@ func (b *BootstrapKernels) RotateDecompose(s *Stream, sh BootstrapShape, acc, ab
 // pointwise mod p, for the count samples' (k+1)·l NTT-domain digit rows
 // and bk, the whole NTT-domain bootstrapping key (sh.BKLen() words, the
 // layout of tfhe.NTTBootstrappingKey.Data). dec and bk canonical; prod
-// canonical, (k+1)·N words per sample. A grouped key (sh.Grouping 2) is an
-// error: only the wide and cluster kernels run it.
+// canonical, (k+1)·N words per sample. A grouped key (sh.Grouping 2 or 3)
+// is an error: only the wide, cluster and split kernels run it.
 func (b *BootstrapKernels) MAC(s *Stream, sh BootstrapShape, dec, bk, prod *DeviceBuffer[uint64], iter, count int) error {
 	const op = "BootstrapKernels.MAC"
 	if err := plainKey(op, sh); err != nil {

@@ -17,10 +17,10 @@
 //
 // Same arithmetic as the other kernels, so the same bits. Shared memory per
 // block: l + 1 padded polynomials (the rows, the output column) and ACC_c,
-// and for the grouped kernels (G = 2, bootstrap_step.cuh and bsw_run) the
-// psiPow table: one step per pair of key bits, A on ACC_c unrotated, B the
-// sum of the three terms' external products, each with its X^(e_u) - 1,
-// still one exchange per step, so half as many per key bit.
+// and for the grouped kernels (G = 2 or 3, bootstrap_step.cuh and bsw_run)
+// the psiPow table: one step per group of G key bits, A on ACC_c unrotated,
+// B the sum of the 2^G - 1 terms' external products, each with its
+// X^(e_u) - 1, still one exchange per step, so 1/G as many per key bit.
 #ifndef GOLDFHE_BOOTSTRAP_CLUSTER_CUH
 #define GOLDFHE_BOOTSTRAP_CLUSTER_CUH
 
@@ -40,19 +40,20 @@
 
 __host__ __device__ constexpr int bsc_shared(int f1, int f2, int f3, int l, int g = 1) {
     return (l + 1) * (f1 * f2 * f3 + f1 * f2) * 8 + f1 * f2 * f3 * 4 +
-           (g == 2 ? bsg_psi_words(f1 * f2 * f3) * 8 : 0);
+           (g >= 2 ? bsg_psi_words(f1 * f2 * f3) * 8 : 0);
 }
 
 // bsc_run: samples blockIdx.x / K1, + gridDim.x / K1, ... (gridDim.x a
 // multiple of K1, clusters of K1 consecutive blocks); tables as for the
-// wide kernel (psiPow after T'_2 for G = 2). blockDim.x = TP * L.
+// wide kernel (psiPow after T'_2 for G = 2, 3). blockDim.x = TP * L.
 template <int F1, int F2, int F3, int K1, int L, int TP, int G = 1>
 __device__ __forceinline__ void bsc_run(const uint32_t* __restrict__ in, const uint64_t* __restrict__ bk,
                                         const uint64_t* __restrict__ tables, uint32_t* __restrict__ ext,
                                         uint32_t n, uint32_t beta, uint32_t offset, uint32_t mu, uint32_t count) {
     namespace cg = cooperative_groups;
-    static_assert(G == 1 || G == 2, "grouping factor 1 or 2");
+    static_assert(G >= 1 && G <= 3, "grouping factor 1, 2 or 3");
     constexpr int N = F1 * F2 * F3, LOGN = hyb_lg<N>::v, ROWS = K1 * L;
+    constexpr int NT = bsg_terms(G);  // exponents per step (G >= 2: TRGSW samples per group)
     constexpr int POLY = N + N / F3;
     constexpr int THREADS = TP * L;
     constexpr int S2 = F2 * F3;
@@ -71,9 +72,9 @@ __device__ __forceinline__ void bsc_run(const uint32_t* __restrict__ in, const u
     for (int q = 0; q < K1; q++) rows[q] = cluster.map_shared_rank(S, q);
     const uint32_t row = threadIdx.x / TP, tid = threadIdx.x % TP;
     const bool small = 32 / L <= 15 || beta <= 15;  // bsw_fwd1_digits
-    // G = 2: psiPow in shared memory after ACC_c (N 32-bit words), at
+    // G = 2, 3: psiPow in shared memory after ACC_c (N 32-bit words), at
     // bsc_sm + (L + 1) * POLY + N / 2; published by the barrier below.
-    if constexpr (G == 2) {
+    if constexpr (G >= 2) {
         bsg_stage_psi<LOGN>(bsc_sm + (L + 1) * POLY + N / 2, tables + 2 * N + 2 * S2, THREADS);
     }
 
@@ -84,8 +85,8 @@ __device__ __forceinline__ void bsc_run(const uint32_t* __restrict__ in, const u
 
         for (uint32_t iter = 0; iter < n; iter += G) {
             // e as in bsw_run: the rotation amount at e[0] (G = 1), or the
-            // group's exponents (G = 2).
-            uint32_t e[3];
+            // group's exponents (G = 2, 3).
+            uint32_t e[NT];
             if (!bs_step_exponents<G, LOGN>(e, ct, iter, n)) {
                 continue;  // the same for the whole cluster
             }
@@ -110,9 +111,10 @@ __device__ __forceinline__ void bsc_run(const uint32_t* __restrict__ in, const u
                     O[off] = out[0];
                 }
             } else {
-                // Group iter / 2 (TRGSW samples 3 * (iter / 2) .. + 2), column
-                // col of each: bsf_mac_group_at with NC = 1, key offset to it.
-                const uint64_t* key = bk + (uint64_t)(iter / 2) * (3 * ROWS * K1 * N) + col * N;
+                // Group iter / G (TRGSW samples NT * (iter / G) .. + NT - 1),
+                // column col of each: bsf_mac_group_at with NC = 1, key
+                // offset to it.
+                const uint64_t* key = bk + (uint64_t)(iter / G) * (NT * ROWS * K1 * N) + col * N;
                 const uint64_t* psiPow = bsc_sm + (L + 1) * POLY + N / 2;
                 for (uint32_t pos = threadIdx.x; pos < N; pos += THREADS) {
                     const uint32_t off = bsw_pad<F3>(pos);
@@ -169,6 +171,20 @@ BSC_DEFINE(8, 8, 8, 3, 2, 64, 4)   // TFHErsDefault: 4 x 128 threads
 BSC_DEFINE_G2(8, 8, 16, 1, 3, 128, 2)
 BSC_DEFINE_G2(8, 8, 16, 1, 2, 128, 2)
 BSC_DEFINE_G2(8, 8, 8, 3, 2, 64, 4)
+
+// Grouping factor 3 (suffix _g3): the same clusters, launch bounds and
+// shared memory as the _g2 kernels; seven terms per step.
+#define BSC_DEFINE_G3(F1, F2, F3, K, L, TP, MINB)                                                     \
+    extern "C" __global__ void __cluster_dims__(K + 1, 1, 1) __launch_bounds__(TP * L, MINB)          \
+        goldfhe_bs_cluster_##F1##x##F2##x##F3##_k##K##_l##L##_t##TP##_g3(                             \
+            const uint32_t* in, const uint64_t* bk, const uint64_t* tables, uint32_t* ext, uint32_t n, \
+            uint32_t beta, uint32_t offset, uint32_t mu, uint32_t count) {                             \
+        bsc_run<F1, F2, F3, K + 1, L, TP, 3>(in, bk, tables, ext, n, beta, offset, mu, count);        \
+    }
+
+BSC_DEFINE_G3(8, 8, 16, 1, 3, 128, 2)
+BSC_DEFINE_G3(8, 8, 16, 1, 2, 128, 2)
+BSC_DEFINE_G3(8, 8, 8, 3, 2, 64, 4)
 
 #endif // GOLDFHE_HAVE_CLUSTERS
 

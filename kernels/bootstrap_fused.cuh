@@ -161,9 +161,9 @@ BSF_DEFINE(16, 32, 3, 2, 2) // 41,984 B, 8 warps
 //
 // Tables (one buffer): T_1 (N words), T'_1 (N), T_2 (F2*F3), T'_2 (F2*F3):
 // smallntt.Plan.StageTables()[0] and [1] of the Hybrid plan (F1, F2, F3);
-// for G = 2, then psiPow (2N words: psi^i, psi = smallntt.Psi(N)).
+// for G = 2 and 3, then psiPow (2N words: psi^i, psi = smallntt.Psi(N)).
 // Shared memory: K1*L padded polynomials, then the K1 x N accumulator, and
-// for G = 2 psiPow (bsg_pad layout). The twiddle products use lz_mul
+// for G = 2 and 3 psiPow (bsg_pad layout). The twiddle products use lz_mul
 // (ntt_lazy.cuh), which takes the lazy outputs of hyb_ct_lazy; what the
 // multiply-accumulate reads (stage 3) and what hyb_gs reads are canonical,
 // as they require.
@@ -172,12 +172,14 @@ BSF_DEFINE(16, 32, 3, 2, 2) // 41,984 B, 8 warps
 // bit (the key n TRGSW samples); 2, one grouped step per pair of key bits
 // (the key 3*(n/2) + n%2 TRGSW samples, three per pair), whose A phase
 // decomposes ACC unrotated and whose B phase sums three external products
-// (bsf_mac_group_at); C is the same. G = 1 compiles to the code it was
-// before G existed (every G = 2 difference is an `if constexpr`).
+// (bsf_mac_group_at); C is the same. 3, one grouped step per three key bits
+// (seven TRGSW samples per group, 2^r - 1 for a last group of r = n mod 3
+// bits), seven external products in B. G = 1 compiles to the code it was
+// before G existed (every grouped difference is an `if constexpr`).
 
 __host__ __device__ constexpr int bsw_shared(int f1, int f2, int f3, int k1, int l, int g = 1) {
     return k1 * l * (f1 * f2 * f3 + f1 * f2) * 8 + k1 * f1 * f2 * f3 * 4 +
-           (g == 2 ? bsg_psi_words(f1 * f2 * f3) * 8 : 0);
+           (g >= 2 ? bsg_psi_words(f1 * f2 * f3) * 8 : 0);
 }
 
 
@@ -185,8 +187,9 @@ template <int F1, int F2, int F3, int K1, int L, int TP, int G = 1>
 __device__ __forceinline__ void bsw_run(const uint32_t* __restrict__ in, const uint64_t* __restrict__ bk,
                                         const uint64_t* __restrict__ tables, uint32_t* __restrict__ ext,
                                         uint32_t n, uint32_t beta, uint32_t offset, uint32_t mu, uint32_t count) {
-    static_assert(G == 1 || G == 2, "grouping factor 1 or 2");
+    static_assert(G >= 1 && G <= 3, "grouping factor 1, 2 or 3");
     constexpr int N = F1 * F2 * F3, LOGN = hyb_lg<N>::v, ROWS = K1 * L;
+    constexpr int NT = bsg_terms(G);           // exponents per step (G >= 2: TRGSW samples per group)
     constexpr int POLY = N + N / F3;           // padded words per polynomial
     constexpr int THREADS = TP * ROWS;         // TP threads per polynomial
     constexpr int S2 = F2 * F3;                // stage-2 block size
@@ -201,9 +204,9 @@ __device__ __forceinline__ void bsw_run(const uint32_t* __restrict__ in, const u
     // Digits of beta <= 15 bits (always, for L >= 3: l * beta <= 32,
     // tfhe.NewGadget) take the exact first level (hyb_ct_digits).
     const bool small = 32 / L <= 15 || beta <= 15;
-    // G = 2: psiPow in shared memory after acc (K1 * N 32-bit words), at
+    // G = 2, 3: psiPow in shared memory after acc (K1 * N 32-bit words), at
     // bsw_sm + ROWS * POLY + K1 * N / 2; published by the barrier below.
-    if constexpr (G == 2) {
+    if constexpr (G >= 2) {
         bsg_stage_psi<LOGN>(bsw_sm + ROWS * POLY + K1 * N / 2, tables + 2 * N + 2 * S2, THREADS);
     }
 
@@ -213,10 +216,10 @@ __device__ __forceinline__ void bsw_run(const uint32_t* __restrict__ in, const u
         __syncthreads();
 
         for (uint32_t iter = 0; iter < n; iter += G) {
-            // G = 1: e[0] is the rotation amount; G = 2: e holds the
+            // G = 1: e[0] is the rotation amount; G = 2, 3: e holds the
             // exponents of the group's terms (e[0] then goes to
             // bsw_fwd1_digits unused).
-            uint32_t e[3];
+            uint32_t e[NT];
             if (!bs_step_exponents<G, LOGN>(e, ct, iter, n)) {
                 continue;  // the same for the whole block
             }
@@ -242,8 +245,9 @@ __device__ __forceinline__ void bsw_run(const uint32_t* __restrict__ in, const u
                     for (int c = 0; c < K1; c++) S[c * POLY + off] = out[c];
                 }
             } else {
-                // Group iter / 2: TRGSW samples 3 * (iter / 2) .. + 2.
-                const uint64_t* key = bk + (uint64_t)(iter / 2) * (3 * ROWS * K1 * N);
+                // Group iter / G: TRGSW samples NT * (iter / G) .. + NT - 1
+                // (NT = 2^G - 1; fewer for a last group of n % G bits).
+                const uint64_t* key = bk + (uint64_t)(iter / G) * (NT * ROWS * K1 * N);
                 const uint64_t* psiPow = bsw_sm + ROWS * POLY + K1 * N / 2;
                 for (uint32_t pos = threadIdx.x; pos < N; pos += THREADS) {
                     const uint32_t off = bsw_pad<F3>(pos);
@@ -322,5 +326,22 @@ BSW_DEFINE_G2(8, 8, 16, 1, 2, 128, 1)
 BSW_DEFINE_G2(8, 8, 16, 1, 2, 64, 2)
 BSW_DEFINE_G2(8, 8, 8, 3, 2, 64, 1)
 BSW_DEFINE_G2(8, 8, 8, 3, 2, 32, 2)
+
+// The kernels for grouping factor 3 (suffix _g3): the same shapes, launch
+// bounds and shared memory as the _g2 kernels; seven terms per step.
+#define BSW_DEFINE_G3(F1, F2, F3, K, L, TP, MINB)                                                     \
+    extern "C" __global__ void __launch_bounds__(TP * (K + 1) * L, MINB)                              \
+        goldfhe_bs_wide_##F1##x##F2##x##F3##_k##K##_l##L##_t##TP##_g3(                                \
+            const uint32_t* in, const uint64_t* bk, const uint64_t* tables, uint32_t* ext, uint32_t n, \
+            uint32_t beta, uint32_t offset, uint32_t mu, uint32_t count) {                             \
+        bsw_run<F1, F2, F3, K + 1, L, TP, 3>(in, bk, tables, ext, n, beta, offset, mu, count);        \
+    }
+
+BSW_DEFINE_G3(8, 8, 16, 1, 3, 128, 1)
+BSW_DEFINE_G3(8, 8, 16, 1, 3, 64, 2)
+BSW_DEFINE_G3(8, 8, 16, 1, 2, 128, 1)
+BSW_DEFINE_G3(8, 8, 16, 1, 2, 64, 2)
+BSW_DEFINE_G3(8, 8, 8, 3, 2, 64, 1)
+BSW_DEFINE_G3(8, 8, 8, 3, 2, 32, 2)
 
 #endif // GOLDFHE_BOOTSTRAP_FUSED_CUH

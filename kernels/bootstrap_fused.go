@@ -112,11 +112,11 @@ func lookupShapes[S oneLaunchShape](b *BootstrapKernels, shapes []S, np int) (ma
 
 // Fused reports whether a fused blind-rotation kernel exists for the shape
 // sh with a hybrid NTT of factorisation f1×f2, and fits this device. It is
-// false for a grouped key (sh.Grouping 2): the fused kernels run one CMux
-// step per key bit.
+// false for a grouped key (sh.Grouping 2 or 3): the fused kernels run one
+// CMux step per key bit.
 func (b *BootstrapKernels) Fused(sh BootstrapShape, f1, f2 int) bool {
 	_, ok := b.fused[FusedShape{f1, f2, sh.K, sh.BKLevels}]
-	return ok && f1*f2 == sh.N() && sh.Grouping != 2
+	return ok && f1*f2 == sh.N() && !sh.grouped()
 }
 
 // BlindRotateFused (goldfhe_bs_fused_<F1>x<F2>_k<k>_l<l>) runs, for each of
@@ -129,7 +129,7 @@ func (b *BootstrapKernels) Fused(sh BootstrapShape, f1, f2 int) bool {
 // plan whose NTT-domain order is the hybrid f1×f2 plan's (every smallntt
 // plan of one N shares it), tw and twInv that plan's stage-1 tables T_1
 // and T'_1 (smallntt.Plan.StageTables()[0].Twiddle and TwiddleInv). A
-// grouped key (sh.Grouping 2) is an error: BlindRotateWide runs it.
+// grouped key (sh.Grouping 2 or 3) is an error: BlindRotateWide runs it.
 func (b *BootstrapKernels) BlindRotateFused(s *Stream, sh BootstrapShape, f1, f2 int, in *DeviceBuffer[uint32], bk, tw, twInv *DeviceBuffer[uint64], ext *DeviceBuffer[uint32], mu uint32, count int) error {
 	const op = "BootstrapKernels.BlindRotateFused"
 	if err := plainKey(op, sh); err != nil {
@@ -179,10 +179,10 @@ func (b *BootstrapKernels) BlindRotateFused(s *Stream, sh BootstrapShape, f1, f2
 // (k+1)·N/C threads. The lowest latency for a few samples.
 //
 // G is the grouping factor of the key the kernel takes: 0 for one CMux
-// step per key bit, 2 for the grouped kernels (name suffix _g2; G = 2 in
-// bootstrap_step.cuh), which take key bits in pairs, three TRGSW samples
-// per pair (BootstrapShape.Grouping 2), and psiPow after the twiddle
-// tables (TablesLen, PsiPowers).
+// step per key bit, 2 or 3 for the grouped kernels (name suffix _g2, _g3;
+// G in bootstrap_step.cuh), which take key bits G at a time, 2^G − 1
+// TRGSW samples per group (BootstrapShape.Grouping G), and psiPow after
+// the twiddle tables (TablesLen, PsiPowers).
 type WideShape struct {
 	F1, F2, F3, K, L, T int
 	Cluster             bool
@@ -191,7 +191,9 @@ type WideShape struct {
 }
 
 // wideShapes are the kernels of BSW_DEFINE and BSC_DEFINE, then of
-// BSW_DEFINE_G2 and BSC_DEFINE_G2 (the same shapes, grouped).
+// BSW_DEFINE_G2 and BSC_DEFINE_G2 (the same shapes, grouped), of
+// BSS_DEFINE (split), then of BSW_DEFINE_G3, BSC_DEFINE_G3 and
+// BSS_DEFINE_G3 (grouping factor 3).
 var wideShapes = []WideShape{
 	{F1: 8, F2: 8, F3: 16, K: 1, L: 3, T: 128},
 	{F1: 8, F2: 8, F3: 16, K: 1, L: 3, T: 64},
@@ -220,7 +222,26 @@ var wideShapes = []WideShape{
 	{F1: 8, F2: 8, F3: 16, K: 1, L: 3, T: 256, Split: 8, G: 2},
 	{F1: 8, F2: 8, F3: 16, K: 1, L: 2, T: 256, Split: 8, G: 2},
 	{F1: 8, F2: 8, F3: 8, K: 3, L: 2, T: 256, Split: 8, G: 2},
+
+	// Grouping factor 3.
+	{F1: 8, F2: 8, F3: 16, K: 1, L: 3, T: 128, G: 3},
+	{F1: 8, F2: 8, F3: 16, K: 1, L: 3, T: 64, G: 3},
+	{F1: 8, F2: 8, F3: 16, K: 1, L: 3, T: 128, Cluster: true, G: 3},
+	{F1: 8, F2: 8, F3: 16, K: 1, L: 2, T: 128, G: 3},
+	{F1: 8, F2: 8, F3: 16, K: 1, L: 2, T: 64, G: 3},
+	{F1: 8, F2: 8, F3: 16, K: 1, L: 2, T: 128, Cluster: true, G: 3},
+	{F1: 8, F2: 8, F3: 8, K: 3, L: 2, T: 64, G: 3},
+	{F1: 8, F2: 8, F3: 8, K: 3, L: 2, T: 32, G: 3},
+	{F1: 8, F2: 8, F3: 8, K: 3, L: 2, T: 64, Cluster: true, G: 3},
+	{F1: 8, F2: 8, F3: 16, K: 1, L: 3, T: 256, Split: 8, G: 3},
+	{F1: 8, F2: 8, F3: 16, K: 1, L: 2, T: 256, Split: 8, G: 3},
+	{F1: 8, F2: 8, F3: 8, K: 3, L: 2, T: 256, Split: 8, G: 3},
 }
+
+// splitMaxShared is BSS_MAX_SHARED (bootstrap_split.cuh): the most shared
+// memory a block of sm_90 may have, 227 KiB, which decides whether a split
+// kernel of grouping factor 3 double-buffers its key slices.
+const splitMaxShared = 227 << 10
 
 // WideShapes lists the shapes that have a wide blind-rotation kernel.
 func WideShapes() []WideShape { return append([]WideShape(nil), wideShapes...) }
@@ -228,7 +249,16 @@ func WideShapes() []WideShape { return append([]WideShape(nil), wideShapes...) }
 func (w WideShape) n() int { return w.F1 * w.F2 * w.F3 }
 
 // grouped reports whether the kernel takes a grouped key.
-func (w WideShape) grouped() bool { return w.G == 2 }
+func (w WideShape) grouped() bool { return w.G >= 2 }
+
+// terms is the number of TRGSW samples per step of the kernel's key: 1,
+// or 2^G − 1 for a grouped kernel.
+func (w WideShape) terms() int {
+	if !w.grouped() {
+		return 1
+	}
+	return 1<<w.G - 1
+}
 
 // String names the shape as its kernel, without the goldfhe_bs_ prefix,
 // e.g. "wide_8x8x16_k1_l3_t64_g2".
@@ -237,7 +267,7 @@ func (w WideShape) String() string { return strings.TrimPrefix(w.kernelName(), "
 func (w WideShape) kernelName() string {
 	suffix := ""
 	if w.grouped() {
-		suffix = "_g2"
+		suffix = fmt.Sprintf("_g%d", w.G)
 	}
 	if w.Split != 0 {
 		return fmt.Sprintf("goldfhe_bs_split_%dx%dx%d_k%d_l%d_c%d%s", w.F1, w.F2, w.F3, w.K, w.L, w.Split, suffix)
@@ -271,8 +301,8 @@ func (w WideShape) Threads() int {
 }
 
 // SharedBytes is the dynamic shared memory of one block (bsw_shared,
-// bsc_shared): the digit rows, the accumulator, and for G = 2 the staged
-// psiPow table (2N + 16 words, bsg_psi_words).
+// bsc_shared, bss_shared): the digit rows, the accumulator, and for G = 2,
+// 3 the staged psiPow table (2N + 16 words, bsg_psi_words).
 func (w WideShape) SharedBytes() int {
 	poly := (w.n() + w.F1*w.F2) * 8
 	psi := 0
@@ -284,17 +314,24 @@ func (w WideShape) SharedBytes() int {
 		// buffers of each stage), Z (k+1 columns of N/C), psiPow, the
 		// twiddles (T_1 of the owned columns, T'_1 of the owned
 		// positions, T_2 and T'_2), two key buffers (the N/C
-		// positions of every row and column of a step's one or three
-		// TRGSW samples), then ACC: the owned coefficients for a grouped
-		// key, all of them otherwise.
+		// positions of every row and column of a step's one, three or
+		// seven TRGSW samples; one buffer where two do not fit, G = 3
+		// only: bss_key_bufs), then ACC: the owned coefficients for a
+		// grouped key, all of them otherwise.
 		k1, own := w.K+1, w.n()/c
-		acc, terms := k1*w.n()*4, 1
+		acc := k1 * w.n() * 4
 		if w.grouped() {
-			acc, terms = k1*own*4, 3
+			acc = k1 * own * 4
 		}
 		tw := 2*own + 2*w.F2*w.F3
-		key := 2 * terms * k1 * w.L * k1 * own
-		return (2*k1*(w.L+1)*(own+w.F1*w.F2/c)+k1*own+tw+key)*8 + psi + acc
+		size := func(bufs int) int {
+			key := bufs * w.terms() * k1 * w.L * k1 * own
+			return (2*k1*(w.L+1)*(own+w.F1*w.F2/c)+k1*own+tw+key)*8 + psi + acc
+		}
+		if w.G == 3 && size(2) > splitMaxShared {
+			return size(1)
+		}
+		return size(2)
 	}
 	if w.Cluster {
 		return (w.L+1)*poly + w.n()*4 + psi
@@ -303,7 +340,7 @@ func (w WideShape) SharedBytes() int {
 }
 
 // TablesLen is the length of the tables operand: T_1, T'_1 (N words
-// each), T_2, T'_2 (F2·F3 words each), and for G = 2 psiPow (2N words,
+// each), T_2, T'_2 (F2·F3 words each), and for G = 2, 3 psiPow (2N words,
 // PsiPowers).
 func (w WideShape) TablesLen() int {
 	l := 2*w.n() + 2*w.F2*w.F3
@@ -314,14 +351,18 @@ func (w WideShape) TablesLen() int {
 }
 
 // fits reports whether the kernel runs the shape sh: its N, k, l, and its
-// grouping (G = 2 exactly for sh.Grouping 2).
+// grouping (G = g exactly for sh.Grouping g = 2, 3; G = 0 for 0 and 1).
 func (w WideShape) fits(sh BootstrapShape) bool {
-	return w.n() == sh.N() && w.K == sh.K && w.L == sh.BKLevels && w.grouped() == (sh.Grouping == 2)
+	g := sh.Grouping
+	if g < 2 {
+		g = 0
+	}
+	return w.n() == sh.N() && w.K == sh.K && w.L == sh.BKLevels && w.G == g
 }
 
 // WideFor returns the wide kernels for sh that fit this device, most
-// threads per polynomial first: those for a grouped key when sh.Grouping
-// is 2, the others otherwise.
+// threads per polynomial first: those for a grouped key of factor g when
+// sh.Grouping is g = 2 or 3, the plain ones otherwise.
 func (b *BootstrapKernels) WideFor(sh BootstrapShape) []WideShape {
 	var out []WideShape
 	for _, ws := range wideShapes {
@@ -338,16 +379,17 @@ func (b *BootstrapKernels) WideFor(sh BootstrapShape) []WideShape {
 // sample (a cluster of k+1 such blocks for a cluster shape). tables
 // holds, one after another, T_1, T'_1, T_2 and T'_2 of the hybrid plan
 // with factors (F1, F2, F3) (smallntt.Plan.StageTables()[0] and [1]), and
-// for a grouped shape (ws.G = 2, sh.Grouping 2) then PsiPowers(N); bk is
-// in the NTT-domain order every plan of size N shares, sh.BKSamples()
+// for a grouped shape (ws.G = sh.Grouping = 2 or 3) then PsiPowers(N); bk
+// is in the NTT-domain order every plan of size N shares, sh.BKSamples()
 // TRGSW samples.
 //
-// A grouped kernel runs ⌈n/2⌉ steps: step g, of key bits 2g and 2g+1
-// with rotation amounts ā_{2g} and ā_{2g+1}, adds to ACC Σ_u (X^{e_u} −
-// 1)·(BK_{3g+u−1} ⊡ ACC) for u = 1, 2, 3 and e = (ā_{2g}, ā_{2g+1}, ā_{2g}
-// + ā_{2g+1} mod 2N) (only u = 1, e = ā_{2g}, for the last bit of an odd
-// n), each external product on ACC unrotated, X^{e_u} − 1 applied in the
-// NTT domain; a step whose amounts are both 0 is skipped. That is package
+// A grouped kernel of factor G runs ⌈n/G⌉ steps: step q, of the r =
+// min(G, n − Gq) key bits Gq … Gq+r−1 with rotation amounts ā_{Gq+j},
+// adds to ACC Σ_u (X^{e_u} − 1)·(BK_{(2^G−1)q+u−1} ⊡ ACC) for u = 1 …
+// 2^r − 1 and e_u = Σ_{j: bit j of u} ā_{Gq+j} mod 2N (G = 2: e =
+// (ā_{2q}, ā_{2q+1}, ā_{2q} + ā_{2q+1})), each external product on ACC
+// unrotated, X^{e_u} − 1 applied in the NTT domain, terms with e_u = 0
+// left out; a step whose amounts are all 0 is skipped. That is package
 // tfhe's grouped blind rotation, bit for bit.
 func (b *BootstrapKernels) BlindRotateWide(s *Stream, sh BootstrapShape, ws WideShape, in *DeviceBuffer[uint32], bk, tables *DeviceBuffer[uint64], ext *DeviceBuffer[uint32], mu uint32, count int) error {
 	const op = "BootstrapKernels.BlindRotateWide"

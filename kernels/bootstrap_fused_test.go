@@ -98,24 +98,27 @@ func wideTables(plan *smallntt.Plan, grouped bool) []uint64 {
 // refWide is what the wide kernel ws computes: refBlindRotateGrouped for a
 // grouped kernel, refBlindRotate otherwise.
 func refWide(ws WideShape, sh BootstrapShape, plan *smallntt.Plan, in []uint32, bk []uint64, mu uint32, count int) []uint32 {
-	if ws.G == 2 {
+	if ws.grouped() {
 		return refBlindRotateGrouped(sh, plan, in, bk, mu, count)
 	}
 	return refBlindRotate(sh, plan, in, bk, mu, count)
 }
 
-// TestBlindRotateWide: every wide and cluster kernel equals the composed
-// references bit for bit, like TestBlindRotateFused; the grouped ones
-// (_g2) refBlindRotateGrouped, for an odd and an even n (a last group of
-// one key bit or not).
+// TestBlindRotateWide: every wide, cluster and split kernel equals the
+// composed references bit for bit, like TestBlindRotateFused; the grouped
+// ones (_g2, _g3) refBlindRotateGrouped, for n with every size of last
+// group (G = 2: n = 9, 10; G = 3: n = 9, 10, 11).
 func TestBlindRotateWide(t *testing.T) {
 	bothBootstrap(t, func(t *testing.T, l *Library, bk *BootstrapKernels) {
 		c := l.Context()
 		rng := rand.New(rand.NewPCG(23, 24))
 		for _, ws := range WideShapes() {
 			ns := []int{9}
-			if ws.G == 2 {
+			switch ws.G {
+			case 2:
 				ns = []int{9, 10}
+			case 3:
+				ns = []int{9, 10, 11}
 			}
 			for _, n := range ns {
 				sh := fusedTestShape(FusedShape{K: ws.K, L: ws.L, F1: ws.n(), F2: 1}, n)
@@ -132,26 +135,26 @@ func testBlindRotateWide(t *testing.T, bk *BootstrapKernels, c *Context, rng *ra
 	}
 	plan, err := smallntt.NewPlan(sh.N(), smallntt.Hybrid, ws.F1, ws.F2, ws.F3)
 	must(t, err)
-	tables := wideTables(plan, ws.G == 2)
+	tables := wideTables(plan, ws.grouped())
 	if len(tables) != ws.TablesLen() {
 		t.Fatalf("%+v: %d table words, TablesLen %d", ws, len(tables), ws.TablesLen())
 	}
 	dtab := devUint64(t, c, tables, len(tables))
 	key := randomWords(rng, sh.BKLen(), true)
 	dkey := devUint64(t, c, key, len(key))
-	for _, count := range []int{1, 3, 37} {
+	counts := []int{1, 3, 37}
+	if ws.G == 3 && testing.Short() {
+		// -short: the reference's seven terms per step are slow, and a
+		// batch of 37 runs the same sample loop as for G = 1 and 2.
+		counts = counts[:2]
+	}
+	for _, count := range counts {
 		t.Run(fmt.Sprintf("%s/n=%d/count=%d", ws.String(), sh.LWEDim, count), func(t *testing.T) {
 			n, kn := sh.LWEDim, sh.ExtractedDim()
 			mu := rng.Uint32()
 			in := randU32(rng, count*(n+1))
 			in[0], in[2] = 0, 1
-			if ws.G == 2 {
-				// Group 0 of sample 0 skipped (both amounts 0), group 1 with
-				// amounts summing to 2N (a zero third term), group 2 with one
-				// amount 0.
-				step := uint32(1) << (31 - sh.LogN)
-				in[1], in[2], in[3], in[4] = 0, 3*step, uint32(2*sh.N()-3)*step, 0
-			}
+			groupedInputs(ws.G, sh, in)
 			din := devUint32(t, c, in, len(in))
 			dext := devUint32(t, c, nil, count*(kn+1))
 			must(t, bk.BlindRotateWide(nil, sh, ws, din, dkey, dtab, dext, mu, count))
@@ -162,7 +165,7 @@ func testBlindRotateWide(t *testing.T, bk *BootstrapKernels, c *Context, rng *ra
 	other := sh
 	other.BKLevels++
 	regrouped := sh
-	regrouped.Grouping = 2 - sh.Grouping
+	regrouped.Grouping = map[int]int{0: 2, 2: 3, 3: 0}[sh.Grouping]
 	din := devUint32(t, c, nil, 2*(sh.LWEDim+1))
 	dext := devUint32(t, c, nil, 2*(sh.ExtractedDim()+1))
 	for name, err := range map[string]error{
@@ -175,6 +178,26 @@ func testBlindRotateWide(t *testing.T, bk *BootstrapKernels, c *Context, rng *ra
 		if err == nil || !strings.HasPrefix(err.Error(), "kernels: ") {
 			t.Errorf("%+v, %s: error %v", ws, name, err)
 		}
+	}
+}
+
+// groupedInputs sets the first words of in (samples of dimension sh.LWEDim
+// ≥ 9) for a kernel of grouping factor G so that the grouped steps'
+// special cases come up: for G = 2, group 0 of sample 0 skipped (both
+// amounts 0), group 1 with amounts summing to 2N (a zero third term),
+// group 2 with one amount 0; for G = 3, group 0 skipped (all three amounts
+// 0), group 1 with b = 0 and a + c = 2N (zero terms u = 2, 5 and 7), group
+// 2 with a + b = N, c = N and so a + b + c = 2N (a zero term u = 7).
+func groupedInputs(G int, sh BootstrapShape, in []uint32) {
+	step := uint32(1) << (31 - sh.LogN)
+	N := uint32(sh.N())
+	switch G {
+	case 2:
+		in[1], in[2], in[3], in[4] = 0, 3*step, (2*N-3)*step, 0
+	case 3:
+		in[0], in[1], in[2] = 0, 0, 0
+		in[3], in[4], in[5] = 5*step, 0, (2*N-5)*step
+		in[6], in[7], in[8] = 7*step, (N-7)*step, N*step
 	}
 }
 
@@ -282,7 +305,7 @@ func fakeWords64(g *fakeGPU, p uint64, n int) []uint64 {
 
 // fakeWide runs a goldfhe_bs_wide_*, goldfhe_bs_cluster_* or
 // goldfhe_bs_split_* launch with refBlindRotate, or refBlindRotateGrouped
-// for a name ending in _g2.
+// for a name ending in _g2 or _g3.
 func fakeWide(g *fakeGPU, name string, grid, block dim3, a []uintptr) Result {
 	var ws WideShape
 	rest, cluster := strings.CutPrefix(name, "goldfhe_bs_cluster_")
@@ -290,21 +313,26 @@ func fakeWide(g *fakeGPU, name string, grid, block dim3, a []uintptr) Result {
 	if !cluster && !split {
 		rest = strings.TrimPrefix(name, "goldfhe_bs_wide_")
 	}
-	rest, grouped := strings.CutSuffix(rest, "_g2")
+	rest, g2 := strings.CutSuffix(rest, "_g2")
+	rest, g3 := strings.CutSuffix(rest, "_g3")
+	grouped := g2 || g3
 	var tail string
 	format, last := "%dx%dx%d_k%d_l%d_t%d%s", &ws.T
 	if split {
 		format, last = "%dx%dx%d_k%d_l%d_c%d%s", &ws.Split
 	}
 	if n, _ := fmt.Sscanf(rest, format, &ws.F1, &ws.F2, &ws.F3, &ws.K, &ws.L, last, &tail); n != 6 {
-		return 400 // CUDA_ERROR_NOT_FOUND: also for a suffix other than _g2
+		return 400 // CUDA_ERROR_NOT_FOUND: also for a suffix other than _g2, _g3
 	}
 	if split {
 		ws.T = (ws.K + 1) * ws.n() / ws.Split
 	}
 	ws.Cluster = cluster
-	if grouped {
+	switch {
+	case g2:
 		ws.G = 2
+	case g3:
+		ws.G = 3
 	}
 	if int(block.x) != ws.Threads() || grid.x == 0 || int(grid.x)%ws.BlocksPerSample() != 0 || uint32(a[7]) != uint32(ws.SharedBytes()) {
 		return resultInvalidValue
@@ -332,8 +360,9 @@ func fakeWide(g *fakeGPU, name string, grid, block dim3, a []uintptr) Result {
 // BenchmarkBlindRotate times the fused, wide and cluster kernels alone (no
 // transfers, no key switching) on TFHELib128's shape with a random key:
 // kernel time per sample, for batch sizes around the SM count; the grouped
-// wide and cluster kernels (…_g2) on the same samples with a random
-// grouped key, for a side-by-side comparison. GPU only.
+// wide, cluster and split kernels (…_g2, …_g3) on the same samples with a
+// random grouped key of each factor, for a side-by-side comparison. GPU
+// only.
 func BenchmarkBlindRotate(b *testing.B) {
 	l := gpuLibrary(b)
 	bk, err := l.BootstrapKernels()
@@ -353,11 +382,9 @@ func BenchmarkBlindRotate(b *testing.B) {
 	wplan, err := smallntt.NewPlan(1024, smallntt.Hybrid, 8, 8, 16)
 	must(b, err)
 	tables := devUint64(b, c, wideTables(wplan, false), 2*1024+2*128)
-	// The grouped kernels (_g2): the same n = 630 key bits as 315 pairs,
-	// a random key of 945 TRGSW samples, psiPow after the twiddle tables.
-	gsh := sh
-	gsh.Grouping = 2
-	gkey := devUint64(b, c, randomWords(rng, gsh.BKLen(), true), gsh.BKLen())
+	// The grouped kernels (_g2, _g3): the same n = 630 key bits as 315
+	// pairs or 210 triples, a random key of 945 or 1470 TRGSW samples,
+	// psiPow after the twiddle tables.
 	gtables := devUint64(b, c, wideTables(wplan, true), 2*1024+2*128+2*1024)
 	type variant struct {
 		name string
@@ -371,10 +398,15 @@ func BenchmarkBlindRotate(b *testing.B) {
 			return bk.BlindRotateWide(nil, sh, ws, in, key, tables, ext, 1<<29, count)
 		}})
 	}
-	for _, ws := range bk.WideFor(gsh) {
-		vs = append(vs, variant{ws.String(), func(count int) error {
-			return bk.BlindRotateWide(nil, gsh, ws, in, gkey, gtables, ext, 1<<29, count)
-		}})
+	for _, g := range []int{2, 3} {
+		gsh := sh
+		gsh.Grouping = g
+		gkey := devUint64(b, c, randomWords(rng, gsh.BKLen(), true), gsh.BKLen())
+		for _, ws := range bk.WideFor(gsh) {
+			vs = append(vs, variant{ws.String(), func(count int) error {
+				return bk.BlindRotateWide(nil, gsh, ws, in, gkey, gtables, ext, 1<<29, count)
+			}})
+		}
 	}
 	for _, v := range vs {
 		for _, count := range []int{1, sms / 8, sms / 4, sms / 2, 3 * sms / 4, sms, 3 * sms / 2, 2 * sms, 4 * sms, 32 * sms} {

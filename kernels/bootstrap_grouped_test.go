@@ -11,9 +11,9 @@ import (
 	"github.com/goldfhe/goldfhe/smallntt"
 )
 
-// Grouped blind rotation (grouping factor 2; bootstrap_step.cuh): the
-// references, and the checks of the wrappers' grouping rules. The grouped
-// wide and cluster kernels themselves are compared with
+// Grouped blind rotation (grouping factors 2 and 3; bootstrap_step.cuh):
+// the references, and the checks of the wrappers' grouping rules. The
+// grouped wide, cluster and split kernels themselves are compared with
 // refBlindRotateGrouped in TestBlindRotateWide.
 
 // refDecompose is refRotateDecompose without the rotation: row c·l+i holds
@@ -55,25 +55,26 @@ func monomialMinusOne(plan *smallntt.Plan, e int) []uint64 {
 }
 
 // refBlindRotateGrouped is the grouped blind rotation (BlindRotateWide with
-// a WideShape of G = 2, package tfhe's grouped engine) composed of the
-// per-step references and plan's transforms: per group g of key bits 2g
-// and 2g+1 (the last alone for an odd n), if not all its rotation amounts
-// are 0, ACC += Σ_u INTT(NTT(X^{e_u}) − 1)·(Dec(ACC) ⊡ BK_{3g+u−1})) with
-// e_u the sum of the amounts picked by the bits of u. Terms with e_u = 0
-// are computed too (their factor is 0), so the kernels' skipping them is
-// checked.
+// a WideShape of G = sh.Grouping, package tfhe's grouped engine) composed
+// of the per-step references and plan's transforms: per group g of the key
+// bits G·g … G·g + r − 1 (r = G, or n mod G for the last), if not all its
+// rotation amounts are 0, ACC += Σ_u INTT(NTT(X^{e_u}) −
+// 1)·(Dec(ACC) ⊡ BK_{(2^G−1)g+u−1})) for u < 2^r, with e_u the sum of the
+// amounts picked by the bits of u. Terms with e_u = 0 are computed too
+// (their factor is 0), so the kernels' skipping them is checked.
 func refBlindRotateGrouped(sh BootstrapShape, plan *smallntt.Plan, in []uint32, bk []uint64, mu uint32, count int) []uint32 {
 	n, N, k1, rows := sh.LWEDim, sh.N(), sh.K+1, sh.Rows()
+	G := sh.Grouping
 	abar, acc := refInit(sh, in, mu, count)
-	for g := 0; 2*g < n; g++ {
-		r := min(2, n-2*g)
+	for g := 0; G*g < n; g++ {
+		r := min(G, n-G*g)
 		dec := refDecompose(sh, acc, count)
 		for i := range count * rows {
 			p := dec[i*N : (i+1)*N]
 			plan.Forward(p, p)
 		}
 		for s := range count {
-			a := abar[s*n+2*g : s*n+2*g+r]
+			a := abar[s*n+G*g : s*n+G*g+r]
 			if !slices.ContainsFunc(a, func(v uint32) bool { return v != 0 }) {
 				continue
 			}
@@ -86,7 +87,7 @@ func refBlindRotateGrouped(sh BootstrapShape, plan *smallntt.Plan, in []uint32, 
 					}
 				}
 				m := monomialMinusOne(plan, e%(2*N))
-				prod := refMAC(sh, dec[s*rows*N:(s+1)*rows*N], bk, 3*g+u-1, 1)
+				prod := refMAC(sh, dec[s*rows*N:(s+1)*rows*N], bk, (1<<G-1)*g+u-1, 1)
 				for i := range y {
 					y[i] = smallntt.Add(y[i], smallntt.Mul(m[i%N], prod[i]))
 				}
@@ -127,6 +128,7 @@ func naiveNegacyclic(a, b []uint64) []uint64 {
 // and ACC_c += centred(Σ_u (X^{e_u} − 1)·P_{u,c}), all mod (X^N + 1, p).
 func naiveBlindRotateGrouped(sh BootstrapShape, ct []uint32, keys [][][][]uint64, mu uint32) []uint32 {
 	n, N, k, l, beta := sh.LWEDim, sh.N(), sh.K, sh.BKLevels, sh.BKBaseLog
+	G := sh.Grouping
 	twoN := 2 * N
 	abar := make([]int, n)
 	for i := range abar {
@@ -134,9 +136,9 @@ func naiveBlindRotateGrouped(sh BootstrapShape, ct []uint32, keys [][][][]uint64
 	}
 	_, acc := refInit(sh, ct, mu, 1)
 	col := func(c int) []uint32 { return acc[c*N : (c+1)*N] }
-	for g := 0; 2*g < n; g++ {
-		r := min(2, n-2*g)
-		if abar[2*g] == 0 && (r == 1 || abar[2*g+1] == 0) {
+	for g := 0; G*g < n; g++ {
+		r := min(G, n-G*g)
+		if !slices.ContainsFunc(abar[G*g:G*g+r], func(a int) bool { return a != 0 }) {
 			continue
 		}
 		var digits [][]uint64 // row c·l + i
@@ -159,11 +161,11 @@ func naiveBlindRotateGrouped(sh BootstrapShape, ct []uint32, keys [][][][]uint64
 			e := 0
 			for j := range r {
 				if u>>j&1 == 1 {
-					e += abar[2*g+j]
+					e += abar[G*g+j]
 				}
 			}
 			e %= twoN
-			key := keys[3*g+u-1]
+			key := keys[(1<<G-1)*g+u-1]
 			for c := 0; c <= k; c++ {
 				p := make([]uint64, N)
 				for row, d := range digits {
@@ -194,8 +196,9 @@ func naiveBlindRotateGrouped(sh BootstrapShape, ct []uint32, keys [][][][]uint64
 
 // TestRefBlindRotateGroupedNaive: the grouped reference equals the naive
 // coefficient-form computation on random keys (coefficients anywhere mod
-// p), n odd and even, with groups whose amounts are both 0 (skipped), one
-// of them 0, and summing to 2N (a zero third term).
+// p), for grouping factors 2 and 3 and n with every size of last group,
+// with groups whose amounts are all 0 (skipped), one of them 0, and two
+// summing to 2N (a zero term).
 func TestRefBlindRotateGroupedNaive(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 32))
 	shapes := []BootstrapShape{ // N = 256, the smallest smallntt plan
@@ -205,12 +208,13 @@ func TestRefBlindRotateGroupedNaive(t *testing.T) {
 		{LogN: 8, K: 1, BKLevels: 1, BKBaseLog: 32, KSLevels: 8, KSBaseLog: 2}, // l·β = 32
 	}
 	for _, base := range shapes {
-		for _, n := range []int{7, 8} {
+		for _, c := range []struct{ g, n int }{{2, 7}, {2, 8}, {3, 7}, {3, 8}, {3, 9}} {
+			n := c.n
 			sh := base
-			sh.LWEDim, sh.Grouping = n, 2
+			sh.LWEDim, sh.Grouping = n, c.g
 			sh.BKOffset = refOffset(sh.BKLevels, sh.BKBaseLog)
 			sh.KSOffset = refOffset(sh.KSLevels, sh.KSBaseLog)
-			t.Run(fmt.Sprintf("%s/n=%d", shapeName(sh), n), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s/g=%d/n=%d", shapeName(sh), c.g, n), func(t *testing.T) {
 				N, k1, rows := sh.N(), sh.K+1, sh.Rows()
 				plan, err := smallntt.NewPlan(N, smallntt.Butterfly) // any plan: one NTT-domain order
 				must(t, err)
@@ -236,9 +240,15 @@ func TestRefBlindRotateGroupedNaive(t *testing.T) {
 				mu := rng.Uint32()
 				in := randU32(rng, count*(n+1))
 				step := uint32(1) << (32 - sh.LogN - 1) // one unit of ā
-				in[0], in[1] = 0, 0                     // group 0 of sample 0 skipped
-				in[2], in[3] = 0, 5*step                // only its second bit
-				in[4], in[5] = 7*step, uint32(2*N-7)*step
+				if c.g == 2 {
+					in[0], in[1] = 0, 0      // group 0 of sample 0 skipped
+					in[2], in[3] = 0, 5*step // only its second bit
+					in[4], in[5] = 7*step, uint32(2*N-7)*step
+				} else {
+					in[0], in[1], in[2] = 0, 0, 0                                  // group 0 skipped
+					in[3], in[4], in[5] = 0, 5*step, 0                             // only its second bit
+					in[n+1], in[n+2], in[n+3] = 7*step, 9*step, uint32(2*N-7)*step // a + c = 2N
+				}
 				got := refBlindRotateGrouped(sh, plan, in, bk, mu, count)
 				for s := range count {
 					want := naiveBlindRotateGrouped(sh, in[s*(n+1):(s+1)*(n+1)], keys, mu)
@@ -298,6 +308,7 @@ func TestBootstrapShapeGrouping(t *testing.T) {
 	sh := tfheLib128Shape(630)
 	for _, c := range []struct{ n, grouping, samples int }{
 		{630, 0, 630}, {630, 1, 630}, {630, 2, 945}, {631, 2, 946}, {1, 2, 1}, {2, 2, 3}, {3, 2, 4}, {805, 2, 1207},
+		{630, 3, 1470}, {631, 3, 1471}, {632, 3, 1473}, {1, 3, 1}, {2, 3, 3}, {3, 3, 7}, {805, 3, 1877}, {500, 3, 1165},
 	} {
 		s := sh
 		s.LWEDim, s.Grouping = c.n, c.grouping
@@ -311,7 +322,7 @@ func TestBootstrapShapeGrouping(t *testing.T) {
 			t.Errorf("n = %d, grouping %d: %v", c.n, c.grouping, err)
 		}
 	}
-	for _, g := range []int{-1, 3, 4} {
+	for _, g := range []int{-1, 4, 5} {
 		s := sh
 		s.Grouping = g
 		if err := s.Check(); err == nil || !strings.HasPrefix(err.Error(), "kernels: ") {
@@ -320,61 +331,78 @@ func TestBootstrapShapeGrouping(t *testing.T) {
 	}
 }
 
-// TestWideShapesGrouped: every plain wide or cluster kernel has a grouped
-// twin (_g2) with the same launch shape, 2N more table words and the
-// psiPow table's shared memory; WideFor picks by grouping.
+// TestWideShapesGrouped: every plain wide, cluster or split kernel has a
+// grouped twin for G = 2 (_g2) and G = 3 (_g3) with the same launch shape,
+// 2N more table words and the psiPow table's shared memory (and a split
+// kernel's larger key buffers); WideFor picks by grouping.
 func TestWideShapesGrouped(t *testing.T) {
-	var plain, grouped []WideShape
+	byG := map[int][]WideShape{}
 	for _, ws := range WideShapes() {
 		switch ws.G {
 		case 0:
-			plain = append(plain, ws)
-		case 2:
-			grouped = append(grouped, ws)
-			if !strings.HasSuffix(ws.kernelName(), "_g2") {
+		case 2, 3:
+			if !strings.HasSuffix(ws.kernelName(), fmt.Sprintf("_g%d", ws.G)) {
 				t.Errorf("%+v: kernel name %s", ws, ws.kernelName())
 			}
 		default:
 			t.Errorf("%+v: G = %d", ws, ws.G)
 		}
+		byG[ws.G] = append(byG[ws.G], ws)
 	}
-	if len(plain) != len(grouped) {
-		t.Fatalf("%d plain and %d grouped shapes", len(plain), len(grouped))
+	for _, G := range []int{2, 3} {
+		if len(byG[0]) != len(byG[G]) {
+			t.Fatalf("%d plain and %d grouped (G = %d) shapes", len(byG[0]), len(byG[G]), G)
+		}
+		for _, ws := range byG[0] {
+			g := ws
+			g.G = G
+			if !slices.Contains(byG[G], g) {
+				t.Errorf("%+v has no grouped twin for G = %d", ws, G)
+				continue
+			}
+			if g.kernelName() != ws.kernelName()+fmt.Sprintf("_g%d", G) || g.Threads() != ws.Threads() || g.BlocksPerSample() != ws.BlocksPerSample() {
+				t.Errorf("%+v: grouped twin %s differs in launch shape", ws, g.kernelName())
+			}
+			if d := g.TablesLen() - ws.TablesLen(); d != 2*ws.n() {
+				t.Errorf("%s: %d more table words, want 2N = %d", g.kernelName(), d, 2*ws.n())
+			}
+			// psiPow; a split kernel's grouped twin keeps only its own
+			// coefficients of ACC, and key buffers for 2^G − 1 TRGSW
+			// samples: two, or one where two would pass 227 KiB
+			// (bss_shared).
+			want := (2*ws.n() + 16) * 8
+			if c := ws.Split; c != 0 {
+				k1, own := ws.K+1, ws.n()/c
+				slice := k1 * ws.L * k1 * own * 8 // one TRGSW's words per block
+				bufs := 2
+				if G == 3 && ws.SharedBytes()+want+2*6*slice-k1*(ws.n()-own)*4 > 227<<10 {
+					bufs = 1
+				}
+				want += bufs*(1<<G-1)*slice - 2*slice - k1*(ws.n()-own)*4
+			}
+			if d := g.SharedBytes() - ws.SharedBytes(); d != want {
+				t.Errorf("%s: %d more shared bytes, want %d", g.kernelName(), d, want)
+			}
+			if g.SharedBytes() > 227<<10 {
+				t.Errorf("%s: %d shared bytes, more than a block of sm_90 may have", g.kernelName(), g.SharedBytes())
+			}
+		}
 	}
-	for _, ws := range plain {
-		g := ws
-		g.G = 2
-		if !slices.Contains(grouped, g) {
-			t.Errorf("%+v has no grouped twin", ws)
-			continue
-		}
-		if g.kernelName() != ws.kernelName()+"_g2" || g.Threads() != ws.Threads() || g.BlocksPerSample() != ws.BlocksPerSample() {
-			t.Errorf("%+v: grouped twin %s differs in launch shape", ws, g.kernelName())
-		}
-		if d := g.TablesLen() - ws.TablesLen(); d != 2*ws.n() {
-			t.Errorf("%s: %d more table words, want 2N = %d", g.kernelName(), d, 2*ws.n())
-		}
-		// psiPow; a split kernel's grouped twin keeps only its own
-		// coefficients of ACC, and key buffers for three TRGSW samples
-		// (bss_shared).
-		want := (2*ws.n() + 16) * 8
-		if c := ws.Split; c != 0 {
-			k1, own := ws.K+1, ws.n()/c
-			want += 2*2*k1*ws.L*k1*own*8 - k1*(ws.n()-own)*4
-		}
-		if d := g.SharedBytes() - ws.SharedBytes(); d != want {
-			t.Errorf("%s: %d more shared bytes, want %d", g.kernelName(), d, want)
-		}
-	}
-	// bsw_shared and bsc_shared for TFHELib128, as the comments of
-	// bootstrap_fused.cuh and bootstrap_cluster.cuh give them.
+	// bsw_shared, bsc_shared and bss_shared, as the comments of
+	// bootstrap_fused.cuh, bootstrap_cluster.cuh and bootstrap_split.cuh
+	// give them.
 	for name, want := range map[string]int{
 		"goldfhe_bs_wide_8x8x16_k1_l3_t64":        60416,
 		"goldfhe_bs_wide_8x8x16_k1_l3_t64_g2":     76928,
+		"goldfhe_bs_wide_8x8x16_k1_l3_t64_g3":     76928,
 		"goldfhe_bs_cluster_8x8x16_k1_l3_t128":    38912,
 		"goldfhe_bs_cluster_8x8x16_k1_l3_t128_g2": 55424,
+		"goldfhe_bs_cluster_8x8x16_k1_l3_t128_g3": 55424,
 		"goldfhe_bs_split_8x8x16_k1_l3_c8":        56320,
 		"goldfhe_bs_split_8x8x16_k1_l3_c8_g2":     114816,
+		"goldfhe_bs_split_8x8x16_k1_l3_c8_g3":     213120,
+		"goldfhe_bs_split_8x8x16_k1_l2_c8_g3":     151424,
+		"goldfhe_bs_split_8x8x8_k3_l2_c8_g3":      141952, // one key buffer
 	} {
 		i := slices.IndexFunc(WideShapes(), func(ws WideShape) bool { return ws.kernelName() == name })
 		if i < 0 {
@@ -385,60 +413,81 @@ func TestWideShapesGrouped(t *testing.T) {
 	}
 }
 
-// TestGroupedKeyRules: a grouped key runs only on the grouped wide and
-// cluster kernels. The fused kernels and MAC refuse it, Fused reports
-// false, WideFor returns exactly the grouped shapes for it (and none of
-// them for a plain key), and BlindRotateWide refuses a shape of the other
-// grouping.
+// TestGroupedKeyRules: a grouped key runs only on the grouped wide,
+// cluster and split kernels of its grouping factor. The fused kernels and
+// MAC refuse it, Fused reports false, WideFor returns exactly the shapes
+// of its factor for it (and none of them for a plain key or another
+// factor), and BlindRotateWide refuses a shape of another grouping.
 func TestGroupedKeyRules(t *testing.T) {
 	bothBootstrap(t, func(t *testing.T, l *Library, bk *BootstrapKernels) {
 		c := l.Context()
 		fs := FusedShapes()[0]
 		plain := fusedTestShape(fs, 5)
-		grouped := plain
-		grouped.Grouping = 2
+		shapes := []BootstrapShape{plain}
+		for _, g := range []int{2, 3} {
+			grouped := plain
+			grouped.Grouping = g
+			shapes = append(shapes, grouped)
+		}
 		n, N, kn := plain.LWEDim, plain.N(), plain.ExtractedDim()
 		const count = 2
+		maxLen := 0
+		for _, sh := range shapes {
+			maxLen = max(maxLen, sh.BKLen())
+		}
 		in := devUint32(t, c, nil, count*(n+1))
-		key := devUint64(t, c, nil, max(plain.BKLen(), grouped.BKLen()))
+		key := devUint64(t, c, nil, maxLen)
 		tw := devUint64(t, c, nil, 2*N+2*N+2*N)
 		ext := devUint32(t, c, nil, count*(kn+1))
 		dec := devUint64(t, c, nil, count*plain.Rows()*N)
 		prod := devUint64(t, c, nil, count*(plain.K+1)*N)
-		if !bk.Fused(plain, fs.F1, fs.F2) || bk.Fused(grouped, fs.F1, fs.F2) {
-			t.Errorf("Fused: %v for a plain key, %v for a grouped one", bk.Fused(plain, fs.F1, fs.F2), bk.Fused(grouped, fs.F1, fs.F2))
+		if !bk.Fused(plain, fs.F1, fs.F2) {
+			t.Errorf("Fused: false for a plain key")
 		}
-		for name, err := range map[string]error{
-			"BlindRotateFused": bk.BlindRotateFused(nil, grouped, fs.F1, fs.F2, in, key, tw, tw, ext, 1, count),
-			"MAC":              bk.MAC(nil, grouped, dec, key, prod, 0, count),
-		} {
-			if err == nil || !strings.HasPrefix(err.Error(), "kernels: ") || !strings.Contains(err.Error(), "grouped bootstrapping keys need a wide or cluster kernel") {
-				t.Errorf("%s with a grouped key: %v", name, err)
+		for _, grouped := range shapes[1:] {
+			if bk.Fused(grouped, fs.F1, fs.F2) {
+				t.Errorf("Fused: true for a key of grouping %d", grouped.Grouping)
+			}
+			for name, err := range map[string]error{
+				"BlindRotateFused": bk.BlindRotateFused(nil, grouped, fs.F1, fs.F2, in, key, tw, tw, ext, 1, count),
+				"MAC":              bk.MAC(nil, grouped, dec, key, prod, 0, count),
+			} {
+				if err == nil || !strings.HasPrefix(err.Error(), "kernels: ") || !strings.Contains(err.Error(), "grouped bootstrapping keys need a wide or cluster kernel") {
+					t.Errorf("%s with a key of grouping %d: %v", name, grouped.Grouping, err)
+				}
 			}
 		}
-		for _, sh := range []BootstrapShape{plain, grouped} {
+		for _, sh := range shapes {
 			ws := bk.WideFor(sh)
 			if len(ws) == 0 {
 				t.Fatalf("WideFor(grouping %d) is empty", sh.Grouping)
 			}
 			for _, w := range ws {
-				if (w.G == 2) != (sh.Grouping == 2) {
+				if w.G != sh.Grouping {
 					t.Errorf("WideFor(grouping %d) holds %s", sh.Grouping, w.kernelName())
 				}
-				other := w
-				other.G = 2 - w.G
-				err := bk.BlindRotateWide(nil, sh, other, in, key, tw, ext, 1, count)
-				if err == nil || !strings.HasPrefix(err.Error(), "kernels: ") {
-					t.Errorf("BlindRotateWide(%s) on a key of grouping %d: %v", other.kernelName(), sh.Grouping, err)
+				for _, g := range []int{0, 2, 3} {
+					if g == w.G {
+						continue
+					}
+					other := w
+					other.G = g
+					err := bk.BlindRotateWide(nil, sh, other, in, key, tw, ext, 1, count)
+					if err == nil || !strings.HasPrefix(err.Error(), "kernels: ") {
+						t.Errorf("BlindRotateWide(%s) on a key of grouping %d: %v", other.kernelName(), sh.Grouping, err)
+					}
 				}
 			}
 		}
-		// A plain key is too short for the grouped kernel (3·(n/2) + n%2
-		// samples, not n).
-		ws := bk.WideFor(grouped)[0]
-		err := bk.BlindRotateWide(nil, grouped, ws, in, key.View(0, plain.BKLen()), tw, ext, 1, count)
-		if err == nil || !strings.Contains(err.Error(), "bk") {
-			t.Errorf("BlindRotateWide(%s) with a plain key's length: %v", ws.kernelName(), err)
+		// A key of another grouping is too short for a grouped kernel
+		// (BKSamples: n = 5 is 5, 7 or 10 TRGSW samples).
+		for _, sh := range shapes[1:] {
+			ws := bk.WideFor(sh)[0]
+			short := shapes[sh.Grouping-2] // plain for 2, grouping 2 for 3
+			err := bk.BlindRotateWide(nil, sh, ws, in, key.View(0, short.BKLen()), tw, ext, 1, count)
+			if err == nil || !strings.Contains(err.Error(), "bk") {
+				t.Errorf("BlindRotateWide(%s) with a grouping-%d key's length: %v", ws.kernelName(), short.Grouping, err)
+			}
 		}
 	})
 }

@@ -13,7 +13,8 @@ import (
 )
 
 // TestWriteBlindRotateVectors writes, when GOLDFHE_MODEL_VECTORS names a
-// directory, one vector file per wide, cluster or split kernel and n in {5, 6}:
+// directory, one vector file per wide, cluster or split kernel and n in {5,
+// 6} ({7, 8, 9} for G = 3: every size of last group):
 // random samples, key and the kernel's tables, and what refWide computes
 // from them, for testdata/blindrotate_model.cpp, which runs the kernels'
 // CUDA source on the host (its comment has the commands and the format).
@@ -25,22 +26,23 @@ func TestWriteBlindRotateVectors(t *testing.T) {
 	must(t, os.MkdirAll(dir, 0o755))
 	rng := rand.New(rand.NewPCG(41, 42))
 	for _, ws := range WideShapes() {
-		for _, n := range []int{5, 6} {
+		ns := []int{5, 6}
+		if ws.G == 3 {
+			ns = []int{7, 8, 9}
+		}
+		for _, n := range ns {
 			sh := fusedTestShape(FusedShape{K: ws.K, L: ws.L, F1: ws.n(), F2: 1}, n)
 			sh.Grouping = ws.G
 			plan, err := smallntt.NewPlan(sh.N(), smallntt.Hybrid, ws.F1, ws.F2, ws.F3)
 			must(t, err)
-			tables := wideTables(plan, ws.G == 2)
+			tables := wideTables(plan, ws.grouped())
 			key := randomWords(rng, sh.BKLen(), true)
 			const count = 3
 			in := randU32(rng, count*(n+1))
 			in[0], in[2] = 0, 1
-			if ws.G == 2 {
-				// As in TestBlindRotateWide: a skipped group, amounts
-				// summing to 2N, one amount 0.
-				step := uint32(1) << (31 - sh.LogN)
-				in[1], in[2], in[3], in[4] = 0, 3*step, uint32(2*sh.N()-3)*step, 0
-			}
+			// As in TestBlindRotateWide: a skipped group, amounts
+			// summing to 2N, amounts 0.
+			groupedInputs(ws.G, sh, in)
 			mu := rng.Uint32()
 			want := refWide(ws, sh, plan, in, key, mu, count)
 			var buf []byte

@@ -16,7 +16,7 @@
 // TC, (rank+1) TC), that is the coefficients t + M i, and the B = F1/C
 // stage-2 blocks rank B .. rank B + B-1, that is the P = N/C consecutive
 // NTT-domain positions [rank P, (rank+1) P). A CMux step (or a grouped
-// step, G = 2) is then
+// step, G = 2 or 3) is then
 //
 //   A  (owned columns) the digits of every row from the owned coefficients,
 //      stage 1 of each (bsw_fwd1_digits_to), output j of column t written
@@ -52,11 +52,12 @@
 // conflict-free stages); Y and Y2, K1 such columns (the multiply-
 // accumulate's outputs and the inverse stages'); Z, the K1 x F1 x TC
 // values that the inverse stage 1 of the owned columns reads (Z[c][j][tl],
-// conflict-free for consecutive tl); for G = 2 the psiPow table
+// conflict-free for consecutive tl); for G = 2, 3 the psiPow table
 // (bsg_stage_psi); the twiddles; two key buffers (the step's and the
-// next's, cp.async); then ACC, 32-bit words: the K1 x F1 x TC owned
-// coefficients (G = 2; ACC[c][i][tl] is coefficient t + M i of column c,
-// t = rank TC + tl), or all K1 x N (G = 1).
+// next's, cp.async), or one where two do not fit (bss_key_bufs: G = 3 with
+// k = 3); then ACC, 32-bit words: the K1 x F1 x TC owned coefficients (G =
+// 2, 3; ACC[c][i][tl] is coefficient t + M i of column c, t = rank TC +
+// tl), or all K1 x N (G = 1).
 #ifndef GOLDFHE_BOOTSTRAP_SPLIT_CUH
 #define GOLDFHE_BOOTSTRAP_SPLIT_CUH
 
@@ -113,18 +114,37 @@ __device__ __forceinline__ void bss_cp_wait(bool pending) {
 
 // bss_key_words: the key words one block reads per step: its P positions
 // of every row and column, for each of the step's TRGSW samples (G = 2:
-// three).
+// three; G = 3: seven).
 __host__ __device__ constexpr int bss_key_words(int n, int k1, int l, int c, int g) {
-    return (g == 2 ? 3 : 1) * k1 * l * k1 * (n / c);
+    return (g == 3 ? 7 : g == 2 ? 3 : 1) * k1 * l * k1 * (n / c);
+}
+
+// bss_shared_bufs: bss_shared with `bufs` key buffers.
+__host__ __device__ constexpr int bss_shared_bufs(int f1, int f2, int f3, int k1, int l, int c, int g, int bufs) {
+    // 2 (k1 * l + k1) padded position rows (X, X2, Y, Y2), Z, psiPow, the
+    // twiddles, the key buffers, then ACC.
+    return (2 * (k1 * l + k1) * (f1 * f2 * f3 / c + f1 * f2 / c) + k1 * (f1 * f2 * f3 / c) +
+            (g >= 2 ? bsg_psi_words(f1 * f2 * f3) : 0) + 2 * (f1 * f2 * f3 / c) + 2 * f2 * f3 +
+            bufs * bss_key_words(f1 * f2 * f3, k1, l, c, g)) * 8 +
+           (g >= 2 ? k1 * (f1 * f2 * f3 / c) : k1 * f1 * f2 * f3) * 4;
+}
+
+// BSS_MAX_SHARED: the most dynamic shared memory a block of sm_90 may have
+// (227 KiB).
+#define BSS_MAX_SHARED (227 * 1024)
+
+// bss_key_bufs: the key buffers of the split kernel: two (the step's key
+// fetched while the step before runs), except for G = 3 where two do not
+// fit in BSS_MAX_SHARED (TFHErsDefault's k = 3: 2 x 112 KiB): one, the
+// next step's key then fetched once this step's multiply-accumulate is
+// done (its inverse stages and the next step's forward ones still hide
+// the copy).
+__host__ __device__ constexpr int bss_key_bufs(int f1, int f2, int f3, int k1, int l, int c, int g) {
+    return g < 3 || bss_shared_bufs(f1, f2, f3, k1, l, c, g, 2) <= BSS_MAX_SHARED ? 2 : 1;
 }
 
 __host__ __device__ constexpr int bss_shared(int f1, int f2, int f3, int k1, int l, int c, int g) {
-    // 2 (k1 * l + k1) padded position rows (X, X2, Y, Y2), Z, psiPow, the
-    // twiddles, two key buffers, then ACC.
-    return (2 * (k1 * l + k1) * (f1 * f2 * f3 / c + f1 * f2 / c) + k1 * (f1 * f2 * f3 / c) +
-            (g == 2 ? bsg_psi_words(f1 * f2 * f3) : 0) + 2 * (f1 * f2 * f3 / c) + 2 * f2 * f3 +
-            2 * bss_key_words(f1 * f2 * f3, k1, l, c, g)) * 8 +
-           (g == 2 ? k1 * (f1 * f2 * f3 / c) : k1 * f1 * f2 * f3) * 4;
+    return bss_shared_bufs(f1, f2, f3, k1, l, c, g, bss_key_bufs(f1, f2, f3, k1, l, c, g));
 }
 
 // bss_next: the first step at or after `iter` that changes ACC (n when
@@ -132,7 +152,7 @@ __host__ __device__ constexpr int bss_shared(int f1, int f2, int f3, int k1, int
 // that the key fetched ahead is the one the next step reads.
 template <int G, int LOGN>
 __device__ __forceinline__ uint32_t bss_next(const uint32_t* ct, uint32_t iter, uint32_t n) {
-    uint32_t e[3];
+    uint32_t e[bsg_terms(G)];
     while (iter < n && !bs_step_exponents<G, LOGN>(e, ct, iter, n)) iter += G;
     return iter;
 }
@@ -184,14 +204,14 @@ __device__ __forceinline__ void bss_for_roles(uint32_t items, Fn fn) {
 
 // bss_run: samples blockIdx.x / C, + gridDim.x / C, ... (clusters of C
 // consecutive blocks, gridDim.x a multiple of C); tables as for the wide
-// kernel (psiPow after T'_2 for G = 2). blockDim.x = K1 N / C: the
+// kernel (psiPow after T'_2 for G = 2, 3). blockDim.x = K1 N / C: the
 // multiply-accumulate has one thread per owned position and column.
 template <int F1, int F2, int F3, int K1, int L, int C, int G>
 __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const uint64_t* __restrict__ bk,
                                         const uint64_t* __restrict__ tables, uint32_t* __restrict__ ext,
                                         uint32_t n, uint32_t beta, uint32_t offset, uint32_t mu, uint32_t count) {
     namespace cg = cooperative_groups;
-    static_assert(G == 1 || G == 2, "grouping factor 1 or 2");
+    static_assert(G >= 1 && G <= 3, "grouping factor 1, 2 or 3");
     constexpr int N = F1 * F2 * F3, LOGN = hyb_lg<N>::v, ROWS = K1 * L;
     constexpr int M = F2 * F3;  // a stage-2 block
     static_assert(F1 % C == 0 && M % C == 0, "C must divide F1 and F2 * F3");
@@ -200,7 +220,10 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
     constexpr int PP = P + P / F3;   // padded
     constexpr int TC = M / C;        // owned stage-1 columns
     constexpr int THREADS = K1 * P;
+    constexpr int NT = bsg_terms(G);      // exponents per step (G >= 2: TRGSW samples per group)
     constexpr int KW = bss_key_words(N, K1, L, C, G);
+    constexpr int NBUF = bss_key_bufs(F1, F2, F3, K1, L, C, G);
+    static_assert(G == 3 || NBUF == 2, "G = 1, 2: two key buffers");
     constexpr int TRGSW = ROWS * K1 * N;  // words of one TRGSW sample of the key
     extern __shared__ uint64_t bss_sm[];
     // X: stage-1 outputs, then stage 3's; X2: stage 2's (the threads of a
@@ -211,21 +234,21 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
     uint64_t* Y = X2 + ROWS * PP;   // K1 x PP
     uint64_t* Y2 = Y + K1 * PP;     // K1 x PP
     uint64_t* Z = Y2 + K1 * PP;     // K1 x F1 x TC
-    uint64_t* psiPow = Z + K1 * P;  // G = 2 only
+    uint64_t* psiPow = Z + K1 * P;  // G = 2, 3 only
     // The twiddles this block uses: T_1 of the owned columns (tw1[j * TC
     // + tl] = T_1[M j + t]), T'_1 of the owned positions (twInv1[q] =
     // T'_1[rank P + q]: the inverse stage 2 applies it), all of T_2 and
     // T'_2.
-    uint64_t* tw1 = psiPow + (G == 2 ? bsg_psi_words(N) : 0);
+    uint64_t* tw1 = psiPow + (G >= 2 ? bsg_psi_words(N) : 0);
     uint64_t* twInv1 = tw1 + P;
     uint64_t* tw2 = twInv1 + P;
     uint64_t* twInv2 = tw2 + M;
-    uint64_t* keyBuf = twInv2 + M;  // two buffers of KW words
-    uint32_t* acc = reinterpret_cast<uint32_t*>(keyBuf + 2 * KW);
+    uint64_t* keyBuf = twInv2 + M;  // NBUF buffers of KW words
+    uint32_t* acc = reinterpret_cast<uint32_t*>(keyBuf + NBUF * KW);
     cg::cluster_group cluster = cg::this_cluster();
     const uint32_t rank = cluster.block_rank();
     const bool small = 32 / L <= 15 || beta <= 15;  // bsw_fwd1_digits_to
-    if constexpr (G == 2) {
+    if constexpr (G >= 2) {
         bsg_stage_psi<LOGN>(psiPow, tables + 2 * N + 2 * M, THREADS);
     }
     for (uint32_t x = threadIdx.x; x < P; x += THREADS) {
@@ -250,11 +273,17 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
     // fetch(iter, buf): start copying this block's key words of the step
     // at iter into key buffer buf (keyBuf[buf][chunk * P + q], chunk = (u
     // ROWS + r) K1 + c): one TRGSW for G = 1, three for a pair and one for
-    // the last bit of an odd n for G = 2.
+    // the last bit of an odd n for G = 2, seven for a group of three and
+    // 2^r - 1 for a last group of r = n - iter < 3 bits for G = 3.
     auto fetch = [&](uint32_t iter, uint32_t buf) {
-        const uint64_t* src = bk + (G == 2 ? (uint64_t)(iter / 2) * 3 * TRGSW : (uint64_t)iter * TRGSW) + rank * P;
+        const uint64_t* src = bk + (G >= 2 ? (uint64_t)(iter / G) * NT * TRGSW : (uint64_t)iter * TRGSW) + rank * P;
         uint64_t* dst = keyBuf + buf * KW;
-        const uint32_t copies = (G == 2 && iter + 1 >= n ? KW / 3 : KW) / 2;
+        uint32_t copies;
+        if constexpr (G == 3) {
+            copies = (KW / NT) * (n - iter >= 3 ? 7u : n - iter == 2 ? 3u : 1u) / 2;
+        } else {
+            copies = (G == 2 && iter + 1 >= n ? KW / 3 : KW) / 2;
+        }
         for (uint32_t y = threadIdx.x; y < copies; y += THREADS) {
             const uint32_t chunk = y / (P / 2), w = 2 * (y % (P / 2));
             bss_cp16(dst + chunk * P + w, src + (uint64_t)chunk * N + w);
@@ -270,7 +299,7 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
     for (uint32_t s = blockIdx.x / C; s < count; s += gridDim.x / C) {
         const uint32_t* ct = in + (uint64_t)s * (n + 1);
         const uint32_t bbar = bs_modswitch(ct[n], LOGN + 1);
-        if constexpr (G == 2) {
+        if constexpr (G >= 2) {
             // The owned coefficients of ACC = (0, ..., 0, X^-bbar v).
             for (uint32_t x = threadIdx.x; x < K1 * P; x += THREADS) {
                 uint32_t c, idx;
@@ -286,10 +315,12 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
         __syncthreads();
 
         while (iter < n) {
-            uint32_t e[3];
+            uint32_t e[NT];
             bs_step_exponents<G, LOGN>(e, ct, iter, n);  // true: bss_next
             const uint32_t next = bss_next<G, LOGN>(ct, iter + G, n);
-            if (next < n) fetch(next, buf ^ 1);
+            if constexpr (NBUF == 2) {
+                if (next < n) fetch(next, buf ^ 1);
+            }
             const uint64_t* key = keyBuf + buf * KW;
             BSS_MARK(0);
             // A: stage 1 of row r, owned column t, into the owners' X;
@@ -304,7 +335,7 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
                 };
                 auto tw = [&](int j) { return tw1[j * TC + tl]; };
                 auto keep = [](int j) { return j / (F1 / BSS_R_A) == S; };
-                if constexpr (G == 2) {
+                if constexpr (G >= 2) {
                     const uint32_t* a = acc + c * P + tl;
                     bsw_fwd1_digits_to<F1, F2, F3>([&](int i) { return a[i * TC] + offset; }, store, shift, beta,
                                                    small, tw, keep);
@@ -342,7 +373,7 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
 #pragma unroll
                 for (int j = S * H; j < S * H + H; j++) X[o + j] = v[j];
             });
-            bss_cp_wait(next < n);  // this step's key is in
+            bss_cp_wait(NBUF == 2 && next < n);  // this step's key is in
             __syncthreads();
             BSS_MARK(3);
             {
@@ -360,6 +391,10 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
                 Y[c * PP + off] = out[0];
             }
             __syncthreads();
+            if constexpr (NBUF == 1) {
+                // Nobody reads the key buffer any more: the next step's key.
+                if (next < n) fetch(next, 0);
+            }
             BSS_MARK(4);
             // The inverse stage 3 (hyb_ct_inv_lazy: natural-order input, so
             // bit-reversed loads), times T'_2, Y to Y2.
@@ -420,7 +455,7 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
                     constexpr int E = (128 - (64 / F1) * m) & 127;  // psi_2F^-m in units of psi_128
                     uint64_t y = hyb_tw<E>(v[j]);                   // canonical
                     if constexpr (hyb_negates<E>()) y = gl_neg(y);
-                    bsf_add_centered(G == 2 ? acc + c * P + m * TC + tl : acc + c * N + t + M * m, y);
+                    bsf_add_centered(G >= 2 ? acc + c * P + m * TC + tl : acc + c * N + t + M * m, y);
                 });
             });
             BSS_MARK(7);
@@ -444,7 +479,7 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
             bss_steps++;
 #endif
             iter = next;
-            buf ^= 1;
+            if constexpr (NBUF == 2) buf ^= 1;
         }
 
         // Sample extraction of the owned coefficients (bsf_extract).
@@ -452,7 +487,7 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
         for (uint32_t x = threadIdx.x; x < K1 * P; x += THREADS) {
             uint32_t c, idx;
             owned(x, c, idx);
-            const uint32_t v = G == 2 ? acc[x] : acc[c * N + idx];
+            const uint32_t v = G >= 2 ? acc[x] : acc[c * N + idx];
             if (c < K1 - 1) {
                 e[c * N + ((N - idx) & (N - 1))] = idx == 0 ? v : 0u - v;
             } else if (idx == 0) {
@@ -502,6 +537,24 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
 BSS_DEFINE(8, 8, 16, 1, 3, 8, 2) // TFHELib128: clusters of 8 blocks of 256 threads
 BSS_DEFINE(8, 8, 16, 1, 2, 8, 2) // CuFHE80
 BSS_DEFINE(8, 8, 8, 3, 2, 8, 2)  // TFHErsDefault
+
+// Grouping factor 3 (suffix _g3): seven TRGSW samples per step, so seven
+// key slices per block and step (bss_key_words) and one block per SM
+// (MINB 1): TFHELib128 213,120 B of shared memory per block (two key
+// buffers of 86,016 B), CuFHE80 151,424 B (two of 57,344 B),
+// TFHErsDefault 141,952 B (one key buffer of 114,688 B: bss_key_bufs).
+#define BSS_DEFINE_G3(F1, F2, F3, K, L, C, MINB)                                                      \
+    extern "C" __global__ void __cluster_dims__(C, 1, 1)                                               \
+        __launch_bounds__((K + 1) * F1 * F2 * F3 / C, MINB)                                            \
+            goldfhe_bs_split_##F1##x##F2##x##F3##_k##K##_l##L##_c##C##_g3(                             \
+                const uint32_t* in, const uint64_t* bk, const uint64_t* tables, uint32_t* ext,          \
+                uint32_t n, uint32_t beta, uint32_t offset, uint32_t mu, uint32_t count) {              \
+        bss_run<F1, F2, F3, K + 1, L, C, 3>(in, bk, tables, ext, n, beta, offset, mu, count);          \
+    }
+
+BSS_DEFINE_G3(8, 8, 16, 1, 3, 8, 1) // TFHELib128
+BSS_DEFINE_G3(8, 8, 16, 1, 2, 8, 1) // CuFHE80
+BSS_DEFINE_G3(8, 8, 8, 3, 2, 8, 1)  // TFHErsDefault
 
 #endif // GOLDFHE_HAVE_CLUSTERS
 

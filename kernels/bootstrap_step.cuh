@@ -5,21 +5,26 @@
 // gives the CPU engine's bits. `threads` threads of a block take part;
 // accumulators are 32-bit torus words in shared memory.
 //
-// Grouped steps (the kernels' template parameter G = 2; "grouping factor
-// 2"): two key bits per step with three TRGSW samples per pair, the
-// addends of Zhou et al. 2018 ("Faster bootstrapping with multiple
+// Grouped steps (the kernels' template parameter G = 2 or 3; "grouping
+// factor G"): G key bits per step with 2^G - 1 TRGSW samples per group,
+// the addends of Zhou et al. 2018 ("Faster bootstrapping with multiple
 // addends"), the bootstrapping-key unrolling of Bourse et al. 2018, TFHE-rs'
-// multi-bit PBS with grouping factor 2. With a, b the rotation amounts of
-// key bits s, t and BK_1, BK_2, BK_3 encrypting s(1-t), (1-s)t and st,
+// multi-bit PBS. For G = 2, with a, b the rotation amounts of key bits s, t
+// and BK_1, BK_2, BK_3 encrypting s(1-t), (1-s)t and st,
 //   ACC += sum_u (X^(e_u) - 1) * (BK_u [.] ACC),  e = (a, b, a + b mod 2N),
-// which is the two CMux steps' X^(a s + b t) * ACC (up to noise). Every
-// term's external product decomposes the same ACC, unrotated, so a pair
-// costs (k+1)*l forward and k+1 inverse transforms, as one CMux step does:
-// half the transforms per key bit, for 1.5 times the key. X^e - 1 is
-// applied in the NTT domain: position pos holds the value at
-// psi^(2 brv(pos) + 1), so it is psi^(e (2 brv(pos) + 1)) - 1 there, read
-// from the table psiPow[i] = psi^i (i < 2N). An odd n ends with a group of
-// one key bit: one TRGSW, one term (u = 1, e = a).
+// which is the two CMux steps' X^(a s + b t) * ACC (up to noise); for G =
+// 3, with amounts a, b, c of bits s, t, v, seven terms BK_u = TRGSW([(s, t,
+// v) = bits of u]) and e_u the sum of the amounts picked by the bits of u
+// (bit 0: a, bit 1: b, bit 2: c) mod 2N: e = (a, b, a+b, c, a+c, b+c,
+// a+b+c). Every term's external product decomposes the same ACC,
+// unrotated, so a group costs (k+1)*l forward and k+1 inverse transforms,
+// as one CMux step does: 1/G of the transforms per key bit, for (2^G -
+// 1)/G times the key. X^e - 1 is applied in the NTT domain: position pos
+// holds the value at psi^(2 brv(pos) + 1), so it is psi^(e (2 brv(pos) +
+// 1)) - 1 there, read from the table psiPow[i] = psi^i (i < 2N). The last
+// group of an n that G does not divide has r = n mod G bits and 2^r - 1
+// TRGSWs (u < 2^r): the exponents of the other terms are set to 0, terms
+// that are never read.
 #ifndef GOLDFHE_BOOTSTRAP_STEP_CUH
 #define GOLDFHE_BOOTSTRAP_STEP_CUH
 
@@ -115,6 +120,11 @@ __device__ __forceinline__ void bsf_mac_at(uint64_t (&out)[K1], Row row, uint32_
     bsf_mac_by<K1, ROWS>(out, row, o, [&](int r, int c) { return __ldg(key + (r * K1 + c) * N + pos); });
 }
 
+// bsg_terms: the number of exponents (the e arrays) of a step of a kernel
+// with grouping factor G: 2^G - 1 for G = 3, and 3 for G = 1 and 2 (G = 1
+// uses e[0] only).
+__host__ __device__ constexpr int bsg_terms(int g) { return g == 3 ? 7 : 3; }
+
 // bsg_exponents: the exponents e_u of the group whose first key bit is
 // `first` (even) of the sample ct (dimension n), at e[u - 1]: e = (a, b,
 // a + b mod 2N) for a pair, with a and b the modulus-switched ct[first]
@@ -133,18 +143,44 @@ __device__ __forceinline__ bool bsg_exponents(uint32_t (&e)[3], const uint32_t* 
     return (a | b) != 0;
 }
 
+// bsg_exponents3: bsg_exponents for G = 3, the group of key bits first,
+// first + 1, first + 2 (first a multiple of 3), with amounts a, b, c:
+// e[u - 1] = the sum of the amounts picked by the bits of u, mod 2N (e =
+// (a, b, a+b, c, a+c, b+c, a+b+c)), for the 2^r - 1 terms of a group of r
+// = min(3, n - first) bits, and 0 for the others (a last group of one or
+// two bits: terms that are never read). Returns false when the step leaves
+// ACC unchanged (a = b = c = 0), the same for the whole block or cluster.
+template <int LOGN>
+__device__ __forceinline__ bool bsg_exponents3(uint32_t (&e)[7], const uint32_t* ct, uint32_t first, uint32_t n) {
+    const uint32_t r = n - first < 3 ? n - first : 3u, mask = (2u << LOGN) - 1;
+    const uint32_t a = bs_modswitch(ct[first], LOGN + 1);
+    const uint32_t b = r > 1 ? bs_modswitch(ct[first + 1], LOGN + 1) : 0u;
+    const uint32_t c = r > 2 ? bs_modswitch(ct[first + 2], LOGN + 1) : 0u;
+#pragma unroll
+    for (uint32_t u = 1; u < 8; u++) {
+        const uint32_t sum = ((u & 1) ? a : 0u) + ((u & 2) ? b : 0u) + ((u & 4) ? c : 0u);
+        e[u - 1] = u < (1u << r) ? sum & mask : 0u;
+    }
+    return (a | b | c) != 0;
+}
+
 // bs_step_exponents: what the blind-rotation step at key bit `first` of
 // the sample ct rotates by, and whether it runs: for G = 1 e[0] = the
 // modulus-switched ct[first] (0: the step leaves ACC unchanged and is
-// skipped, as the CPU skips it); for G = 2 the group's exponents
-// (bsg_exponents). The answer is the same for the whole block or cluster.
+// skipped, as the CPU skips it); for G = 2 and 3 the group's exponents
+// (bsg_exponents, bsg_exponents3). The answer is the same for the whole
+// block or cluster.
 template <int G, int LOGN>
-__device__ __forceinline__ bool bs_step_exponents(uint32_t (&e)[3], const uint32_t* ct, uint32_t first, uint32_t n) {
+__device__ __forceinline__ bool bs_step_exponents(uint32_t (&e)[bsg_terms(G)], const uint32_t* ct, uint32_t first,
+                                                  uint32_t n) {
+    static_assert(G >= 1 && G <= 3, "grouping factor 1, 2 or 3");
     if constexpr (G == 1) {
         e[0] = bs_modswitch(ct[first], LOGN + 1);
         return e[0] != 0;
-    } else {
+    } else if constexpr (G == 2) {
         return bsg_exponents<LOGN>(e, ct, first, n);
+    } else {
+        return bsg_exponents3<LOGN>(e, ct, first, n);
     }
 }
 
@@ -188,16 +224,17 @@ __device__ __forceinline__ void bsg_stage_psi(uint64_t* P, const uint64_t* __res
 // canonical, over the terms u with e[u] != 0, where keyAt(u, r, c) is term
 // u's key row r, column c at this position (the group's TRGSW samples one
 // after another, each in bsf_mac_at's layout) and m_u[pos] = psi^(e_u (2 brv(pos)
-// + 1)) - 1, the NTT-domain X^(e_u) - 1, from P (bsg_pad layout). A term
-// with e_u = 0 has m_u = 0 and is skipped (the same branch for the whole
-// block or cluster), so a single key bit's group never reads past its one
-// TRGSW. The rows are read once into registers (the cluster kernel reads
-// them from other blocks' shared memory) and serve all three terms; each
-// term's inner sum is reduced (lz_acc_reduce) before its product with
-// m_u, so every accumulator holds at most ROWS (resp. 3) products.
-template <int N, int K1, int NC, int ROWS, class Row, class Key>
+// + 1)) - 1, the NTT-domain X^(e_u) - 1, from P (bsg_pad layout); NT terms
+// (3 for G = 2, 7 for G = 3: bsg_terms). A term with e_u = 0 has m_u = 0
+// and is skipped (the same branch for the whole block or cluster), so a
+// last group of fewer than G key bits never reads past its TRGSWs. The
+// rows are read once into registers (the cluster kernel reads them from
+// other blocks' shared memory) and serve all the terms; each term's inner
+// sum is reduced (lz_acc_reduce) before its product with m_u, so every
+// accumulator holds at most ROWS (resp. NT) products.
+template <int N, int K1, int NC, int ROWS, int NT, class Row, class Key>
 __device__ __forceinline__ void bsf_mac_group_by(uint64_t (&out)[NC], Row row, uint32_t o, Key keyAt,
-                                                 const uint32_t (&e)[3], const uint64_t* P, uint32_t pos) {
+                                                 const uint32_t (&e)[NT], const uint64_t* P, uint32_t pos) {
     constexpr int LOGN = hyb_lg<N>::v;
     uint64_t x[ROWS];
 #pragma unroll
@@ -207,7 +244,7 @@ __device__ __forceinline__ void bsf_mac_group_by(uint64_t (&out)[NC], Row row, u
 #pragma unroll
     for (int c = 0; c < NC; c++) lz_acc_zero(total[c]);
 #pragma unroll
-    for (int u = 0; u < 3; u++) {
+    for (int u = 0; u < NT; u++) {
         if (e[u] == 0) {
             continue;
         }
@@ -230,9 +267,9 @@ __device__ __forceinline__ void bsf_mac_group_by(uint64_t (&out)[NC], Row row, u
 
 // bsf_mac_group_at: bsf_mac_group_by with key[u][r][c] at key + ((u * ROWS
 // + r) * K1 + c) * N + pos in global memory.
-template <int N, int K1, int NC, int ROWS, class Row>
+template <int N, int K1, int NC, int ROWS, int NT, class Row>
 __device__ __forceinline__ void bsf_mac_group_at(uint64_t (&out)[NC], Row row, uint32_t o,
-                                                 const uint64_t* __restrict__ key, const uint32_t (&e)[3],
+                                                 const uint64_t* __restrict__ key, const uint32_t (&e)[NT],
                                                  const uint64_t* P, uint32_t pos) {
     bsf_mac_group_by<N, K1, NC, ROWS>(
         out, row, o, [&](int u, int r, int c) { return __ldg(key + ((u * ROWS + r) * K1 + c) * N + pos); }, e, P, pos);

@@ -115,15 +115,17 @@
 //     latency). BootstrapKernels' BlindRotateFused and BlindRotateWide run
 //     them (FusedShapes, WideShapes, WideFor).
 //
-// The wide, cluster and split kernels also come grouped (name suffix _g2,
-// WideShape.G = 2, BootstrapShape.Grouping = 2): bootstrapping-key
-// unrolling with grouping factor 2 (Zhou et al. 2018, "Faster
-// bootstrapping with multiple addends"; Bourse et al. 2018; TFHE-rs'
-// multi-bit PBS). Key bits go in pairs with three TRGSW samples per pair,
-// and the step of bits i, i+1 adds Σ_u (X^{e_u} − 1)·(BK_u ⊡ ACC) for the
-// exponents e = (ā_i, ā_{i+1}, ā_i + ā_{i+1} mod 2N): the three external
-// products decompose the same unrotated accumulator, so a pair of key bits
-// costs the transforms of one CMux step, for a key 1.5 times as large.
+// The wide, cluster and split kernels also come grouped (name suffix _g2
+// or _g3, WideShape.G = BootstrapShape.Grouping = 2 or 3):
+// bootstrapping-key unrolling with grouping factor 2 or 3 (Zhou et al.
+// 2018, "Faster bootstrapping with multiple addends"; Bourse et al. 2018;
+// TFHE-rs' multi-bit PBS). Key bits go in groups of G with 2^G − 1 TRGSW
+// samples per group (2^r − 1 for a last group of r = n mod G bits), and
+// the step of bits i … i+G−1 adds Σ_u (X^{e_u} − 1)·(BK_u ⊡ ACC) with e_u
+// the sum of the amounts ā_{i+j} picked by the bits j of u, mod 2N (G = 2:
+// e = (ā_i, ā_{i+1}, ā_i + ā_{i+1})): the external products decompose the
+// same unrotated accumulator, so a group of key bits costs the transforms
+// of one CMux step, for a key 1.5 (G = 2) or 7/3 (G = 3) times as large.
 // X^e − 1 is applied in the NTT domain from a table of the powers of ψ
 // (PsiPowers) that the kernels stage in shared memory. The fused and the
 // per-step kernels take plain keys only and refuse a grouped one.

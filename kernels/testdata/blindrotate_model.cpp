@@ -1,12 +1,15 @@
 // Host model of the wide, cluster and split blind-rotation kernels
 // (bootstrap_fused.cuh bsw_run, bootstrap_cluster.cuh bsc_run,
-// bootstrap_split.cuh bss_run; plain and grouped, G = 1 and 2): the device source itself, compiled by g++, every
-// CUDA thread a std::thread, __syncthreads a std::barrier per block,
+// bootstrap_split.cuh bss_run; plain and grouped, G = 1, 2 and 3): the
+// device source itself, compiled by g++, every CUDA thread a
+// std::thread, __syncthreads a std::barrier per block,
 // cluster.sync one per cluster, each block's shared memory a host array
 // (poisoned), distributed shared memory through testdata/cg's stand-in of
 // cooperative_groups. It runs each kernel on the vectors that
 // TestWriteBlindRotateVectors writes (inputs, key and tables, and the Go
-// references' output) and compares bit for bit. With -fsanitize=thread it
+// references' output) and compares bit for bit, and checks that the
+// vector's shared bytes (WideShape.SharedBytes) are the kernel's
+// bsw_shared, bsc_shared or bss_shared. With -fsanitize=thread it
 // also reports a missing barrier as a data race. It checks the kernels'
 // logic without nvcc or a GPU, not CUDA's compiler or memory model.
 //   GOLDFHE_MODEL_VECTORS=/tmp/brvec go test ./kernels -run TestWriteBlindRotateVectors
@@ -93,19 +96,39 @@ static const std::map<std::string, kernel> kernels = {
     K(goldfhe_bs_split_8x8x16_k1_l3_c8),        K(goldfhe_bs_split_8x8x16_k1_l2_c8),
     K(goldfhe_bs_split_8x8x8_k3_l2_c8),         K(goldfhe_bs_split_8x8x16_k1_l3_c8_g2),
     K(goldfhe_bs_split_8x8x16_k1_l2_c8_g2),     K(goldfhe_bs_split_8x8x8_k3_l2_c8_g2),
+    K(goldfhe_bs_wide_8x8x16_k1_l3_t128_g3),    K(goldfhe_bs_wide_8x8x16_k1_l3_t64_g3),
+    K(goldfhe_bs_wide_8x8x16_k1_l2_t128_g3),    K(goldfhe_bs_wide_8x8x16_k1_l2_t64_g3),
+    K(goldfhe_bs_wide_8x8x8_k3_l2_t64_g3),      K(goldfhe_bs_wide_8x8x8_k3_l2_t32_g3),
+    K(goldfhe_bs_cluster_8x8x16_k1_l3_t128_g3), K(goldfhe_bs_cluster_8x8x16_k1_l2_t128_g3),
+    K(goldfhe_bs_cluster_8x8x8_k3_l2_t64_g3),   K(goldfhe_bs_split_8x8x16_k1_l3_c8_g3),
+    K(goldfhe_bs_split_8x8x16_k1_l2_c8_g3),     K(goldfhe_bs_split_8x8x8_k3_l2_c8_g3),
 };
 
 static std::string kernel_name(uint32_t F1, uint32_t F2, uint32_t F3, uint32_t k, uint32_t l, uint32_t T, uint32_t kind,
                                uint32_t G) {
-    char buf[128];
+    char buf[128], suffix[8] = "";
+    if (G >= 2) snprintf(suffix, sizeof suffix, "_g%u", G);
     if (kind == 2) {
         snprintf(buf, sizeof buf, "goldfhe_bs_split_%ux%ux%u_k%u_l%u_c%u%s", F1, F2, F3, k, l,
-                 (k + 1) * F1 * F2 * F3 / T, G == 2 ? "_g2" : "");
+                 (k + 1) * F1 * F2 * F3 / T, suffix);
     } else {
         snprintf(buf, sizeof buf, "goldfhe_bs_%s_%ux%ux%u_k%u_l%u_t%u%s", kind ? "cluster" : "wide", F1, F2, F3, k, l,
-                 T, G == 2 ? "_g2" : "");
+                 T, suffix);
     }
     return buf;
+}
+
+// kernel_shared: the dynamic shared memory the kernel's source says a
+// block needs.
+static int kernel_shared(int F1, int F2, int F3, int k, int l, int T, int kind, int G) {
+    switch (kind) {
+    case 0:
+        return bsw_shared(F1, F2, F3, k + 1, l, G);
+    case 1:
+        return bsc_shared(F1, F2, F3, l, G);
+    default:
+        return bss_shared(F1, F2, F3, k + 1, l, (k + 1) * F1 * F2 * F3 / T, G);
+    }
 }
 
 int main(int argc, char** argv) {
@@ -139,6 +162,10 @@ int main(int argc, char** argv) {
         if (it == kernels.end()) {
             printf("%s: no kernel %s in the model\n", argv[a], name.c_str());
             return 2;
+        }
+        if (const int want = kernel_shared(h[0], h[1], h[2], k, l, T, cl, h[7]); (int)shared != want) {
+            printf("%s: %u shared bytes (WideShape.SharedBytes), the source says %d\n", name.c_str(), shared, want);
+            failed++;
         }
         // A grid of two blocks (clusters), run one after the other: they do
         // not interact, and each takes samples s, s + 2, ...

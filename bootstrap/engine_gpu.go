@@ -362,7 +362,10 @@ func (e *GPU) init(ck *tfhe.CloudKey, maxBatch int, auto bool) error {
 		// butterfly baseline and the step kernels do one CMux per bit).
 		switch {
 		case len(e.bsk.WideFor(e.shape)) == 0:
-			return fmt.Errorf("no wide blind-rotation kernel for %s with grouping %d on this device (have %v)", e.params.Name(), e.shape.Grouping, kernels.WideShapes())
+			// The toy set's shape has none; a fatbin built before the _g3
+			// kernels existed has none of grouping 3.
+			s := e.shape
+			return fmt.Errorf("no wide blind-rotation kernel for %s with grouping %d on this device (no …_g%d kernel for N = %d, k = %d, l = %d in this fatbin; one built before such kernels existed needs `make fatbin`)", e.params.Name(), s.Grouping, s.Grouping, s.N(), s.K, s.BKLevels)
 		case e.mode == BlindRotationFused || e.mode == BlindRotationUnfused:
 			return fmt.Errorf("a grouped bootstrapping key (grouping %d) runs on the wide and cluster kernels only, not with BlindRotation %v", e.shape.Grouping, e.mode)
 		case !hybrid:

@@ -115,6 +115,14 @@ __device__ __forceinline__ void bsc_run(const uint32_t* __restrict__ in, const u
                 // column col of each: bsf_mac_group_at with NC = 1, key
                 // offset to it.
                 const uint64_t* key = bk + (uint64_t)(iter / G) * (NT * ROWS * K1 * N) + col * N;
+                if constexpr (G == 3) {
+                    // The seven exponents again, from ct (three cached
+                    // loads per thread and step), so that they need not be
+                    // held in registers through the forward stages, where
+                    // the _g2 kernels already use about all that the launch
+                    // bounds allow (kernels/NOTES.md, session 4).
+                    bs_step_exponents<G, LOGN>(e, ct, iter, n);
+                }
                 const uint64_t* psiPow = bsc_sm + (L + 1) * POLY + N / 2;
                 for (uint32_t pos = threadIdx.x; pos < N; pos += THREADS) {
                     const uint32_t off = bsw_pad<F3>(pos);

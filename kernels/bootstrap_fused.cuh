@@ -248,6 +248,14 @@ __device__ __forceinline__ void bsw_run(const uint32_t* __restrict__ in, const u
                 // Group iter / G: TRGSW samples NT * (iter / G) .. + NT - 1
                 // (NT = 2^G - 1; fewer for a last group of n % G bits).
                 const uint64_t* key = bk + (uint64_t)(iter / G) * (NT * ROWS * K1 * N);
+                if constexpr (G == 3) {
+                    // The seven exponents again, from ct (three cached
+                    // loads per thread and step), so that they need not be
+                    // held in registers through the forward stages, where
+                    // the _g2 kernels already use about all that the launch
+                    // bounds allow (kernels/NOTES.md, session 4).
+                    bs_step_exponents<G, LOGN>(e, ct, iter, n);
+                }
                 const uint64_t* psiPow = bsw_sm + ROWS * POLY + K1 * N / 2;
                 for (uint32_t pos = threadIdx.x; pos < N; pos += THREADS) {
                     const uint32_t off = bsw_pad<F3>(pos);

@@ -783,15 +783,33 @@ func (e *GPU) enqueue(sl *passSlot, op opKind, out, in []*tfhe.TLWE, mu torus.To
 // clusterMax is the largest pass that runs the cluster kernel: every block
 // of every cluster on an SM of its own. Beyond, the wide kernel's one block
 // per sample wins (kernel BenchmarkBlindRotate on an H200, TFHELib128: 66
-// samples 5.8 against 7.8 ms, 132 samples 8.9 against 7.7 ms).
-func (e *GPU) clusterMax() int { return e.info.SMs / (e.shape.K + 1) }
+// samples 5.8 against 7.8 ms, 132 samples 8.9 against 7.7 ms). With a key
+// grouped by 3 the wide kernel is slower while it has a sample per SM or
+// less, and the cluster kernel runs up to two of its blocks per SM (its
+// launch bound; TFHELib128 grouped by 3: 99 samples 5.41 against 6.25 ms,
+// 132: 5.26 against 6.25, 198: 9.02 against 8.72).
+func (e *GPU) clusterMax() int {
+	if e.shape.Grouping == 3 {
+		return 2 * e.info.SMs / (e.shape.K + 1)
+	}
+	return e.info.SMs / (e.shape.K + 1)
+}
 
 // splitMax is the largest pass that runs the split kernel: every block of
 // every cluster on an SM of its own. Beyond, the cluster kernel's smaller
 // clusters win (kernel BenchmarkBlindRotate on an H200, TFHELib128,
 // grouped key: 16 samples 2.50 against 4.15 ms, 33 samples 4.85 against
-// 4.16 ms).
-func (e *GPU) splitMax() int { return e.info.SMs / max(e.split.Split, 1) }
+// 4.16 ms). A split kernel whose block takes more than half an SM's shared
+// memory (a key grouped by 3: 213 KB) runs one block per SM, and then one
+// cluster fewer fits at once than SMs/8 (an H200's GPCs: 15 of 8 blocks;
+// 1 to 8 samples 1.47 ms, 10 to 15 about 1.66, 16 samples 2.93).
+func (e *GPU) splitMax() int {
+	n := e.info.SMs / max(e.split.Split, 1)
+	if sm := e.info.SharedPerSM; sm > 0 && e.split.SharedBytes() > sm/2 {
+		n--
+	}
+	return max(n, 1)
+}
 
 // wideFor returns the wide-family kernel for a pass of count samples: the
 // split kernel or the cluster kernel while all their blocks get an SM of

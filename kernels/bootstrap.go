@@ -105,7 +105,7 @@ type BootstrapKernels struct {
 	// for basebit 2 and 3.
 	keyswT [2]bsKernel
 	fused  map[FusedShape]*fusedKernel // bootstrap_fused.cuh, read-only after lookup
-	wide                                   map[WideShape]*fusedKernel
+	wide   map[WideShape]*fusedKernel
 }
 
 // bsArgs is one argument block: up to four device pointers and ten scalars,

@@ -3,7 +3,9 @@ package kernels
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"unsafe"
@@ -409,7 +411,7 @@ func BenchmarkBlindRotate(b *testing.B) {
 		}
 	}
 	for _, v := range vs {
-		for _, count := range []int{1, sms / 8, sms / 4, sms / 2, 3 * sms / 4, sms, 3 * sms / 2, 2 * sms, 4 * sms, 32 * sms} {
+		for _, count := range benchCounts([]int{1, sms / 8, sms / 4, sms / 2, 3 * sms / 4, sms, 3 * sms / 2, 2 * sms, 4 * sms, 32 * sms}) {
 			b.Run(fmt.Sprintf("%s/count=%d", v.name, count), func(b *testing.B) {
 				must(b, v.run(count)) // warm-up
 				must(b, c.Synchronize())
@@ -423,4 +425,21 @@ func BenchmarkBlindRotate(b *testing.B) {
 			})
 		}
 	}
+}
+
+// benchCounts returns the batch sizes of GOLDFHE_BENCH_COUNTS
+// (comma-separated) when it is set, else def: for sweeps on the device
+// without rebuilding the test binary.
+func benchCounts(def []int) []int {
+	env := os.Getenv("GOLDFHE_BENCH_COUNTS")
+	if env == "" {
+		return def
+	}
+	var out []int
+	for _, f := range strings.Split(env, ",") {
+		if n, err := strconv.Atoi(strings.TrimSpace(f)); err == nil && n > 0 {
+			out = append(out, n)
+		}
+	}
+	return out
 }

@@ -33,8 +33,10 @@ const (
 	// vDefault is the engine's own choice (a nil Plan in its options).
 	vDefault = "default"
 	// vGrouped is the engine's own choice with a grouped bootstrapping key
-	// (tfhe.WithGrouping(2): two key bits per blind-rotation step).
-	vGrouped = "grouped"
+	// (tfhe.WithGrouping(2): two key bits per blind-rotation step);
+	// vGrouped3 with tfhe.WithGrouping(3), three key bits per step.
+	vGrouped  = "grouped"
+	vGrouped3 = "grouped3"
 )
 
 // variantSpec is one NTT variant of -variants: a name and, optionally, a
@@ -71,12 +73,12 @@ func parseVariants(s string) ([]variantSpec, error) {
 		v := variantSpec{name: name}
 		switch name {
 		case vHybrid, vMatrix, vUnfused, vFused:
-		case vButterfly, vDefault, vWide, vGrouped:
+		case vButterfly, vDefault, vWide, vGrouped, vGrouped3:
 			if hasFac {
 				return nil, fmt.Errorf("%q: %s takes no factorisation", f, name)
 			}
 		default:
-			return nil, fmt.Errorf("unknown variant %q (want default, grouped, hybrid, fused, wide, unfused, butterfly or matrix, e.g. matrix:8x8x16)", f)
+			return nil, fmt.Errorf("unknown variant %q (want default, grouped, grouped3, hybrid, fused, wide, unfused, butterfly or matrix, e.g. matrix:8x8x16)", f)
 		}
 		if hasFac {
 			for _, x := range strings.Split(fac, "x") {
@@ -101,8 +103,11 @@ func (v variantSpec) gpuOnly() bool {
 
 // grouping is the bootstrapping key's grouping factor v runs with.
 func (v variantSpec) grouping() int {
-	if v.name == vGrouped {
+	switch v.name {
+	case vGrouped:
 		return 2
+	case vGrouped3:
+		return 3
 	}
 	return 1
 }
@@ -129,7 +134,7 @@ func (v variantSpec) plan(n int, engine string) (*smallntt.Plan, error) {
 	switch {
 	case v.name == vDefault, v.name == vWide:
 		return nil, nil
-	case v.name == vGrouped && engine == engGPU:
+	case v.grouping() > 1 && engine == engGPU:
 		return nil, nil
 	case v.name == vButterfly:
 		return smallntt.NewPlan(n, smallntt.Butterfly)

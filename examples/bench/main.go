@@ -16,7 +16,7 @@
 // (hybrid) and the butterfly. The variant "default" leaves the choice to
 // the engine, as a nil Plan does; "grouped" does too, with a grouped
 // bootstrapping key (tfhe.WithGrouping(2): two key bits per blind-rotation
-// step, on both engines). Keys are generated once per set from fixed
+// step, on both engines), and "grouped3" with three (tfhe.WithGrouping(3)). Keys are generated once per set from fixed
 // seeds, so runs are reproducible; the outputs of a grouped key differ
 // from a plain key's (another key, another algorithm), so each key has
 // its own bit-for-bit reference.
@@ -147,7 +147,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	}
 	sets := fs.String("sets", strings.Join(setNames, ","), "comma-separated parameter sets (CuFHE80: ~80-bit, comparison only; the CPU runs "+
 		tfhe.TFHELib128.Name()+" only unless -cpu-all or the CPU runs alone)")
-	variants := fs.String("variants", "", "comma-separated variants: default (the engine's own choice), grouped (the same with a grouped key), hybrid, butterfly or matrix,\n"+
+	variants := fs.String("variants", "", "comma-separated variants: default (the engine's own choice), grouped and grouped3 (the same with a key grouped by 2 or 3), hybrid, butterfly or matrix,\n"+
 		"the last two optionally with a factorisation (matrix:4x4x4x4x4, hybrid:32x32); on the GPU also fused,\n"+
 		"wide and unfused (the hybrid plan with those blind-rotation kernels forced, bootstrap.BlindRotation);\n"+
 		"default: default,fused,wide,unfused,butterfly,matrix on the GPU and hybrid,butterfly on the CPU")

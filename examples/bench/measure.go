@@ -216,7 +216,7 @@ func newEngine(c benchCase, fx *fixture, ck *tfhe.CloudKey) (bootstrap.Engine, s
 			return nil, "", err
 		}
 		switch {
-		case c.variant.name == vWide, c.variant.name == vGrouped:
+		case c.variant.name == vWide, c.variant.grouping() > 1:
 			return e, c.variant.name, nil
 		case plan == nil:
 			// The engine's own choice, which may depend on the batch size:
@@ -231,8 +231,8 @@ func newEngine(c benchCase, fx *fixture, ck *tfhe.CloudKey) (bootstrap.Engine, s
 		if err != nil {
 			return nil, "", err
 		}
-		if c.variant.name == vGrouped {
-			return e, planLabel(e.Plan()) + "/" + vGrouped, nil
+		if c.variant.grouping() > 1 {
+			return e, planLabel(e.Plan()) + "/" + c.variant.name, nil
 		}
 		return e, planLabel(e.Plan()), nil
 	}

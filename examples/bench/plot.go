@@ -74,7 +74,7 @@ func variantGlyph(v variantSpec) draw.GlyphDrawer {
 		return draw.PyramidGlyph{}
 	case vUnfused:
 		return draw.PlusGlyph{}
-	case vGrouped:
+	case vGrouped, vGrouped3:
 		return draw.TriangleGlyph{}
 	}
 	return draw.CircleGlyph{}

@@ -147,6 +147,11 @@ type GPU struct {
 	// one.
 	fused *gpuntt.Plan
 	wide  kernels.WideShape
+	// few is the wide kernel with N/8 threads per polynomial, one block per
+	// SM, which asks L2 for each next step's key ahead (kernels
+	// bs_prefetch_next_key): passes of at most a sample per SM beyond the
+	// split and cluster kernels run it instead of wide; zero without one.
+	few kernels.WideShape
 	// cluster is the cluster kernel (a cluster of k+1 blocks per sample,
 	// kernels.WideShape.Cluster) that passes small enough for every block
 	// to have an SM run instead of wide; zero without one.
@@ -335,6 +340,9 @@ func (e *GPU) kernelsName() string {
 		if c := e.cluster; c.T != 0 {
 			name += fmt.Sprintf("+cluster%d/t%d<=%d", c.K+1, c.T, e.clusterMax())
 		}
+		if f := e.few; f.T != 0 && f != w {
+			name += fmt.Sprintf("+t%d<=%d", f.T, e.info.SMs)
+		}
 		parts = append(parts, name)
 	} else if e.fused != nil {
 		parts = append(parts, "fused")
@@ -382,7 +390,12 @@ func (e *GPU) init(ck *tfhe.CloudKey, maxBatch int, auto bool) error {
 			case w.Cluster && e.cluster.T == 0:
 				e.cluster = w // the first listed: the most threads per row
 			case !w.Cluster && (e.wide.T == 0 || w.T == e.shape.N()/16):
+				if w.T == e.shape.N()/8 {
+					e.few = w
+				}
 				e.wide = w
+			case !w.Cluster && w.T == e.shape.N()/8:
+				e.few = w
 			}
 		}
 	}
@@ -781,19 +794,11 @@ func (e *GPU) enqueue(sl *passSlot, op opKind, out, in []*tfhe.TLWE, mu torus.To
 }
 
 // clusterMax is the largest pass that runs the cluster kernel: every block
-// of every cluster on an SM of its own. Beyond, the wide kernel's one block
-// per sample wins (kernel BenchmarkBlindRotate on an H200, TFHELib128: 66
-// samples 5.8 against 7.8 ms, 132 samples 8.9 against 7.7 ms). With a key
-// grouped by 3 the wide kernel is slower while it has a sample per SM or
-// less, and the cluster kernel runs up to two of its blocks per SM (its
-// launch bound; TFHELib128 grouped by 3: 99 samples 5.41 against 6.25 ms,
-// 132: 5.26 against 6.25, 198: 9.02 against 8.72).
-func (e *GPU) clusterMax() int {
-	if e.shape.Grouping == 3 {
-		return 2 * e.info.SMs / (e.shape.K + 1)
-	}
-	return e.info.SMs / (e.shape.K + 1)
-}
+// of every cluster on an SM of its own. Beyond, the N/8-thread wide
+// kernel's one block per sample wins (kernel BenchmarkBlindRotate on an
+// H200, TFHELib128 grouped by 2: 66 samples 3.76 ms against 5.34, 99
+// samples 5.77 against 5.35; grouped by 3, 99 samples 5.42 against 5.12).
+func (e *GPU) clusterMax() int { return e.info.SMs / (e.shape.K + 1) }
 
 // splitMax is the largest pass that runs the split kernel: every block of
 // every cluster on an SM of its own. Beyond, the cluster kernel's smaller
@@ -813,13 +818,17 @@ func (e *GPU) splitMax() int {
 
 // wideFor returns the wide-family kernel for a pass of count samples: the
 // split kernel or the cluster kernel while all their blocks get an SM of
-// their own, else the wide kernel.
+// their own, then the N/8-thread wide kernel up to a sample per SM, else
+// the wide kernel.
 func (e *GPU) wideFor(count int) kernels.WideShape {
 	if e.split.T != 0 && count <= e.splitMax() {
 		return e.split
 	}
 	if e.cluster.T != 0 && count <= e.clusterMax() {
 		return e.cluster
+	}
+	if e.few.T != 0 && count <= e.info.SMs {
+		return e.few
 	}
 	return e.wide
 }

@@ -84,6 +84,7 @@ __device__ __forceinline__ void bsc_run(const uint32_t* __restrict__ in, const u
         __syncthreads();
 
         for (uint32_t iter = 0; iter < n; iter += G) {
+            if (threadIdx.x == 0) bs_prefetch_next_key<G, N, K1, ROWS>(bk, iter, n, blockIdx.x, gridDim.x);
             // e as in bsw_run: the rotation amount at e[0] (G = 1), or the
             // group's exponents (G = 2, 3).
             uint32_t e[NT];

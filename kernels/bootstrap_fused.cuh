@@ -216,6 +216,13 @@ __device__ __forceinline__ void bsw_run(const uint32_t* __restrict__ in, const u
         __syncthreads();
 
         for (uint32_t iter = 0; iter < n; iter += G) {
+            // The N/8-thread kernels (one block per SM: the engine runs them
+            // for at most a sample per SM) ask L2 for the next step's key;
+            // the mere presence of that code slows the N/16-thread kernels,
+            // two blocks per SM, at large batches (bs_prefetch_next_key).
+            if constexpr (TP * 8 == N) {
+                if (threadIdx.x == 0) bs_prefetch_next_key<G, N, K1, ROWS>(bk, iter, n, blockIdx.x, gridDim.x);
+            }
             // G = 1: e[0] is the rotation amount; G = 2, 3: e holds the
             // exponents of the group's terms (e[0] then goes to
             // bsw_fwd1_digits unused).

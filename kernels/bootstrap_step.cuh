@@ -184,6 +184,46 @@ __device__ __forceinline__ bool bs_step_exponents(uint32_t (&e)[bsg_terms(G)], c
     }
 }
 
+// bs_prefetch_next_key: asks L2 for the key of the step after the one at
+// key bit `iter` (Hopper's cp.async.bulk.prefetch.L2; nothing before sm_90
+// and on the host models). The wide and cluster kernels read each step's
+// key straight from global memory in the multiply-accumulate, and a key
+// larger than L2 (TFHELib128 grouped by 2: 93 MB, 60 MB of L2 on an H200)
+// comes from DRAM for whichever block asks first, whose warps then wait for
+// it. The blocks, in near lockstep on the same steps, share the request: the
+// slice is cut into 16 KiB parts and block b asks for parts b, b + blocks, …
+// Only grids of at most one block per SM ask: with two blocks per SM the
+// other block's warps hide that wait. On an H200 (kernels
+// BenchmarkBlindRotate, TFHELib128, one run, without / with): cluster
+// grouped by 2, 1 sample 4.28 / 3.77 ms, 66: 4.09 / 3.77; by 3, 66: 4.23 /
+// 3.62; wide t64 grouped by 2, 132 samples 5.52 / 5.26, by 3, 6.12 / 5.56.
+// But in the wide t64 kernels the code alone, even skipped, cost 3.6 and
+// 8.6% at 4,224 samples (two blocks per SM), so only the cluster and the
+// N/8-thread wide kernels have it.
+template <int G, int N, int K1, int ROWS>
+__device__ __forceinline__ void bs_prefetch_next_key(const uint64_t* bk, uint32_t iter, uint32_t n, uint32_t block,
+                                                     uint32_t blocks) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && !defined(GOLDFHE_NO_KEY_PREFETCH)
+    uint32_t sms;
+    asm("mov.u32 %0, %%nsmid;" : "=r"(sms));
+    const uint32_t next = iter + G;
+    if (next >= n || blocks > sms) return;
+    constexpr uint64_t TRGSW = (uint64_t)ROWS * K1 * N;  // words of one TRGSW sample
+    // The next group's samples: 2^r - 1 for its r = min(G, n - next) bits
+    // (one for G = 1), after (next / G) full groups of 2^G - 1.
+    const uint32_t r = min((uint32_t)G, n - next);
+    const uint64_t first = G == 1 ? next : (uint64_t)(next / G) * ((1u << G) - 1);
+    const uint64_t bytes = (G == 1 ? 1 : ((1u << r) - 1)) * TRGSW * 8;
+    const char* src = reinterpret_cast<const char*>(bk + first * TRGSW);
+    constexpr uint32_t PART = 16384;
+    const uint32_t parts = (uint32_t)((bytes + PART - 1) / PART);
+    for (uint32_t p = block; p < parts; p += blocks) {
+        const uint32_t size = (uint32_t)min((uint64_t)PART, bytes - (uint64_t)p * PART);
+        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(src + (uint64_t)p * PART), "r"(size) : "memory");
+    }
+#endif
+}
+
 // The psiPow table staged in shared memory: word i (< 2N) at bsg_pad(i) =
 // i + (i >> (LOGN-3)), bsg_psi_words(N) words. Why shared memory, and why
 // the padding: in the multiply-accumulate lane j of a warp takes position

@@ -29,6 +29,15 @@
 // their input appears. Circuit.Eval evaluates in plaintext, for checking;
 // Evaluator.EvalCircuit under encryption, one engine batch per level.
 //
+// Under encryption XOR and XNOR gates cost no bootstrap by default
+// (XORLinear, circuit_linear.go): a bootstrapped sample c of bit m gives
+// 2·c + 1/4 of phase m/2, whose sums add bits modulo 2 exactly (the "free
+// XOR" of garbled circuits, here on TLWE phases), and a sum is bootstrapped
+// once where an AND-like gate or an output needs a single sample, or where
+// its noise would pass a bound (CircuitOptions.MaxXORTerms,
+// DefaultXORFailureLog2). Evaluator.PlanCircuit reports the schedule;
+// XORBootstrapped bootstraps every gate as CGGI20 §5.1 does.
+//
 // Wire orders: in every Bristol Fashion circuit of SCALE-MAMBA, wire base+j
 // carries bit j of the value (LSBFirst), and a byte string is read as a
 // big-endian integer, so an AES block's first wire is the least significant

@@ -494,4 +494,8 @@ func TestCPUName(t *testing.T) {
 	if KeyGrouping(none) != 0 || KeyGrouping(nil) != 0 || (*Selected)(nil).Grouping() != 0 {
 		t.Error("KeyGrouping of a nil engine is not 0")
 	}
+	// The CPU's time grows with every sample: no tiers.
+	if BatchTiers(e) != nil || sel.BatchTiers() != nil || (*Selected)(nil).BatchTiers() != nil || BatchTiers(nil) != nil {
+		t.Error("a CPU engine reports batch tiers")
+	}
 }

@@ -66,6 +66,20 @@ func KeyGrouping(eng Engine) int {
 	return 0
 }
 
+// BatchTiers returns, for an engine whose time per call rises in steps
+// with the batch size, the ascending batch sizes at which it steps: a batch
+// of more than tiers[i−1] and at most tiers[i] samples takes about as long
+// as one of tiers[i], and beyond the last tier the time grows about by
+// multiples of it. It returns nil for an engine whose time grows with every
+// sample (the CPU engine) or that has no BatchTiers() []int method.
+// gates.Evaluator uses the tiers to fill a circuit's levels.
+func BatchTiers(eng Engine) []int {
+	if t, ok := eng.(interface{ BatchTiers() []int }); ok && eng != nil {
+		return t.BatchTiers()
+	}
+	return nil
+}
+
 var (
 	// ErrClosed is returned by the methods of an engine after Close.
 	ErrClosed = errors.New("bootstrap: engine is closed")

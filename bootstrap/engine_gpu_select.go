@@ -62,6 +62,14 @@ func (s *Selected) Grouping() int {
 	return KeyGrouping(s.Engine)
 }
 
+// BatchTiers returns the BatchTiers of the engine it forwards to.
+func (s *Selected) BatchTiers() []int {
+	if s == nil {
+		return nil
+	}
+	return BatchTiers(s.Engine)
+}
+
 // OnGPU reports whether the engine runs on a GPU.
 func (s *Selected) OnGPU() bool { return s.gpu }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -606,5 +607,30 @@ func BenchmarkGPUBootstrap(b *testing.B) {
 			})
 		}
 		g.Close()
+	}
+}
+
+// TestGPUBatchTiers: the tiers are ascending, start at the split kernel's
+// largest pass and end at a wave of the wide kernel; forwarded by
+// Selected; none on the step kernels.
+func TestGPUBatchTiers(t *testing.T) {
+	requireGPU(t)
+	kp := testKeys(tfhe.TFHELib128, 0)
+	e := newGPU(t, kp.ck, GPUOptions{})
+	tiers := e.BatchTiers()
+	t.Logf("%s: tiers %v", e.Name(), tiers)
+	if len(tiers) == 0 || !slices.IsSorted(tiers) || len(slices.Compact(slices.Clone(tiers))) != len(tiers) {
+		t.Fatalf("tiers %v", tiers)
+	}
+	sms := e.Device().SMs
+	if last := tiers[len(tiers)-1]; last != sms && last != 2*sms {
+		t.Errorf("last tier %d, want a wave of the wide kernel (%d or %d)", last, sms, 2*sms)
+	}
+	if got := BatchTiers(&Selected{Engine: e}); !slices.Equal(got, tiers) {
+		t.Errorf("through Selected: %v", got)
+	}
+	u := newGPU(t, kp.ck, GPUOptions{BlindRotation: BlindRotationUnfused})
+	if got := u.BatchTiers(); got != nil {
+		t.Errorf("step kernels: tiers %v, want none", got)
 	}
 }

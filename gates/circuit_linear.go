@@ -76,16 +76,31 @@ type linearPlan struct {
 	maxBatch   int
 }
 
+// planKey names a cached plan: the sum bound and the engine's batch tiers.
+type planKey struct {
+	terms int
+	tiers string
+}
+
 // linearPlan returns c's plan for sums of at most terms terms (≥ 2),
-// building it on first use.
-func (c *Circuit) linearPlan(terms int) (*linearPlan, error) {
+// building it on first use. With tiers (bootstrap.BatchTiers: ascending
+// batch sizes at which the engine's time per call steps up) the levels are
+// filled tier by tier (fillTiers); without, every operation runs at the
+// first level its inputs allow.
+func (c *Circuit) linearPlan(terms int, tiers []int) (*linearPlan, error) {
 	if terms < 2 {
 		return nil, fmt.Errorf("gates: MaxXORTerms %d: a linear XOR needs at least 2 terms", terms)
 	}
-	if p, ok := c.plans.Load(terms); ok {
+	for i, t := range tiers {
+		if t < 1 || i > 0 && t <= tiers[i-1] {
+			return nil, fmt.Errorf("gates: batch tiers %v are not ascending positive sizes", tiers)
+		}
+	}
+	key := planKey{terms, fmt.Sprint(tiers)}
+	if p, ok := c.plans.Load(key); ok {
 		return p.(*linearPlan), nil
 	}
-	p, _ := c.plans.LoadOrStore(terms, buildLinearPlan(c, terms))
+	p, _ := c.plans.LoadOrStore(key, buildLinearPlan(c, terms, tiers))
 	return p.(*linearPlan), nil
 }
 
@@ -96,7 +111,7 @@ type linWire struct {
 	neg   bool
 }
 
-func buildLinearPlan(c *Circuit, maxTerms int) *linearPlan {
+func buildLinearPlan(c *Circuit, maxTerms int, tiers []int) *linearPlan {
 	p := &linearPlan{terms: maxTerms}
 	for _, w := range c.inputs {
 		p.inputs += w
@@ -209,10 +224,20 @@ func buildLinearPlan(c *Circuit, maxTerms int) *linearPlan {
 	}
 	p.bootstraps += p.refreshes
 	p.samples = len(level)
+	if len(tiers) > 0 {
+		ops = fillTiers(ops, p.inputs, p.samples, tiers)
+		for len(free) < len(ops) {
+			free = append(free, 0)
+		}
+	}
 
 	// Release each sample after the level of its last read; outputs never.
 	last := make([]int32, len(level))
-	copy(last, level)
+	for lv, l := range ops {
+		for i := range l {
+			last[l[i].out] = int32(lv)
+		}
+	}
 	for lv, l := range ops {
 		for i := range l {
 			o := &l[i]
@@ -251,6 +276,114 @@ func sumKey(terms []int32) string {
 		b[4*i], b[4*i+1], b[4*i+2], b[4*i+3] = byte(id), byte(id>>8), byte(id>>16), byte(id>>24)
 	}
 	return string(b)
+}
+
+// fillTiers reschedules the operations of ops (by level, each reading only
+// samples written at earlier levels; samples below inputs are the circuit's
+// inputs) so that each level fills the batch tier it must use anyway, and
+// returns them by their new levels. The depth does not change: every
+// operation still runs between its earliest level (ASAP) and its latest
+// (ALAP, the least of its readers' levels less one, the depth for the
+// last). Level by level, the operations whose latest level it is must run;
+// their count picks the smallest tier that holds them (or a multiple of the
+// last tier), and ready operations with the earliest latest levels fill the
+// rest of it, since an engine whose time steps up by tiers (a GPU filling
+// its SMs: bootstrap.BatchTiers) runs them there at no cost and each one
+// taken is one fewer for a later level. On an H200 with TFHELib128 grouped
+// by 2 this took AES-128 from 1.23 to 1.05 s, mul64 from 0.92 to 0.78 s and
+// SHA-256 from 13.6 to 10.6 s (BENCHMARKS.md).
+func fillTiers(ops [][]linOp, inputs, samples int, tiers []int) [][]linOp {
+	type node struct {
+		op      *linOp
+		alap    int32
+		waiting int32 // inputs not yet written
+	}
+	var nodes []node
+	for lv := range ops {
+		for i := range ops[lv] {
+			nodes = append(nodes, node{op: &ops[lv][i]})
+		}
+	}
+	depth := int32(len(ops) - 1)
+	writer := make([]int32, samples) // sample → node writing it, −1 for inputs
+	for i := range writer {
+		writer[i] = -1
+	}
+	for i := range nodes {
+		writer[nodes[i].op.out] = int32(i)
+	}
+	reads := func(o *linOp, f func(id int32)) {
+		if o.refresh() {
+			for _, id := range o.sum {
+				f(id)
+			}
+			return
+		}
+		for k := range o.op.Arity() {
+			if id := o.in[k].id; id >= 0 {
+				f(id)
+			}
+		}
+	}
+	readers := make([][]int32, samples)
+	for i := range nodes {
+		reads(nodes[i].op, func(id int32) {
+			if writer[id] >= 0 {
+				nodes[i].waiting++
+				readers[id] = append(readers[id], int32(i))
+			}
+		})
+	}
+	// nodes are in ASAP order, a topological order: latest levels backwards.
+	for i := len(nodes) - 1; i >= 0; i-- {
+		nodes[i].alap = depth
+		for _, r := range readers[nodes[i].op.out] {
+			nodes[i].alap = min(nodes[i].alap, nodes[r].alap-1)
+		}
+	}
+	// ready[a]: nodes whose inputs are written, by latest level a.
+	ready := make([][]int32, depth+1)
+	for i := range nodes {
+		if nodes[i].waiting == 0 {
+			ready[nodes[i].alap] = append(ready[nodes[i].alap], int32(i))
+		}
+	}
+	tierFor := func(n int) int {
+		for _, t := range tiers {
+			if n <= t {
+				return t
+			}
+		}
+		last := tiers[len(tiers)-1]
+		return (n + last - 1) / last * last
+	}
+	out := make([][]linOp, depth+1)
+	var done []int32
+	for lv := int32(1); lv <= depth; lv++ {
+		// Nodes whose latest level is lv have their inputs written before
+		// lv (theirs are at most lv − 1 and were forced by then).
+		room := tierFor(len(ready[lv])) - len(ready[lv])
+		done = append(done[:0], ready[lv]...)
+		ready[lv] = nil
+		for a := lv + 1; a <= depth && room > 0; a++ {
+			take := min(room, len(ready[a]))
+			done = append(done, ready[a][:take]...)
+			ready[a] = ready[a][take:]
+			room -= take
+		}
+		for _, i := range done {
+			out[lv] = append(out[lv], *nodes[i].op)
+		}
+		// Readers of what this level wrote become ready at the next.
+		for _, i := range done {
+			for _, r := range readers[nodes[i].op.out] {
+				if nodes[r].waiting--; nodes[r].waiting == 0 {
+					ready[nodes[r].alap] = append(ready[nodes[r].alap], r)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // symDiff returns the sorted symmetric difference of the sorted a and b.

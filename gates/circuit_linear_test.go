@@ -7,16 +7,24 @@ import (
 	"testing"
 )
 
-// checkLinearPlan checks c's linear plan for sums of at most terms terms:
+// checkLinearPlan checks c's linear plan for sums of at most terms terms
+// (levels filled to tiers when tiers is not nil):
 // its structure (every sample written once, read only after the level
 // that writes it and never after its release, sums of 2 … terms distinct
 // samples, counts) and its plaintext evaluation against Circuit.Eval on
 // rounds random inputs (and all-zero and all-one inputs).
-func checkLinearPlan(t *testing.T, c *Circuit, terms, rounds int, rng *rand.Rand) {
+func checkLinearPlan(t *testing.T, c *Circuit, terms int, tiers []int, rounds int, rng *rand.Rand) {
 	t.Helper()
-	p, err := c.linearPlan(terms)
+	p, err := c.linearPlan(terms, tiers)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if tiers != nil {
+		asap, _ := c.linearPlan(terms, nil)
+		if len(p.levels) != len(asap.levels) || p.bootstraps != asap.bootstraps || p.samples != asap.samples {
+			t.Fatalf("terms %d, tiers %v: %d levels, %d bootstraps; without tiers %d and %d", terms, tiers,
+				len(p.levels), p.bootstraps, len(asap.levels), asap.bootstraps)
+		}
 	}
 	written := make([]int, p.samples) // level that writes each sample; inputs 0
 	for i := range written {
@@ -135,7 +143,56 @@ func TestLinearPlanShipped(t *testing.T) {
 			if testing.Short() && terms != 9 && c.NumGates() > 10000 {
 				continue
 			}
-			checkLinearPlan(t, c, terms, 3, rng)
+			checkLinearPlan(t, c, terms, nil, 3, rng)
+			checkLinearPlan(t, c, terms, []int{16, 66, 132, 264}, 1, rng)
+		}
+	}
+}
+
+// tierCost is a plan's time in units of a full tier's call under the
+// step model fillTiers assumes: each level costs its tier's index + 1.
+func tierCost(p *linearPlan, tiers []int) int {
+	cost := 0
+	for _, l := range p.levels {
+		n := len(l.ops)
+		if n == 0 {
+			continue
+		}
+		i := 0
+		for i < len(tiers) && n > tiers[i] {
+			i++
+		}
+		if i == len(tiers) {
+			i = len(tiers) - 1 + (n+tiers[len(tiers)-1]-1)/tiers[len(tiers)-1]
+		}
+		cost += i + 1
+	}
+	return cost
+}
+
+// TestFillTiers: levels filled to the tiers of a GPU cost less under the
+// step model than the earliest-level schedule, at the same depth, for the
+// shipped circuits with many levels; without tiers the plan is the
+// earliest-level one.
+func TestFillTiers(t *testing.T) {
+	tiers := []int{16, 66, 132, 264}
+	for _, name := range []string{"circuits/aes_128.txt", "circuits/mult64.txt", "circuits/adder64.txt"} {
+		c, err := ParseFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		asap, _ := c.linearPlan(9, nil)
+		filled, _ := c.linearPlan(9, tiers)
+		a, f := tierCost(asap, tiers), tierCost(filled, tiers)
+		t.Logf("%s: step cost %d → %d over %d levels", name, a, f, len(filled.levels))
+		if f > a || (name != "circuits/adder64.txt" && f >= a) {
+			t.Errorf("%s: filling the tiers costs %d, the earliest-level schedule %d", name, f, a)
+		}
+	}
+	c, _ := ParseFile("circuits/adder64.txt")
+	for _, bad := range [][]int{{0}, {16, 16}, {66, 16}, {-1, 5}} {
+		if _, err := c.linearPlan(9, bad); err == nil {
+			t.Errorf("tiers %v accepted", bad)
 		}
 	}
 }
@@ -181,7 +238,8 @@ func TestLinearPlanRandom(t *testing.T) {
 	for range n {
 		c := randomCircuit(rng, 1+rng.IntN(6), 1+rng.IntN(80))
 		for terms := 2; terms <= 5; terms++ {
-			checkLinearPlan(t, c, terms, 4, rng)
+			checkLinearPlan(t, c, terms, nil, 4, rng)
+			checkLinearPlan(t, c, terms, []int{1 + rng.IntN(3), 4 + rng.IntN(4)}, 2, rng)
 		}
 	}
 }
@@ -189,15 +247,16 @@ func TestLinearPlanRandom(t *testing.T) {
 func TestLinearPlanErrors(t *testing.T) {
 	c := randomCircuit(rand.New(rand.NewPCG(1, 1)), 3, 10)
 	for _, terms := range []int{-1, 0, 1} {
-		if _, err := c.linearPlan(terms); err == nil {
+		if _, err := c.linearPlan(terms, nil); err == nil {
 			t.Errorf("MaxXORTerms %d accepted", terms)
 		}
 	}
 	// The plan is built once per term count and shared.
-	p1, _ := c.linearPlan(4)
-	p2, _ := c.linearPlan(4)
-	if p1 != p2 {
-		t.Error("the plan is rebuilt")
+	p1, _ := c.linearPlan(4, nil)
+	p2, _ := c.linearPlan(4, nil)
+	p3, _ := c.linearPlan(4, []int{2, 5})
+	if p1 != p2 || p3 == p1 {
+		t.Error("the plan is rebuilt, or shared between tiers")
 	}
 }
 

@@ -446,7 +446,9 @@ func FuzzParse(f *testing.F) {
 		}
 		checkSchedule(t, c)
 		if c.NumGates() <= 1<<12 {
-			checkLinearPlan(t, c, 2+len(data)%3, 1, rand.New(rand.NewPCG(uint64(len(data)), 0)))
+			rng := rand.New(rand.NewPCG(uint64(len(data)), 0))
+			checkLinearPlan(t, c, 2+len(data)%3, nil, 1, rng)
+			checkLinearPlan(t, c, 2+len(data)%3, []int{1 + len(data)%4, 8}, 1, rng)
 		}
 		var buf bytes.Buffer
 		if _, err := c.WriteTo(&buf); err != nil {

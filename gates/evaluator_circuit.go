@@ -144,7 +144,7 @@ func (ev *Evaluator) linearPlan(c *Circuit, opts CircuitOptions) (*linearPlan, e
 	if w == 0 {
 		w = ev.DefaultMaxXORTerms()
 	}
-	return c.linearPlan(w)
+	return c.linearPlan(w, bootstrap.BatchTiers(ev.eng))
 }
 
 // EvalCircuit is EvalCircuitWith with the default options (XORLinear) and
@@ -306,7 +306,7 @@ func (ev *Evaluator) evalLinear(ctx context.Context, c *Circuit, p *linearPlan, 
 // several goroutines when there are many: an AES-128 level has up to 300
 // sums of up to 9 samples.
 func refreshInputs(dst []*tfhe.TLWE, samples []*tfhe.TLWE, sums [][]int32) {
-	const perWorker = 32
+	const perWorker = 8
 	workers := min(runtime.GOMAXPROCS(0), len(dst)/perWorker)
 	if workers <= 1 {
 		for i, d := range dst {

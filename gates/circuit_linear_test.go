@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+
+	"github.com/goldfhe/goldfhe/tfhe"
+	"github.com/goldfhe/goldfhe/torus"
 )
 
 // checkLinearPlan checks c's linear plan for sums of at most terms terms
@@ -270,6 +273,42 @@ func TestSymDiff(t *testing.T) {
 	} {
 		if got := symDiff(tc.a, tc.b); !slices.Equal(got, tc.want) {
 			t.Errorf("symDiff(%v, %v) = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
+
+// TestRefreshInput checks the pairwise sum against Σ 2·c_i + (|S| − 1)/4
+// word by word, for 2 to 10 terms.
+func TestRefreshInput(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	samples := make([]*tfhe.TLWE, 12)
+	for i := range samples {
+		samples[i] = tfhe.NewTLWE(9)
+		for j := range samples[i].Value {
+			samples[i].Value[j] = torus.Torus32(rng.Uint32())
+		}
+	}
+	for n := 2; n <= 10; n++ {
+		sum := make([]int32, n)
+		for i := range sum {
+			sum[i] = int32(rng.IntN(len(samples)))
+		}
+		got := tfhe.NewTLWE(9)
+		for j := range got.Value {
+			got.Value[j] = 0xdead // overwritten
+		}
+		refreshInput(got, samples, sum)
+		for j := range got.Value {
+			var want torus.Torus32
+			for _, id := range sum {
+				want += 2 * samples[id].Value[j]
+			}
+			if j == len(got.Value)-1 {
+				want += torus.Encode(1, 4) * torus.Torus32(n-1)
+			}
+			if got.Value[j] != want {
+				t.Fatalf("%d terms, word %d: %#x, want %#x", n, j, got.Value[j], want)
+			}
 		}
 	}
 }

@@ -321,10 +321,18 @@ func TestEvalCircuitOracle(t *testing.T) {
 	if testing.Short() {
 		names = names[:len(names)-1]
 	}
-	for _, mode := range []gates.XORMode{gates.XORBootstrapped, gates.XORLinear} {
+	for _, cfg := range []struct {
+		mode  gates.XORMode
+		tiers []int
+	}{{gates.XORBootstrapped, nil}, {gates.XORLinear, nil}, {gates.XORLinear, []int{3, 10, 40}}} {
+		mode := cfg.mode
 		for _, name := range names {
 			o := newOracle(f)
-			ev, _ := gates.NewEvaluator(o)
+			var eng bootstrap.Engine = o
+			if cfg.tiers != nil {
+				eng = tieredOracle{o, cfg.tiers}
+			}
+			ev, _ := gates.NewEvaluator(eng)
 			info, _ := circuits.Lookup(name)
 			c, err := circuits.Load(name)
 			if err != nil {
@@ -447,6 +455,15 @@ func TestEvalCircuitPassThrough(t *testing.T) {
 	}
 }
 
+// tieredOracle is the oracle engine reporting batch tiers, so that the
+// evaluator fills levels to them and prepares each next level early.
+type tieredOracle struct {
+	*oracle
+	tiers []int
+}
+
+func (o tieredOracle) BatchTiers() []int { return o.tiers }
+
 // groupedOracle is the oracle engine saying its key has grouping g.
 type groupedOracle struct {
 	*oracle
@@ -510,5 +527,55 @@ func TestEvalCircuitOptionErrors(t *testing.T) {
 	}
 	if s := gates.XORMode(7).String(); s != "XORMode(7)" || gates.XORLinear.String() != "linear" {
 		t.Errorf("XORMode strings: %q", s)
+	}
+}
+
+// TestEvalCircuitLinearAllOps evaluates, under encryption with the oracle
+// engine, a circuit with every kind of gate — MUX and two-input gates on
+// negated inputs, XOR sums and their complements, constants — for all 16
+// inputs, with linear XOR (levels filled to tiers or not) and bootstrapped
+// XOR, against plaintext.
+func TestEvalCircuitLinearAllOps(t *testing.T) {
+	f := fixtures(tfhe.TFHELib128)
+	g := func(op gates.Op, out int, in ...int) gates.Gate {
+		x := gates.Gate{Op: op, Out: out}
+		copy(x.In[:], in)
+		return x
+	}
+	// Inputs 0–3.
+	gs := []gates.Gate{
+		g(gates.OpXOR, 4, 0, 1), g(gates.OpNOT, 5, 2), g(gates.OpXNOR, 6, 4, 3), g(gates.OpOne, 7),
+		g(gates.OpAND, 8, 4, 5), g(gates.OpMUX, 9, 6, 5, 4), g(gates.OpORYN, 10, 6, 7), g(gates.OpNAND, 11, 9, 10),
+		g(gates.OpXOR, 12, 8, 11), g(gates.OpMUX, 13, 5, 12, 7), g(gates.OpANDNY, 14, 12, 6), g(gates.OpXOR, 15, 14, 13),
+		g(gates.OpNOR, 16, 15, 5), g(gates.OpXOR, 17, 16, 16), g(gates.OpZero, 18),
+		// Outputs 19–24.
+		g(gates.OpCopy, 19, 15), g(gates.OpNOT, 20, 12), g(gates.OpCopy, 21, 16), g(gates.OpCopy, 22, 17),
+		g(gates.OpCopy, 23, 1), g(gates.OpNOT, 24, 18),
+	}
+	c, err := gates.NewCircuit(gates.BristolFashion, 25, []int{4}, []int{6}, gs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cfg := range []struct {
+		opts  gates.CircuitOptions
+		tiers []int
+	}{{gates.CircuitOptions{}, nil}, {gates.CircuitOptions{}, []int{1, 2}}, {gates.CircuitOptions{MaxXORTerms: 2}, []int{2}},
+		{gates.CircuitOptions{XOR: gates.XORBootstrapped}, nil}} {
+		var eng bootstrap.Engine = newOracle(f)
+		if cfg.tiers != nil {
+			eng = tieredOracle{newOracle(f), cfg.tiers}
+		}
+		ev, _ := gates.NewEvaluator(eng)
+		for x := range 16 {
+			in := gates.Uint64Bits(uint64(x), 4)
+			want, _ := c.Eval(in)
+			out, err := ev.EvalCircuitWith(context.Background(), c, [][]*tfhe.TLWE{f.encrypt(in...)}, cfg.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := f.decrypt(t, out[0]...); !slices.Equal(got, want[0]) {
+				t.Errorf("%+v tiers %v, input %04b: %v, want %v", cfg.opts, cfg.tiers, x, got, want[0])
+			}
+		}
 	}
 }

@@ -37,6 +37,7 @@ import (
 	"log"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
@@ -71,6 +72,7 @@ func main() {
 		xorFlag   = flag.String("xor", "linear", "linear: XOR gates add samples without bootstrapping (gates.XORLinear); bootstrapped: every XOR is bootstrapped")
 		xorTerms  = flag.Int("xor-terms", 0, "with -xor linear: the most bootstrapped samples a sum may hold (≥ 2); 0: the default for the key's noise")
 		list      = flag.Bool("list", false, "list the shipped circuits and presets")
+		cpuprof   = flag.String("cpuprofile", "", "write a CPU profile of the encrypted evaluation to this file (go tool pprof)")
 		licenses  = flag.Bool("licenses", false, "print the licenses of the shipped circuits")
 		engFlag   = flag.String("engine", "auto", "auto (the GPU when one is usable, else the CPU), cpu or gpu")
 		grouping  = flag.Int("grouping", 0, "bootstrapping-key grouping of new keys (tfhe.WithGrouping): 1 (one key bit per blind-rotation step),\n2 (two: about 1.4x faster on a GPU, a 1.5x key, failure ~2^-250) or 3 (three: the fastest single gate,\na 2.3x key, failure ~2^-187, fewer XOR terms per sum); 0: 2 for new keys, whatever the -keys folder holds")
@@ -180,7 +182,20 @@ func main() {
 		stats = append(stats, s)
 		bar.update(s)
 	}
+	if *cpuprof != "" {
+		f, err := os.Create(*cpuprof)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			log.Fatal(err)
+		}
+		defer f.Close()
+	}
 	out, err := ev.EvalCircuitWith(ctx, c, cts, opts)
+	if *cpuprof != "" {
+		pprof.StopCPUProfile()
+	}
 	bar.finish()
 	if err != nil {
 		log.Fatal(err)

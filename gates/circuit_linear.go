@@ -24,7 +24,7 @@ import (
 // The sum's error grows with |S| (variance 4·|S|·σ² for bootstrap outputs
 // of error σ; tfhe.NoiseEstimate.Log2XORSumFailure), so sums are kept to
 // at most MaxXORTerms terms: an XOR whose result would have more refreshes
-// its larger input first. With |S| ≤ 2 the refresh's noise is exactly the
+// an input first (the one after whose refresh the sum is ready soonest). With |S| ≤ 2 the refresh's noise is exactly the
 // bootstrapped XOR gate's; more terms trade margin for fewer bootstraps.
 // Outputs that are sums are refreshed at the end, so every output is a
 // sample of phase ±1/8 like any gate's.
@@ -180,8 +180,15 @@ func buildLinearPlan(c *Circuit, maxTerms int, tiers []int) *linearPlan {
 		case OpXOR, OpXNOR:
 			sum := symDiff(wires[g.In[0]].terms, wires[g.In[1]].terms)
 			if len(sum) > maxTerms {
+				// Refresh first the input after whose refresh the sum is
+				// ready soonest (a refresh is a level later than its terms),
+				// the larger one when that is a tie: in the step-cost model
+				// of fillTiers this takes AES-128 from 185 levels to 172
+				// for 1.4% more bootstraps, about 3.5% less time (mul64
+				// 3%, SHA-256 0.7%).
 				a, b := g.In[0], g.In[1]
-				if len(wires[a].terms) < len(wires[b].terms) {
+				ra, rb := ready(wires[a].terms), ready(wires[b].terms)
+				if ta, tb := max(ra+1, rb), max(rb+1, ra); tb < ta || tb == ta && len(wires[b].terms) > len(wires[a].terms) {
 					a, b = b, a
 				}
 				refresh(a, g.Line)

@@ -166,34 +166,24 @@ BSC_DEFINE(8, 8, 8, 3, 2, 64, 4)   // TFHErsDefault: 4 x 128 threads
 // N/8 threads per digit row: on an H200 one TFHELib128 sample took 6.8 ms
 // with them and 8.0 ms with N/16 (kernels BenchmarkBlindRotate).
 
-// The grouped kernels (G = 2, suffix _g2), same clusters and launch bounds;
-// psiPow adds 16,512 B (N = 1024) or 8,320 B (N = 512) of shared memory per
-// block (TFHELib128: 2 x 55,424 B per SM).
-#define BSC_DEFINE_G2(F1, F2, F3, K, L, TP, MINB)                                                     \
+// The grouped kernels (G = 2 and 3, suffix _g2, _g3), same clusters and
+// launch bounds; psiPow adds 16,512 B (N = 1024) or 8,320 B (N = 512) of
+// shared memory per block (TFHELib128: 2 x 55,424 B per SM); G = 3 takes
+// seven terms per step.
+#define BSC_DEFINE_G(G, F1, F2, F3, K, L, TP, MINB)                                                   \
     extern "C" __global__ void __cluster_dims__(K + 1, 1, 1) __launch_bounds__(TP * L, MINB)          \
-        goldfhe_bs_cluster_##F1##x##F2##x##F3##_k##K##_l##L##_t##TP##_g2(                             \
+        goldfhe_bs_cluster_##F1##x##F2##x##F3##_k##K##_l##L##_t##TP##_g##G(                           \
             const uint32_t* in, const uint64_t* bk, const uint64_t* tables, uint32_t* ext, uint32_t n, \
             uint32_t beta, uint32_t offset, uint32_t mu, uint32_t count) {                             \
-        bsc_run<F1, F2, F3, K + 1, L, TP, 2>(in, bk, tables, ext, n, beta, offset, mu, count);        \
+        bsc_run<F1, F2, F3, K + 1, L, TP, G>(in, bk, tables, ext, n, beta, offset, mu, count);        \
     }
+#define BSC_DEFINE_GROUPED(F1, F2, F3, K, L, TP, MINB) \
+    BSC_DEFINE_G(2, F1, F2, F3, K, L, TP, MINB)        \
+    BSC_DEFINE_G(3, F1, F2, F3, K, L, TP, MINB)
 
-BSC_DEFINE_G2(8, 8, 16, 1, 3, 128, 2)
-BSC_DEFINE_G2(8, 8, 16, 1, 2, 128, 2)
-BSC_DEFINE_G2(8, 8, 8, 3, 2, 64, 4)
-
-// Grouping factor 3 (suffix _g3): the same clusters, launch bounds and
-// shared memory as the _g2 kernels; seven terms per step.
-#define BSC_DEFINE_G3(F1, F2, F3, K, L, TP, MINB)                                                     \
-    extern "C" __global__ void __cluster_dims__(K + 1, 1, 1) __launch_bounds__(TP * L, MINB)          \
-        goldfhe_bs_cluster_##F1##x##F2##x##F3##_k##K##_l##L##_t##TP##_g3(                             \
-            const uint32_t* in, const uint64_t* bk, const uint64_t* tables, uint32_t* ext, uint32_t n, \
-            uint32_t beta, uint32_t offset, uint32_t mu, uint32_t count) {                             \
-        bsc_run<F1, F2, F3, K + 1, L, TP, 3>(in, bk, tables, ext, n, beta, offset, mu, count);        \
-    }
-
-BSC_DEFINE_G3(8, 8, 16, 1, 3, 128, 2)
-BSC_DEFINE_G3(8, 8, 16, 1, 2, 128, 2)
-BSC_DEFINE_G3(8, 8, 8, 3, 2, 64, 4)
+BSC_DEFINE_GROUPED(8, 8, 16, 1, 3, 128, 2)
+BSC_DEFINE_GROUPED(8, 8, 16, 1, 2, 128, 2)
+BSC_DEFINE_GROUPED(8, 8, 8, 3, 2, 64, 4)
 
 #endif // GOLDFHE_HAVE_CLUSTERS
 

@@ -323,40 +323,27 @@ BSW_DEFINE(8, 8, 16, 1, 2, 64, 2)  //          256 threads
 BSW_DEFINE(8, 8, 8, 3, 2, 64, 1)   // TFHErsDefault: 512 threads
 BSW_DEFINE(8, 8, 8, 3, 2, 32, 2)   //                256 threads
 
-// The grouped kernels (G = 2, name suffix _g2): the same shapes and launch
-// bounds, 16,512 (N = 1024) or 8,320 (N = 512) more bytes of shared memory
-// per block for psiPow, which still lets MINB blocks run on an SM of
-// sm_90 (TFHELib128 t64: 2 x 76,928 B).
-#define BSW_DEFINE_G2(F1, F2, F3, K, L, TP, MINB)                                                     \
+// The grouped kernels (G = 2 and 3, name suffix _g2, _g3): the same shapes
+// and launch bounds, 16,512 (N = 1024) or 8,320 (N = 512) more bytes of
+// shared memory per block for psiPow, which still lets MINB blocks run on
+// an SM of sm_90 (TFHELib128 t64: 2 x 76,928 B); G = 3 takes seven terms
+// per step.
+#define BSW_DEFINE_G(G, F1, F2, F3, K, L, TP, MINB)                                                   \
     extern "C" __global__ void __launch_bounds__(TP * (K + 1) * L, MINB)                              \
-        goldfhe_bs_wide_##F1##x##F2##x##F3##_k##K##_l##L##_t##TP##_g2(                                \
+        goldfhe_bs_wide_##F1##x##F2##x##F3##_k##K##_l##L##_t##TP##_g##G(                              \
             const uint32_t* in, const uint64_t* bk, const uint64_t* tables, uint32_t* ext, uint32_t n, \
             uint32_t beta, uint32_t offset, uint32_t mu, uint32_t count) {                             \
-        bsw_run<F1, F2, F3, K + 1, L, TP, 2>(in, bk, tables, ext, n, beta, offset, mu, count);        \
+        bsw_run<F1, F2, F3, K + 1, L, TP, G>(in, bk, tables, ext, n, beta, offset, mu, count);        \
     }
+#define BSW_DEFINE_GROUPED(F1, F2, F3, K, L, TP, MINB) \
+    BSW_DEFINE_G(2, F1, F2, F3, K, L, TP, MINB)        \
+    BSW_DEFINE_G(3, F1, F2, F3, K, L, TP, MINB)
 
-BSW_DEFINE_G2(8, 8, 16, 1, 3, 128, 1)
-BSW_DEFINE_G2(8, 8, 16, 1, 3, 64, 2)
-BSW_DEFINE_G2(8, 8, 16, 1, 2, 128, 1)
-BSW_DEFINE_G2(8, 8, 16, 1, 2, 64, 2)
-BSW_DEFINE_G2(8, 8, 8, 3, 2, 64, 1)
-BSW_DEFINE_G2(8, 8, 8, 3, 2, 32, 2)
-
-// The kernels for grouping factor 3 (suffix _g3): the same shapes, launch
-// bounds and shared memory as the _g2 kernels; seven terms per step.
-#define BSW_DEFINE_G3(F1, F2, F3, K, L, TP, MINB)                                                     \
-    extern "C" __global__ void __launch_bounds__(TP * (K + 1) * L, MINB)                              \
-        goldfhe_bs_wide_##F1##x##F2##x##F3##_k##K##_l##L##_t##TP##_g3(                                \
-            const uint32_t* in, const uint64_t* bk, const uint64_t* tables, uint32_t* ext, uint32_t n, \
-            uint32_t beta, uint32_t offset, uint32_t mu, uint32_t count) {                             \
-        bsw_run<F1, F2, F3, K + 1, L, TP, 3>(in, bk, tables, ext, n, beta, offset, mu, count);        \
-    }
-
-BSW_DEFINE_G3(8, 8, 16, 1, 3, 128, 1)
-BSW_DEFINE_G3(8, 8, 16, 1, 3, 64, 2)
-BSW_DEFINE_G3(8, 8, 16, 1, 2, 128, 1)
-BSW_DEFINE_G3(8, 8, 16, 1, 2, 64, 2)
-BSW_DEFINE_G3(8, 8, 8, 3, 2, 64, 1)
-BSW_DEFINE_G3(8, 8, 8, 3, 2, 32, 2)
+BSW_DEFINE_GROUPED(8, 8, 16, 1, 3, 128, 1)
+BSW_DEFINE_GROUPED(8, 8, 16, 1, 3, 64, 2)
+BSW_DEFINE_GROUPED(8, 8, 16, 1, 2, 128, 1)
+BSW_DEFINE_GROUPED(8, 8, 16, 1, 2, 64, 2)
+BSW_DEFINE_GROUPED(8, 8, 8, 3, 2, 64, 1)
+BSW_DEFINE_GROUPED(8, 8, 8, 3, 2, 32, 2)
 
 #endif // GOLDFHE_BOOTSTRAP_FUSED_CUH

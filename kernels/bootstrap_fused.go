@@ -191,9 +191,9 @@ type WideShape struct {
 }
 
 // wideShapes are the kernels of BSW_DEFINE and BSC_DEFINE, then of
-// BSW_DEFINE_G2 and BSC_DEFINE_G2 (the same shapes, grouped), of
-// BSS_DEFINE (split), then of BSW_DEFINE_G3, BSC_DEFINE_G3 and
-// BSS_DEFINE_G3 (grouping factor 3).
+// BSW_DEFINE_GROUPED and BSC_DEFINE_GROUPED (the same shapes, grouped by 2),
+// of BSS_DEFINE (split, plain and grouped by 2), then of the grouped-by-3
+// kernels of BSW_DEFINE_GROUPED, BSC_DEFINE_GROUPED and BSS_DEFINE_AS.
 var wideShapes = []WideShape{
 	{F1: 8, F2: 8, F3: 16, K: 1, L: 3, T: 128},
 	{F1: 8, F2: 8, F3: 16, K: 1, L: 3, T: 64},

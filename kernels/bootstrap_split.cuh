@@ -512,21 +512,17 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
 // One kernel per supported (F1 x F2 x F3, k, l, C) and grouping; clusters
 // of C blocks of (k+1) N / C threads, fixed at compile time so that a plain
 // launch (grid a multiple of C) forms them.
-#define BSS_DEFINE(F1, F2, F3, K, L, C, MINB)                                                         \
+#define BSS_DEFINE_AS(SUFFIX, G, F1, F2, F3, K, L, C, MINB)                                             \
     extern "C" __global__ void __cluster_dims__(C, 1, 1)                                               \
         __launch_bounds__((K + 1) * F1 * F2 * F3 / C, MINB)                                            \
-            goldfhe_bs_split_##F1##x##F2##x##F3##_k##K##_l##L##_c##C(                                  \
+            goldfhe_bs_split_##F1##x##F2##x##F3##_k##K##_l##L##_c##C##SUFFIX(                          \
                 const uint32_t* in, const uint64_t* bk, const uint64_t* tables, uint32_t* ext,          \
                 uint32_t n, uint32_t beta, uint32_t offset, uint32_t mu, uint32_t count) {              \
-        bss_run<F1, F2, F3, K + 1, L, C, 1>(in, bk, tables, ext, n, beta, offset, mu, count);          \
-    }                                                                                                  \
-    extern "C" __global__ void __cluster_dims__(C, 1, 1)                                               \
-        __launch_bounds__((K + 1) * F1 * F2 * F3 / C, MINB)                                            \
-            goldfhe_bs_split_##F1##x##F2##x##F3##_k##K##_l##L##_c##C##_g2(                             \
-                const uint32_t* in, const uint64_t* bk, const uint64_t* tables, uint32_t* ext,          \
-                uint32_t n, uint32_t beta, uint32_t offset, uint32_t mu, uint32_t count) {              \
-        bss_run<F1, F2, F3, K + 1, L, C, 2>(in, bk, tables, ext, n, beta, offset, mu, count);          \
+        bss_run<F1, F2, F3, K + 1, L, C, G>(in, bk, tables, ext, n, beta, offset, mu, count);          \
     }
+#define BSS_DEFINE(F1, F2, F3, K, L, C, MINB)                  \
+    BSS_DEFINE_AS(, 1, F1, F2, F3, K, L, C, MINB)               \
+    BSS_DEFINE_AS(_g2, 2, F1, F2, F3, K, L, C, MINB)
 
 // Clusters of 8: on an H200 (TFHELib128, kernels/NOTES.md) clusters of 4
 // blocks of 512 threads were slower at every batch size: one sample
@@ -543,18 +539,9 @@ BSS_DEFINE(8, 8, 8, 3, 2, 8, 2)  // TFHErsDefault
 // (MINB 1): TFHELib128 213,120 B of shared memory per block (two key
 // buffers of 86,016 B), CuFHE80 151,424 B (two of 57,344 B),
 // TFHErsDefault 141,952 B (one key buffer of 114,688 B: bss_key_bufs).
-#define BSS_DEFINE_G3(F1, F2, F3, K, L, C, MINB)                                                      \
-    extern "C" __global__ void __cluster_dims__(C, 1, 1)                                               \
-        __launch_bounds__((K + 1) * F1 * F2 * F3 / C, MINB)                                            \
-            goldfhe_bs_split_##F1##x##F2##x##F3##_k##K##_l##L##_c##C##_g3(                             \
-                const uint32_t* in, const uint64_t* bk, const uint64_t* tables, uint32_t* ext,          \
-                uint32_t n, uint32_t beta, uint32_t offset, uint32_t mu, uint32_t count) {              \
-        bss_run<F1, F2, F3, K + 1, L, C, 3>(in, bk, tables, ext, n, beta, offset, mu, count);          \
-    }
-
-BSS_DEFINE_G3(8, 8, 16, 1, 3, 8, 1) // TFHELib128
-BSS_DEFINE_G3(8, 8, 16, 1, 2, 8, 1) // CuFHE80
-BSS_DEFINE_G3(8, 8, 8, 3, 2, 8, 1)  // TFHErsDefault
+BSS_DEFINE_AS(_g3, 3, 8, 8, 16, 1, 3, 8, 1) // TFHELib128
+BSS_DEFINE_AS(_g3, 3, 8, 8, 16, 1, 2, 8, 1) // CuFHE80
+BSS_DEFINE_AS(_g3, 3, 8, 8, 8, 3, 2, 8, 1)  // TFHErsDefault
 
 #endif // GOLDFHE_HAVE_CLUSTERS
 

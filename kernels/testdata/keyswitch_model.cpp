@@ -33,6 +33,19 @@ static inline void atomicAdd(uint32_t* p, uint32_t v) { *p += v; }
 // The fatbin has tiles of 16; the model checks the template with 4 too.
 KST_DEFINE(4, 2)
 KST_DEFINE(4, 3)
+// reference is the plain key-switching sum (tfhe keySwitch) for count
+// samples of dimension kn into dimension n.
+static void reference(std::vector<uint32_t>& want, const std::vector<uint32_t>& in, const std::vector<uint32_t>& table,
+                      uint32_t n, uint32_t kn, uint32_t t, uint32_t bb, uint32_t offset, uint32_t count) {
+    uint32_t half = 1u << (bb - 1), w = n + 1;
+    for (uint32_t s = 0; s < count; s++) for (uint32_t m = 0; m < w; m++) {
+        uint32_t r = m == n ? in[s * (kn + 1) + kn] : 0;
+        for (uint32_t i = 0; i < kn; i++) { uint32_t v = in[s * (kn + 1) + i] + offset;
+            for (uint32_t j = 1; j <= t; j++) { int d = (int)((v >> (32 - j * bb)) & ((1u << bb) - 1)) - (int)half;
+                if (d == 0) continue; uint32_t e = table[(((size_t)i * t + j - 1) * half + (d > 0 ? d : -d) - 1) * w + m];
+                r += d > 0 ? -e : e; } }
+        want[s * w + m] = r; }
+}
 int main() {
     std::mt19937 rng(5);
     struct Shape { uint32_t n, kn, t, bb; } shapes[] = {{11, 64, 8, 2}, {130, 32, 5, 3}, {127, 16, 4, 8}, {33, 20, 32, 1}};
@@ -41,13 +54,7 @@ int main() {
         uint32_t half = 1u << (sh.bb - 1), w = sh.n + 1, offset = rng();
         std::vector<uint32_t> table((size_t)sh.kn * sh.t * half * w), in((size_t)count * (sh.kn + 1)), out((size_t)count * w, 0xdeadbeef), want(out.size());
         for (auto& x : table) x = rng(); for (auto& x : in) x = rng();
-        for (uint32_t s = 0; s < count; s++) for (uint32_t m = 0; m < w; m++) {
-            uint32_t r = m == sh.n ? in[s * (sh.kn + 1) + sh.kn] : 0;
-            for (uint32_t i = 0; i < sh.kn; i++) { uint32_t v = in[s * (sh.kn + 1) + i] + offset;
-                for (uint32_t j = 1; j <= sh.t; j++) { int d = (int)((v >> (32 - j * sh.bb)) & ((1u << sh.bb) - 1)) - (int)half;
-                    if (d == 0) continue; uint32_t e = table[(((size_t)i * sh.t + j - 1) * half + (d > 0 ? d : -d) - 1) * w + m];
-                    r += d > 0 ? -e : e; } }
-            want[s * w + m] = r; }
+        reference(want, in, table, sh.n, sh.kn, sh.t, sh.bb, offset, count);
         uint32_t gx = (sh.n + KS_TX * cpt) / (KS_TX * cpt), gy = std::min<uint32_t>((count + spb - 1) / spb, 2);
         gridDim = {gx, gy, gz};
         if (gz > 1) std::fill(out.begin(), out.end(), 0u);
@@ -68,13 +75,7 @@ int main() {
         for (auto& x : table) x = rng(); for (auto& x : in) x = rng();
         // Some all-zero-digit and all-extreme inputs.
         for (uint32_t i = 0; i < sh.kn; i += 5) in[i] = 0u - offset;
-        for (uint32_t s = 0; s < count; s++) for (uint32_t m = 0; m < w; m++) {
-            uint32_t r = m == sh.n ? in[s * (sh.kn + 1) + sh.kn] : 0;
-            for (uint32_t i = 0; i < sh.kn; i++) { uint32_t v = in[s * (sh.kn + 1) + i] + offset;
-                for (uint32_t j = 1; j <= sh.t; j++) { int d = (int)((v >> (32 - j * sh.bb)) & ((1u << sh.bb) - 1)) - (int)half;
-                    if (d == 0) continue; uint32_t e = table[(((size_t)i * sh.t + j - 1) * half + (d > 0 ? d : -d) - 1) * w + m];
-                    r += d > 0 ? -e : e; } }
-            want[s * w + m] = r; }
+        reference(want, in, table, sh.n, sh.kn, sh.t, sh.bb, offset, count);
         uint32_t gx = (w + KST_W * 32 - 1) / (KST_W * 32);
         gridDim = {gx, gy, gz};
         if (gz > 1) std::fill(out.begin(), out.end(), 0u);

@@ -232,7 +232,7 @@ func buildLinearPlan(c *Circuit, maxTerms int, tiers []int) *linearPlan {
 	p.bootstraps += p.refreshes
 	p.samples = len(level)
 	if len(tiers) > 0 {
-		ops = fillTiers(ops, p.inputs, p.samples, tiers)
+		ops = fillTiers(ops, p.samples, tiers)
 		for len(free) < len(ops) {
 			free = append(free, 0)
 		}
@@ -286,8 +286,8 @@ func sumKey(terms []int32) string {
 }
 
 // fillTiers reschedules the operations of ops (by level, each reading only
-// samples written at earlier levels; samples below inputs are the circuit's
-// inputs) so that each level fills the batch tier it must use anyway, and
+// samples written at earlier levels or circuit inputs; samples ids below
+// samples) so that each level fills the batch tier it must use anyway, and
 // returns them by their new levels. The depth does not change: every
 // operation still runs between its earliest level (ASAP) and its latest
 // (ALAP, the least of its readers' levels less one, the depth for the
@@ -299,7 +299,7 @@ func sumKey(terms []int32) string {
 // taken is one fewer for a later level. On an H200 with TFHELib128 grouped
 // by 2 this took AES-128 from 1.23 to 1.05 s, mul64 from 0.92 to 0.78 s and
 // SHA-256 from 13.6 to 10.6 s (BENCHMARKS.md).
-func fillTiers(ops [][]linOp, inputs, samples int, tiers []int) [][]linOp {
+func fillTiers(ops [][]linOp, samples int, tiers []int) [][]linOp {
 	type node struct {
 		op      *linOp
 		alap    int32

@@ -286,8 +286,8 @@ func sumKey(terms []int32) string {
 }
 
 // fillTiers reschedules the operations of ops (by level, each reading only
-// samples written at earlier levels or circuit inputs; samples ids below
-// samples) so that each level fills the batch tier it must use anyway, and
+// samples written at earlier levels or circuit inputs, every sample id
+// below samples) so that each level fills the batch tier it must use anyway, and
 // returns them by their new levels. The depth does not change: every
 // operation still runs between its earliest level (ASAP) and its latest
 // (ALAP, the least of its readers' levels less one, the depth for the

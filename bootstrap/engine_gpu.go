@@ -388,15 +388,17 @@ func (e *GPU) init(ck *tfhe.CloudKey, maxBatch int, auto bool) error {
 			switch {
 			case w.Split != 0:
 				e.split = w
-			case w.Cluster && e.cluster.T == 0:
-				e.cluster = w // the first listed: the most threads per row
-			case !w.Cluster && (e.wide.T == 0 || w.T == e.shape.N()/16):
+			case w.Cluster:
+				if e.cluster.T == 0 {
+					e.cluster = w // the first listed: the most threads per row
+				}
+			default:
 				if w.T == e.shape.N()/8 {
 					e.few = w
 				}
-				e.wide = w
-			case !w.Cluster && w.T == e.shape.N()/8:
-				e.few = w
+				if e.wide.T == 0 || w.T == e.shape.N()/16 {
+					e.wide = w
+				}
 			}
 		}
 	}

@@ -316,8 +316,9 @@ func (w WideShape) SharedBytes() int {
 		// positions, T_2 and T'_2), two key buffers (the N/C
 		// positions of every row and column of a step's one, three or
 		// seven TRGSW samples; one buffer where two do not fit, G = 3
-		// only: bss_key_bufs), then ACC: the owned coefficients for a
-		// grouped key, all of them otherwise.
+		// only: bss_key_bufs), ACC: the owned coefficients for a
+		// grouped key, all of them otherwise, then the two exchanges'
+		// mbarriers (8 bytes each).
 		k1, own := w.K+1, w.n()/c
 		acc := k1 * w.n() * 4
 		if w.grouped() {
@@ -326,7 +327,7 @@ func (w WideShape) SharedBytes() int {
 		tw := 2*own + 2*w.F2*w.F3
 		size := func(bufs int) int {
 			key := bufs * w.terms() * k1 * w.L * k1 * own
-			return (2*k1*(w.L+1)*(own+w.F1*w.F2/c)+k1*own+tw+key)*8 + psi + acc
+			return (2*k1*(w.L+1)*(own+w.F1*w.F2/c)+k1*own+tw+key)*8 + psi + acc + 2*8
 		}
 		if w.G == 3 && size(2) > splitMaxShared {
 			return size(1)

@@ -32,8 +32,15 @@
 //   C  (owned columns) the inverse stage 1 and the centred add into ACC.
 //
 // A grouped step decomposes ACC unrotated, so each block keeps only its
-// own coefficients of ACC, and two cluster barriers per step are all the
-// exchange there is. A plain CMux step (G = 1) decomposes X^a ACC - ACC,
+// own coefficients of ACC, and two exchanges per step are all there is.
+// Each is point to point (bss_st_async): the values go out with st.async,
+// each counting its bytes on the receiving block's mbarrier (one for X,
+// one for Z), and a block waits on its own mbarrier for the bytes of the
+// step. A cluster barrier in their place (cluster.sync) costs a
+// GPU-scope memory fence (MEMBAR.ALL.GPU) and an L1 invalidation in every
+// thread, twice per step: one sample's blind rotation took 1.466 ms with
+// them and 1.376 ms with a barrier that orders nothing (TFHELib128 grouped
+// by 3, H200, kernels/NOTES.md, session 7). A plain CMux step (G = 1) decomposes X^a ACC - ACC,
 // which needs every coefficient: each block keeps all of ACC, and after C
 // writes its coefficients' new values into every other block's copy (a
 // third cluster barrier). Everything else is the arithmetic of the wide
@@ -57,7 +64,7 @@
 // next's, cp.async), or one where two do not fit (bss_key_bufs: G = 3 with
 // k = 3); then ACC, 32-bit words: the K1 x F1 x TC owned coefficients (G =
 // 2, 3; ACC[c][i][tl] is coefficient t + M i of column c, t = rank TC +
-// tl), or all K1 x N (G = 1).
+// tl), or all K1 x N (G = 1); last the two mbarriers of the exchanges.
 #ifndef GOLDFHE_BOOTSTRAP_SPLIT_CUH
 #define GOLDFHE_BOOTSTRAP_SPLIT_CUH
 
@@ -94,6 +101,104 @@ __device__ __forceinline__ void bss_cp_wait(bool pending) {
 #endif
 }
 
+// The exchanges between the blocks of a cluster: mbarriers (mbarrier.*,
+// sm_90) that count the bytes st.async writes into a block's shared
+// memory. The host models (testdata) keep each mbarrier's state in its
+// 64-bit word (bit 63 the phase, 48-62 the arrivals per phase, 32-47 the
+// arrivals pending, 0-31 the signed byte count) and update it atomically.
+#if !defined(__CUDA_ARCH__) && !defined(__CUDACC__)
+static inline void bss_hm_mbar(uint64_t* bar, int32_t bytes, uint32_t arrivals) {
+    uint64_t old = __atomic_load_n(bar, __ATOMIC_ACQUIRE), now;
+    do {
+        const int32_t tx = (int32_t)(uint32_t)old + bytes;
+        const uint32_t expected = (uint32_t)(old >> 48) & 0x7FFF;
+        uint32_t pending = ((uint32_t)(old >> 32) & 0xFFFF) - arrivals, phase = (uint32_t)(old >> 63);
+        if (pending == 0 && tx == 0) {
+            phase ^= 1;
+            pending = expected;
+        }
+        now = (uint64_t)(uint32_t)tx | (uint64_t)pending << 32 | (uint64_t)expected << 48 | (uint64_t)phase << 63;
+    } while (!__atomic_compare_exchange_n(bar, &old, now, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
+}
+#endif
+
+__device__ __forceinline__ uint32_t bss_smem_addr(const void* p) {
+#ifdef __CUDA_ARCH__
+    return (uint32_t)__cvta_generic_to_shared(p);
+#else
+    return 0;
+#endif
+}
+
+// bss_mbar_init: an mbarrier of `arrivals` arrivals per phase, phase 0.
+__device__ __forceinline__ void bss_mbar_init(uint64_t* bar, uint32_t arrivals) {
+#ifdef __CUDA_ARCH__
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bss_smem_addr(bar)), "r"(arrivals) : "memory");
+#elif !defined(__CUDACC__)
+    __atomic_store_n(bar, (uint64_t)arrivals << 48 | (uint64_t)arrivals << 32, __ATOMIC_RELEASE);
+#endif
+}
+
+// bss_mbar_init_fence: the mbarriers initialised by this thread are seen
+// initialised by the cluster's other blocks after the next cluster barrier.
+__device__ __forceinline__ void bss_mbar_init_fence() {
+#ifdef __CUDA_ARCH__
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+#endif
+}
+
+// bss_mbar_expect: one arrival on bar, whose current phase is to receive
+// `bytes` more.
+__device__ __forceinline__ void bss_mbar_expect(uint64_t* bar, uint32_t bytes) {
+#ifdef __CUDA_ARCH__
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bss_smem_addr(bar)), "r"(bytes)
+                 : "memory");
+#elif !defined(__CUDACC__)
+    bss_hm_mbar(bar, (int32_t)bytes, 1);
+#endif
+}
+
+// bss_mbar_wait: until the phase of bar with this parity is complete;
+// what was written into this block's shared memory to complete it is then
+// visible to the thread (acquire, cluster scope).
+__device__ __forceinline__ void bss_mbar_wait(uint64_t* bar, uint32_t parity) {
+#ifdef __CUDA_ARCH__
+    const uint32_t a = bss_smem_addr(bar);
+    uint32_t done;
+    do {
+        asm volatile(
+            "{.reg .pred p;\n\t"
+            "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n\t"
+            "selp.u32 %0, 1, 0, p;}"
+            : "=r"(done)
+            : "r"(a), "r"(parity)
+            : "memory");
+    } while (!done);
+#elif !defined(__CUDACC__)
+    while ((uint32_t)(__atomic_load_n(bar, __ATOMIC_ACQUIRE) >> 63) == parity) std::this_thread::yield();
+#endif
+}
+
+// bss_st_async: v into block rank's word at the offset of p (a pointer
+// into this block's shared memory), its 8 bytes counted on block rank's
+// mbarrier at the offset of bar (st.async: the write and the count are
+// one operation, released at cluster scope).
+template <class Cluster>
+__device__ __forceinline__ void bss_st_async(const Cluster& cluster, uint64_t* p, uint32_t rank, uint64_t v,
+                                             uint64_t* bar) {
+#ifdef __CUDA_ARCH__
+    uint32_t rp, rb;
+    asm("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(rp) : "r"(bss_smem_addr(p)), "r"(rank));
+    asm("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(rb) : "r"(bss_smem_addr(bar)), "r"(rank));
+    asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b64 [%0], %1, [%2];" ::"r"(rp), "l"(v),
+                 "r"(rb)
+                 : "memory");
+#elif !defined(__CUDACC__)
+    *cluster.map_shared_rank(p, (int)rank) = v;
+    bss_hm_mbar(cluster.map_shared_rank(bar, (int)rank), -8, 0);
+#endif
+}
+
 // Per-phase cycle counts of block 0, thread 0, printed at its end: build
 // with -DGOLDFHE_BSS_PROFILE (a development aid; never in the committed
 // fatbin).
@@ -122,11 +227,11 @@ __host__ __device__ constexpr int bss_key_words(int n, int k1, int l, int c, int
 // bss_shared_bufs: bss_shared with `bufs` key buffers.
 __host__ __device__ constexpr int bss_shared_bufs(int f1, int f2, int f3, int k1, int l, int c, int g, int bufs) {
     // 2 (k1 * l + k1) padded position rows (X, X2, Y, Y2), Z, psiPow, the
-    // twiddles, the key buffers, then ACC.
+    // twiddles, the key buffers, ACC, then two mbarriers.
     return (2 * (k1 * l + k1) * (f1 * f2 * f3 / c + f1 * f2 / c) + k1 * (f1 * f2 * f3 / c) +
             (g >= 2 ? bsg_psi_words(f1 * f2 * f3) : 0) + 2 * (f1 * f2 * f3 / c) + 2 * f2 * f3 +
             bufs * bss_key_words(f1 * f2 * f3, k1, l, c, g)) * 8 +
-           (g >= 2 ? k1 * (f1 * f2 * f3 / c) : k1 * f1 * f2 * f3) * 4;
+           (g >= 2 ? k1 * (f1 * f2 * f3 / c) : k1 * f1 * f2 * f3) * 4 + 2 * 8;
 }
 
 // BSS_MAX_SHARED: the most dynamic shared memory a block of sm_90 may have
@@ -245,6 +350,12 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
     uint64_t* twInv2 = tw2 + M;
     uint64_t* keyBuf = twInv2 + M;  // NBUF buffers of KW words
     uint32_t* acc = reinterpret_cast<uint32_t*>(keyBuf + NBUF * KW);
+    // The mbarriers of the two exchanges: X's (the stage-1 outputs, ROWS x
+    // P words per step from the cluster) and Z's (the inverse stage 2's, K1
+    // x P words).
+    uint64_t* mbarX = reinterpret_cast<uint64_t*>(acc + (G >= 2 ? K1 * P : K1 * N));
+    uint64_t* mbarZ = mbarX + 1;
+    constexpr uint32_t XBYTES = ROWS * P * 8, ZBYTES = K1 * P * 8;
     cg::cluster_group cluster = cg::this_cluster();
     const uint32_t rank = cluster.block_rank();
     const bool small = 32 / L <= 15 || beta <= 15;  // bsw_fwd1_digits_to
@@ -259,9 +370,33 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
         tw2[x] = __ldg(tables + 2 * N + x);
         twInv2[x] = __ldg(tables + 2 * N + M + x);
     }
+    if (threadIdx.x == 0) {
+        // One arrival per phase, this thread's, which also says how many
+        // bytes the phase takes: armed here for the first step, and by
+        // this thread again once a step's phase is complete.
+        bss_mbar_init(mbarX, 1);
+        bss_mbar_init(mbarZ, 1);
+        bss_mbar_expect(mbarX, XBYTES);
+        bss_mbar_expect(mbarZ, ZBYTES);
+        bss_mbar_init_fence();
+    }
     // Every block of the cluster runs before anyone touches another's
-    // shared memory (and the tables are published).
+    // shared memory (and the tables and mbarriers are published).
     cluster.sync();
+    // Why one phase at a time is enough: a block writes into another's X
+    // for step i + 1 only after it has received every block's Z of step
+    // i, which each block sends after its own X of step i is complete and
+    // read (and likewise for Z): so no block's writes of the next step
+    // reach an mbarrier before its current phase is complete, nor a buffer
+    // before its owner has read it.
+    uint32_t parityX = 0, parityZ = 0;
+    // exchanged: every byte of the step is in this block's X (or Z); the
+    // mbarrier armed for the next step.
+    auto exchanged = [&](uint64_t* bar, uint32_t& parity, uint32_t bytes) {
+        bss_mbar_wait(bar, parity);
+        if (threadIdx.x == 0) bss_mbar_expect(bar, bytes);
+        parity ^= 1;
+    };
 
     // owned(x) for x < K1 * P: column c, index i, local column tl of the
     // owned coefficient number x, and that coefficient's index.
@@ -331,7 +466,7 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
                 const uint32_t c = r / L, shift = 32 - (r % L + 1) * beta;
                 auto store = [&](int j, uint64_t v) {
                     const int dst = j / B, q = (int)t + M * (j - dst * B);
-                    cluster.map_shared_rank(X, dst)[r * PP + bsw_pad<F3>(q)] = v;
+                    bss_st_async(cluster, X + r * PP + bsw_pad<F3>(q), (uint32_t)dst, v, mbarX);
                 };
                 auto tw = [&](int j) { return tw1[j * TC + tl]; };
                 auto keep = [](int j) { return j / (F1 / BSS_R_A) == S; };
@@ -346,7 +481,7 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
                 }
             });
             BSS_MARK(1);
-            cluster.sync();
+            exchanged(mbarX, parityX, XBYTES);
             BSS_MARK(2);
             // B: stages 2 and 3 of the owned positions (local indices: the
             // owned stage-2 blocks are consecutive), X to X2 to X.
@@ -384,7 +519,12 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
                 if constexpr (G == 1) {
                     bsf_mac_by<1, ROWS>(out, row, off, [&](int r, int) { return key[(r * K1 + c) * P + q]; });
                 } else {
-                    bsf_mac_group_by<N, K1, 1, ROWS>(
+                    // No per-term branches (SKIP false; the key buffer
+                    // holds every term's words, read and multiplied by 0
+                    // for a missing one): the seven terms' chains then
+                    // interleave. One sample grouped by 3: 1.369 -> 1.302 ms
+                    // (H200, kernels/NOTES.md session 7).
+                    bsf_mac_group_by<N, K1, 1, ROWS, NT, false>(
                         out, row, off, [&](int u, int r, int) { return key[((u * ROWS + r) * K1 + c) * P + q]; }, e,
                         psiPow, pos);
                 }
@@ -431,11 +571,11 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
                 hyb_for<H>([&](auto jc) {
                     constexpr int j = S * H + decltype(jc)::value;
                     const uint32_t q = base + F3 * hyb_brv(j, LG), p = rank * P + q, jj = p / M, t = p % M;
-                    cluster.map_shared_rank(Z, t / TC)[c * P + jj * TC + t % TC] = lz_mul(v[j], twInv1[q]);
+                    bss_st_async(cluster, Z + c * P + jj * TC + t % TC, t / TC, lz_mul(v[j], twInv1[q]), mbarZ);
                 });
             });
             BSS_MARK(5);
-            cluster.sync();
+            exchanged(mbarZ, parityZ, ZBYTES);
             BSS_MARK(6);
             // C: the inverse stage 1 of the owned columns (its inputs
             // already times T'_1), into ACC: hyb_gs<F1, true>'s map as a

@@ -271,8 +271,12 @@ __device__ __forceinline__ void bsg_stage_psi(uint64_t* P, const uint64_t* __res
 // rows are read once into registers (the cluster kernel reads them from
 // other blocks' shared memory) and serve all the terms; each term's inner
 // sum is reduced (lz_acc_reduce) before its product with m_u, so every
-// accumulator holds at most ROWS (resp. NT) products.
-template <int N, int K1, int NC, int ROWS, int NT, class Row, class Key>
+// accumulator holds at most ROWS (resp. NT) products. With SKIP false no
+// term is skipped (a term of e_u = 0 is a product with m_u = 0), so that
+// the terms have no branches between them and their chains interleave;
+// keyAt must then read, for the terms of a last group's missing TRGSW
+// samples, any word within bounds (the split kernel's key buffer).
+template <int N, int K1, int NC, int ROWS, int NT, bool SKIP = true, class Row, class Key>
 __device__ __forceinline__ void bsf_mac_group_by(uint64_t (&out)[NC], Row row, uint32_t o, Key keyAt,
                                                  const uint32_t (&e)[NT], const uint64_t* P, uint32_t pos) {
     constexpr int LOGN = hyb_lg<N>::v;
@@ -285,10 +289,11 @@ __device__ __forceinline__ void bsf_mac_group_by(uint64_t (&out)[NC], Row row, u
     for (int c = 0; c < NC; c++) lz_acc_zero(total[c]);
 #pragma unroll
     for (int u = 0; u < NT; u++) {
-        if (e[u] == 0) {
+        if (SKIP && e[u] == 0) {
             continue;
         }
-        // psi^i is in [1, p): minus 1 is canonical, no wrap. e_u * odd < 2^28.
+        // psi^i is in [1, p): minus 1 is canonical, no wrap (psi^0 - 1 = 0
+        // for e_u = 0). e_u * odd < 2^28.
         const uint64_t m = P[bsg_pad<LOGN>((e[u] * odd) & (2 * N - 1))] - 1;
         lz_acc sum[NC];
 #pragma unroll
@@ -306,13 +311,24 @@ __device__ __forceinline__ void bsf_mac_group_by(uint64_t (&out)[NC], Row row, u
 }
 
 // bsf_mac_group_at: bsf_mac_group_by with key[u][r][c] at key + ((u * ROWS
-// + r) * K1 + c) * N + pos in global memory.
-template <int N, int K1, int NC, int ROWS, int NT, class Row>
+// + r) * K1 + c) * N + pos in global memory. With SKIP false a term of e_u
+// = 0 reads term 0's key (which every group has) instead of its own, which
+// a last group may lack. Grouped by 2 the three terms without branches
+// are faster (H200, TFHELib128, kernels/NOTES.md session 7: cluster
+// kernel 66 samples 3.78 -> 3.51 ms, wide t64 4,224 samples 130.8 ->
+// 129.5 ms); grouped by 3 seven terms at once spill (wide t64, 4,224
+// samples: 128 -> 225 ms), so there they keep their branches.
+template <int N, int K1, int NC, int ROWS, int NT, bool SKIP = (NT == 7), class Row>
 __device__ __forceinline__ void bsf_mac_group_at(uint64_t (&out)[NC], Row row, uint32_t o,
                                                  const uint64_t* __restrict__ key, const uint32_t (&e)[NT],
                                                  const uint64_t* P, uint32_t pos) {
-    bsf_mac_group_by<N, K1, NC, ROWS>(
-        out, row, o, [&](int u, int r, int c) { return __ldg(key + ((u * ROWS + r) * K1 + c) * N + pos); }, e, P, pos);
+    bsf_mac_group_by<N, K1, NC, ROWS, NT, SKIP>(
+        out, row, o,
+        [&](int u, int r, int c) {
+            const uint64_t* k = SKIP || e[u] != 0 ? key + (uint64_t)u * (ROWS * K1 * N) : key;
+            return __ldg(k + (r * K1 + c) * N + pos);
+        },
+        e, P, pos);
 }
 
 // bsf_add_centered: *p += the centred representative of v mod 2^32, v

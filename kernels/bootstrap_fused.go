@@ -310,8 +310,9 @@ func (w WideShape) SharedBytes() int {
 		psi = (2*w.n() + 16) * 8
 	}
 	if c := w.Split; c != 0 {
-		// bss_shared: 2(k+1)(l+1) padded rows of N/C positions (two
-		// buffers of each stage), Z (k+1 columns of N/C), psiPow, the
+		// bss_shared: (k+1)(2l+1) padded rows of N/C positions (two
+		// buffers of the forward stages' rows, one of the inverse
+		// stage 3's columns), Z (k+1 columns of N/C), psiPow, the
 		// twiddles (T_1 of the owned columns, T'_1 of the owned
 		// positions, T_2 and T'_2), two key buffers (the N/C
 		// positions of every row and column of a step's one, three or
@@ -327,7 +328,7 @@ func (w WideShape) SharedBytes() int {
 		tw := 2*own + 2*w.F2*w.F3
 		size := func(bufs int) int {
 			key := bufs * w.terms() * k1 * w.L * k1 * own
-			return (2*k1*(w.L+1)*(own+w.F1*w.F2/c)+k1*own+tw+key)*8 + psi + acc + 2*8
+			return (k1*(2*w.L+1)*(own+w.F1*w.F2/c)+k1*own+tw+key)*8 + psi + acc + 2*8
 		}
 		if w.G == 3 && size(2) > splitMaxShared {
 			return size(1)

@@ -22,13 +22,14 @@
 //      stage 1 of each (bsw_fwd1_digits_to), output j of column t written
 //      straight into the shared memory of the owner of position t + M j
 //      (distributed shared memory);
-//   -- cluster barrier 1: every block's positions are complete;
+//   -- exchange 1: every block's positions are complete;
 //   B  (owned positions) stages 2 and 3 of every row, the multiply-
 //      accumulate against the key at those positions (one thread per
-//      position and output column), the inverse stages 3 and 2 of each
-//      column, each result written into the shared memory of the owner of
-//      its stage-1 column;
-//   -- cluster barrier 2: every block's columns are complete;
+//      position and output column) and, in the same threads, the inverse
+//      stage 3 of each column (by warp shuffles), then the inverse stage 2,
+//      each result written into the shared memory of the owner of its
+//      stage-1 column;
+//   -- exchange 2: every block's columns are complete;
 //   C  (owned columns) the inverse stage 1 and the centred add into ACC.
 //
 // A grouped step decomposes ACC unrotated, so each block keeps only its
@@ -40,24 +41,30 @@
 // GPU-scope memory fence (MEMBAR.ALL.GPU) and an L1 invalidation in every
 // thread, twice per step: one sample's blind rotation took 1.466 ms with
 // them and 1.376 ms with a barrier that orders nothing (TFHELib128 grouped
-// by 3, H200, kernels/NOTES.md, session 7). A plain CMux step (G = 1) decomposes X^a ACC - ACC,
-// which needs every coefficient: each block keeps all of ACC, and after C
-// writes its coefficients' new values into every other block's copy (a
-// third cluster barrier). Everything else is the arithmetic of the wide
+// by 3, H200, kernels/NOTES.md, session 7). A plain CMux step (G = 1)
+// decomposes X^a ACC - ACC, which needs every coefficient: each block
+// keeps all of ACC, and after C writes its coefficients' new values into
+// every other block's copy (then a cluster barrier). Everything else is the arithmetic of the wide
 // kernel, so the same bits come out.
 //
 // Each phase is a few dozen small transforms per block, so its time is the
 // length of each thread's dependent chain: two or four threads share each
 // transform (bss_for_roles), each computing some of its outputs with the
-// rest of the network pruned. The inverse stages run as decimation-in-
-// frequency networks (hyb_ct_inv_lazy; stage 1 with its twist applied to
-// the outputs), which prune that way, the inverse stages 3 and 2 applying
-// the next stage's twiddles (T'_2, T'_1) to their outputs.
+// rest of the network pruned. The inverse stages 2 and 1 run as
+// decimation-in-frequency networks (hyb_ct_inv_lazy; stage 1 with its
+// twist applied to the outputs), which prune that way. The inverse stage 3
+// runs where the multiply-accumulate leaves its outputs, one per thread:
+// the F3 lanes of a transform exchange values by warp shuffles, no shared
+// memory and no block barrier in between (one sample grouped by 3: 1.29 ->
+// 1.19 ms, H200, kernels/NOTES.md session 7; the same for the forward
+// stage 3, six rows and a barrier per pair of warps, was slower: 1.36 ms).
+// The inverse stages 3 and 2 apply the next stage's twiddles (T'_2, T'_1)
+// to their outputs.
 //
 // Shared memory per block, 8-byte words (bss_shared): X and X2, ROWS rows
 // of the P owned positions each, padded after every F3 words (bsw_pad:
-// conflict-free stages); Y and Y2, K1 such columns (the multiply-
-// accumulate's outputs and the inverse stages'); Z, the K1 x F1 x TC
+// conflict-free stages); Y2, K1 such columns (the inverse stage 3's
+// outputs); Z, the K1 x F1 x TC
 // values that the inverse stage 1 of the owned columns reads (Z[c][j][tl],
 // conflict-free for consecutive tl); for G = 2, 3 the psiPow table
 // (bsg_stage_psi); the twiddles; two key buffers (the step's and the
@@ -226,9 +233,9 @@ __host__ __device__ constexpr int bss_key_words(int n, int k1, int l, int c, int
 
 // bss_shared_bufs: bss_shared with `bufs` key buffers.
 __host__ __device__ constexpr int bss_shared_bufs(int f1, int f2, int f3, int k1, int l, int c, int g, int bufs) {
-    // 2 (k1 * l + k1) padded position rows (X, X2, Y, Y2), Z, psiPow, the
+    // 2 k1 l + k1 padded position rows (X, X2, Y2), Z, psiPow, the
     // twiddles, the key buffers, ACC, then two mbarriers.
-    return (2 * (k1 * l + k1) * (f1 * f2 * f3 / c + f1 * f2 / c) + k1 * (f1 * f2 * f3 / c) +
+    return ((2 * k1 * l + k1) * (f1 * f2 * f3 / c + f1 * f2 / c) + k1 * (f1 * f2 * f3 / c) +
             (g >= 2 ? bsg_psi_words(f1 * f2 * f3) : 0) + 2 * (f1 * f2 * f3 / c) + 2 * f2 * f3 +
             bufs * bss_key_words(f1 * f2 * f3, k1, l, c, g)) * 8 +
            (g >= 2 ? k1 * (f1 * f2 * f3 / c) : k1 * f1 * f2 * f3) * 4 + 2 * 8;
@@ -264,7 +271,7 @@ __device__ __forceinline__ uint32_t bss_next(const uint32_t* ct, uint32_t iter, 
 
 // Threads per small transform in each phase (bss_for_roles), a divisor of
 // the transform's size each: stage 1 (A), stages 2 and 3, the inverse
-// stages 3, 2 and 1. The fastest of six choices on an H200, within 7 % of
+// stages 2 and 1. The fastest of six choices on an H200, within 7 % of
 // each other (kernels/NOTES.md, session 5); -D overrides them for
 // profiling runs.
 #ifndef BSS_R_A
@@ -275,9 +282,6 @@ __device__ __forceinline__ uint32_t bss_next(const uint32_t* ct, uint32_t iter, 
 #endif
 #ifndef BSS_R_3
 #define BSS_R_3 2
-#endif
-#ifndef BSS_R_I3
-#define BSS_R_I3 4
 #endif
 #ifndef BSS_R_I2
 #define BSS_R_I2 4
@@ -333,11 +337,10 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
     extern __shared__ uint64_t bss_sm[];
     // X: stage-1 outputs, then stage 3's; X2: stage 2's (the threads of a
     // transform read all its inputs and write some outputs, so no stage
-    // works in place); Y, Y2 the same for the inverse stages 3 and 2.
+    // works in place); Y2: the inverse stage 3's.
     uint64_t* X = bss_sm;           // ROWS x PP
     uint64_t* X2 = X + ROWS * PP;   // ROWS x PP
-    uint64_t* Y = X2 + ROWS * PP;   // K1 x PP
-    uint64_t* Y2 = Y + K1 * PP;     // K1 x PP
+    uint64_t* Y2 = X2 + ROWS * PP;  // K1 x PP
     uint64_t* Z = Y2 + K1 * PP;     // K1 x F1 x TC
     uint64_t* psiPow = Z + K1 * P;  // G = 2, 3 only
     // The twiddles this block uses: T_1 of the owned columns (tw1[j * TC
@@ -431,6 +434,19 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
     uint32_t bss_steps = 0;
 #endif
 
+    // The twiddles of the inverse stage 3, which runs in the multiply-
+    // accumulate's warps, for this thread's lane p = q mod F3 of its
+    // transform (the lanes of a transform are consecutive threads of one
+    // warp): level s multiplies by omega_F3^-(j F3 / 2^(s+1)), j = p mod
+    // 2^s (omega_F3 = 2^(192 / F3), DESIGN.md section 4).
+    constexpr int LG3 = hyb_lg<F3>::v;
+    static_assert(P % 32 == 0 && 32 % F3 == 0, "a transform's F3 lanes in one warp");
+    uint64_t w3[LG3];
+#pragma unroll
+    for (int lv = 0; lv < LG3; lv++) {
+        const uint32_t e = (192 / F3) * ((threadIdx.x % F3) % (1u << lv)) * (F3 >> (lv + 1));
+        w3[lv] = gl_mul_pow2(1, (192 - e) % 192);
+    }
     for (uint32_t s = blockIdx.x / C; s < count; s += gridDim.x / C) {
         const uint32_t* ct = in + (uint64_t)s * (n + 1);
         const uint32_t bbar = bs_modswitch(ct[n], LOGN + 1);
@@ -528,7 +544,23 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
                         out, row, off, [&](int u, int r, int) { return key[((u * ROWS + r) * K1 + c) * P + q]; }, e,
                         psiPow, pos);
                 }
-                Y[c * PP + off] = out[0];
+                // The inverse stage 3 where the multiply-accumulate left
+                // its outputs, in registers: lane p = q mod F3 of the F3
+                // lanes of a transform holds its input brv(p) (positions
+                // hold the forward transform's outputs in bit-reversed
+                // order), so a Cooley-Tukey network on bit-reversed input
+                // gives output p in lane p (hyb_ct_inv_lazy's map): level
+                // s joins lanes p and p ^ 2^s, the upper one's value times
+                // w3[s]. Then times T'_2 into Y2.
+                uint64_t a = out[0];
+#pragma unroll
+                for (int lv = 0; lv < LG3; lv++) {
+                    const uint64_t b = __shfl_xor_sync(0xFFFFFFFFu, a, 1 << lv);
+                    const bool upper = (q >> lv) & 1;
+                    const uint64_t t = lz_mul(upper ? a : b, w3[lv]);
+                    a = upper ? lz_sub(b, t) : lz_add(a, t);
+                }
+                Y2[c * PP + off] = lz_mul(a, twInv2[q % M]);
             }
             __syncthreads();
             if constexpr (NBUF == 1) {
@@ -536,25 +568,6 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
                 if (next < n) fetch(next, 0);
             }
             BSS_MARK(4);
-            // The inverse stage 3 (hyb_ct_inv_lazy: natural-order input, so
-            // bit-reversed loads), times T'_2, Y to Y2.
-            bss_for_roles<BSS_R_I3, THREADS>(K1 * (P / F3), [&](auto rc, uint32_t x) {
-                constexpr int S = decltype(rc)::value, H = F3 / BSS_R_I3, LG = hyb_lg<F3>::v;
-                const uint32_t t3 = x % (P / F3), o = (x / (P / F3)) * PP + t3 * (F3 + 1);
-                uint64_t v[F3];
-                hyb_for<F3>([&](auto kc) {
-                    constexpr int k = decltype(kc)::value;
-                    v[k] = Y[o + hyb_brv(k, LG)];
-                });
-                hyb_ct_inv_lazy<F3>(v);
-                hyb_for<H>([&](auto jc) {
-                    constexpr int j = S * H + decltype(jc)::value, i = hyb_brv(j, LG);
-                    // Local position t3 F3 + i; its stage-2 twiddle index is
-                    // the position mod M (owned stage-2 blocks are aligned).
-                    Y2[o + i] = lz_mul(v[j], twInv2[(t3 * F3 + i) % M]);
-                });
-            });
-            __syncthreads();
             // The inverse stage 2, times T'_1, sent to the owners of the
             // stage-1 columns.
             bss_for_roles<BSS_R_I2, THREADS>(K1 * B * F3, [&](auto rc, uint32_t x) {

@@ -3,9 +3,11 @@
 // bootstrap_split.cuh bss_run; plain and grouped, G = 1, 2 and 3): the
 // device source itself, compiled by g++, every CUDA thread a
 // std::thread, __syncthreads a std::barrier per block,
-// cluster.sync one per cluster, each block's shared memory a host array
-// (poisoned), distributed shared memory through testdata/cg's stand-in of
-// cooperative_groups. It runs each kernel on the vectors that
+// cluster.sync one per cluster, __shfl_xor_sync a std::barrier per warp,
+// each block's shared memory a host array (poisoned), distributed shared
+// memory through testdata/cg's stand-in of cooperative_groups, the split
+// kernel's mbarriers and st.async by atomics on the mbarrier's word
+// (bootstrap_split.cuh). It runs each kernel on the vectors that
 // TestWriteBlindRotateVectors writes (inputs, key and tables, and the Go
 // references' output) and compares bit for bit, and checks that the
 // vector's shared bytes (WideShape.SharedBytes) are the kernel's
@@ -21,6 +23,7 @@
 // wide, 1 cluster, 2 split; T is a split kernel's block size), G,
 // n, beta, offset, mu, count, shared bytes, then the lengths of tables,
 // key (uint64), in and ext (uint32), then those four arrays.
+#include <algorithm>
 #include <barrier>
 #include <cstdint>
 #include <cstdio>
@@ -43,6 +46,21 @@ thread_local hm_dim3 threadIdx, blockIdx, blockDim, gridDim;
 thread_local std::barrier<>* hm_block_bar;
 static inline void __syncthreads() { hm_block_bar->arrive_and_wait(); }
 static inline void __syncwarp() {}
+// Warps for __shfl_xor_sync: the warp's threads meet at its barrier, each
+// value passing through the warp's slots.
+struct hm_warp_ctx {
+    std::barrier<>* bar;
+    uint64_t* slots;
+};
+thread_local hm_warp_ctx hm_warp;
+static inline uint64_t __shfl_xor_sync(unsigned, uint64_t v, int mask) {
+    const unsigned lane = threadIdx.x % 32;
+    hm_warp.slots[lane] = v;
+    hm_warp.bar->arrive_and_wait();
+    const uint64_t r = hm_warp.slots[lane ^ (unsigned)mask];
+    hm_warp.bar->arrive_and_wait();
+    return r;
+}
 static inline uint64_t __umul64hi(uint64_t a, uint64_t b) { return (uint64_t)(((unsigned __int128)a * b) >> 64); }
 template <class T> static inline T __ldg(const T* p) { return *p; }
 static inline unsigned __brev(unsigned x) {
@@ -174,10 +192,13 @@ int main(int argc, char** argv) {
         for (int g = 0; g < groups; g++) {
             std::vector<std::vector<uint64_t>> sm(bps, std::vector<uint64_t>(shared / 8, 0xA5A5A5A5A5A5A5A5ull));
             std::vector<uint64_t*> smp(bps);
-            std::vector<std::unique_ptr<std::barrier<>>> bars;
+            std::vector<std::unique_ptr<std::barrier<>>> bars, wbars;
+            const int warps = (threads + 31) / 32;
+            std::vector<uint64_t> wslots((size_t)bps * warps * 32);
             for (int b = 0; b < bps; b++) {
                 smp[b] = sm[b].data();
                 bars.emplace_back(new std::barrier<>(threads));
+                for (int w = 0; w < warps; w++) wbars.emplace_back(new std::barrier<>(std::min(32, threads - 32 * w)));
             }
             std::barrier<> cbar(bps * threads);
             hm_cluster_ctx ctx{&cbar, smp.data()};
@@ -190,6 +211,7 @@ int main(int argc, char** argv) {
                         blockDim.x = threads;
                         gridDim.x = groups * bps;
                         hm_block_bar = bars[b].get();
+                        hm_warp = {wbars[b * warps + t / 32].get(), wslots.data() + ((size_t)b * warps + t / 32) * 32};
                         hm_cluster = &ctx;
                         hm_rank = b;
                         hm_smem_base = smp[b];

@@ -336,7 +336,7 @@ func (e *GPU) kernelsName() string {
 	if w := e.wide; w.T != 0 {
 		name := fmt.Sprintf("wide%dx%dx%d/t%d", w.F1, w.F2, w.F3, w.T)
 		if w := e.split; w.T != 0 {
-			name += fmt.Sprintf("+split%d<=%d", w.Split, e.splitMax())
+			name += fmt.Sprintf("+split%d<=%d", w.Split, e.splitPassMax())
 		}
 		if c := e.cluster; c.T != 0 {
 			name += fmt.Sprintf("+cluster%d/t%d<=%d", c.K+1, c.T, e.clusterMax())
@@ -611,9 +611,11 @@ func (e *GPU) Grouping() int {
 }
 
 // BatchTiers returns the batch sizes at which a pass's time steps up
-// (see the package function BatchTiers): the largest passes of the split,
-// cluster and N/8-thread wide kernels, then a wave of the wide kernel (two
-// samples per SM for the N/16-thread kernel). On an H200, TFHELib128
+// (see the package function BatchTiers): the largest passes of the split
+// kernel (its first wave, and the second where it runs two: a key grouped
+// by 3, splitPassMax), of the cluster and N/8-thread wide kernels, then a
+// wave of the wide kernel (two samples per SM for the N/16-thread
+// kernel). On an H200, TFHELib128
 // grouped by 2 (bench, ms per call): 1.91 at 1 sample, 2.41 at 16, 3.88 at
 // 33, 4.02 at 66, 5.71 at 99, 5.81 at 132, 9.59 at 198, 9.77 at 264. nil
 // when the engine runs the fused or step kernels.
@@ -629,6 +631,7 @@ func (e *GPU) BatchTiers() []int {
 	}
 	if e.split.T != 0 {
 		add(e.splitMax())
+		add(e.splitPassMax())
 	}
 	if e.cluster.T != 0 {
 		add(e.clusterMax())
@@ -844,18 +847,39 @@ func (e *GPU) clusterMax() int { return e.info.SMs / (e.shape.K + 1) }
 // 1 to 8 samples 1.47 ms, 10 to 15 about 1.66, 16 samples 2.93).
 func (e *GPU) splitMax() int {
 	n := e.info.SMs / max(e.split.Split, 1)
-	if sm := e.info.SharedPerSM; sm > 0 && e.split.SharedBytes() > sm/2 {
+	if e.splitAlone() {
 		n--
 	}
 	return max(n, 1)
 }
 
+// splitAlone reports whether a split kernel's block takes more than half
+// an SM's shared memory, so that it runs one block per SM.
+func (e *GPU) splitAlone() bool {
+	sm := e.info.SharedPerSM
+	return sm > 0 && e.split.SharedBytes() > sm/2
+}
+
+// splitPassMax is the largest pass that runs the split kernel: splitMax,
+// or two waves of it (the clusters beyond the first wave start as the
+// first ones finish) when the split kernel runs one block per SM (a key
+// grouped by 3), whose wave takes less than half the cluster kernel's
+// (kernel BenchmarkBlindRotate on an H200, TFHELib128 grouped by 3: 15
+// samples 1.33 ms by the split kernel, 66 samples 3.62 ms by the cluster
+// kernel, kernels/NOTES.md session 7).
+func (e *GPU) splitPassMax() int {
+	if e.splitAlone() {
+		return 2 * e.splitMax()
+	}
+	return e.splitMax()
+}
+
 // wideFor returns the wide-family kernel for a pass of count samples: the
 // split kernel or the cluster kernel while all their blocks get an SM of
-// their own, then the N/8-thread wide kernel up to a sample per SM, else
-// the wide kernel.
+// their own (the split kernel: up to splitPassMax), then the N/8-thread
+// wide kernel up to a sample per SM, else the wide kernel.
 func (e *GPU) wideFor(count int) kernels.WideShape {
-	if e.split.T != 0 && count <= e.splitMax() {
+	if e.split.T != 0 && count <= e.splitPassMax() {
 		return e.split
 	}
 	if e.cluster.T != 0 && count <= e.clusterMax() {

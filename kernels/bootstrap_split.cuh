@@ -44,8 +44,8 @@
 // by 3, H200, kernels/NOTES.md, session 7). A plain CMux step (G = 1)
 // decomposes X^a ACC - ACC, which needs every coefficient: each block
 // keeps all of ACC, and after C writes its coefficients' new values into
-// every other block's copy (then a cluster barrier). Everything else is the arithmetic of the wide
-// kernel, so the same bits come out.
+// every other block's copy (then a cluster barrier). Everything else is
+// the arithmetic of the wide kernel, so the same bits come out.
 //
 // Each phase is a few dozen small transforms per block, so its time is the
 // length of each thread's dependent chain: two or four threads share each
@@ -64,9 +64,9 @@
 // Shared memory per block, 8-byte words (bss_shared): X and X2, ROWS rows
 // of the P owned positions each, padded after every F3 words (bsw_pad:
 // conflict-free stages); Y2, K1 such columns (the inverse stage 3's
-// outputs); Z, the K1 x F1 x TC
-// values that the inverse stage 1 of the owned columns reads (Z[c][j][tl],
-// conflict-free for consecutive tl); for G = 2, 3 the psiPow table
+// outputs); Z, the K1 x F1 x TC values that the inverse stage 1 of the
+// owned columns reads (Z[c][j][tl], conflict-free for consecutive tl);
+// for G = 2, 3 the psiPow table
 // (bsg_stage_psi); the twiddles; two key buffers (the step's and the
 // next's, cp.async), or one where two do not fit (bss_key_bufs: G = 3 with
 // k = 3); then ACC, 32-bit words: the K1 x F1 x TC owned coefficients (G =

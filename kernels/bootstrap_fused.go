@@ -243,6 +243,11 @@ var wideShapes = []WideShape{
 // kernel of grouping factor 3 double-buffers its key slices.
 const splitMaxShared = 227 << 10
 
+// splitCTWords is BSS_CT_WORDS (bootstrap_split.cuh): the largest LWE
+// dimension n a split kernel takes (it keeps the sample's amounts in
+// shared memory).
+const splitCTWords = 1024
+
 // WideShapes lists the shapes that have a wide blind-rotation kernel.
 func WideShapes() []WideShape { return append([]WideShape(nil), wideShapes...) }
 
@@ -291,10 +296,14 @@ func (w WideShape) BlocksPerSample() int {
 	return 1
 }
 
-// Threads is the block size: T threads per TRGSW row of the block (T for
-// a split kernel).
+// Threads is the block size: T threads per TRGSW row of the block; for a
+// split kernel T compute threads, and for a grouped one a producer warp
+// after them (bss_producer), which fetches the key.
 func (w WideShape) Threads() int {
 	if w.Split != 0 {
+		if w.grouped() {
+			return w.T + 32
+		}
 		return w.T
 	}
 	return w.T * (w.K + 1) * w.L / w.BlocksPerSample()
@@ -318,8 +327,9 @@ func (w WideShape) SharedBytes() int {
 		// positions of every row and column of a step's one, three or
 		// seven TRGSW samples; one buffer where two do not fit, G = 3
 		// only: bss_key_bufs), ACC: the owned coefficients for a
-		// grouped key, all of them otherwise, then the two exchanges'
-		// mbarriers (8 bytes each).
+		// grouped key, all of them otherwise, six mbarriers (8 bytes
+		// each: the two exchanges', each key buffer's full and empty),
+		// then the amounts of a sample (16 bits each, splitCTWords).
 		k1, own := w.K+1, w.n()/c
 		acc := k1 * w.n() * 4
 		if w.grouped() {
@@ -328,7 +338,7 @@ func (w WideShape) SharedBytes() int {
 		tw := 2*own + 2*w.F2*w.F3
 		size := func(bufs int) int {
 			key := bufs * w.terms() * k1 * w.L * k1 * own
-			return (k1*(2*w.L+1)*(own+w.F1*w.F2/c)+k1*own+tw+key)*8 + psi + acc + 2*8
+			return (k1*(2*w.L+1)*(own+w.F1*w.F2/c)+k1*own+tw+key)*8 + psi + acc + 6*8 + splitCTWords*2
 		}
 		if w.G == 3 && size(2) > splitMaxShared {
 			return size(1)
@@ -353,13 +363,14 @@ func (w WideShape) TablesLen() int {
 }
 
 // fits reports whether the kernel runs the shape sh: its N, k, l, and its
-// grouping (G = g exactly for sh.Grouping g = 2, 3; G = 0 for 0 and 1).
+// grouping (G = g exactly for sh.Grouping g = 2, 3; G = 0 for 0 and 1);
+// a split kernel, n <= splitCTWords too.
 func (w WideShape) fits(sh BootstrapShape) bool {
 	g := sh.Grouping
 	if g < 2 {
 		g = 0
 	}
-	return w.n() == sh.N() && w.K == sh.K && w.L == sh.BKLevels && w.G == g
+	return w.n() == sh.N() && w.K == sh.K && w.L == sh.BKLevels && w.G == g && (w.Split == 0 || sh.LWEDim <= splitCTWords)
 }
 
 // WideFor returns the wide kernels for sh that fit this device, most

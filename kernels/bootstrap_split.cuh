@@ -47,6 +47,22 @@
 // every other block's copy (then a cluster barrier). Everything else is
 // the arithmetic of the wide kernel, so the same bits come out.
 //
+// The key. A grouped kernel's block has a producer warp after its
+// compute threads: it walks the sample's steps and, as soon as a key
+// buffer is empty (an mbarrier that thread 0 arrives on after the
+// multiply-accumulate), fetches the next step's key slices into it with
+// bulk copies (cp.async.bulk, one per 1 KiB slice), whose bytes count on
+// the buffer's full mbarrier; the compute threads wait on that before the
+// multiply-accumulate, and meet at a named barrier (bss_sync) that the
+// producer never joins. When the compute threads issued 16-byte cp.async
+// themselves, their issue took about 1,300 of the 11,500 cycles of a
+// grouped-by-3 step, and the step's amounts, read from global memory,
+// about 700 more; the sample's amounts are now in shared memory too (16
+// bits each, bss_amounts). One sample grouped by 3: 1.205 -> 1.110 ms,
+// by 2 1.490 -> 1.376 ms (H200, kernels/NOTES.md session 8). A plain
+// kernel (G = 1) joins a cluster barrier every step, with every thread of
+// the cluster, so its compute threads still fetch the key.
+//
 // Each phase is a few dozen small transforms per block, so its time is the
 // length of each thread's dependent chain: two or four threads share each
 // transform (bss_for_roles), each computing some of its outputs with the
@@ -68,10 +84,12 @@
 // owned columns reads (Z[c][j][tl], conflict-free for consecutive tl);
 // for G = 2, 3 the psiPow table
 // (bsg_stage_psi); the twiddles; two key buffers (the step's and the
-// next's, cp.async), or one where two do not fit (bss_key_bufs: G = 3 with
-// k = 3); then ACC, 32-bit words: the K1 x F1 x TC owned coefficients (G =
-// 2, 3; ACC[c][i][tl] is coefficient t + M i of column c, t = rank TC +
-// tl), or all K1 x N (G = 1); last the two mbarriers of the exchanges.
+// next's), or one where two do not fit (bss_key_bufs: G = 3 with k = 3);
+// then ACC, 32-bit words: the K1 x F1 x TC owned coefficients (G = 2, 3;
+// ACC[c][i][tl] is coefficient t + M i of column c, t = rank TC + tl), or
+// all K1 x N (G = 1); six mbarriers (the two exchanges', each key
+// buffer's full and empty); last the sample's amounts (BSS_CT_WORDS
+// 16-bit words).
 #ifndef GOLDFHE_BOOTSTRAP_SPLIT_CUH
 #define GOLDFHE_BOOTSTRAP_SPLIT_CUH
 
@@ -80,8 +98,9 @@
 #ifdef GOLDFHE_HAVE_CLUSTERS
 
 // 16-byte asynchronous copies from global to shared memory (cp.async,
-// sm_80 and later), used to fetch the next step's key while this step
-// runs. The host models (testdata) copy at once.
+// sm_80 and later), with which the threads of a plain (G = 1) split
+// kernel fetch the next step's key while this step runs. The host models
+// (testdata) copy at once.
 __device__ __forceinline__ void bss_cp16(uint64_t* dst, const uint64_t* src) {
 #ifdef __CUDA_ARCH__
     const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
@@ -186,6 +205,27 @@ __device__ __forceinline__ void bss_mbar_wait(uint64_t* bar, uint32_t parity) {
 #endif
 }
 
+// bss_mbar_arrive: one arrival on bar (release, CTA scope).
+__device__ __forceinline__ void bss_mbar_arrive(uint64_t* bar) {
+#ifdef __CUDA_ARCH__
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bss_smem_addr(bar)) : "memory");
+#elif !defined(__CUDACC__)
+    bss_hm_mbar(bar, 0, 1);
+#endif
+}
+
+// bss_sync: a barrier of the block's first THREADS threads (named barrier
+// 1), which the producer warp of a grouped split kernel never joins. The
+// host model (testdata) gives each block a std::barrier of THREADS.
+template <int THREADS>
+__device__ __forceinline__ void bss_sync() {
+#ifdef __CUDA_ARCH__
+    asm volatile("bar.sync 1, %0;" ::"n"(THREADS) : "memory");
+#elif !defined(__CUDACC__)
+    hm_compute_bar->arrive_and_wait();
+#endif
+}
+
 // bss_st_async: v into block rank's word at the offset of p (a pointer
 // into this block's shared memory), its 8 bytes counted on block rank's
 // mbarrier at the offset of bar (st.async: the write and the count are
@@ -206,7 +246,27 @@ __device__ __forceinline__ void bss_st_async(const Cluster& cluster, uint64_t* p
 #endif
 }
 
-// Per-phase cycle counts of block 0, thread 0, printed at its end: build
+// bss_bulk: `bytes` (a multiple of 16) from global src into this block's
+// shared dst, copied by the tensor memory accelerator (cp.async.bulk,
+// sm_90) and counted on this block's mbarrier bar. The split kernel
+// fetches each step's key slices this way, one instruction per 1 KiB
+// slice from one warp: the 16-byte cp.async of every thread it replaces
+// cost about 1,300 cycles of a grouped-by-3 step's 11,500 (TFHELib128,
+// H200, kernels/NOTES.md session 8).
+__device__ __forceinline__ void bss_bulk(uint64_t* dst, const uint64_t* src, uint32_t bytes, uint64_t* bar) {
+#ifdef __CUDA_ARCH__
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                     bss_smem_addr(dst)),
+                 "l"(src), "r"(bytes), "r"(bss_smem_addr(bar))
+                 : "memory");
+#elif !defined(__CUDACC__)
+    memcpy(dst, src, bytes);
+    bss_hm_mbar(bar, -(int32_t)bytes, 0);
+#endif
+}
+
+// Per-phase cycle counts of block 0, thread BSS_PROF_T, printed at its end
+// ("pre": from the end of a step to the start of the next one's A): build
 // with -DGOLDFHE_BSS_PROFILE (a development aid; never in the committed
 // fatbin).
 #ifdef GOLDFHE_BSS_PROFILE
@@ -231,14 +291,38 @@ __host__ __device__ constexpr int bss_key_words(int n, int k1, int l, int c, int
     return (g == 3 ? 7 : g == 2 ? 3 : 1) * k1 * l * k1 * (n / c);
 }
 
+// BSS_CT_WORDS: the largest n the split kernels take. They keep the
+// sample's n amounts in shared memory (bss_amounts), where the step's
+// exponents and the next step are read at the start of every step: from
+// global memory the loads' latency was on every step's critical path.
+#define BSS_CT_WORDS 1024
+
+// bss_amounts: the sample's amounts as kept in shared memory, the upper 16
+// bits of each word: h[i] << 16 modulus-switches (bs_modswitch, 2N <=
+// 2^15) as word i does, since the rounding bit is bit 31 - log2(2N) >= 16.
+struct bss_amounts {
+    const uint16_t* h;
+    __device__ __forceinline__ uint32_t operator[](uint32_t i) const { return (uint32_t)h[i] << 16; }
+};
+
+// bss_producer: whether the split kernel of grouping factor G has a
+// producer warp (G >= 2): one more warp per block, which only fetches the
+// key slices of the sample's steps, each into a free key buffer, with bulk
+// copies (bss_bulk). The block's other threads compute and meet at named
+// barrier 1 (bss_sync). A plain kernel (G = 1) keeps its cluster barrier
+// per step, which every thread of the cluster must join, so its compute
+// threads fetch the key themselves (bss_cp16).
+__host__ __device__ constexpr bool bss_producer(int g) { return g >= 2; }
+
 // bss_shared_bufs: bss_shared with `bufs` key buffers.
 __host__ __device__ constexpr int bss_shared_bufs(int f1, int f2, int f3, int k1, int l, int c, int g, int bufs) {
     // 2 k1 l + k1 padded position rows (X, X2, Y2), Z, psiPow, the
-    // twiddles, the key buffers, ACC, then two mbarriers.
+    // twiddles, the key buffers, ACC, six mbarriers (the two exchanges',
+    // each key buffer's full and empty), then the sample's amounts.
     return ((2 * k1 * l + k1) * (f1 * f2 * f3 / c + f1 * f2 / c) + k1 * (f1 * f2 * f3 / c) +
             (g >= 2 ? bsg_psi_words(f1 * f2 * f3) : 0) + 2 * (f1 * f2 * f3 / c) + 2 * f2 * f3 +
             bufs * bss_key_words(f1 * f2 * f3, k1, l, c, g)) * 8 +
-           (g >= 2 ? k1 * (f1 * f2 * f3 / c) : k1 * f1 * f2 * f3) * 4 + 2 * 8;
+           (g >= 2 ? k1 * (f1 * f2 * f3 / c) : k1 * f1 * f2 * f3) * 4 + 6 * 8 + BSS_CT_WORDS * 2;
 }
 
 // BSS_MAX_SHARED: the most dynamic shared memory a block of sm_90 may have
@@ -263,7 +347,7 @@ __host__ __device__ constexpr int bss_shared(int f1, int f2, int f3, int k1, int
 // none does): the steps bs_step_exponents skips are skipped here too, so
 // that the key fetched ahead is the one the next step reads.
 template <int G, int LOGN>
-__device__ __forceinline__ uint32_t bss_next(const uint32_t* ct, uint32_t iter, uint32_t n) {
+__device__ __forceinline__ uint32_t bss_next(const bss_amounts& ct, uint32_t iter, uint32_t n) {
     uint32_t e[bsg_terms(G)];
     while (iter < n && !bs_step_exponents<G, LOGN>(e, ct, iter, n)) iter += G;
     return iter;
@@ -277,6 +361,7 @@ __device__ __forceinline__ uint32_t bss_next(const uint32_t* ct, uint32_t iter, 
 #ifndef BSS_R_A
 #define BSS_R_A 2
 #endif
+
 #ifndef BSS_R_2
 #define BSS_R_2 2
 #endif
@@ -313,8 +398,10 @@ __device__ __forceinline__ void bss_for_roles(uint32_t items, Fn fn) {
 
 // bss_run: samples blockIdx.x / C, + gridDim.x / C, ... (clusters of C
 // consecutive blocks, gridDim.x a multiple of C); tables as for the wide
-// kernel (psiPow after T'_2 for G = 2, 3). blockDim.x = K1 N / C: the
-// multiply-accumulate has one thread per owned position and column.
+// kernel (psiPow after T'_2 for G = 2, 3). blockDim.x = K1 N / C compute
+// threads (the multiply-accumulate has one per owned position and column),
+// and for G >= 2 a producer warp after them (bss_producer); n <=
+// BSS_CT_WORDS.
 template <int F1, int F2, int F3, int K1, int L, int C, int G>
 __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const uint64_t* __restrict__ bk,
                                         const uint64_t* __restrict__ tables, uint32_t* __restrict__ ext,
@@ -328,7 +415,9 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
     constexpr int P = N / C;         // owned NTT-domain positions
     constexpr int PP = P + P / F3;   // padded
     constexpr int TC = M / C;        // owned stage-1 columns
-    constexpr int THREADS = K1 * P;
+    constexpr int THREADS = K1 * P;  // compute threads
+    constexpr bool PRODUCER = bss_producer(G);
+    static_assert(LOGN <= 14, "bss_amounts: 2N <= 2^15");
     constexpr int NT = bsg_terms(G);      // exponents per step (G >= 2: TRGSW samples per group)
     constexpr int KW = bss_key_words(N, K1, L, C, G);
     constexpr int NBUF = bss_key_bufs(F1, F2, F3, K1, L, C, G);
@@ -358,11 +447,18 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
     // x P words).
     uint64_t* mbarX = reinterpret_cast<uint64_t*>(acc + (G >= 2 ? K1 * P : K1 * N));
     uint64_t* mbarZ = mbarX + 1;
+    // Key buffer b is full (its bulk copies are in: mbarK[b]) and empty
+    // (the multiply-accumulate that read it is done: mbarE[b]).
+    uint64_t* mbarK = mbarZ + 1;
+    uint64_t* mbarE = mbarK + 2;
+    uint16_t* amounts = reinterpret_cast<uint16_t*>(mbarE + 2);  // BSS_CT_WORDS
+    const bss_amounts ct{amounts};
     constexpr uint32_t XBYTES = ROWS * P * 8, ZBYTES = K1 * P * 8;
     cg::cluster_group cluster = cg::this_cluster();
     const uint32_t rank = cluster.block_rank();
     const bool small = 32 / L <= 15 || beta <= 15;  // bsw_fwd1_digits_to
-    if constexpr (G >= 2) {
+    const bool producer = PRODUCER && threadIdx.x >= THREADS;
+    if (G >= 2 && !producer) {
         bsg_stage_psi<LOGN>(psiPow, tables + 2 * N + 2 * M, THREADS);
     }
     for (uint32_t x = threadIdx.x; x < P; x += THREADS) {
@@ -379,6 +475,10 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
         // this thread again once a step's phase is complete.
         bss_mbar_init(mbarX, 1);
         bss_mbar_init(mbarZ, 1);
+        for (int b = 0; b < 2; b++) {
+            bss_mbar_init(mbarK + b, 1);  // armed by each fetch
+            bss_mbar_init(mbarE + b, 1);  // thread 0 after the multiply-accumulate
+        }
         bss_mbar_expect(mbarX, XBYTES);
         bss_mbar_expect(mbarZ, ZBYTES);
         bss_mbar_init_fence();
@@ -393,6 +493,11 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
     // reach an mbarrier before its current phase is complete, nor a buffer
     // before its owner has read it.
     uint32_t parityX = 0, parityZ = 0;
+    // Bit b: the parity of key buffer b's next full (parityK) or empty
+    // (parityE) phase to wait for. The producer's first wait for an empty
+    // buffer is for parity 1, the phase before an mbarrier's first, which
+    // counts as complete.
+    uint32_t parityK = 0, parityE = 3;
     // exchanged: every byte of the step is in this block's X (or Z); the
     // mbarrier armed for the next step.
     auto exchanged = [&](uint64_t* bar, uint32_t& parity, uint32_t bytes) {
@@ -412,24 +517,52 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
     // at iter into key buffer buf (keyBuf[buf][chunk * P + q], chunk = (u
     // ROWS + r) K1 + c): one TRGSW for G = 1, three for a pair and one for
     // the last bit of an odd n for G = 2, seven for a group of three and
-    // 2^r - 1 for a last group of r = n - iter < 3 bits for G = 3.
+    // 2^r - 1 for a last group of r = n - iter < 3 bits for G = 3. For G
+    // >= 2 the producer warp asks for each chunk's P contiguous words with
+    // one bulk copy, counted on mbarK[buf], which its lane 0 arms with the
+    // step's bytes (in either order: the phase completes when both are
+    // in); for G = 1 every compute thread copies 16-byte pieces (cp.async).
     auto fetch = [&](uint32_t iter, uint32_t buf) {
         const uint64_t* src = bk + (G >= 2 ? (uint64_t)(iter / G) * NT * TRGSW : (uint64_t)iter * TRGSW) + rank * P;
         uint64_t* dst = keyBuf + buf * KW;
-        uint32_t copies;
-        if constexpr (G == 3) {
-            copies = (KW / NT) * (n - iter >= 3 ? 7u : n - iter == 2 ? 3u : 1u) / 2;
+        if constexpr (PRODUCER) {
+            const uint32_t lane = threadIdx.x - THREADS;
+            uint32_t chunks;
+            if constexpr (G == 3) {
+                chunks = ROWS * K1 * (n - iter >= 3 ? 7u : n - iter == 2 ? 3u : 1u);
+            } else {
+                chunks = (iter + 1 >= n ? KW / 3 : KW) / P;
+            }
+            if (lane == 0) bss_mbar_expect(mbarK + buf, chunks * P * 8);
+            // From every lane: one lane issuing them all was slower (one
+            // sample grouped by 3: 1.110 -> 1.222 ms, H200, kernels/NOTES.md
+            // session 8).
+            for (uint32_t y = lane; y < chunks; y += 32) bss_bulk(dst + y * P, src + (uint64_t)y * N, P * 8, mbarK + buf);
         } else {
-            copies = (G == 2 && iter + 1 >= n ? KW / 3 : KW) / 2;
+            for (uint32_t y = threadIdx.x; y < KW / 2; y += THREADS) {
+                const uint32_t chunk = y / (P / 2), w = 2 * (y % (P / 2));
+                bss_cp16(dst + chunk * P + w, src + (uint64_t)chunk * N + w);
+            }
+            bss_cp_commit();
         }
-        for (uint32_t y = threadIdx.x; y < copies; y += THREADS) {
-            const uint32_t chunk = y / (P / 2), w = 2 * (y % (P / 2));
-            bss_cp16(dst + chunk * P + w, src + (uint64_t)chunk * N + w);
+    };
+    // key_in(buf, pending): this step's key, in key buffer buf, is
+    // complete and visible to this thread (G = 1: this thread's copies are,
+    // all but the newest group when the next step's are pending; the
+    // barrier after it publishes everyone's).
+    auto key_in = [&](uint32_t buf, bool pending) {
+        if constexpr (PRODUCER) {
+            bss_mbar_wait(mbarK + buf, (parityK >> buf) & 1);
+            parityK ^= 1u << buf;
+        } else {
+            bss_cp_wait(pending);
         }
-        bss_cp_commit();
     };
 #ifdef GOLDFHE_BSS_PROFILE
-    const bool bss_prof = blockIdx.x == 0 && threadIdx.x == 0;
+#ifndef BSS_PROF_T
+#define BSS_PROF_T 0  // the profiled thread of block 0: -DBSS_PROF_T=32 for warp 1
+#endif
+    const bool bss_prof = blockIdx.x == 0 && threadIdx.x == BSS_PROF_T;
     long long bss_pr[10] = {}, bss_pt = clock64();
     uint32_t bss_steps = 0;
 #endif
@@ -448,28 +581,49 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
         w3[lv] = gl_mul_pow2(1, (192 - e) % 192);
     }
     for (uint32_t s = blockIdx.x / C; s < count; s += gridDim.x / C) {
-        const uint32_t* ct = in + (uint64_t)s * (n + 1);
-        const uint32_t bbar = bs_modswitch(ct[n], LOGN + 1);
-        if constexpr (G >= 2) {
-            // The owned coefficients of ACC = (0, ..., 0, X^-bbar v).
-            for (uint32_t x = threadIdx.x; x < K1 * P; x += THREADS) {
-                uint32_t c, idx;
-                owned(x, c, idx);
-                const uint32_t u = idx + bbar;
-                acc[x] = c == K1 - 1 ? ((u < N || u >= 2 * N) ? mu : 0u - mu) : 0u;
+        const uint32_t* sample = in + (uint64_t)s * (n + 1);
+        if (!producer) {
+            for (uint32_t x = threadIdx.x; x < n; x += THREADS) amounts[x] = (uint16_t)(sample[x] >> 16);
+            const uint32_t bbar = bs_modswitch(sample[n], LOGN + 1);
+            if constexpr (G >= 2) {
+                // The owned coefficients of ACC = (0, ..., 0, X^-bbar v).
+                for (uint32_t x = threadIdx.x; x < K1 * P; x += THREADS) {
+                    uint32_t c, idx;
+                    owned(x, c, idx);
+                    const uint32_t u = idx + bbar;
+                    acc[x] = c == K1 - 1 ? ((u < N || u >= 2 * N) ? mu : 0u - mu) : 0u;
+                }
+            } else {
+                bsf_init_acc<N, K1>(acc, bbar, mu, THREADS);
             }
-        } else {
-            bsf_init_acc<N, K1>(acc, bbar, mu, THREADS);
+        }
+        __syncthreads();  // ACC and the amounts in place (the producer's threads too)
+        if (producer) {
+            // The key slices of the sample's steps, in the order in which
+            // the compute threads take them, each into the next key buffer
+            // once the multiply-accumulate that last read it is done: a
+            // step ahead with two buffers, with one (NBUF = 1) during the
+            // inverse stages and the next step's forward ones.
+            uint32_t buf = 0;
+            for (uint32_t it = bss_next<G, LOGN>(ct, 0, n); it < n; it = bss_next<G, LOGN>(ct, it + G, n)) {
+                bss_mbar_wait(mbarE + buf, (parityE >> buf) & 1);
+                parityE ^= 1u << buf;
+                fetch(it, buf);
+                if constexpr (NBUF == 2) buf ^= 1;
+            }
+            __syncthreads();  // the compute threads' end of the sample
+            continue;
         }
         uint32_t iter = bss_next<G, LOGN>(ct, 0, n), buf = 0;
-        if (iter < n) fetch(iter, 0);
-        __syncthreads();
+        if constexpr (!PRODUCER) {
+            if (iter < n) fetch(iter, 0);
+        }
 
         while (iter < n) {
             uint32_t e[NT];
             bs_step_exponents<G, LOGN>(e, ct, iter, n);  // true: bss_next
             const uint32_t next = bss_next<G, LOGN>(ct, iter + G, n);
-            if constexpr (NBUF == 2) {
+            if constexpr (!PRODUCER) {
                 if (next < n) fetch(next, buf ^ 1);
             }
             const uint64_t* key = keyBuf + buf * KW;
@@ -513,7 +667,7 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
 #pragma unroll
                 for (int j = S * H; j < S * H + H; j++) X2[o + (F3 + 1) * j] = lz_mul(v[j], tw2[F3 * j + c3]);
             });
-            __syncthreads();
+            bss_sync<THREADS>();
             bss_for_roles<BSS_R_3, THREADS>(ROWS * (P / F3), [&](auto rc, uint32_t x) {
                 constexpr int S = decltype(rc)::value, H = F3 / BSS_R_3;
                 const uint32_t o = (x / (P / F3)) * PP + (x % (P / F3)) * (F3 + 1);  // bsw_fwd3's transform
@@ -524,8 +678,8 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
 #pragma unroll
                 for (int j = S * H; j < S * H + H; j++) X[o + j] = v[j];
             });
-            bss_cp_wait(NBUF == 2 && next < n);  // this step's key is in
-            __syncthreads();
+            key_in(buf, next < n);
+            bss_sync<THREADS>();
             BSS_MARK(3);
             {
                 const uint32_t c = threadIdx.x / P, q = threadIdx.x % P, pos = rank * P + q;
@@ -562,10 +716,9 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
                 }
                 Y2[c * PP + off] = lz_mul(a, twInv2[q % M]);
             }
-            __syncthreads();
-            if constexpr (NBUF == 1) {
-                // Nobody reads the key buffer any more: the next step's key.
-                if (next < n) fetch(next, 0);
+            bss_sync<THREADS>();
+            if constexpr (PRODUCER) {
+                if (threadIdx.x == 0) bss_mbar_arrive(mbarE + buf);  // nobody reads it any more
             }
             BSS_MARK(4);
             // The inverse stage 2, times T'_1, sent to the owners of the
@@ -614,7 +767,7 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
             BSS_MARK(7);
             if constexpr (G == 1) {
                 // Every block's copy of ACC gets the owned coefficients.
-                __syncthreads();
+                bss_sync<THREADS>();
                 for (uint32_t x = threadIdx.x; x < K1 * P; x += THREADS) {
                     uint32_t c, idx;
                     owned(x, c, idx);
@@ -625,7 +778,7 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
                 BSS_MARK(8);
                 cluster.sync();
             } else {
-                __syncthreads();
+                bss_sync<THREADS>();
             }
             BSS_MARK(9);
 #ifdef GOLDFHE_BSS_PROFILE
@@ -636,23 +789,23 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
         }
 
         // Sample extraction of the owned coefficients (bsf_extract).
-        uint32_t* e = ext + (uint64_t)s * ((K1 - 1) * N + 1);
+        uint32_t* out = ext + (uint64_t)s * ((K1 - 1) * N + 1);
         for (uint32_t x = threadIdx.x; x < K1 * P; x += THREADS) {
             uint32_t c, idx;
             owned(x, c, idx);
             const uint32_t v = G >= 2 ? acc[x] : acc[c * N + idx];
             if (c < K1 - 1) {
-                e[c * N + ((N - idx) & (N - 1))] = idx == 0 ? v : 0u - v;
+                out[c * N + ((N - idx) & (N - 1))] = idx == 0 ? v : 0u - v;
             } else if (idx == 0) {
-                e[(K1 - 1) * N] = v;
+                out[(K1 - 1) * N] = v;
             }
         }
-        __syncthreads();  // acc is rewritten for the next sample
+        __syncthreads();  // ACC and the amounts are rewritten for the next sample
     }
 #ifdef GOLDFHE_BSS_PROFILE
     if (bss_prof) {
-        printf("bss C=%d G=%d steps %u cycles/step: A %lld s1 %lld B23 %lld mac %lld inv32 %lld s2 %lld inv1 %lld bc %lld s3 %lld\n",
-               C, G, bss_steps, bss_pr[1] / bss_steps, bss_pr[2] / bss_steps, bss_pr[3] / bss_steps,
+        printf("bss pre %lld C=%d G=%d steps %u cycles/step: A %lld s1 %lld B23 %lld mac %lld inv32 %lld s2 %lld inv1 %lld bc %lld s3 %lld\n",
+               bss_pr[0] / bss_steps, C, G, bss_steps, bss_pr[1] / bss_steps, bss_pr[2] / bss_steps, bss_pr[3] / bss_steps,
                bss_pr[4] / bss_steps, bss_pr[5] / bss_steps, bss_pr[6] / bss_steps, bss_pr[7] / bss_steps,
                bss_pr[8] / bss_steps, bss_pr[9] / bss_steps);
     }
@@ -667,7 +820,7 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
 // launch (grid a multiple of C) forms them.
 #define BSS_DEFINE_AS(SUFFIX, G, F1, F2, F3, K, L, C, MINB)                                             \
     extern "C" __global__ void __cluster_dims__(C, 1, 1)                                               \
-        __launch_bounds__((K + 1) * F1 * F2 * F3 / C, MINB)                                            \
+        __launch_bounds__((K + 1) * F1 * F2 * F3 / C + (bss_producer(G) ? 32 : 0), MINB)                \
             goldfhe_bs_split_##F1##x##F2##x##F3##_k##K##_l##L##_c##C##SUFFIX(                          \
                 const uint32_t* in, const uint64_t* bk, const uint64_t* tables, uint32_t* ext,          \
                 uint32_t n, uint32_t beta, uint32_t offset, uint32_t mu, uint32_t count) {              \

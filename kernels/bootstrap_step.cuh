@@ -132,8 +132,8 @@ __host__ __device__ constexpr int bsg_terms(int g) { return g == 3 ? 7 : 3; }
 // group has one TRGSW: a zero exponent is a term that is never read).
 // Returns false when the step leaves ACC unchanged (a = b = 0), a value the
 // same for the whole block, or cluster.
-template <int LOGN>
-__device__ __forceinline__ bool bsg_exponents(uint32_t (&e)[3], const uint32_t* ct, uint32_t first, uint32_t n) {
+template <int LOGN, class CT>
+__device__ __forceinline__ bool bsg_exponents(uint32_t (&e)[3], const CT& ct, uint32_t first, uint32_t n) {
     const bool pair = first + 1 < n;
     const uint32_t a = bs_modswitch(ct[first], LOGN + 1);
     const uint32_t b = pair ? bs_modswitch(ct[first + 1], LOGN + 1) : 0u;
@@ -150,8 +150,8 @@ __device__ __forceinline__ bool bsg_exponents(uint32_t (&e)[3], const uint32_t* 
 // = min(3, n - first) bits, and 0 for the others (a last group of one or
 // two bits: terms that are never read). Returns false when the step leaves
 // ACC unchanged (a = b = c = 0), the same for the whole block or cluster.
-template <int LOGN>
-__device__ __forceinline__ bool bsg_exponents3(uint32_t (&e)[7], const uint32_t* ct, uint32_t first, uint32_t n) {
+template <int LOGN, class CT>
+__device__ __forceinline__ bool bsg_exponents3(uint32_t (&e)[7], const CT& ct, uint32_t first, uint32_t n) {
     const uint32_t r = n - first < 3 ? n - first : 3u, mask = (2u << LOGN) - 1;
     const uint32_t a = bs_modswitch(ct[first], LOGN + 1);
     const uint32_t b = r > 1 ? bs_modswitch(ct[first + 1], LOGN + 1) : 0u;
@@ -169,9 +169,10 @@ __device__ __forceinline__ bool bsg_exponents3(uint32_t (&e)[7], const uint32_t*
 // modulus-switched ct[first] (0: the step leaves ACC unchanged and is
 // skipped, as the CPU skips it); for G = 2 and 3 the group's exponents
 // (bsg_exponents, bsg_exponents3). The answer is the same for the whole
-// block or cluster.
-template <int G, int LOGN>
-__device__ __forceinline__ bool bs_step_exponents(uint32_t (&e)[bsg_terms(G)], const uint32_t* ct, uint32_t first,
+// block or cluster. ct is the sample's words: a pointer, or anything
+// whose ct[i] is word i (bss_amounts).
+template <int G, int LOGN, class CT>
+__device__ __forceinline__ bool bs_step_exponents(uint32_t (&e)[bsg_terms(G)], const CT& ct, uint32_t first,
                                                   uint32_t n) {
     static_assert(G >= 1 && G <= 3, "grouping factor 1, 2 or 3");
     if constexpr (G == 1) {

@@ -4,6 +4,7 @@
 // device source itself, compiled by g++, every CUDA thread a
 // std::thread, __syncthreads a std::barrier per block,
 // cluster.sync one per cluster, __shfl_xor_sync a std::barrier per warp,
+// the split kernels' named barrier (bss_sync) one per block,
 // each block's shared memory a host array (poisoned), distributed shared
 // memory through testdata/cg's stand-in of cooperative_groups, the split
 // kernel's mbarriers and st.async by atomics on the mbarrier's word
@@ -44,6 +45,9 @@
 struct hm_dim3 { unsigned x = 0, y = 1, z = 1; };
 thread_local hm_dim3 threadIdx, blockIdx, blockDim, gridDim;
 thread_local std::barrier<>* hm_block_bar;
+// The split kernels' named barrier 1 (bss_sync): the compute threads of
+// the block, not its producer warp.
+thread_local std::barrier<>* hm_compute_bar;
 static inline void __syncthreads() { hm_block_bar->arrive_and_wait(); }
 static inline void __syncwarp() {}
 // Warps for __shfl_xor_sync: the warp's threads meet at its barrier, each
@@ -188,16 +192,19 @@ int main(int argc, char** argv) {
         // A grid of two blocks (clusters), run one after the other: they do
         // not interact, and each takes samples s, s + 2, ...
         const int bps = cl == 2 ? (k + 1) * h[0] * h[1] * h[2] / T : cl ? k + 1 : 1;
-        const int threads = cl == 2 ? T : cl ? T * l : T * (k + 1) * l, groups = 2;
+        // A grouped split kernel's block: T compute threads and a producer
+        // warp (bss_producer).
+        const int threads = cl == 2 ? T + (bss_producer(h[7]) ? 32 : 0) : cl ? T * l : T * (k + 1) * l, groups = 2;
         for (int g = 0; g < groups; g++) {
             std::vector<std::vector<uint64_t>> sm(bps, std::vector<uint64_t>(shared / 8, 0xA5A5A5A5A5A5A5A5ull));
             std::vector<uint64_t*> smp(bps);
-            std::vector<std::unique_ptr<std::barrier<>>> bars, wbars;
+            std::vector<std::unique_ptr<std::barrier<>>> bars, cbars, wbars;
             const int warps = (threads + 31) / 32;
             std::vector<uint64_t> wslots((size_t)bps * warps * 32);
             for (int b = 0; b < bps; b++) {
                 smp[b] = sm[b].data();
                 bars.emplace_back(new std::barrier<>(threads));
+                cbars.emplace_back(new std::barrier<>(cl == 2 ? T : threads));
                 for (int w = 0; w < warps; w++) wbars.emplace_back(new std::barrier<>(std::min(32, threads - 32 * w)));
             }
             std::barrier<> cbar(bps * threads);
@@ -211,6 +218,7 @@ int main(int argc, char** argv) {
                         blockDim.x = threads;
                         gridDim.x = groups * bps;
                         hm_block_bar = bars[b].get();
+                        hm_compute_bar = cbars[b].get();
                         hm_warp = {wbars[b * warps + t / 32].get(), wslots.data() + ((size_t)b * warps + t / 32) * 32};
                         hm_cluster = &ctx;
                         hm_rank = b;

@@ -297,11 +297,15 @@ func (w WideShape) BlocksPerSample() int {
 }
 
 // Threads is the block size: T threads per TRGSW row of the block; for a
-// split kernel T compute threads, and for a grouped one a producer warp
-// after them (bss_producer), which fetches the key.
+// split kernel (bss_block) T compute threads, for G = 3 then T combiners,
+// which sum each step's terms into one key (bss_combiner), and for G = 2,
+// 3 a producer warp, which fetches the key (bss_producer).
 func (w WideShape) Threads() int {
 	if w.Split != 0 {
-		if w.grouped() {
+		switch w.G {
+		case 3:
+			return 2*w.T + 32
+		case 2:
 			return w.T + 32
 		}
 		return w.T
@@ -326,10 +330,12 @@ func (w WideShape) SharedBytes() int {
 		// positions, T_2 and T'_2), two key buffers (the N/C
 		// positions of every row and column of a step's one, three or
 		// seven TRGSW samples; one buffer where two do not fit, G = 3
-		// only: bss_key_bufs), ACC: the owned coefficients for a
-		// grouped key, all of them otherwise, six mbarriers (8 bytes
-		// each: the two exchanges', each key buffer's full and empty),
-		// then the amounts of a sample (16 bits each, splitCTWords).
+		// only: bss_key_bufs), for G = 3 K' (one TRGSW's words: the
+		// combiners' sum of the step's terms), ACC: the owned coefficients for a
+		// grouped key, all of them otherwise, eight mbarriers (8 bytes
+		// each: the two exchanges', each key buffer's full and empty,
+		// K''s full and empty), then the amounts of a sample (16 bits
+		// each, splitCTWords).
 		k1, own := w.K+1, w.n()/c
 		acc := k1 * w.n() * 4
 		if w.grouped() {
@@ -338,7 +344,10 @@ func (w WideShape) SharedBytes() int {
 		tw := 2*own + 2*w.F2*w.F3
 		size := func(bufs int) int {
 			key := bufs * w.terms() * k1 * w.L * k1 * own
-			return (k1*(2*w.L+1)*(own+w.F1*w.F2/c)+k1*own+tw+key)*8 + psi + acc + 6*8 + splitCTWords*2
+			if w.G == 3 {
+				key += k1 * w.L * k1 * own // K', the combiners' sum of the step's terms
+			}
+			return (k1*(2*w.L+1)*(own+w.F1*w.F2/c)+k1*own+tw+key)*8 + psi + acc + 8*8 + splitCTWords*2
 		}
 		if w.G == 3 && size(2) > splitMaxShared {
 			return size(1)

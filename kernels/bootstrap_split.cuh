@@ -314,15 +314,33 @@ struct bss_amounts {
 // threads fetch the key themselves (bss_cp16).
 __host__ __device__ constexpr bool bss_producer(int g) { return g >= 2; }
 
+// bss_combiner: whether the split kernel of grouping factor G has
+// combiner threads (G = 3): as many as compute threads, between them and
+// the producer warp. Combiner (c, q) sums the step's terms into one key,
+// K'[r][c][q] = sum_u m_u[pos] key_u[r][c][q] (bsf_mac_group_by's m_u), in
+// shared memory, a step ahead, so that the compute threads' multiply-
+// accumulate is sum_r X_r[q] K'[r][c][q], as in a plain step. The same
+// value mod p as bsf_mac_group_by's sum_u m_u (sum_r X_r key_u[r]), so the
+// same bits; the seven terms' products leave the step's critical path.
+__host__ __device__ constexpr bool bss_combiner(int g) { return g == 3; }
+
+// bss_block: the block size of a split kernel with `compute` compute
+// threads (WideShape.Threads).
+__host__ __device__ constexpr int bss_block(int compute, int g) {
+    return compute * (bss_combiner(g) ? 2 : 1) + (bss_producer(g) ? 32 : 0);
+}
+
 // bss_shared_bufs: bss_shared with `bufs` key buffers.
 __host__ __device__ constexpr int bss_shared_bufs(int f1, int f2, int f3, int k1, int l, int c, int g, int bufs) {
     // 2 k1 l + k1 padded position rows (X, X2, Y2), Z, psiPow, the
-    // twiddles, the key buffers, ACC, six mbarriers (the two exchanges',
-    // each key buffer's full and empty), then the sample's amounts.
+    // twiddles, the key buffers, K' (G = 3), ACC, eight mbarriers (the two
+    // exchanges', each key buffer's full and empty, K''s full and empty),
+    // then the sample's amounts.
     return ((2 * k1 * l + k1) * (f1 * f2 * f3 / c + f1 * f2 / c) + k1 * (f1 * f2 * f3 / c) +
             (g >= 2 ? bsg_psi_words(f1 * f2 * f3) : 0) + 2 * (f1 * f2 * f3 / c) + 2 * f2 * f3 +
-            bufs * bss_key_words(f1 * f2 * f3, k1, l, c, g)) * 8 +
-           (g >= 2 ? k1 * (f1 * f2 * f3 / c) : k1 * f1 * f2 * f3) * 4 + 6 * 8 + BSS_CT_WORDS * 2;
+            bufs * bss_key_words(f1 * f2 * f3, k1, l, c, g) + (bss_combiner(g) ? k1 * l * k1 * (f1 * f2 * f3 / c) : 0)) *
+               8 +
+           (g >= 2 ? k1 * (f1 * f2 * f3 / c) : k1 * f1 * f2 * f3) * 4 + 8 * 8 + BSS_CT_WORDS * 2;
 }
 
 // BSS_MAX_SHARED: the most dynamic shared memory a block of sm_90 may have
@@ -416,7 +434,8 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
     constexpr int PP = P + P / F3;   // padded
     constexpr int TC = M / C;        // owned stage-1 columns
     constexpr int THREADS = K1 * P;  // compute threads
-    constexpr bool PRODUCER = bss_producer(G);
+    constexpr bool PRODUCER = bss_producer(G), COMBINER = bss_combiner(G);
+    constexpr int PBASE = COMBINER ? 2 * THREADS : THREADS;  // the producer warp's first thread
     static_assert(LOGN <= 14, "bss_amounts: 2N <= 2^15");
     constexpr int NT = bsg_terms(G);      // exponents per step (G >= 2: TRGSW samples per group)
     constexpr int KW = bss_key_words(N, K1, L, C, G);
@@ -441,7 +460,8 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
     uint64_t* tw2 = twInv1 + P;
     uint64_t* twInv2 = tw2 + M;
     uint64_t* keyBuf = twInv2 + M;  // NBUF buffers of KW words
-    uint32_t* acc = reinterpret_cast<uint32_t*>(keyBuf + NBUF * KW);
+    uint64_t* KP = keyBuf + NBUF * KW;  // K'[r][c][q], G = 3: ROWS x K1 x P
+    uint32_t* acc = reinterpret_cast<uint32_t*>(KP + (COMBINER ? ROWS * K1 * P : 0));
     // The mbarriers of the two exchanges: X's (the stage-1 outputs, ROWS x
     // P words per step from the cluster) and Z's (the inverse stage 2's, K1
     // x P words).
@@ -451,14 +471,19 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
     // (the multiply-accumulate that read it is done: mbarE[b]).
     uint64_t* mbarK = mbarZ + 1;
     uint64_t* mbarE = mbarK + 2;
-    uint16_t* amounts = reinterpret_cast<uint16_t*>(mbarE + 2);  // BSS_CT_WORDS
+    // K' is full (every combiner's words are in: mbarPF) and empty (the
+    // multiply-accumulate that read it is done: mbarPE).
+    uint64_t* mbarPF = mbarE + 2;
+    uint64_t* mbarPE = mbarPF + 1;
+    uint16_t* amounts = reinterpret_cast<uint16_t*>(mbarPE + 1);  // BSS_CT_WORDS
     const bss_amounts ct{amounts};
     constexpr uint32_t XBYTES = ROWS * P * 8, ZBYTES = K1 * P * 8;
     cg::cluster_group cluster = cg::this_cluster();
     const uint32_t rank = cluster.block_rank();
     const bool small = 32 / L <= 15 || beta <= 15;  // bsw_fwd1_digits_to
-    const bool producer = PRODUCER && threadIdx.x >= THREADS;
-    if (G >= 2 && !producer) {
+    const bool producer = PRODUCER && threadIdx.x >= PBASE;
+    const bool combiner = COMBINER && threadIdx.x >= THREADS && threadIdx.x < PBASE;
+    if (G >= 2 && threadIdx.x < THREADS) {
         bsg_stage_psi<LOGN>(psiPow, tables + 2 * N + 2 * M, THREADS);
     }
     for (uint32_t x = threadIdx.x; x < P; x += THREADS) {
@@ -477,8 +502,12 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
         bss_mbar_init(mbarZ, 1);
         for (int b = 0; b < 2; b++) {
             bss_mbar_init(mbarK + b, 1);  // armed by each fetch
-            bss_mbar_init(mbarE + b, 1);  // thread 0 after the multiply-accumulate
+            // Thread 0 after the multiply-accumulate, or every combiner
+            // once it has read the buffer.
+            bss_mbar_init(mbarE + b, COMBINER ? THREADS : 1);
         }
+        bss_mbar_init(mbarPF, THREADS);  // every combiner
+        bss_mbar_init(mbarPE, 1);        // thread 0 after the multiply-accumulate
         bss_mbar_expect(mbarX, XBYTES);
         bss_mbar_expect(mbarZ, ZBYTES);
         bss_mbar_init_fence();
@@ -498,6 +527,7 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
     // buffer is for parity 1, the phase before an mbarrier's first, which
     // counts as complete.
     uint32_t parityK = 0, parityE = 3;
+    uint32_t parityPF = 0, parityPE = 1;  // K''s: the same for one buffer
     // exchanged: every byte of the step is in this block's X (or Z); the
     // mbarrier armed for the next step.
     auto exchanged = [&](uint64_t* bar, uint32_t& parity, uint32_t bytes) {
@@ -526,7 +556,7 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
         const uint64_t* src = bk + (G >= 2 ? (uint64_t)(iter / G) * NT * TRGSW : (uint64_t)iter * TRGSW) + rank * P;
         uint64_t* dst = keyBuf + buf * KW;
         if constexpr (PRODUCER) {
-            const uint32_t lane = threadIdx.x - THREADS;
+            const uint32_t lane = threadIdx.x - PBASE;
             uint32_t chunks;
             if constexpr (G == 3) {
                 chunks = ROWS * K1 * (n - iter >= 3 ? 7u : n - iter == 2 ? 3u : 1u);
@@ -582,7 +612,7 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
     }
     for (uint32_t s = blockIdx.x / C; s < count; s += gridDim.x / C) {
         const uint32_t* sample = in + (uint64_t)s * (n + 1);
-        if (!producer) {
+        if (threadIdx.x < THREADS) {
             for (uint32_t x = threadIdx.x; x < n; x += THREADS) amounts[x] = (uint16_t)(sample[x] >> 16);
             const uint32_t bbar = bs_modswitch(sample[n], LOGN + 1);
             if constexpr (G >= 2) {
@@ -609,6 +639,38 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
                 bss_mbar_wait(mbarE + buf, (parityE >> buf) & 1);
                 parityE ^= 1u << buf;
                 fetch(it, buf);
+                if constexpr (NBUF == 2) buf ^= 1;
+            }
+            __syncthreads();  // the compute threads' end of the sample
+            continue;
+        }
+        if (combiner) {
+            // K' of the sample's steps, in order: each from the step's key
+            // buffer once it is full (releasing it), into K' once the
+            // multiply-accumulate of the step before is done with it.
+            const uint32_t c = (threadIdx.x - THREADS) / P, q = (threadIdx.x - THREADS) % P, pos = rank * P + q;
+            const uint32_t odd = 2 * (__brev(pos) >> (32 - LOGN)) + 1;  // 2 brv(pos) + 1
+            uint32_t buf = 0;
+            for (uint32_t it = bss_next<G, LOGN>(ct, 0, n); it < n; it = bss_next<G, LOGN>(ct, it + G, n)) {
+                uint32_t e[NT];
+                bs_step_exponents<G, LOGN>(e, ct, it, n);
+                uint64_t m[NT];
+#pragma unroll
+                for (int u = 0; u < NT; u++) m[u] = psiPow[bsg_pad<LOGN>((e[u] * odd) & (2 * N - 1))] - 1;
+                bss_mbar_wait(mbarK + buf, (parityK >> buf) & 1);
+                parityK ^= 1u << buf;
+                const uint64_t* key = keyBuf + buf * KW;
+                // A term of a last group's missing TRGSW has m_u = 0, and
+                // its words in the buffer are an older step's.
+                uint64_t kp[ROWS];
+                bsf_mac_by<ROWS, NT>(kp, [&](int u) { return m + u; }, 0u,
+                                     [&](int u, int r) { return key[((u * ROWS + r) * K1 + c) * P + q]; });
+                bss_mbar_arrive(mbarE + buf);
+                bss_mbar_wait(mbarPE, parityPE);
+                parityPE ^= 1;
+#pragma unroll
+                for (int r = 0; r < ROWS; r++) KP[(r * K1 + c) * P + q] = kp[r];
+                bss_mbar_arrive(mbarPF);
                 if constexpr (NBUF == 2) buf ^= 1;
             }
             __syncthreads();  // the compute threads' end of the sample
@@ -678,7 +740,12 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
 #pragma unroll
                 for (int j = S * H; j < S * H + H; j++) X[o + j] = v[j];
             });
-            key_in(buf, next < n);
+            if constexpr (COMBINER) {
+                bss_mbar_wait(mbarPF, parityPF);  // the step's K'
+                parityPF ^= 1;
+            } else {
+                key_in(buf, next < n);
+            }
             bss_sync<THREADS>();
             BSS_MARK(3);
             {
@@ -688,6 +755,8 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
                 uint64_t out[1];
                 if constexpr (G == 1) {
                     bsf_mac_by<1, ROWS>(out, row, off, [&](int r, int) { return key[(r * K1 + c) * P + q]; });
+                } else if constexpr (COMBINER) {
+                    bsf_mac_by<1, ROWS>(out, row, off, [&](int r, int) { return KP[(r * K1 + c) * P + q]; });
                 } else {
                     // No per-term branches (SKIP false; the key buffer
                     // holds every term's words, read and multiplied by 0
@@ -717,7 +786,9 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
                 Y2[c * PP + off] = lz_mul(a, twInv2[q % M]);
             }
             bss_sync<THREADS>();
-            if constexpr (PRODUCER) {
+            if constexpr (COMBINER) {
+                if (threadIdx.x == 0) bss_mbar_arrive(mbarPE);  // nobody reads K' any more
+            } else if constexpr (PRODUCER) {
                 if (threadIdx.x == 0) bss_mbar_arrive(mbarE + buf);  // nobody reads it any more
             }
             BSS_MARK(4);
@@ -820,7 +891,7 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
 // launch (grid a multiple of C) forms them.
 #define BSS_DEFINE_AS(SUFFIX, G, F1, F2, F3, K, L, C, MINB)                                             \
     extern "C" __global__ void __cluster_dims__(C, 1, 1)                                               \
-        __launch_bounds__((K + 1) * F1 * F2 * F3 / C + (bss_producer(G) ? 32 : 0), MINB)                \
+        __launch_bounds__(bss_block((K + 1) * F1 * F2 * F3 / C, G), MINB)                               \
             goldfhe_bs_split_##F1##x##F2##x##F3##_k##K##_l##L##_c##C##SUFFIX(                          \
                 const uint32_t* in, const uint64_t* bk, const uint64_t* tables, uint32_t* ext,          \
                 uint32_t n, uint32_t beta, uint32_t offset, uint32_t mu, uint32_t count) {              \

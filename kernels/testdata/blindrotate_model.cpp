@@ -192,9 +192,9 @@ int main(int argc, char** argv) {
         // A grid of two blocks (clusters), run one after the other: they do
         // not interact, and each takes samples s, s + 2, ...
         const int bps = cl == 2 ? (k + 1) * h[0] * h[1] * h[2] / T : cl ? k + 1 : 1;
-        // A grouped split kernel's block: T compute threads and a producer
-        // warp (bss_producer).
-        const int threads = cl == 2 ? T + (bss_producer(h[7]) ? 32 : 0) : cl ? T * l : T * (k + 1) * l, groups = 2;
+        // A split kernel's block: T compute threads, and for G >= 2 the
+        // combiners and the producer warp (bss_block).
+        const int threads = cl == 2 ? bss_block(T, h[7]) : cl ? T * l : T * (k + 1) * l, groups = 2;
         for (int g = 0; g < groups; g++) {
             std::vector<std::vector<uint64_t>> sm(bps, std::vector<uint64_t>(shared / 8, 0xA5A5A5A5A5A5A5A5ull));
             std::vector<uint64_t*> smp(bps);

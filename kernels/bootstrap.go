@@ -514,15 +514,18 @@ var ksTiledChunksFor = ksTiledChunks
 
 // ksChunks is how many blocks share the input coordinates of one sample
 // (the key-switching grid's z): enough for about 24 blocks per SM when the
-// grid without chunks falls short of that, at most 16, and each chunk
+// grid without chunks falls short of that, at most 32, and each chunk
 // keeping at least four coordinates for each of its ksTY classes. Each
 // warp walks its coordinates' table rows one after another, so up to a
 // few thousand samples the time is that walk, not the table's bandwidth:
 // on an H200 (TFHELib128, kernels BenchmarkKeySwitch) 1, 2, 4 and 8
 // chunks took 509, 375, 349 and 330 µs for 132 samples, 923, 779, 679
-// and 634 µs for 264, 280, 191, 177 and 171 µs for 16.
+// and 634 µs for 264, 280, 191, 177 and 171 µs for 16. The cap of 32
+// only changes passes of fewer than ten samples: one sample took 21.5 µs
+// with 16 chunks, 17.2 with 32 and 16.6 with 64 (kernels/NOTES.md,
+// session 8).
 func ksChunks(blocks, kn, sms int) int {
-	return max(1, min(24*sms/max(blocks, 1), 16, kn/(4*ksTY)))
+	return max(1, min(24*sms/max(blocks, 1), 32, kn/(4*ksTY)))
 }
 
 // ksChunksFor is the chunk policy KeySwitch uses: ksChunks, which tests

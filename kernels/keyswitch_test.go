@@ -48,13 +48,14 @@ func TestKSCoordsPerThread(t *testing.T) {
 }
 
 // TestKSChunks: the input coordinates of a sample are split only while
-// the grid falls short of 24 blocks per SM, into at most 16 chunks, each
+// the grid falls short of 24 blocks per SM, into at most 32 chunks, each
 // keeping at least four coordinates per class (TFHELib128: k·N = 1024, 20
 // blocks for one sample, 330 for 66 to 264 samples).
 func TestKSChunks(t *testing.T) {
 	for _, c := range []struct{ blocks, kn, sms, want int }{
-		{20, 1024, 132, 16}, {330, 1024, 132, 9}, {640, 1024, 132, 4}, {3168, 1024, 132, 1}, {5000, 1024, 132, 1},
-		{1, 1024, 132, 16}, {1, 64, 132, 2}, {1, 16, 132, 1}, {0, 1024, 132, 16}, {20, 1024, 0, 1},
+		{20, 1024, 132, 32}, {330, 1024, 132, 9}, {640, 1024, 132, 4}, {3168, 1024, 132, 1}, {5000, 1024, 132, 1},
+		{1, 1024, 132, 32}, {1, 64, 132, 2}, {1, 16, 132, 1}, {0, 1024, 132, 32}, {20, 1024, 0, 1},
+		{20, 512, 132, 16}, {200, 1024, 132, 15},
 	} {
 		if got := ksChunks(c.blocks, c.kn, c.sms); got != c.want {
 			t.Errorf("ksChunks(%d, %d, %d) = %d, want %d", c.blocks, c.kn, c.sms, got, c.want)
@@ -150,7 +151,7 @@ func BenchmarkKeySwitch(b *testing.B) {
 	// levels, for tuning ksChunks.
 	defer func(f func(int, int, int) int) { ksChunksFor = f }(ksChunksFor)
 	defer func(f func(int, int, int) int) { ksTiledChunksFor = f }(ksTiledChunksFor)
-	for _, count := range []int{16, 66, 132, 264} {
+	for _, count := range []int{1, 16, 66, 132, 264} {
 		for _, z := range []int{1, 4, 8, 16, 32, 64} {
 			ksChunksFor = func(int, int, int) int { return z }
 			ksTiledChunksFor = ksChunksFor

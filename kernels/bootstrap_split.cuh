@@ -61,7 +61,12 @@
 // bits each, bss_amounts). One sample grouped by 3: 1.205 -> 1.110 ms,
 // by 2 1.490 -> 1.376 ms (H200, kernels/NOTES.md session 8). A plain
 // kernel (G = 1) joins a cluster barrier every step, with every thread of
-// the cluster, so its compute threads still fetch the key.
+// the cluster, so its compute threads still fetch the key. Grouped by 3,
+// combiner threads (bss_combiner) read the key instead of the compute
+// threads: a step ahead they sum its seven terms into one key, K', and
+// the multiply-accumulate reads K' as a plain step reads its key (one
+// sample 1.116 -> 0.995 ms, same notes). Then the combiners release the
+// key buffer, and thread 0 releases K'.
 //
 // Each phase is a few dozen small transforms per block, so its time is the
 // length of each thread's dependent chain: two or four threads share each
@@ -350,9 +355,8 @@ __host__ __device__ constexpr int bss_shared_bufs(int f1, int f2, int f3, int k1
 // bss_key_bufs: the key buffers of the split kernel: two (the step's key
 // fetched while the step before runs), except for G = 3 where two do not
 // fit in BSS_MAX_SHARED (TFHErsDefault's k = 3: 2 x 112 KiB): one, the
-// next step's key then fetched once this step's multiply-accumulate is
-// done (its inverse stages and the next step's forward ones still hide
-// the copy).
+// next step's key then fetched once the combiners have read this step's
+// (the rest of the step still hides the copy).
 __host__ __device__ constexpr int bss_key_bufs(int f1, int f2, int f3, int k1, int l, int c, int g) {
     return g < 3 || bss_shared_bufs(f1, f2, f3, k1, l, c, g, 2) <= BSS_MAX_SHARED ? 2 : 1;
 }
@@ -649,16 +653,15 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
             // buffer once it is full (releasing it), into K' once the
             // multiply-accumulate of the step before is done with it.
             const uint32_t c = (threadIdx.x - THREADS) / P, q = (threadIdx.x - THREADS) % P, pos = rank * P + q;
-            const uint32_t odd = 2 * (__brev(pos) >> (32 - LOGN)) + 1;  // 2 brv(pos) + 1
+            const uint32_t odd = bsg_odd<LOGN>(pos);
             uint32_t buf = 0;
             for (uint32_t it = bss_next<G, LOGN>(ct, 0, n); it < n; it = bss_next<G, LOGN>(ct, it + G, n)) {
                 uint32_t e[NT];
                 bs_step_exponents<G, LOGN>(e, ct, it, n);
                 uint64_t m[NT];
 #pragma unroll
-                for (int u = 0; u < NT; u++) m[u] = psiPow[bsg_pad<LOGN>((e[u] * odd) & (2 * N - 1))] - 1;
-                bss_mbar_wait(mbarK + buf, (parityK >> buf) & 1);
-                parityK ^= 1u << buf;
+                for (int u = 0; u < NT; u++) m[u] = bsg_factor<LOGN>(psiPow, e[u], odd);
+                key_in(buf, false);
                 const uint64_t* key = keyBuf + buf * KW;
                 // A term of a last group's missing TRGSW has m_u = 0, and
                 // its words in the buffer are an older step's.
@@ -682,8 +685,8 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
         }
 
         while (iter < n) {
-            uint32_t e[NT];
-            bs_step_exponents<G, LOGN>(e, ct, iter, n);  // true: bss_next
+            uint32_t e[NT];  // the combiners' for G = 3
+            if constexpr (!COMBINER) bs_step_exponents<G, LOGN>(e, ct, iter, n);  // true: bss_next
             const uint32_t next = bss_next<G, LOGN>(ct, iter + G, n);
             if constexpr (!PRODUCER) {
                 if (next < n) fetch(next, buf ^ 1);

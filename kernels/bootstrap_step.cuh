@@ -259,6 +259,22 @@ __device__ __forceinline__ void bsg_stage_psi(uint64_t* P, const uint64_t* __res
     for (uint32_t i = threadIdx.x; i < (2u << LOGN); i += threads) P[bsg_pad<LOGN>(i)] = __ldg(psiPow + i);
 }
 
+// bsg_odd: 2 brv(pos) + 1, the exponent of psi at NTT-domain position pos:
+// X^e is psi^(e bsg_odd(pos)) there.
+template <int LOGN>
+__device__ __forceinline__ uint32_t bsg_odd(uint32_t pos) {
+    return 2 * (__brev(pos) >> (32 - LOGN)) + 1;
+}
+
+// bsg_factor: m = psi^(e odd) - 1, X^e - 1 in the NTT domain at the
+// position of odd = bsg_odd(pos), from P (bsg_pad layout). psi^i is in [1,
+// p): minus 1 is canonical, no wrap (psi^0 - 1 = 0 for e = 0). e odd <
+// 2^28.
+template <int LOGN>
+__device__ __forceinline__ uint64_t bsg_factor(const uint64_t* P, uint32_t e, uint32_t odd) {
+    return P[bsg_pad<LOGN>((e * odd) & ((2u << LOGN) - 1))] - 1;
+}
+
 // bsf_mac_group_by: the multiply-accumulate of a grouped step, for NC
 // output columns c:
 //   out_c = sum_u m_u[pos] * (sum_r row(r)[o] * keyAt(u, r, c)) mod p,
@@ -284,7 +300,7 @@ __device__ __forceinline__ void bsf_mac_group_by(uint64_t (&out)[NC], Row row, u
     uint64_t x[ROWS];
 #pragma unroll
     for (int r = 0; r < ROWS; r++) x[r] = row(r)[o];
-    const uint32_t odd = 2 * (__brev(pos) >> (32 - LOGN)) + 1;  // 2 brv(pos) + 1
+    const uint32_t odd = bsg_odd<LOGN>(pos);
     lz_acc total[NC];
 #pragma unroll
     for (int c = 0; c < NC; c++) lz_acc_zero(total[c]);
@@ -293,9 +309,7 @@ __device__ __forceinline__ void bsf_mac_group_by(uint64_t (&out)[NC], Row row, u
         if (SKIP && e[u] == 0) {
             continue;
         }
-        // psi^i is in [1, p): minus 1 is canonical, no wrap (psi^0 - 1 = 0
-        // for e_u = 0). e_u * odd < 2^28.
-        const uint64_t m = P[bsg_pad<LOGN>((e[u] * odd) & (2 * N - 1))] - 1;
+        const uint64_t m = bsg_factor<LOGN>(P, e[u], odd);
         lz_acc sum[NC];
 #pragma unroll
         for (int c = 0; c < NC; c++) lz_acc_zero(sum[c]);

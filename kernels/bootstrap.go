@@ -106,6 +106,10 @@ type BootstrapKernels struct {
 	keyswT [2]bsKernel
 	fused  map[FusedShape]*fusedKernel // bootstrap_fused.cuh, read-only after lookup
 	wide   map[WideShape]*fusedKernel
+	// combine are the combine kernels of the Pre split kernels in wide;
+	// pre is their launches' argument blocks (one pass at a time).
+	combine map[combineShape]*fusedKernel
+	pre     *preLaunch
 }
 
 // bsArgs is one argument block: up to four device pointers and ten scalars,

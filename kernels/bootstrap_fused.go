@@ -81,8 +81,27 @@ func (b *BootstrapKernels) lookupFused() (err error) {
 	if b.fused, err = lookupShapes(b, fusedShapes, 5); err != nil {
 		return err
 	}
-	b.wide, err = lookupShapes(b, wideShapes, 4)
-	return err
+	if b.wide, err = lookupShapes(b, wideShapes, 4); err != nil {
+		return err
+	}
+	// A Pre split kernel runs only with its combine kernel.
+	comb, err := lookupShapes(b, combineShapes, 5)
+	if err != nil {
+		return err
+	}
+	b.combine = map[combineShape]*fusedKernel{}
+	for ws := range b.wide {
+		if !ws.Pre {
+			continue
+		}
+		if c := comb[combineOf(ws)]; c != nil {
+			b.combine[combineOf(ws)] = c
+		} else {
+			delete(b.wide, ws)
+		}
+	}
+	b.pre = newPreLaunch()
+	return nil
 }
 
 // oneLaunchShape is a shape of the one-launch blind-rotation kernels.
@@ -183,11 +202,17 @@ func (b *BootstrapKernels) BlindRotateFused(s *Stream, sh BootstrapShape, f1, f2
 // G in bootstrap_step.cuh), which take key bits G at a time, 2^G − 1
 // TRGSW samples per group (BootstrapShape.Grouping G), and psiPow after
 // the twiddle tables (TablesLen, PsiPowers).
+//
+// Pre (split kernels of G = 2, 3 only; suffix _g2p, _g3p) names the split
+// kernel that reads each step's K' = Σ_u (X^{e_u} − 1)·BK_u, formed ahead
+// by the combine kernel on the other SMs, instead of the key:
+// BlindRotateSplit runs it.
 type WideShape struct {
 	F1, F2, F3, K, L, T int
 	Cluster             bool
 	Split               int
 	G                   int
+	Pre                 bool
 }
 
 // wideShapes are the kernels of BSW_DEFINE and BSC_DEFINE, then of
@@ -236,6 +261,14 @@ var wideShapes = []WideShape{
 	{F1: 8, F2: 8, F3: 16, K: 1, L: 3, T: 256, Split: 8, G: 3},
 	{F1: 8, F2: 8, F3: 16, K: 1, L: 2, T: 256, Split: 8, G: 3},
 	{F1: 8, F2: 8, F3: 8, K: 3, L: 2, T: 256, Split: 8, G: 3},
+
+	// BSS_DEFINE_PRE: the split kernels that take K' (combineShapes).
+	{F1: 8, F2: 8, F3: 16, K: 1, L: 3, T: 256, Split: 8, G: 2, Pre: true},
+	{F1: 8, F2: 8, F3: 16, K: 1, L: 2, T: 256, Split: 8, G: 2, Pre: true},
+	{F1: 8, F2: 8, F3: 8, K: 3, L: 2, T: 256, Split: 8, G: 2, Pre: true},
+	{F1: 8, F2: 8, F3: 16, K: 1, L: 3, T: 256, Split: 8, G: 3, Pre: true},
+	{F1: 8, F2: 8, F3: 16, K: 1, L: 2, T: 256, Split: 8, G: 3, Pre: true},
+	{F1: 8, F2: 8, F3: 8, K: 3, L: 2, T: 256, Split: 8, G: 3, Pre: true},
 }
 
 // splitMaxShared is BSS_MAX_SHARED (bootstrap_split.cuh): the most shared
@@ -274,6 +307,9 @@ func (w WideShape) kernelName() string {
 	if w.grouped() {
 		suffix = fmt.Sprintf("_g%d", w.G)
 	}
+	if w.Pre {
+		suffix += "p"
+	}
 	if w.Split != 0 {
 		return fmt.Sprintf("goldfhe_bs_split_%dx%dx%d_k%d_l%d_c%d%s", w.F1, w.F2, w.F3, w.K, w.L, w.Split, suffix)
 	}
@@ -302,10 +338,12 @@ func (w WideShape) BlocksPerSample() int {
 // 3 a producer warp, which fetches the key (bss_producer).
 func (w WideShape) Threads() int {
 	if w.Split != 0 {
-		switch w.G {
-		case 3:
+		switch {
+		case w.Pre:
+			return w.T + 32
+		case w.G == 3:
 			return 2*w.T + 32
-		case 2:
+		case w.G == 2:
 			return w.T + 32
 		}
 		return w.T
@@ -342,6 +380,18 @@ func (w WideShape) SharedBytes() int {
 			acc = k1 * own * 4
 		}
 		tw := 2*own + 2*w.F2*w.F3
+		if w.Pre {
+			// Two buffers of one TRGSW's words (the step's K'), no
+			// psiPow, no combiners. Small enough for several blocks
+			// per SM: a lone cluster still gets an SM per block (one
+			// sample grouped by 3 took 0.841 ms with the block padded
+			// to more than half an SM's shared memory and 0.843
+			// without), and 16 to 30 samples run in one wave (30
+			// samples 2.39 against 1.83 ms; H100, kernels/NOTES.md
+			// session 9).
+			key := 2 * k1 * w.L * k1 * own
+			return (k1*(2*w.L+1)*(own+w.F1*w.F2/c)+k1*own+tw+key)*8 + acc + 8*8 + splitCTWords*2
+		}
 		size := func(bufs int) int {
 			key := bufs * w.terms() * k1 * w.L * k1 * own
 			if w.G == 3 {
@@ -379,7 +429,8 @@ func (w WideShape) fits(sh BootstrapShape) bool {
 	if g < 2 {
 		g = 0
 	}
-	return w.n() == sh.N() && w.K == sh.K && w.L == sh.BKLevels && w.G == g && (w.Split == 0 || sh.LWEDim <= splitCTWords)
+	return w.n() == sh.N() && w.K == sh.K && w.L == sh.BKLevels && w.G == g && (w.Split == 0 || sh.LWEDim <= splitCTWords) &&
+		(!w.Pre || w.Split != 0 && w.grouped())
 }
 
 // WideFor returns the wide kernels for sh that fit this device, most
@@ -415,6 +466,9 @@ func (b *BootstrapKernels) WideFor(sh BootstrapShape) []WideShape {
 // tfhe's grouped blind rotation, bit for bit.
 func (b *BootstrapKernels) BlindRotateWide(s *Stream, sh BootstrapShape, ws WideShape, in *DeviceBuffer[uint32], bk, tables *DeviceBuffer[uint64], ext *DeviceBuffer[uint32], mu uint32, count int) error {
 	const op = "BootstrapKernels.BlindRotateWide"
+	if ws.Pre {
+		return argErr(op, "%v takes each step's K' from a scratch: BlindRotateSplit runs it", ws)
+	}
 	k := b.wide[ws]
 	if k == nil || !ws.fits(sh) {
 		return argErr(op, "no wide kernel %+v for N = %d, k = %d, l = %d, grouping %d on this device (have %v)", ws, sh.N(), sh.K, sh.BKLevels, sh.Grouping, wideShapes)

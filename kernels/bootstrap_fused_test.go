@@ -150,6 +150,10 @@ func testBlindRotateWide(t *testing.T, bk *BootstrapKernels, c *Context, rng *ra
 		// batch of 37 runs the same sample loop as for G = 1 and 2.
 		counts = counts[:2]
 	}
+	if ws.Pre {
+		testBlindRotatePre(t, bk, c, rng, ws, sh, plan, dkey, dtab, key, counts)
+		return
+	}
 	for _, count := range counts {
 		t.Run(fmt.Sprintf("%s/n=%d/count=%d", ws.String(), sh.LWEDim, count), func(t *testing.T) {
 			n, kn := sh.LWEDim, sh.ExtractedDim()
@@ -315,6 +319,10 @@ func fakeWide(g *fakeGPU, name string, grid, block dim3, a []uintptr) Result {
 	if !cluster && !split {
 		rest = strings.TrimPrefix(name, "goldfhe_bs_wide_")
 	}
+	rest, pre := strings.CutSuffix(rest, "p")
+	if pre && !split {
+		return 400
+	}
 	rest, g2 := strings.CutSuffix(rest, "_g2")
 	rest, g3 := strings.CutSuffix(rest, "_g3")
 	grouped := g2 || g3
@@ -335,6 +343,13 @@ func fakeWide(g *fakeGPU, name string, grid, block dim3, a []uintptr) Result {
 		ws.G = 2
 	case g3:
 		ws.G = 3
+	}
+	if pre {
+		if !grouped {
+			return 400
+		}
+		ws.Pre = true
+		return fakeSplitPre(g, ws, name, grid, block, a)
 	}
 	if int(block.x) != ws.Threads() || grid.x == 0 || int(grid.x)%ws.BlocksPerSample() != 0 || uint32(a[7]) != uint32(ws.SharedBytes()) {
 		return resultInvalidValue
@@ -405,6 +420,17 @@ func BenchmarkBlindRotate(b *testing.B) {
 		gsh.Grouping = g
 		gkey := devUint64(b, c, randomWords(rng, gsh.BKLen(), true), gsh.BKLen())
 		for _, ws := range bk.WideFor(gsh) {
+			if ws.Pre {
+				// K' of every step, for passes of up to SMs/2 samples
+				// (where the cluster kernel's range ends).
+				sc, err := NewSplitScratch(c, gsh, sms/2)
+				must(b, err)
+				b.Cleanup(func() { sc.Free() })
+				vs = append(vs, variant{ws.String(), func(count int) error {
+					return bk.BlindRotateSplit(nil, gsh, ws, in, gkey, gtables, sc, ext, 1<<29, count)
+				}})
+				continue
+			}
 			vs = append(vs, variant{ws.String(), func(count int) error {
 				return bk.BlindRotateWide(nil, gsh, ws, in, gkey, gtables, ext, 1<<29, count)
 			}})
@@ -412,6 +438,9 @@ func BenchmarkBlindRotate(b *testing.B) {
 	}
 	for _, v := range vs {
 		for _, count := range benchCounts([]int{1, sms / 8, sms / 4, sms / 2, 3 * sms / 4, sms, 3 * sms / 2, 2 * sms, 4 * sms, 32 * sms}) {
+			if strings.HasSuffix(v.name, "p") && count > sms/2 {
+				continue // beyond the scratch
+			}
 			b.Run(fmt.Sprintf("%s/count=%d", v.name, count), func(b *testing.B) {
 				must(b, v.run(count)) // warm-up
 				must(b, c.Synchronize())

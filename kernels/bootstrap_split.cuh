@@ -99,6 +99,7 @@
 #define GOLDFHE_BOOTSTRAP_SPLIT_CUH
 
 #include "bootstrap_cluster.cuh"
+#include "bootstrap_combine.cuh"
 
 #ifdef GOLDFHE_HAVE_CLUSTERS
 
@@ -331,19 +332,22 @@ __host__ __device__ constexpr bool bss_combiner(int g) { return g == 3; }
 
 // bss_block: the block size of a split kernel with `compute` compute
 // threads (WideShape.Threads).
-__host__ __device__ constexpr int bss_block(int compute, int g) {
-    return compute * (bss_combiner(g) ? 2 : 1) + (bss_producer(g) ? 32 : 0);
+__host__ __device__ constexpr int bss_block(int compute, int g, bool pre = false) {
+    return compute * (bss_combiner(g) && !pre ? 2 : 1) + (bss_producer(g) ? 32 : 0);
 }
 
 // bss_shared_bufs: bss_shared with `bufs` key buffers.
-__host__ __device__ constexpr int bss_shared_bufs(int f1, int f2, int f3, int k1, int l, int c, int g, int bufs) {
-    // 2 k1 l + k1 padded position rows (X, X2, Y2), Z, psiPow, the
-    // twiddles, the key buffers, K' (G = 3), ACC, eight mbarriers (the two
-    // exchanges', each key buffer's full and empty, K''s full and empty),
-    // then the sample's amounts.
+__host__ __device__ constexpr int bss_shared_bufs(int f1, int f2, int f3, int k1, int l, int c, int g, int bufs,
+                                                bool pre = false) {
+    // 2 k1 l + k1 padded position rows (X, X2, Y2), Z, psiPow (not with
+    // pre), the twiddles, the key buffers (one TRGSW's words each with
+    // pre: the step's K'), K' (G = 3 without pre), ACC, eight mbarriers
+    // (the two exchanges', each key buffer's full and empty, K''s full and
+    // empty), then the sample's amounts.
     return ((2 * k1 * l + k1) * (f1 * f2 * f3 / c + f1 * f2 / c) + k1 * (f1 * f2 * f3 / c) +
-            (g >= 2 ? bsg_psi_words(f1 * f2 * f3) : 0) + 2 * (f1 * f2 * f3 / c) + 2 * f2 * f3 +
-            bufs * bss_key_words(f1 * f2 * f3, k1, l, c, g) + (bss_combiner(g) ? k1 * l * k1 * (f1 * f2 * f3 / c) : 0)) *
+            (g >= 2 && !pre ? bsg_psi_words(f1 * f2 * f3) : 0) + 2 * (f1 * f2 * f3 / c) + 2 * f2 * f3 +
+            bufs * bss_key_words(f1 * f2 * f3, k1, l, c, pre ? 1 : g) +
+            (bss_combiner(g) && !pre ? k1 * l * k1 * (f1 * f2 * f3 / c) : 0)) *
                8 +
            (g >= 2 ? k1 * (f1 * f2 * f3 / c) : k1 * f1 * f2 * f3) * 4 + 8 * 8 + BSS_CT_WORDS * 2;
 }
@@ -357,12 +361,12 @@ __host__ __device__ constexpr int bss_shared_bufs(int f1, int f2, int f3, int k1
 // fit in BSS_MAX_SHARED (TFHErsDefault's k = 3: 2 x 112 KiB): one, the
 // next step's key then fetched once the combiners have read this step's
 // (the rest of the step still hides the copy).
-__host__ __device__ constexpr int bss_key_bufs(int f1, int f2, int f3, int k1, int l, int c, int g) {
-    return g < 3 || bss_shared_bufs(f1, f2, f3, k1, l, c, g, 2) <= BSS_MAX_SHARED ? 2 : 1;
+__host__ __device__ constexpr int bss_key_bufs(int f1, int f2, int f3, int k1, int l, int c, int g, bool pre = false) {
+    return g < 3 || pre || bss_shared_bufs(f1, f2, f3, k1, l, c, g, 2) <= BSS_MAX_SHARED ? 2 : 1;
 }
 
-__host__ __device__ constexpr int bss_shared(int f1, int f2, int f3, int k1, int l, int c, int g) {
-    return bss_shared_bufs(f1, f2, f3, k1, l, c, g, bss_key_bufs(f1, f2, f3, k1, l, c, g));
+__host__ __device__ constexpr int bss_shared(int f1, int f2, int f3, int k1, int l, int c, int g, bool pre = false) {
+    return bss_shared_bufs(f1, f2, f3, k1, l, c, g, bss_key_bufs(f1, f2, f3, k1, l, c, g, pre), pre);
 }
 
 // bss_next: the first step at or after `iter` that changes ACC (n when
@@ -424,12 +428,24 @@ __device__ __forceinline__ void bss_for_roles(uint32_t items, Fn fn) {
 // threads (the multiply-accumulate has one per owned position and column),
 // and for G >= 2 a producer warp after them (bss_producer); n <=
 // BSS_CT_WORDS.
-template <int F1, int F2, int F3, int K1, int L, int C, int G>
+//
+// With PRE (G = 2, 3) bk is the pass's K' instead of the key: the step's
+// terms summed by the combine kernel (bootstrap_combine.cuh), one TRGSW's
+// words per step and sample (kp[(s groups + g) ROWS K1 N ...]), step g of
+// sample s complete once flags[s groups + g] reaches bsp_chunks(N, K1);
+// the producer waits for that before fetching it, and rank 0 of the
+// cluster zeroes the flags of its samples once every block of the cluster
+// is done (so every pass finds them zero). The multiply-accumulate reads
+// K' as a plain step reads its key, and the block has no combiners and
+// no psiPow table.
+template <int F1, int F2, int F3, int K1, int L, int C, int G, bool PRE = false>
 __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const uint64_t* __restrict__ bk,
                                         const uint64_t* __restrict__ tables, uint32_t* __restrict__ ext,
-                                        uint32_t n, uint32_t beta, uint32_t offset, uint32_t mu, uint32_t count) {
+                                        uint32_t n, uint32_t beta, uint32_t offset, uint32_t mu, uint32_t count,
+                                        uint32_t* __restrict__ flags = nullptr) {
     namespace cg = cooperative_groups;
     static_assert(G >= 1 && G <= 3, "grouping factor 1, 2 or 3");
+    static_assert(!PRE || G >= 2, "PRE: a grouped key's K'");
     constexpr int N = F1 * F2 * F3, LOGN = hyb_lg<N>::v, ROWS = K1 * L;
     constexpr int M = F2 * F3;  // a stage-2 block
     static_assert(F1 % C == 0 && M % C == 0, "C must divide F1 and F2 * F3");
@@ -438,13 +454,13 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
     constexpr int PP = P + P / F3;   // padded
     constexpr int TC = M / C;        // owned stage-1 columns
     constexpr int THREADS = K1 * P;  // compute threads
-    constexpr bool PRODUCER = bss_producer(G), COMBINER = bss_combiner(G);
+    constexpr bool PRODUCER = bss_producer(G), COMBINER = bss_combiner(G) && !PRE, PSI = G >= 2 && !PRE;
     constexpr int PBASE = COMBINER ? 2 * THREADS : THREADS;  // the producer warp's first thread
     static_assert(LOGN <= 14, "bss_amounts: 2N <= 2^15");
     constexpr int NT = bsg_terms(G);      // exponents per step (G >= 2: TRGSW samples per group)
-    constexpr int KW = bss_key_words(N, K1, L, C, G);
-    constexpr int NBUF = bss_key_bufs(F1, F2, F3, K1, L, C, G);
-    static_assert(G == 3 || NBUF == 2, "G = 1, 2: two key buffers");
+    constexpr int KW = bss_key_words(N, K1, L, C, PRE ? 1 : G);
+    constexpr int NBUF = bss_key_bufs(F1, F2, F3, K1, L, C, G, PRE);
+    static_assert((G == 3 && !PRE) || NBUF == 2, "G = 1, 2 and PRE: two key buffers");
     constexpr int TRGSW = ROWS * K1 * N;  // words of one TRGSW sample of the key
     extern __shared__ uint64_t bss_sm[];
     // X: stage-1 outputs, then stage 3's; X2: stage 2's (the threads of a
@@ -454,12 +470,12 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
     uint64_t* X2 = X + ROWS * PP;   // ROWS x PP
     uint64_t* Y2 = X2 + ROWS * PP;  // K1 x PP
     uint64_t* Z = Y2 + K1 * PP;     // K1 x F1 x TC
-    uint64_t* psiPow = Z + K1 * P;  // G = 2, 3 only
+    uint64_t* psiPow = Z + K1 * P;  // G = 2, 3 without PRE only
     // The twiddles this block uses: T_1 of the owned columns (tw1[j * TC
     // + tl] = T_1[M j + t]), T'_1 of the owned positions (twInv1[q] =
     // T'_1[rank P + q]: the inverse stage 2 applies it), all of T_2 and
     // T'_2.
-    uint64_t* tw1 = psiPow + (G >= 2 ? bsg_psi_words(N) : 0);
+    uint64_t* tw1 = psiPow + (PSI ? bsg_psi_words(N) : 0);
     uint64_t* twInv1 = tw1 + P;
     uint64_t* tw2 = twInv1 + P;
     uint64_t* twInv2 = tw2 + M;
@@ -487,7 +503,7 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
     const bool small = 32 / L <= 15 || beta <= 15;  // bsw_fwd1_digits_to
     const bool producer = PRODUCER && threadIdx.x >= PBASE;
     const bool combiner = COMBINER && threadIdx.x >= THREADS && threadIdx.x < PBASE;
-    if (G >= 2 && threadIdx.x < THREADS) {
+    if (PSI && threadIdx.x < THREADS) {
         bsg_stage_psi<LOGN>(psiPow, tables + 2 * N + 2 * M, THREADS);
     }
     for (uint32_t x = threadIdx.x; x < P; x += THREADS) {
@@ -556,13 +572,27 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
     // one bulk copy, counted on mbarK[buf], which its lane 0 arms with the
     // step's bytes (in either order: the phase completes when both are
     // in); for G = 1 every compute thread copies 16-byte pieces (cp.async).
+    //
+    // With PRE the step's K' of sample s is one TRGSW's words at (s groups
+    // + iter / G) TRGSW (kpStep = s groups), fetched once the combine
+    // kernel's flag of the step says it is complete.
+    const uint32_t groups = bsp_groups(n, G);
+    uint64_t kpStep = 0;
     auto fetch = [&](uint32_t iter, uint32_t buf) {
-        const uint64_t* src = bk + (G >= 2 ? (uint64_t)(iter / G) * NT * TRGSW : (uint64_t)iter * TRGSW) + rank * P;
+        const uint64_t* src = bk + rank * P +
+                              (PRE       ? (kpStep + iter / G) * TRGSW
+                               : G >= 2 ? (uint64_t)(iter / G) * NT * TRGSW
+                                        : (uint64_t)iter * TRGSW);
         uint64_t* dst = keyBuf + buf * KW;
         if constexpr (PRODUCER) {
             const uint32_t lane = threadIdx.x - PBASE;
             uint32_t chunks;
-            if constexpr (G == 3) {
+            if constexpr (PRE) {
+                chunks = ROWS * K1;
+                if (lane == 0) bsp_wait_flag(flags + kpStep + iter / G, bsp_chunks(N, K1));
+                __syncwarp();
+                bsp_proxy_fence();
+            } else if constexpr (G == 3) {
                 chunks = ROWS * K1 * (n - iter >= 3 ? 7u : n - iter == 2 ? 3u : 1u);
             } else {
                 chunks = (iter + 1 >= n ? KW / 3 : KW) / P;
@@ -616,6 +646,7 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
     }
     for (uint32_t s = blockIdx.x / C; s < count; s += gridDim.x / C) {
         const uint32_t* sample = in + (uint64_t)s * (n + 1);
+        kpStep = (uint64_t)s * groups;
         if (threadIdx.x < THREADS) {
             for (uint32_t x = threadIdx.x; x < n; x += THREADS) amounts[x] = (uint16_t)(sample[x] >> 16);
             const uint32_t bbar = bs_modswitch(sample[n], LOGN + 1);
@@ -685,8 +716,8 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
         }
 
         while (iter < n) {
-            uint32_t e[NT];  // the combiners' for G = 3
-            if constexpr (!COMBINER) bs_step_exponents<G, LOGN>(e, ct, iter, n);  // true: bss_next
+            uint32_t e[NT];  // the combiners' for G = 3, the combine kernel's for PRE
+            if constexpr (!COMBINER && !PRE) bs_step_exponents<G, LOGN>(e, ct, iter, n);  // true: bss_next
             const uint32_t next = bss_next<G, LOGN>(ct, iter + G, n);
             if constexpr (!PRODUCER) {
                 if (next < n) fetch(next, buf ^ 1);
@@ -756,7 +787,7 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
                 const uint32_t off = bsw_pad<F3>(q);
                 auto row = [&](int r) { return X + r * PP; };
                 uint64_t out[1];
-                if constexpr (G == 1) {
+                if constexpr (G == 1 || PRE) {
                     bsf_mac_by<1, ROWS>(out, row, off, [&](int r, int) { return key[(r * K1 + c) * P + q]; });
                 } else if constexpr (COMBINER) {
                     bsf_mac_by<1, ROWS>(out, row, off, [&](int r, int) { return KP[(r * K1 + c) * P + q]; });
@@ -887,6 +918,16 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
     // Nobody leaves while another block may still write into its shared
     // memory.
     cluster.sync();
+    if constexpr (PRE) {
+        // Every block of the cluster has waited for every flag of its
+        // samples, and the combine kernel raises each to its target only:
+        // zero them for the next pass.
+        if (rank == 0) {
+            for (uint32_t s = blockIdx.x / C; s < count; s += gridDim.x / C) {
+                for (uint32_t x = threadIdx.x; x < groups; x += blockDim.x) flags[(uint64_t)s * groups + x] = 0;
+            }
+        }
+    }
 }
 
 // One kernel per supported (F1 x F2 x F3, k, l, C) and grouping; clusters
@@ -903,6 +944,21 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
 #define BSS_DEFINE(F1, F2, F3, K, L, C, MINB)                  \
     BSS_DEFINE_AS(, 1, F1, F2, F3, K, L, C, MINB)               \
     BSS_DEFINE_AS(_g2, 2, F1, F2, F3, K, L, C, MINB)
+
+// The split kernels that take K' from the combine kernel (PRE; suffix
+// _g2p, _g3p) and their combine kernels: kp in place of bk, then the
+// steps' flags. MINB 1, as for the combiners' kernels: without them the
+// block needs 64 registers a thread (H100, ptxas) and about 48 KB of
+// shared memory, so several fit on an SM, and a lone cluster still gets
+// an SM per block (WideShape.SharedBytes, kernels/NOTES.md session 9).
+#define BSS_DEFINE_PRE(G, F1, F2, F3, K, L, C)                                                         \
+    extern "C" __global__ void __cluster_dims__(C, 1, 1)                                               \
+        __launch_bounds__(bss_block((K + 1) * F1 * F2 * F3 / C, G, true), 1)                            \
+            goldfhe_bs_split_##F1##x##F2##x##F3##_k##K##_l##L##_c##C##_g##G##p(                        \
+                const uint32_t* in, const uint64_t* kp, const uint64_t* tables, uint32_t* ext,          \
+                uint32_t* flags, uint32_t n, uint32_t beta, uint32_t offset, uint32_t mu, uint32_t count) { \
+        bss_run<F1, F2, F3, K + 1, L, C, G, true>(in, kp, tables, ext, n, beta, offset, mu, count, flags); \
+    }
 
 // Clusters of 8: on an H200 (TFHELib128, kernels/NOTES.md) clusters of 4
 // blocks of 512 threads were slower at every batch size: one sample
@@ -922,6 +978,21 @@ BSS_DEFINE(8, 8, 8, 3, 2, 8, 2)  // TFHErsDefault
 BSS_DEFINE_AS(_g3, 3, 8, 8, 16, 1, 3, 8, 1) // TFHELib128
 BSS_DEFINE_AS(_g3, 3, 8, 8, 16, 1, 2, 8, 1) // CuFHE80
 BSS_DEFINE_AS(_g3, 3, 8, 8, 8, 3, 2, 8, 1)  // TFHErsDefault
+
+// K' formed by the combine kernel (bootstrap_combine.cuh), grouped by 2
+// and by 3.
+BSS_DEFINE_PRE(2, 8, 8, 16, 1, 3, 8)  // TFHELib128
+BSS_DEFINE_PRE(2, 8, 8, 16, 1, 2, 8)  // CuFHE80
+BSS_DEFINE_PRE(2, 8, 8, 8, 3, 2, 8)   // TFHErsDefault
+BSS_DEFINE_PRE(3, 8, 8, 16, 1, 3, 8)
+BSS_DEFINE_PRE(3, 8, 8, 16, 1, 2, 8)
+BSS_DEFINE_PRE(3, 8, 8, 8, 3, 2, 8)
+BSP_DEFINE(1024, 1, 3, 2)
+BSP_DEFINE(1024, 1, 2, 2)
+BSP_DEFINE(512, 3, 2, 2)
+BSP_DEFINE(1024, 1, 3, 3)
+BSP_DEFINE(1024, 1, 2, 3)
+BSP_DEFINE(512, 3, 2, 3)
 
 #endif // GOLDFHE_HAVE_CLUSTERS
 

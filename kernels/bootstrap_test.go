@@ -244,6 +244,16 @@ func newBootstrapFake(t *testing.T) *Library {
 				defer g.mu.Unlock()
 				return bsFakeLaunch(g, name, a)
 			}
+		case symLaunchKernelEx:
+			if name, ok := mine[a[1]]; ok {
+				la, pdl := fakeLaunchEx(a)
+				if !pdl || !strings.HasPrefix(name, "goldfhe_bs_split_") {
+					panic("fake: " + name + " launched by cuLaunchKernelEx without programmatic dependent launch")
+				}
+				g.mu.Lock()
+				defer g.mu.Unlock()
+				return bsFakeLaunch(g, name, la)
+			}
 		}
 		return g.call(s, a)
 	}
@@ -267,6 +277,9 @@ func bsFakeLaunch(g *fakeGPU, name string, a []uintptr) Result {
 	block := dim3{uint32(a[4]), uint32(a[5]), uint32(a[6])}
 	if grid.x == 0 || grid.y == 0 || grid.y > 65535 || block.x == 0 || block.x > 1024 {
 		return resultInvalidValue
+	}
+	if strings.HasPrefix(name, "goldfhe_bs_combine_") {
+		return fakeCombine(g, name, grid, block, a)
 	}
 	if strings.HasPrefix(name, "goldfhe_bs_fused_") || strings.HasPrefix(name, "goldfhe_bs_wide_") || strings.HasPrefix(name, "goldfhe_bs_cluster_") || strings.HasPrefix(name, "goldfhe_bs_split_") {
 		return fakeFused(g, name, grid, block, a)

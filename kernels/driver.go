@@ -60,6 +60,7 @@ const (
 	symEventQuery
 	symEventElapsedTime
 	symLaunchKernel
+	symLaunchKernelEx
 	numSyms
 )
 
@@ -112,6 +113,7 @@ var symNames = [numSyms]string{
 	symEventQuery:              "cuEventQuery",                 // (CUevent)
 	symEventElapsedTime:        "cuEventElapsedTime",           // (float *ms, CUevent start, CUevent end)
 	symLaunchKernel:            "cuLaunchKernel",               // (CUfunction, 3×grid, 3×block, shmem, CUstream, void **params, void **extra)
+	symLaunchKernelEx:          "cuLaunchKernelEx",             // (const CUlaunchConfig *, CUfunction, void **params, void **extra)
 }
 
 func (s sym) String() string {

@@ -303,6 +303,9 @@ func (g *fakeGPU) call(s sym, a []uintptr) Result {
 		put(a, 0, float32(1.5))
 	case symLaunchKernel:
 		return g.launch(a)
+	case symLaunchKernelEx:
+		la, _ := fakeLaunchEx(a)
+		return g.launch(la)
 	default:
 		panic(fmt.Sprintf("fake driver: %v not implemented", s))
 	}

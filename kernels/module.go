@@ -214,3 +214,68 @@ func (f *Function) launch(grid, block dim3, shared uint32, sh uintptr, params un
 	}
 	return nil
 }
+
+// launchConfig is the driver's CUlaunchConfig (cuda.h): grid and block
+// dimensions, dynamic shared memory, stream, and the launch attributes.
+type launchConfig struct {
+	grid, block dim3
+	shared      uint32
+	_           uint32
+	stream      uintptr
+	attrs       *launchAttribute
+	numAttrs    uint32
+	_           uint32
+}
+
+// launchAttribute is the driver's CUlaunchAttribute: an id, padding to 8
+// bytes, and a 64-byte value union.
+type launchAttribute struct {
+	id    uint32
+	_     uint32
+	value [64]byte
+}
+
+// attrProgrammaticStreamSerialization is
+// CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION: with value 1 the
+// kernel may start before the previous kernel of its stream has finished,
+// as soon as every block of that kernel has executed
+// griddepcontrol.launch_dependents (or exited).
+const attrProgrammaticStreamSerialization = 6
+
+// pdlLaunch is the pinned argument block of a programmatic dependent
+// launch (cuLaunchKernelEx reads it during the call).
+type pdlLaunch struct {
+	cfg  launchConfig
+	attr launchAttribute
+}
+
+// launchPDL is launch with programmatic dependent launch
+// (cuLaunchKernelEx, attrProgrammaticStreamSerialization): f may start
+// while the kernel before it on sh still runs, once that kernel's blocks
+// have all signalled that they run (griddepcontrol.launch_dependents). The
+// two kernels then synchronise through memory themselves: nothing orders
+// f's reads after the earlier kernel's writes. pl is the caller's pinned
+// block for the configuration.
+func (f *Function) launchPDL(pl *pdlLaunch, grid, block dim3, shared uint32, sh uintptr, params unsafe.Pointer) error {
+	c := f.m.c
+	op := "cuLaunchKernelEx(" + f.name + ")"
+	if err := c.enter(op); err != nil {
+		return err
+	}
+	defer c.exit()
+	if f.m.h.Load() == 0 {
+		return fmt.Errorf("kernels: %s: Module %w", op, shortClosed)
+	}
+	pl.attr = launchAttribute{id: attrProgrammaticStreamSerialization}
+	pl.attr.value[0] = 1 // programmaticStreamSerializationAllowed (int)
+	pl.cfg = launchConfig{grid: grid, block: block, shared: shared, stream: sh, attrs: &pl.attr, numAttrs: 1}
+	r := c.d.call(symLaunchKernelEx, uintptr(unsafe.Pointer(&pl.cfg)), f.h, uintptr(params), 0)
+	if err := c.check(op, r); err != nil {
+		return fmt.Errorf("%w (grid %d×%d×%d, block %d×%d×%d, %d B shared)", err,
+			grid.x, grid.y, grid.z, block.x, block.y, block.z, shared)
+	}
+	if c.debug.Load() {
+		return c.check(f.name+" (debug: cuCtxSynchronize after launch)", c.d.call(symCtxSynchronize))
+	}
+	return nil
+}

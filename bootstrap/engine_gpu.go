@@ -198,6 +198,9 @@ type passSlot struct {
 	// pinned, so that the copies run at full bus speed and asynchronously.
 	hostIn, hostOut *kernels.HostPinned[uint32]
 	stream          *kernels.Stream
+	// pre holds the K' of a split pass when the engine's split kernel
+	// takes it (kernels.WideShape.Pre), for splitPassMax samples.
+	pre *kernels.SplitScratch
 	// The pass in flight: its outputs, to fill from hostOut once the
 	// stream is done, and the width of each output sample.
 	pending []*tfhe.TLWE
@@ -226,6 +229,9 @@ func (b *gpuBuffers) free() error {
 			if h != nil {
 				errs = append(errs, h.Free())
 			}
+		}
+		if sl.pre != nil {
+			errs = append(errs, sl.pre.Free())
 		}
 		if sl.stream != nil {
 			errs = append(errs, sl.stream.Close())
@@ -336,7 +342,11 @@ func (e *GPU) kernelsName() string {
 	if w := e.wide; w.T != 0 {
 		name := fmt.Sprintf("wide%dx%dx%d/t%d", w.F1, w.F2, w.F3, w.T)
 		if w := e.split; w.T != 0 {
-			name += fmt.Sprintf("+split%d<=%d", w.Split, e.splitPassMax())
+			pre := ""
+			if w.Pre {
+				pre = "p" // K' from the combine kernel
+			}
+			name += fmt.Sprintf("+split%d%s<=%d", w.Split, pre, e.splitPassMax())
 		}
 		if c := e.cluster; c.T != 0 {
 			name += fmt.Sprintf("+cluster%d/t%d<=%d", c.K+1, c.T, e.clusterMax())
@@ -387,7 +397,14 @@ func (e *GPU) init(ck *tfhe.CloudKey, maxBatch int, auto bool) error {
 		for _, w := range e.bsk.WideFor(e.shape) {
 			switch {
 			case w.Split != 0:
-				e.split = w
+				// With a grouped key, the split kernel that takes each
+				// step's K' from the combine kernel (kernels.WideShape.Pre)
+				// when there is one: its multiply-accumulate leaves the
+				// step's terms to other SMs (one gate grouped by 3 on an
+				// H200: BENCHMARKS.md).
+				if e.split.T == 0 || w.Pre {
+					e.split = w
+				}
 			case w.Cluster:
 				if e.cluster.T == 0 {
 					e.cluster = w // the first listed: the most threads per row
@@ -494,6 +511,34 @@ func (e *GPU) init(ck *tfhe.CloudKey, maxBatch int, auto bool) error {
 			return err
 		}
 		if sl.stream, err = ctx.NewStream(); err != nil {
+			return err
+		}
+	}
+	if e.split.Pre {
+		// Every step's K' of the largest split pass, per slot; without
+		// the memory for it, the split kernel that sums the terms itself.
+		for i := range e.buf.slots {
+			sl := &e.buf.slots[i]
+			if sl.pre, err = kernels.NewSplitScratch(ctx, s, min(e.splitPassMax(), maxBatch)); err != nil {
+				break
+			}
+		}
+		if errors.Is(err, kernels.ErrOutOfMemory) {
+			var errs []error
+			for i := range e.buf.slots {
+				if sl := &e.buf.slots[i]; sl.pre != nil {
+					errs = append(errs, sl.pre.Free())
+					sl.pre = nil
+				}
+			}
+			if err := errors.Join(errs...); err != nil {
+				return err
+			}
+			e.split.Pre = false
+			if !slices.Contains(e.bsk.WideFor(s), e.split) {
+				e.split = kernels.WideShape{}
+			}
+		} else if err != nil {
 			return err
 		}
 	}
@@ -796,7 +841,11 @@ func (e *GPU) enqueue(sl *passSlot, op opKind, out, in []*tfhe.TLWE, mu torus.To
 	if op != opKeySwitch {
 		switch e.kernelFor() {
 		case BlindRotationWide:
-			if err := e.bsk.BlindRotateWide(st, s, e.wideFor(count), sl.in, e.buf.bk, e.buf.wideTables, sl.ext, uint32(mu), count); err != nil {
+			if ws := e.wideFor(count); ws.Pre {
+				if err := e.bsk.BlindRotateSplit(st, s, ws, sl.in, e.buf.bk, e.buf.wideTables, sl.pre, sl.ext, uint32(mu), count); err != nil {
+					return err
+				}
+			} else if err := e.bsk.BlindRotateWide(st, s, ws, sl.in, e.buf.bk, e.buf.wideTables, sl.ext, uint32(mu), count); err != nil {
 				return err
 			}
 		case BlindRotationFused:
@@ -867,7 +916,18 @@ func (e *GPU) splitAlone() bool {
 // (kernel BenchmarkBlindRotate on an H200, TFHELib128 grouped by 3: 15
 // samples 1.33 ms by the split kernel, 66 samples 3.62 ms by the cluster
 // kernel, kernels/NOTES.md session 7).
+//
+// A split kernel that takes K' from the combine kernel (kernels.WideShape.Pre)
+// runs up to SMs/4 samples: its blocks are small enough for several per SM,
+// and it stays ahead of the cluster kernel that far (kernel
+// BenchmarkBlindRotate on an H100, TFHELib128: grouped by 3, 33 samples
+// 2.51 ms against 3.70, 48 3.06 against 3.70, 66 4.50 against 3.68;
+// grouped by 2, 33 samples 3.03 against 3.73, 48 4.02 against 3.73;
+// kernels/NOTES.md session 9).
 func (e *GPU) splitPassMax() int {
+	if e.split.Pre {
+		return max(e.info.SMs/4, e.splitMax())
+	}
 	if e.splitAlone() {
 		return 2 * e.splitMax()
 	}

@@ -28,7 +28,9 @@ func choiceEngine(t *testing.T, g, sms, sharedPerSM int) *GPU {
 		}
 		switch {
 		case ws.Split != 0:
-			e.split = ws
+			if e.split.T == 0 || ws.Pre { // as init: the Pre split kernel when there is one
+				e.split = ws
+			}
 		case ws.Cluster:
 			e.cluster = ws
 		case ws.T == 128:
@@ -45,9 +47,9 @@ func choiceEngine(t *testing.T, g, sms, sharedPerSM int) *GPU {
 
 // TestGPUKernelChoice: which kernel a pass of each size runs, and the
 // batch tiers, on an H200-sized device: the split kernel up to SMs/8
-// samples (two waves, up to 30, for a key grouped by 3, whose split
-// block takes more than half an SM's shared memory), the cluster kernel
-// up to SMs/2, the N/8-thread wide kernel up to SMs, then the wide one.
+// samples (up to SMs/4 for a grouped key, whose split kernel takes K'
+// from the combine kernel), the cluster kernel up to SMs/2, the
+// N/8-thread wide kernel up to SMs, then the wide one.
 func TestGPUKernelChoice(t *testing.T) {
 	const sms, smem = 132, 228 << 10
 	for _, tc := range []struct {
@@ -56,8 +58,8 @@ func TestGPUKernelChoice(t *testing.T) {
 		tiers []int
 	}{
 		{0, 16, []int{16, 66, 132, 264}},
-		{2, 16, []int{16, 66, 132, 264}},
-		{3, 30, []int{15, 30, 66, 132, 264}},
+		{2, 33, []int{16, 33, 66, 132, 264}},
+		{3, 33, []int{16, 33, 66, 132, 264}},
 	} {
 		e := choiceEngine(t, tc.g, sms, smem)
 		if got := e.BatchTiers(); !slices.Equal(got, tc.tiers) {
@@ -75,9 +77,16 @@ func TestGPUKernelChoice(t *testing.T) {
 			}
 		}
 	}
-	// Without the shared-memory figure the split kernel is taken to run
-	// two blocks per SM: one wave of SMs/8.
-	if e := choiceEngine(t, 3, sms, 0); e.splitPassMax() != sms/8 {
-		t.Errorf("unknown shared memory per SM: split up to %d samples, want %d", e.splitPassMax(), sms/8)
+	// The split kernel that sums a key grouped by 3 itself (the engine's
+	// fallback without memory for K'): its block takes more than half an
+	// SM's shared memory, so one wave is SMs/8 - 1 clusters and a pass
+	// takes two; without the shared-memory figure it is taken to run two
+	// blocks per SM: one wave of SMs/8.
+	for _, tc := range []struct{ smem, split int }{{smem, 30}, {0, sms / 8}} {
+		e := choiceEngine(t, 3, sms, tc.smem)
+		e.split.Pre = false
+		if got := e.splitPassMax(); got != tc.split {
+			t.Errorf("grouped by 3 without K', %d B shared per SM: split up to %d samples, want %d", tc.smem, got, tc.split)
+		}
 	}
 }

@@ -69,7 +69,9 @@ const (
 	// (kernels.BlindRotateWide), the accumulator in shared memory, each
 	// transform the three-stage hybrid NTT: on Hopper, for passes of up
 	// to SMs/8 samples, the split kernel (a cluster of 8 blocks per
-	// sample, split by NTT index: the lowest latency), up to SMs/(k+1)
+	// sample, split by NTT index: the lowest latency; with a grouped key
+	// up to SMs/4, each step's summed key formed ahead by a combine
+	// kernel on the other SMs: kernels.BlindRotateSplit), up to SMs/(k+1)
 	// the cluster kernel (k+1 blocks per sample, one per TRLWE column),
 	// beyond that one block of N/16·(k+1)·l threads per sample.
 	BlindRotationWide

@@ -227,7 +227,9 @@ func testGPUMatchesCPU(t *testing.T, p tfhe.Params, mode BlindRotation, kp keyPa
 	rng := rand.New(rand.NewPCG(uint64(p.LWEDimension()), 1))
 	n, kn := p.LWEDimension(), p.ExtractedLWEDimension()
 	// On a GPU of 132 SMs 1 and 7 run the split kernel (clusters of 8),
-	// 20 and 40 the cluster kernel, 132 and 1000 the wide one.
+	// and 20 too with a grouped key (the split kernel that takes K' from
+	// the combine kernel, up to 33); 20 and 40 the cluster kernel, 132 and
+	// 1000 the wide one.
 	batches := []int{1, 7, 20, 40, 132, 1000}
 	switch {
 	case mode == BlindRotationFused || mode == BlindRotationWide:

@@ -130,6 +130,15 @@
 // (PsiPowers) that the kernels stage in shared memory. The fused and the
 // per-step kernels take plain keys only and refuse a grouped one.
 //
+// A grouped step's K' = Σ_u (X^{e_u} − 1)·BK_u depends on the sample and
+// the key only, not on ACC. So for the split kernel
+// (bootstrap_combine.cuh; WideShape.Pre, suffix _g2p and _g3p) a combine
+// kernel on the SMs the split kernel leaves idle forms every step's K' of
+// the pass ahead, into a SplitScratch, raising a flag per step and sample;
+// the split kernel, launched behind it with programmatic dependent launch
+// (cuLaunchKernelEx), starts at once, waits for each step's flag and then
+// multiplies by K' alone, as for a plain key. BlindRotateSplit runs them.
+//
 // Every NTT kernel is bit for bit the transform of a smallntt.Plan (one
 // NTT-domain layout for all plans of a size; see smallntt.Plan); package
 // gpuntt wraps them for batches of device-resident polynomials. `make fatbin`, run where nvcc exists, compiles goldfhe.cu

@@ -351,27 +351,47 @@ func fakeWide(g *fakeGPU, name string, grid, block dim3, a []uintptr) Result {
 		ws.Pre = true
 		return fakeSplitPre(g, ws, name, grid, block, a)
 	}
-	if int(block.x) != ws.Threads() || grid.x == 0 || int(grid.x)%ws.BlocksPerSample() != 0 || uint32(a[7]) != uint32(ws.SharedBytes()) {
-		return resultInvalidValue
+	f, r := fakeWideArgs(g, ws, name, grid, block, a, 4)
+	if r != 0 {
+		return r
 	}
-	params := unsafe.Slice((*unsafe.Pointer)(arg(a, 9)), 9)
-	ptr := func(i int) uint64 { return *(*uint64)(params[i]) }
-	u := func(i int) int { return int(*(*uint32)(params[i])) }
-	n, beta, count := u(4), u(5), u(8)
-	sh := BootstrapShape{LWEDim: n, K: ws.K, BKLevels: ws.L, BKBaseLog: beta, BKOffset: uint32(u(6)), Grouping: ws.G}
+	ext := refWide(ws, f.sh, f.plan, fakeWords32(g, f.ptr(0), f.count*(f.sh.LWEDim+1)), fakeWords64(g, f.ptr(1), f.sh.BKLen()), f.mu, f.count)
+	copy(fakeWords32(g, f.ptr(3), len(ext)), ext)
+	return 0
+}
+
+// fakeWideLaunch is a decoded wide-family launch: its shape and hybrid
+// plan, its mu and count, and its pointer arguments.
+type fakeWideLaunch struct {
+	sh    BootstrapShape
+	plan  *smallntt.Plan
+	mu    uint32
+	count int
+	ptr   func(i int) uint64
+}
+
+// fakeWideArgs checks a launch of kernel ws (name) like CUDA does and
+// decodes its arguments: np pointers (in, bk or kp, tables, ext, …), then
+// n, beta, offset, mu, count; the tables must be the plan's (wideTables).
+func fakeWideArgs(g *fakeGPU, ws WideShape, name string, grid, block dim3, a []uintptr, np int) (fakeWideLaunch, Result) {
+	if int(block.x) != ws.Threads() || grid.x == 0 || int(grid.x)%ws.BlocksPerSample() != 0 || uint32(a[7]) != uint32(ws.SharedBytes()) {
+		return fakeWideLaunch{}, resultInvalidValue
+	}
+	params := unsafe.Slice((*unsafe.Pointer)(arg(a, 9)), np+5)
+	u := func(i int) int { return int(*(*uint32)(params[np+i])) }
+	sh := BootstrapShape{LWEDim: u(0), K: ws.K, BKLevels: ws.L, BKBaseLog: u(1), BKOffset: uint32(u(2)), Grouping: ws.G}
 	for 1<<sh.LogN < ws.n() {
 		sh.LogN++
 	}
 	plan, err := smallntt.NewPlan(sh.N(), smallntt.Hybrid, ws.F1, ws.F2, ws.F3)
 	if err != nil {
-		return 400
+		return fakeWideLaunch{}, 400
 	}
-	if !equalWords(fakeWords64(g, ptr(2), ws.TablesLen()), wideTables(plan, grouped)) {
+	f := fakeWideLaunch{sh: sh, plan: plan, mu: uint32(u(3)), count: u(4), ptr: func(i int) uint64 { return *(*uint64)(params[i]) }}
+	if !equalWords(fakeWords64(g, f.ptr(2), ws.TablesLen()), wideTables(plan, ws.grouped())) {
 		panic("fake " + name + ": tables are not the hybrid plan's T_1, T'_1, T_2, T'_2 (and psiPow)")
 	}
-	ext := refWide(ws, sh, plan, fakeWords32(g, ptr(0), count*(n+1)), fakeWords64(g, ptr(1), sh.BKLen()), uint32(u(7)), count)
-	copy(fakeWords32(g, ptr(3), len(ext)), ext)
-	return 0
+	return f, 0
 }
 
 // BenchmarkBlindRotate times the fused, wide and cluster kernels alone (no

@@ -63,6 +63,30 @@ func monomialMinusOne(plan *smallntt.Plan, e int) []uint64 {
 // amounts picked by the bits of u. Terms with e_u = 0 are computed too
 // (their factor is 0), so the kernels' skipping them is checked.
 func refBlindRotateGrouped(sh BootstrapShape, plan *smallntt.Plan, in []uint32, bk []uint64, mu uint32, count int) []uint32 {
+	N, G := sh.N(), sh.Grouping
+	return refGroupedSteps(sh, plan, in, mu, count, func(_, g int, dec []uint64, a []uint32) []uint64 {
+		y := make([]uint64, (sh.K+1)*N)
+		for u := 1; u < 1<<len(a); u++ {
+			e := 0
+			for j := range a {
+				if u>>j&1 == 1 {
+					e += int(a[j])
+				}
+			}
+			m := monomialMinusOne(plan, e%(2*N))
+			prod := refMAC(sh, dec, bk, (1<<G-1)*g+u-1, 1)
+			for i := range y {
+				y[i] = smallntt.Add(y[i], smallntt.Mul(m[i%N], prod[i]))
+			}
+		}
+		return y
+	})
+}
+
+// refGroupedSteps is the grouped blind rotation's loop: for each group g
+// of sample s whose amounts a are not all 0, ACC += the inverse transform
+// of step(s, g, dec, a), dec the transformed digits of the sample's ACC.
+func refGroupedSteps(sh BootstrapShape, plan *smallntt.Plan, in []uint32, mu uint32, count int, step func(s, g int, dec []uint64, a []uint32) []uint64) []uint32 {
 	n, N, k1, rows := sh.LWEDim, sh.N(), sh.K+1, sh.Rows()
 	G := sh.Grouping
 	abar, acc := refInit(sh, in, mu, count)
@@ -78,20 +102,7 @@ func refBlindRotateGrouped(sh BootstrapShape, plan *smallntt.Plan, in []uint32, 
 			if !slices.ContainsFunc(a, func(v uint32) bool { return v != 0 }) {
 				continue
 			}
-			y := make([]uint64, k1*N)
-			for u := 1; u < 1<<r; u++ {
-				e := 0
-				for j := range r {
-					if u>>j&1 == 1 {
-						e += int(a[j])
-					}
-				}
-				m := monomialMinusOne(plan, e%(2*N))
-				prod := refMAC(sh, dec[s*rows*N:(s+1)*rows*N], bk, (1<<G-1)*g+u-1, 1)
-				for i := range y {
-					y[i] = smallntt.Add(y[i], smallntt.Mul(m[i%N], prod[i]))
-				}
-			}
+			y := step(s, g, dec[s*rows*N:(s+1)*rows*N], a)
 			for c := range k1 {
 				p := y[c*N : (c+1)*N]
 				plan.Inverse(p, p)

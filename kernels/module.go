@@ -70,6 +70,8 @@ type Function struct {
 	name     string
 	h        uintptr // CUfunction
 	launchOp string  // "cuLaunchKernel(name)", for errors
+	// launchExOp is "cuLaunchKernelEx(name)" (launchPDL), for errors.
+	launchExOp string
 }
 
 // Function looks up an extern "C" kernel by name (cuModuleGetFunction).
@@ -83,7 +85,7 @@ func (m *Module) Function(name string) (*Function, error) {
 	if err := m.c.do("cuModuleGetFunction("+name+")", symModuleGetFunction, uintptr(unsafe.Pointer(&h)), mh, uintptr(unsafe.Pointer(&cname[0]))); err != nil {
 		return nil, err
 	}
-	return &Function{m: m, name: name, h: h, launchOp: "cuLaunchKernel(" + name + ")"}, nil
+	return &Function{m: m, name: name, h: h, launchOp: "cuLaunchKernel(" + name + ")", launchExOp: "cuLaunchKernelEx(" + name + ")"}, nil
 }
 
 // Name returns the kernel's name.
@@ -192,8 +194,18 @@ type dim3 struct{ x, y, z uint32 }
 // returns. In debug mode it then synchronises the context, so a kernel
 // fault is reported here, naming the kernel.
 func (f *Function) launch(grid, block dim3, shared uint32, sh uintptr, params unsafe.Pointer) error {
+	return f.launchBy(f.launchOp, grid, block, shared, func(d *driver) Result {
+		return d.call(symLaunchKernel, f.h,
+			uintptr(grid.x), uintptr(grid.y), uintptr(grid.z),
+			uintptr(block.x), uintptr(block.y), uintptr(block.z),
+			uintptr(shared), sh, uintptr(params), 0)
+	})
+}
+
+// launchBy makes the launch call (named op, of that configuration, for
+// errors) with f's context current, and in debug mode then synchronises.
+func (f *Function) launchBy(op string, grid, block dim3, shared uint32, call func(*driver) Result) error {
 	c := f.m.c
-	op := f.launchOp
 	if err := c.enter(op); err != nil {
 		return err
 	}
@@ -201,11 +213,7 @@ func (f *Function) launch(grid, block dim3, shared uint32, sh uintptr, params un
 	if f.m.h.Load() == 0 {
 		return fmt.Errorf("kernels: %s: Module %w", op, shortClosed)
 	}
-	r := c.d.call(symLaunchKernel, f.h,
-		uintptr(grid.x), uintptr(grid.y), uintptr(grid.z),
-		uintptr(block.x), uintptr(block.y), uintptr(block.z),
-		uintptr(shared), sh, uintptr(params), 0)
-	if err := c.check(op, r); err != nil {
+	if err := c.check(op, call(c.d)); err != nil {
 		return fmt.Errorf("%w (grid %d×%d×%d, block %d×%d×%d, %d B shared)", err,
 			grid.x, grid.y, grid.z, block.x, block.y, block.z, shared)
 	}
@@ -257,25 +265,10 @@ type pdlLaunch struct {
 // f's reads after the earlier kernel's writes. pl is the caller's pinned
 // block for the configuration.
 func (f *Function) launchPDL(pl *pdlLaunch, grid, block dim3, shared uint32, sh uintptr, params unsafe.Pointer) error {
-	c := f.m.c
-	op := "cuLaunchKernelEx(" + f.name + ")"
-	if err := c.enter(op); err != nil {
-		return err
-	}
-	defer c.exit()
-	if f.m.h.Load() == 0 {
-		return fmt.Errorf("kernels: %s: Module %w", op, shortClosed)
-	}
 	pl.attr = launchAttribute{id: attrProgrammaticStreamSerialization}
 	pl.attr.value[0] = 1 // programmaticStreamSerializationAllowed (int)
 	pl.cfg = launchConfig{grid: grid, block: block, shared: shared, stream: sh, attrs: &pl.attr, numAttrs: 1}
-	r := c.d.call(symLaunchKernelEx, uintptr(unsafe.Pointer(&pl.cfg)), f.h, uintptr(params), 0)
-	if err := c.check(op, r); err != nil {
-		return fmt.Errorf("%w (grid %d×%d×%d, block %d×%d×%d, %d B shared)", err,
-			grid.x, grid.y, grid.z, block.x, block.y, block.z, shared)
-	}
-	if c.debug.Load() {
-		return c.check(f.name+" (debug: cuCtxSynchronize after launch)", c.d.call(symCtxSynchronize))
-	}
-	return nil
+	return f.launchBy(f.launchExOp, grid, block, shared, func(d *driver) Result {
+		return d.call(symLaunchKernelEx, uintptr(unsafe.Pointer(&pl.cfg)), f.h, uintptr(params), 0)
+	})
 }

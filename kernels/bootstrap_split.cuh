@@ -434,8 +434,9 @@ __device__ __forceinline__ void bss_for_roles(uint32_t items, Fn fn) {
 // words per step and sample (kp[(s groups + g) ROWS K1 N ...]), step g of
 // sample s complete once flags[s groups + g] reaches bsp_chunks(N, K1);
 // the producer waits for that before fetching it, and rank 0 of the
-// cluster zeroes the flags of its samples once every block of the cluster
-// is done (so every pass finds them zero). The multiply-accumulate reads
+// cluster, once every block of the cluster is done, waits for the flags
+// of the steps it skipped too and zeroes all of its samples' (so every
+// pass finds them zero). The multiply-accumulate reads
 // K' as a plain step reads its key, and the block has no combiners and
 // no psiPow table.
 template <int F1, int F2, int F3, int K1, int L, int C, int G, bool PRE = false>
@@ -919,12 +920,19 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
     // memory.
     cluster.sync();
     if constexpr (PRE) {
-        // Every block of the cluster has waited for every flag of its
-        // samples, and the combine kernel raises each to its target only:
-        // zero them for the next pass.
+        // Every block of the cluster has waited for the flags of its
+        // samples' steps, but for those of the steps it skipped
+        // (bss_next), which the combine kernel raises all the same,
+        // possibly later: rank 0 waits for those too, then zeroes every
+        // flag of its samples (each raised to its target only) for the
+        // next pass.
         if (rank == 0) {
             for (uint32_t s = blockIdx.x / C; s < count; s += gridDim.x / C) {
-                for (uint32_t x = threadIdx.x; x < groups; x += blockDim.x) flags[(uint64_t)s * groups + x] = 0;
+                for (uint32_t x = threadIdx.x; x < groups; x += blockDim.x) {
+                    uint32_t* f = flags + (uint64_t)s * groups + x;
+                    bsp_wait_flag(f, bsp_chunks(N, K1));
+                    *f = 0;
+                }
             }
         }
     }

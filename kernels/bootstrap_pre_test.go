@@ -197,34 +197,9 @@ func fakeSplitPre(g *fakeGPU, ws WideShape, name string, grid, block dim3, a []u
 	return 0
 }
 
-// testBlindRotatePre runs a Pre split kernel through BlindRotateSplit on
-// the samples of testBlindRotateWide (several passes of different sizes on
-// one scratch, so that the flags' reset is exercised) and checks its
-// errors.
-func testBlindRotatePre(t *testing.T, bk *BootstrapKernels, c *Context, rng *rand.Rand, ws WideShape, sh BootstrapShape, plan *smallntt.Plan, dkey, dtab *DeviceBuffer[uint64], key []uint64, counts []int) {
-	sc, err := NewSplitScratch(c, sh, slices.Max(counts))
-	must(t, err)
-	defer sc.Free()
-	for _, count := range counts {
-		t.Run(fmt.Sprintf("%s/n=%d/count=%d", ws.String(), sh.LWEDim, count), func(t *testing.T) {
-			n, kn := sh.LWEDim, sh.ExtractedDim()
-			mu := rng.Uint32()
-			in := randU32(rng, count*(n+1))
-			in[0], in[2] = 0, 1
-			groupedInputs(ws.G, sh, in)
-			// The last sample's last group skipped too: its flag is
-			// raised while the split kernel does not wait for it, and
-			// must still be zero for the next pass.
-			last := in[(count-1)*(n+1):]
-			for i := (n - 1) / ws.G * ws.G; i < n; i++ {
-				last[i] = 0
-			}
-			din := devUint32(t, c, in, len(in))
-			dext := devUint32(t, c, nil, count*(kn+1))
-			must(t, bk.BlindRotateSplit(nil, sh, ws, din, dkey, dtab, sc, dext, mu, count))
-			compareWords(t, "BlindRotateSplit", host32(t, dext), refWide(ws, sh, plan, in, key, mu, count))
-		})
-	}
+// testBlindRotatePreErrors: a Pre split kernel's calls that must fail
+// before any launch (sc: a scratch for sh).
+func testBlindRotatePreErrors(t *testing.T, bk *BootstrapKernels, c *Context, ws WideShape, sh BootstrapShape, dkey, dtab *DeviceBuffer[uint64], sc *SplitScratch) {
 	other := sh
 	other.BKLevels++
 	plain := sh

@@ -118,7 +118,7 @@ func (s *SplitScratch) Free() error {
 	return err
 }
 
-// preKernels are the combine kernel and the Pre split kernel of one pass,
+// preLaunch is the launch of the combine kernel and the Pre split kernel of one pass,
 // with their argument blocks.
 type preLaunch struct {
 	mu      sync.Mutex

@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"sync"
@@ -207,7 +208,12 @@ func (b *BootstrapKernels) blindRotatePre(s *Stream, sh BootstrapShape, ws WideS
 	}
 	bps := ws.BlocksPerSample()
 	grid := dim3{uint32(bps * min(count, maxNTTGrid/bps)), 1, 1}
-	return k.f.launchPDL(&pl.pdl, grid, dim3{uint32(ws.Threads()), 1, 1}, uint32(ws.SharedBytes()), h, unsafe.Pointer(&pl.split.params[0]))
+	if err := k.f.launchPDL(&pl.pdl, grid, dim3{uint32(ws.Threads()), 1, 1}, uint32(ws.SharedBytes()), h, unsafe.Pointer(&pl.split.params[0])); err != nil {
+		// The combine kernel raises the pass's flags and no split kernel
+		// will zero them: zero them behind it, for the next pass.
+		return errors.Join(err, sc.flags.View(0, count*preSteps(sh)).Memset32Async(0, s))
+	}
+	return nil
 }
 
 // combinePerSM is the combine kernel's blocks per SM for a pass of count

@@ -197,6 +197,46 @@ func fakeSplitPre(g *fakeGPU, ws WideShape, name string, grid, block dim3, a []u
 	return 0
 }
 
+// TestBlindRotateSplitLaunchFailure: when the split kernel fails to
+// launch after its combine kernel, BlindRotateSplit says so and leaves the
+// flags zero, so that the next pass on the scratch is right.
+func TestBlindRotateSplitLaunchFailure(t *testing.T) {
+	g, l := newBootstrapFakeGPU(t)
+	bk, err := l.BootstrapKernels()
+	must(t, err)
+	c := l.Context()
+	rng := rand.New(rand.NewPCG(7, 8))
+	ws := WideShape{F1: 8, F2: 8, F3: 16, K: 1, L: 3, T: 256, Split: 8, G: 3, Pre: true}
+	sh := fusedTestShape(FusedShape{K: 1, L: 3, F1: 1024, F2: 1}, 10)
+	sh.Grouping = 3
+	plan, err := smallntt.NewPlan(sh.N(), smallntt.Hybrid, ws.F1, ws.F2, ws.F3)
+	must(t, err)
+	tables := wideTables(plan, true)
+	dtab := devUint64(t, c, tables, len(tables))
+	key := randomWords(rng, sh.BKLen(), true)
+	dkey := devUint64(t, c, key, len(key))
+	sc, err := NewSplitScratch(c, sh, 2)
+	must(t, err)
+	defer sc.Free()
+	const count = 2
+	in := randU32(rng, count*(sh.LWEDim+1))
+	din := devUint32(t, c, in, len(in))
+	dext := devUint32(t, c, nil, count*(sh.ExtractedDim()+1))
+	g.mu.Lock()
+	g.fail[symLaunchKernelEx] = resultInvalidValue
+	g.mu.Unlock()
+	if err := bk.BlindRotateSplit(nil, sh, ws, din, dkey, dtab, sc, dext, 1, count); err == nil || !strings.Contains(err.Error(), "cuLaunchKernelEx(goldfhe_bs_split_8x8x16_k1_l3_c8_g3p)") {
+		t.Fatalf("failed split launch: error %v", err)
+	}
+	for i, f := range host32(t, sc.flags) {
+		if f != 0 {
+			t.Fatalf("flag %d is %d after the failed launch", i, f)
+		}
+	}
+	must(t, bk.BlindRotateSplit(nil, sh, ws, din, dkey, dtab, sc, dext, 7, count))
+	compareWords(t, "the pass after", host32(t, dext), refWide(ws, sh, plan, in, key, 7, count))
+}
+
 // testBlindRotatePreErrors: a Pre split kernel's calls that must fail
 // before any launch (sc: a scratch for sh).
 func testBlindRotatePreErrors(t *testing.T, bk *BootstrapKernels, c *Context, ws WideShape, sh BootstrapShape, dkey, dtab *DeviceBuffer[uint64], sc *SplitScratch) {

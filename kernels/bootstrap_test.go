@@ -221,6 +221,14 @@ func bothBootstrap(t *testing.T, f func(t *testing.T, l *Library, bk *BootstrapK
 // goldfhe_bs_* kernels, which bsFakeLaunch runs.
 func newBootstrapFake(t *testing.T) *Library {
 	t.Helper()
+	_, l := newBootstrapFakeGPU(t)
+	return l
+}
+
+// newBootstrapFakeGPU is newBootstrapFake with its fake GPU (to inject
+// failures).
+func newBootstrapFakeGPU(t *testing.T) (*fakeGPU, *Library) {
+	t.Helper()
 	g := newFakeGPU()
 	mine := map[uintptr]string{}
 	call := func(s sym, a []uintptr) Result {
@@ -252,6 +260,10 @@ func newBootstrapFake(t *testing.T) *Library {
 				}
 				g.mu.Lock()
 				defer g.mu.Unlock()
+				if r, ok := g.fail[s]; ok {
+					delete(g.fail, s)
+					return r
+				}
 				return bsFakeLaunch(g, name, la)
 			}
 		}
@@ -266,7 +278,7 @@ func newBootstrapFake(t *testing.T) *Library {
 		l.Close()
 		c.Close()
 	})
-	return l
+	return g, l
 }
 
 // bsFakeLaunch decodes a goldfhe_bs_* launch the way the CUDA code reads

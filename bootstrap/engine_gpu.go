@@ -403,7 +403,7 @@ func (e *GPU) init(ck *tfhe.CloudKey, maxBatch int, auto bool) error {
 				// step's K' from the combine kernel (kernels.WideShape.Pre)
 				// when there is one: its multiply-accumulate leaves the
 				// step's terms to other SMs (one gate grouped by 3 on an
-				// H200: BENCHMARKS.md).
+				// H100: 1.03-1.05 -> 0.87-0.90 ms, BENCHMARKS.md).
 				if e.split.T == 0 || w.Pre {
 					e.split = w
 				}

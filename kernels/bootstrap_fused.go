@@ -429,8 +429,7 @@ func (w WideShape) fits(sh BootstrapShape) bool {
 	if g < 2 {
 		g = 0
 	}
-	return w.n() == sh.N() && w.K == sh.K && w.L == sh.BKLevels && w.G == g && (w.Split == 0 || sh.LWEDim <= splitCTWords) &&
-		(!w.Pre || w.Split != 0 && w.grouped())
+	return w.n() == sh.N() && w.K == sh.K && w.L == sh.BKLevels && w.G == g && (w.Split == 0 || sh.LWEDim <= splitCTWords)
 }
 
 // WideFor returns the wide kernels for sh that fit this device, most

@@ -61,13 +61,6 @@ type SplitScratch struct {
 // preSteps is the number of grouped steps of sh: ⌈n/G⌉.
 func preSteps(sh BootstrapShape) int { return (sh.LWEDim + sh.Grouping - 1) / sh.Grouping }
 
-// SplitScratchBytes is the device memory a SplitScratch for samples
-// samples of the grouped shape sh takes.
-func SplitScratchBytes(sh BootstrapShape, samples int) int64 {
-	steps := int64(preSteps(sh)) * int64(samples)
-	return steps * (int64(sh.Rows())*int64(sh.K+1)*int64(sh.N())*8 + 4)
-}
-
 // NewSplitScratch allocates a SplitScratch on c for passes of up to
 // samples samples of the grouped shape sh (sh.Grouping 2 or 3).
 func NewSplitScratch(c *Context, sh BootstrapShape, samples int) (*SplitScratch, error) {

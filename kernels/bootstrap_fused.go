@@ -59,9 +59,10 @@ func newFusedKernel(f *Function, np int) *fusedKernel {
 }
 
 // prepareSharedKernel raises f's dynamic shared-memory limit to need bytes
-// and asks for the largest carveout; ok is false when the device cannot
-// give a block that much.
-func (b *BootstrapKernels) prepareSharedKernel(f *Function, need int) (ok bool, err error) {
+// and asks for a carveout: the largest, or with l1 the smallest that still
+// holds as many blocks as the largest (sharedCarveout), leaving the rest to
+// L1. ok is false when the device cannot give a block that much.
+func (b *BootstrapKernels) prepareSharedKernel(f *Function, need int, l1 bool) (ok bool, err error) {
 	if need > b.l.c.info.SharedPerBlockOptin {
 		return false, nil
 	}
@@ -70,7 +71,15 @@ func (b *BootstrapKernels) prepareSharedKernel(f *Function, need int) (ok bool, 
 			return false, err
 		}
 	}
-	return true, f.PreferMaxSharedMemory()
+	pct := 100
+	if l1 {
+		a, err := f.Attributes()
+		if err != nil {
+			return false, err
+		}
+		pct = sharedCarveout(need, a.StaticSharedBytes, 1<<10, b.l.c.info.SharedPerSM)
+	}
+	return true, f.PreferSharedCarveout(pct)
 }
 
 // lookupFused finds the fused, wide and cluster kernels the library's
@@ -120,7 +129,11 @@ func lookupShapes[S oneLaunchShape](b *BootstrapKernels, shapes []S, np int) (ma
 		if err != nil {
 			continue
 		}
-		if ok, err := b.prepareSharedKernel(f, s.SharedBytes()); err != nil {
+		l1 := false
+		if w, isWide := any(s).(WideShape); isWide {
+			l1 = w.wantsL1()
+		}
+		if ok, err := b.prepareSharedKernel(f, s.SharedBytes(), l1); err != nil {
 			return nil, err
 		} else if ok {
 			out[s] = newFusedKernel(f, np)
@@ -350,6 +363,16 @@ func (w WideShape) Threads() int {
 	}
 	return w.T * (w.K + 1) * w.L / w.BlocksPerSample()
 }
+
+// wantsL1 reports whether the kernel runs with the smallest carveout that
+// keeps its blocks per SM (prepareSharedKernel) rather than the largest:
+// the wide kernels, whose multiply-accumulate reads the key through L1.
+// Same run, H100, TFHELib128, engine (kernels/NOTES.md session 10): 16,384
+// gates 31,021 and 30,997 -> 31,294 and 31,324 gates/s grouped by 2,
+// 31,251 and 30,695 -> 31,545 and 31,567 by 3; 132 gates 5.68 and 5.74
+// -> 5.53 and 5.58 ms by 2. The split, cluster and fused kernels keep the
+// largest (not measured apart).
+func (w WideShape) wantsL1() bool { return w.Split == 0 && !w.Cluster }
 
 // SharedBytes is the dynamic shared memory of one block (bsw_shared,
 // bsc_shared, bss_shared): the digit rows, the accumulator, and for G = 2,

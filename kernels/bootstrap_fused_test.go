@@ -514,3 +514,69 @@ func benchCounts(def []int) []int {
 	}
 	return out
 }
+
+// TestSharedCarveout: the carveout holds as many blocks as the largest one
+// and no more than it needs (H100/H200: 228 KiB per SM, 1 KiB reserved per
+// block).
+func TestSharedCarveout(t *testing.T) {
+	const perSM = 228 << 10
+	for _, c := range []struct{ need, static, want int }{
+		{76928, 0, 67},   // wide t64 grouped, TFHELib128: two blocks
+		{60416, 0, 79},   // wide t64 plain: three blocks
+		{225344, 0, 97},  // split _g3: one block
+		{0, 16512, 98},   // static psiPow only: 13 blocks
+		{300000, 0, 100}, // more than an SM: the largest
+		{0, 0, 100},      // nothing asked: the largest (the reserve alone)
+	} {
+		got := sharedCarveout(c.need, c.static, 1<<10, perSM)
+		if got != c.want {
+			t.Errorf("sharedCarveout(%d, %d): %d%%, want %d%%", c.need, c.static, got, c.want)
+		}
+		per := c.need + c.static + 1<<10
+		if per <= perSM && got*perSM < (perSM/per)*per*100 {
+			t.Errorf("sharedCarveout(%d, %d) = %d%% holds fewer than %d blocks", c.need, c.static, got, perSM/per)
+		}
+	}
+	if got := sharedCarveout(1000, 0, 1024, 0); got != 100 {
+		t.Errorf("unknown shared memory per SM: %d%%, want 100", got)
+	}
+}
+
+// TestWideCarveout: the wide kernels ask for the smallest carveout that
+// keeps their blocks per SM, the split, cluster and fused kernels for the
+// largest (the fake driver records the attribute).
+func TestWideCarveout(t *testing.T) {
+	g, l := newBootstrapFakeGPU(t)
+	bk, err := l.BootstrapKernels()
+	must(t, err)
+	perSM := l.Context().Device().SharedPerSM
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	carve := map[string]int32{}
+	for h, name := range g.funcs {
+		if v, ok := g.attrs[h][funcPreferredCarveout]; ok {
+			carve[name] = v
+		}
+	}
+	seen := 0
+	for ws := range bk.wide {
+		want := 100
+		if ws.wantsL1() {
+			want = sharedCarveout(ws.SharedBytes(), 0, 1<<10, perSM)
+			if want < 100 {
+				seen++
+			}
+		}
+		if got, ok := carve[ws.kernelName()]; !ok || int(got) != want {
+			t.Errorf("%s: carveout %d%% (set: %v), want %d%%", ws.kernelName(), got, ok, want)
+		}
+	}
+	if seen == 0 {
+		t.Fatalf("no wide kernel asked for less than the largest carveout (%d shared bytes per SM)", perSM)
+	}
+	for fs := range bk.fused {
+		if got := carve[fs.kernelName()]; got != 100 {
+			t.Errorf("%s: carveout %d%%, want 100%%", fs.kernelName(), got)
+		}
+	}
+}

@@ -332,6 +332,9 @@ func TestFunctionAttributes(t *testing.T) {
 		}
 		must(t, f.SetMaxDynamicSharedMemory(0))
 		wantErr(t, f.SetMaxDynamicSharedMemory(optin+1), ErrArgument)
+		must(t, f.PreferSharedCarveout(67))
+		wantErr(t, f.PreferSharedCarveout(101), ErrArgument)
+		wantErr(t, f.PreferSharedCarveout(-1), ErrArgument)
 	})
 }
 

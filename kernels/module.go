@@ -127,18 +127,35 @@ func (f *Function) SetMaxDynamicSharedMemory(bytes int) error {
 	return f.m.c.do(op, symFuncSetAttribute, h, funcMaxDynamicShared, uintptr(uint32(int32(bytes))))
 }
 
-// PreferMaxSharedMemory asks the driver to give f's launches the largest
-// shared-memory carveout of the unified L1/shared storage
-// (CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT = 100%): a kernel
-// whose blocks each take tens of KiB then runs as many blocks per SM as the
-// shared memory holds. A hint; the driver may choose otherwise.
-func (f *Function) PreferMaxSharedMemory() error {
+// PreferSharedCarveout asks the driver to give f's launches pct percent of
+// the unified L1/shared storage as shared memory
+// (CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT; the driver rounds up
+// to a configuration it has, e.g. 0, 8, 16, 32, 64, 100, 132, 164, 196 or
+// 228 KiB on sm_90). A hint; the driver may choose otherwise.
+func (f *Function) PreferSharedCarveout(pct int) error {
 	op := "cuFuncSetAttribute(" + f.name + ", PREFERRED_SHARED_MEMORY_CARVEOUT)"
+	if pct < 0 || pct > 100 {
+		return argErr(op, "%d%%, want [0, 100]", pct)
+	}
 	h, err := f.handle(op)
 	if err != nil {
 		return err
 	}
-	return f.m.c.do(op, symFuncSetAttribute, h, funcPreferredCarveout, 100)
+	return f.m.c.do(op, symFuncSetAttribute, h, funcPreferredCarveout, uintptr(pct))
+}
+
+// sharedCarveout is the smallest carveout, in percent of perSM bytes, that
+// holds as many blocks of `need` dynamic (plus static) shared bytes as the
+// largest carveout does: the occupancy shared memory allows is unchanged,
+// and what is left stays L1 cache. The driver reserves reserve bytes per
+// block (1 KiB on sm_8x and sm_90). 100 when perSM is unknown.
+func sharedCarveout(need, static, reserve, perSM int) int {
+	per := need + static + reserve
+	if perSM <= 0 || per <= 0 || per > perSM {
+		return 100
+	}
+	blocks := perSM / per
+	return min(100, (blocks*per*100+perSM-1)/perSM)
 }
 
 // FunctionAttributes are a compiled kernel's resources, as the driver

@@ -367,11 +367,12 @@ func (w WideShape) Threads() int {
 // wantsL1 reports whether the kernel runs with the smallest carveout that
 // keeps its blocks per SM (prepareSharedKernel) rather than the largest:
 // the wide kernels, whose multiply-accumulate reads the key through L1.
-// Same run, H100, TFHELib128, engine (kernels/NOTES.md session 10): 16,384
-// gates 31,021 and 30,997 -> 31,294 and 31,324 gates/s grouped by 2,
-// 31,251 and 30,695 -> 31,545 and 31,567 by 3; 132 gates 5.68 and 5.74
-// -> 5.53 and 5.58 ms by 2. The split, cluster and fused kernels keep the
-// largest (not measured apart).
+// Same run, H100, TFHELib128, engine, two rounds (kernels/NOTES.md session
+// 10): 16,384 gates 30,774 and 30,769 -> 31,182 and 31,111 gates/s grouped
+// by 2, 30,927 and 31,002 -> 31,263 and 31,272 by 3; 132 gates 5.77 and
+// 5.74 -> 5.60 and 5.58 ms by 2. The split, cluster and fused kernels keep
+// the largest: with every kernel on the smallest, one gate grouped by 3
+// took 0.892 ms twice against 0.878 and 0.883.
 func (w WideShape) wantsL1() bool { return w.Split == 0 && !w.Cluster }
 
 // SharedBytes is the dynamic shared memory of one block (bsw_shared,

@@ -27,6 +27,10 @@ func (f FusedShape) kernelName() string {
 // threads is the block size of the kernel: one warp per TRGSW row.
 func (f FusedShape) threads() int { return 32 * (f.K + 1) * f.L }
 
+// wantsL1 is false: the fused kernels keep the largest carveout (not
+// measured with a smaller one).
+func (FusedShape) wantsL1() bool { return false }
+
 // SharedBytes is the dynamic shared memory one block uses (bsf_shared):
 // (k+1)·l padded polynomials of F1·(F2+1) words and the 32-bit accumulator.
 func (f FusedShape) SharedBytes() int {
@@ -118,6 +122,9 @@ type oneLaunchShape interface {
 	comparable
 	kernelName() string
 	SharedBytes() int
+	// wantsL1: the smallest carveout that keeps the blocks per SM
+	// rather than the largest (prepareSharedKernel).
+	wantsL1() bool
 }
 
 // lookupShapes binds the kernel of each shape that the fatbin has and
@@ -129,11 +136,7 @@ func lookupShapes[S oneLaunchShape](b *BootstrapKernels, shapes []S, np int) (ma
 		if err != nil {
 			continue
 		}
-		l1 := false
-		if w, isWide := any(s).(WideShape); isWide {
-			l1 = w.wantsL1()
-		}
-		if ok, err := b.prepareSharedKernel(f, s.SharedBytes(), l1); err != nil {
+		if ok, err := b.prepareSharedKernel(f, s.SharedBytes(), s.wantsL1()); err != nil {
 			return nil, err
 		} else if ok {
 			out[s] = newFusedKernel(f, np)
@@ -438,12 +441,16 @@ func (w WideShape) SharedBytes() int {
 // each), T_2, T'_2 (F2·F3 words each), and for G = 2, 3 psiPow (2N words,
 // PsiPowers).
 func (w WideShape) TablesLen() int {
-	l := 2*w.n() + 2*w.F2*w.F3
+	l := w.psiAt()
 	if w.grouped() {
 		l += 2 * w.n()
 	}
 	return l
 }
+
+// psiAt is where psiPow starts in the tables operand: after the twiddle
+// tables T_1, T'_1, T_2, T'_2.
+func (w WideShape) psiAt() int { return 2*w.n() + 2*w.F2*w.F3 }
 
 // fits reports whether the kernel runs the shape sh: its N, k, l, and its
 // grouping (G = g exactly for sh.Grouping g = 2, 3; G = 0 for 0 and 1);

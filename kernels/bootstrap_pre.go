@@ -34,6 +34,9 @@ func (c combineShape) kernelName() string {
 // memory.
 func (combineShape) SharedBytes() int { return 0 }
 
+// wantsL1 is false: the combine kernel keeps the largest carveout.
+func (combineShape) wantsL1() bool { return false }
+
 // combineOf is the combine kernel a Pre split shape needs.
 func combineOf(ws WideShape) combineShape { return combineShape{ws.n(), ws.K, ws.L, ws.G} }
 
@@ -61,6 +64,10 @@ type SplitScratch struct {
 // preSteps is the number of grouped steps of sh: ⌈n/G⌉.
 func preSteps(sh BootstrapShape) int { return (sh.LWEDim + sh.Grouping - 1) / sh.Grouping }
 
+// preWords is the K' words of one sample: a TRGSW sample's
+// (k+1)·l·(k+1)·N words for each of its steps.
+func preWords(sh BootstrapShape) int { return preSteps(sh) * sh.Rows() * (sh.K + 1) * sh.N() }
+
 // NewSplitScratch allocates a SplitScratch on c for passes of up to
 // samples samples of the grouped shape sh (sh.Grouping 2 or 3).
 func NewSplitScratch(c *Context, sh BootstrapShape, samples int) (*SplitScratch, error) {
@@ -74,12 +81,11 @@ func NewSplitScratch(c *Context, sh BootstrapShape, samples int) (*SplitScratch,
 	if samples < 1 {
 		return nil, argErr(op, "samples = %d, want ≥ 1", samples)
 	}
-	steps := preSteps(sh) * samples
-	kp, err := Alloc[uint64](c, steps*sh.Rows()*(sh.K+1)*sh.N())
+	kp, err := Alloc[uint64](c, preWords(sh)*samples)
 	if err != nil {
 		return nil, err
 	}
-	flags, err := Alloc[uint32](c, steps)
+	flags, err := Alloc[uint32](c, preSteps(sh)*samples)
 	if err == nil {
 		err = flags.Memset32(0)
 	}
@@ -172,14 +178,13 @@ func (b *BootstrapKernels) blindRotatePre(s *Stream, sh BootstrapShape, ws WideS
 		return argErr(op, "count = %d samples, the scratch holds %d", count, sc.samples)
 	}
 	l := b.l
-	n, kn, N := sh.LWEDim, sh.ExtractedDim(), sh.N()
-	psiAt := 2*N + 2*ws.F2*ws.F3 // PsiPowers after the twiddle tables (TablesLen)
+	n, kn := sh.LWEDim, sh.ExtractedDim()
 	ptrs, h, err := b.prepare(op, s, sh, count,
 		opnd(l, op, "in", in, count*(n+1), false),
 		opnd(l, op, "bk", bk, sh.BKLen(), false),
 		opnd(l, op, "tables", tables, ws.TablesLen(), false),
 		opnd(l, op, "ext", ext, count*(kn+1), true),
-		opnd(l, op, "scratch K'", sc.kp, count*preSteps(sh)*sh.Rows()*(sh.K+1)*N, true),
+		opnd(l, op, "scratch K'", sc.kp, count*preWords(sh), true),
 		opnd(l, op, "scratch flags", sc.flags, count*preSteps(sh), true))
 	if err != nil || count == 0 {
 		return err
@@ -188,7 +193,7 @@ func (b *BootstrapKernels) blindRotatePre(s *Stream, sh BootstrapShape, ws WideS
 	pl := b.pre
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
-	pl.combine.p = [5]devicePtr{in0, bk0, tab + devicePtr(8*psiAt), kp0, fl0}
+	pl.combine.p = [5]devicePtr{in0, bk0, tab + devicePtr(8*ws.psiAt()), kp0, fl0}
 	pl.combine.u = [2]uint32{uint32(n), uint32(count)}
 	pl.split.p = [5]devicePtr{in0, kp0, tab, ext0, fl0}
 	pl.split.u = [5]uint32{uint32(n), uint32(sh.BKBaseLog), sh.BKOffset, mu, uint32(count)}

@@ -476,6 +476,18 @@ func (b *BootstrapKernels) WideFor(sh BootstrapShape) []WideShape {
 	return out
 }
 
+// wideOperands are the checks of a wide kernel's operands (prepare): count
+// samples in, the key, the tables of ws and count extracted samples out.
+func (b *BootstrapKernels) wideOperands(op string, sh BootstrapShape, ws WideShape, in *DeviceBuffer[uint32], bk, tables *DeviceBuffer[uint64], ext *DeviceBuffer[uint32], count int) []func() (operand, error) {
+	l := b.l
+	return []func() (operand, error){
+		opnd(l, op, "in", in, count*(sh.LWEDim+1), false),
+		opnd(l, op, "bk", bk, sh.BKLen(), false),
+		opnd(l, op, "tables", tables, ws.TablesLen(), false),
+		opnd(l, op, "ext", ext, count*(sh.ExtractedDim()+1), true),
+	}
+}
+
 // BlindRotateWide (goldfhe_bs_wide_<F1>x<F2>x<F3>_k<k>_l<l>_t<T>, or
 // goldfhe_bs_cluster_… for a cluster shape) computes what BlindRotateFused
 // computes, bit for bit, with one block of ws.Threads() threads per
@@ -503,20 +515,14 @@ func (b *BootstrapKernels) BlindRotateWide(s *Stream, sh BootstrapShape, ws Wide
 	if k == nil || !ws.fits(sh) {
 		return argErr(op, "no wide kernel %+v for N = %d, k = %d, l = %d, grouping %d on this device (have %v)", ws, sh.N(), sh.K, sh.BKLevels, sh.Grouping, wideShapes)
 	}
-	l := b.l
-	n, kn := sh.LWEDim, sh.ExtractedDim()
-	ptrs, h, err := b.prepare(op, s, sh, count,
-		opnd(l, op, "in", in, count*(n+1), false),
-		opnd(l, op, "bk", bk, sh.BKLen(), false),
-		opnd(l, op, "tables", tables, ws.TablesLen(), false),
-		opnd(l, op, "ext", ext, count*(kn+1), true))
+	ptrs, h, err := b.prepare(op, s, sh, count, b.wideOperands(op, sh, ws, in, bk, tables, ext, count)...)
 	if err != nil || count == 0 {
 		return err
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	copy(k.args.p[:], ptrs)
-	k.args.u = [5]uint32{uint32(n), uint32(sh.BKBaseLog), sh.BKOffset, mu, uint32(count)}
+	k.args.u = [5]uint32{uint32(sh.LWEDim), uint32(sh.BKBaseLog), sh.BKOffset, mu, uint32(count)}
 	bps := ws.BlocksPerSample()
 	grid := dim3{uint32(bps * min(count, maxNTTGrid/bps)), 1, 1}
 	return launchPinnedShared(k.f, grid, dim3{uint32(ws.Threads()), 1, 1}, uint32(ws.SharedBytes()), h, &k.args, unsafe.Pointer(&k.args.params[0]))

@@ -178,14 +178,9 @@ func (b *BootstrapKernels) blindRotatePre(s *Stream, sh BootstrapShape, ws WideS
 		return argErr(op, "count = %d samples, the scratch holds %d", count, sc.samples)
 	}
 	l := b.l
-	n, kn := sh.LWEDim, sh.ExtractedDim()
-	ptrs, h, err := b.prepare(op, s, sh, count,
-		opnd(l, op, "in", in, count*(n+1), false),
-		opnd(l, op, "bk", bk, sh.BKLen(), false),
-		opnd(l, op, "tables", tables, ws.TablesLen(), false),
-		opnd(l, op, "ext", ext, count*(kn+1), true),
+	ptrs, h, err := b.prepare(op, s, sh, count, append(b.wideOperands(op, sh, ws, in, bk, tables, ext, count),
 		opnd(l, op, "scratch K'", sc.kp, count*preWords(sh), true),
-		opnd(l, op, "scratch flags", sc.flags, count*preSteps(sh), true))
+		opnd(l, op, "scratch flags", sc.flags, count*preSteps(sh), true))...)
 	if err != nil || count == 0 {
 		return err
 	}
@@ -194,9 +189,9 @@ func (b *BootstrapKernels) blindRotatePre(s *Stream, sh BootstrapShape, ws WideS
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
 	pl.combine.p = [5]devicePtr{in0, bk0, tab + devicePtr(8*ws.psiAt()), kp0, fl0}
-	pl.combine.u = [2]uint32{uint32(n), uint32(count)}
+	pl.combine.u = [2]uint32{uint32(sh.LWEDim), uint32(count)}
 	pl.split.p = [5]devicePtr{in0, kp0, tab, ext0, fl0}
-	pl.split.u = [5]uint32{uint32(n), uint32(sh.BKBaseLog), sh.BKOffset, mu, uint32(count)}
+	pl.split.u = [5]uint32{uint32(sh.LWEDim), uint32(sh.BKBaseLog), sh.BKOffset, mu, uint32(count)}
 	var pin runtime.Pinner
 	pin.Pin(pl)
 	defer pin.Unpin()

@@ -292,7 +292,10 @@ __device__ __forceinline__ uint64_t bsg_factor(const uint64_t* P, uint32_t e, ui
 // term is skipped (a term of e_u = 0 is a product with m_u = 0), so that
 // the terms have no branches between them and their chains interleave;
 // keyAt must then read, for the terms of a last group's missing TRGSW
-// samples, any word within bounds (the split kernel's key buffer).
+// samples, any word within bounds (the split kernel's key buffer). In the
+// wide kernels its time goes to the FMA pipe, four quarter-rate IMAD.WIDE
+// per product, not to the key loads (kernels/NOTES.md, session 11: the
+// wide t64 kernel with no key loads at all was no faster).
 template <int N, int K1, int NC, int ROWS, int NT, bool SKIP = true, class Row, class Key>
 __device__ __forceinline__ void bsf_mac_group_by(uint64_t (&out)[NC], Row row, uint32_t o, Key keyAt,
                                                  const uint32_t (&e)[NT], const uint64_t* P, uint32_t pos) {

@@ -13,12 +13,14 @@ import (
 )
 
 // TestWriteBlindRotateVectors writes, when GOLDFHE_MODEL_VECTORS names a
-// directory, one vector file per wide, cluster or split kernel (but the
-// Pre split kernels) and n in {5,
-// 6} ({7, 8, 9} for G = 3: every size of last group):
-// random samples, key and the kernel's tables, and what refWide computes
-// from them, for testdata/blindrotate_model.cpp, which runs the kernels'
-// CUDA source on the host (its comment has the commands and the format).
+// directory, one vector file per wide, cluster or split kernel and n in
+// {5, 6} ({7, 8, 9} for G = 3: every size of last group): random samples,
+// key and the kernel's tables, and what refWide computes from them, for
+// testdata/blindrotate_model.cpp, which runs the kernels' CUDA source on
+// the host (its comment has the commands and the format). For a Pre split
+// kernel the key words are the pass's K' (refCombine: what the combine
+// kernel would write; the model runs the split kernel alone, its steps'
+// flags already complete), and the output is still refWide's from the key.
 func TestWriteBlindRotateVectors(t *testing.T) {
 	dir := os.Getenv("GOLDFHE_MODEL_VECTORS")
 	if dir == "" {
@@ -27,12 +29,6 @@ func TestWriteBlindRotateVectors(t *testing.T) {
 	must(t, os.MkdirAll(dir, 0o755))
 	rng := rand.New(rand.NewPCG(41, 42))
 	for _, ws := range WideShapes() {
-		if ws.Pre {
-			// The model runs one kernel per vector; a Pre split kernel
-			// needs the combine kernel beside it and is checked on the
-			// GPU (TestBlindRotateWide, TestGPUMatchesCPU).
-			continue
-		}
 		ns := []int{5, 6}
 		if ws.G == 3 {
 			ns = []int{7, 8, 9}
@@ -52,16 +48,24 @@ func TestWriteBlindRotateVectors(t *testing.T) {
 			groupedInputs(ws.G, sh, in)
 			mu := rng.Uint32()
 			want := refWide(ws, sh, plan, in, key, mu, count)
+			if ws.Pre {
+				// The model has no combine kernel (its static shared
+				// psiPow table would be per thread on the host): the
+				// split kernel reads K' from the vector.
+				key = refCombine(sh, plan, in, key, count)
+			}
 			var buf []byte
 			u32 := func(v ...uint32) {
 				for _, x := range v {
 					buf = binary.LittleEndian.AppendUint32(buf, x)
 				}
 			}
-			cluster := uint32(0) // the kind: 0 wide, 1 cluster, 2 split (T: its block size)
+			cluster := uint32(0) // the kind: 0 wide, 1 cluster, 2 split, 3 Pre split (T: its compute threads)
 			switch {
 			case ws.Cluster:
 				cluster = 1
+			case ws.Pre:
+				cluster = 3
 			case ws.Split != 0:
 				cluster = 2
 			}

@@ -1,6 +1,7 @@
 // Host model of the wide, cluster and split blind-rotation kernels
 // (bootstrap_fused.cuh bsw_run, bootstrap_cluster.cuh bsc_run,
-// bootstrap_split.cuh bss_run; plain and grouped, G = 1, 2 and 3): the
+// bootstrap_split.cuh bss_run, with PRE too; plain and grouped, G = 1, 2
+// and 3): the
 // device source itself, compiled by g++, every CUDA thread a
 // std::thread, __syncthreads a std::barrier per block,
 // cluster.sync one per cluster, __shfl_xor_sync a std::barrier per warp,
@@ -12,7 +13,13 @@
 // TestWriteBlindRotateVectors writes (inputs, key and tables, and the Go
 // references' output) and compares bit for bit, and checks that the
 // vector's shared bytes (WideShape.SharedBytes) are the kernel's
-// bsw_shared, bsc_shared or bss_shared. With -fsanitize=thread it
+// bsw_shared, bsc_shared or bss_shared. A Pre split kernel (_g2p, _g3p)
+// runs alone, on the K' of its vector (what the combine kernel writes,
+// from Go's refCombine: the combine kernel's static __shared__ table
+// cannot be modelled, as __shared__ is __thread here), every step's flag
+// at the target the combine kernel raises it to; the model checks that the
+// kernel zeroes every flag of its samples at its end. With
+// -fsanitize=thread it
 // also reports a missing barrier as a data race. It checks the kernels'
 // logic without nvcc or a GPU, not CUDA's compiler or memory model.
 //   GOLDFHE_MODEL_VECTORS=/tmp/brvec go test ./kernels -run TestWriteBlindRotateVectors
@@ -21,9 +28,10 @@
 // (-fsanitize=thread or -fsanitize=address for races, or out-of-bounds
 // shared-memory accesses: each block's array is SharedBytes long.)
 // Vector file (little-endian): 18 uint32 F1, F2, F3, k, l, T, kind (0
-// wide, 1 cluster, 2 split; T is a split kernel's block size), G,
-// n, beta, offset, mu, count, shared bytes, then the lengths of tables,
-// key (uint64), in and ext (uint32), then those four arrays.
+// wide, 1 cluster, 2 split, 3 Pre split; T is a split kernel's compute
+// threads per block), G, n, beta, offset, mu, count, shared bytes, then
+// the lengths of tables, key (uint64; K' for a Pre split kernel), in and
+// ext (uint32), then those four arrays.
 #include <algorithm>
 #include <barrier>
 #include <cstdint>
@@ -126,11 +134,20 @@ static const std::map<std::string, kernel> kernels = {
     K(goldfhe_bs_split_8x8x16_k1_l2_c8_g3),     K(goldfhe_bs_split_8x8x8_k3_l2_c8_g3),
 };
 
+// The Pre split kernels: K' in place of the key, then the steps' flags.
+typedef void (*pre_kernel)(const uint32_t*, const uint64_t*, const uint64_t*, uint32_t*, uint32_t*, uint32_t,
+                           uint32_t, uint32_t, uint32_t, uint32_t);
+static const std::map<std::string, pre_kernel> pre_kernels = {
+    K(goldfhe_bs_split_8x8x16_k1_l3_c8_g2p), K(goldfhe_bs_split_8x8x16_k1_l2_c8_g2p),
+    K(goldfhe_bs_split_8x8x8_k3_l2_c8_g2p),  K(goldfhe_bs_split_8x8x16_k1_l3_c8_g3p),
+    K(goldfhe_bs_split_8x8x16_k1_l2_c8_g3p), K(goldfhe_bs_split_8x8x8_k3_l2_c8_g3p),
+};
+
 static std::string kernel_name(uint32_t F1, uint32_t F2, uint32_t F3, uint32_t k, uint32_t l, uint32_t T, uint32_t kind,
                                uint32_t G) {
     char buf[128], suffix[8] = "";
-    if (G >= 2) snprintf(suffix, sizeof suffix, "_g%u", G);
-    if (kind == 2) {
+    if (G >= 2) snprintf(suffix, sizeof suffix, "_g%u%s", G, kind == 3 ? "p" : "");
+    if (kind >= 2) {
         snprintf(buf, sizeof buf, "goldfhe_bs_split_%ux%ux%u_k%u_l%u_c%u%s", F1, F2, F3, k, l,
                  (k + 1) * F1 * F2 * F3 / T, suffix);
     } else {
@@ -149,7 +166,7 @@ static int kernel_shared(int F1, int F2, int F3, int k, int l, int T, int kind, 
     case 1:
         return bsc_shared(F1, F2, F3, l, G);
     default:
-        return bss_shared(F1, F2, F3, k + 1, l, (k + 1) * F1 * F2 * F3 / T, G);
+        return bss_shared(F1, F2, F3, k + 1, l, (k + 1) * F1 * F2 * F3 / T, G, kind == 3);
     }
 }
 
@@ -180,22 +197,28 @@ int main(int argc, char** argv) {
         memcpy(in.data(), p, in.size() * 4), p += in.size() * 4;
         memcpy(want.data(), p, want.size() * 4);
         const std::string name = kernel_name(h[0], h[1], h[2], k, l, T, cl, h[7]);
+        const bool pre = cl == 3;
         const auto it = kernels.find(name);
-        if (it == kernels.end()) {
+        const auto pit = pre_kernels.find(name);
+        if (pre ? pit == pre_kernels.end() : it == kernels.end()) {
             printf("%s: no kernel %s in the model\n", argv[a], name.c_str());
             return 2;
         }
+        // A Pre split kernel's flags, one per (sample, step), each at the
+        // target the combine kernel raises it to.
+        const uint32_t N = h[0] * h[1] * h[2], groups = pre ? bsp_groups(n, h[7]) : 0;
+        std::vector<uint32_t> flags((size_t)count * groups, pre ? (uint32_t)bsp_chunks(N, k + 1) : 0u);
         if (const int want = kernel_shared(h[0], h[1], h[2], k, l, T, cl, h[7]); (int)shared != want) {
             printf("%s: %u shared bytes (WideShape.SharedBytes), the source says %d\n", name.c_str(), shared, want);
             failed++;
         }
         // A grid of two blocks (clusters), run one after the other: they do
         // not interact, and each takes samples s, s + 2, ...
-        const int bps = cl == 2 ? (k + 1) * h[0] * h[1] * h[2] / T : cl ? k + 1 : 1;
+        const int bps = cl >= 2 ? (k + 1) * h[0] * h[1] * h[2] / T : cl ? k + 1 : 1;
         // A split kernel's block: T compute threads, and for G >= 2 the
-        // combiners and the producer warp (bss_block).
-        const int threads = cl == 2 ? bss_block(T, h[7]) : cl ? T * l : T * (k + 1) * l, groups = 2;
-        for (int g = 0; g < groups; g++) {
+        // combiners (not with PRE) and the producer warp (bss_block).
+        const int threads = cl >= 2 ? bss_block(T, h[7], pre) : cl ? T * l : T * (k + 1) * l, grid = 2;
+        for (int g = 0; g < grid; g++) {
             std::vector<std::vector<uint64_t>> sm(bps, std::vector<uint64_t>(shared / 8, 0xA5A5A5A5A5A5A5A5ull));
             std::vector<uint64_t*> smp(bps);
             std::vector<std::unique_ptr<std::barrier<>>> bars, cbars, wbars;
@@ -204,7 +227,7 @@ int main(int argc, char** argv) {
             for (int b = 0; b < bps; b++) {
                 smp[b] = sm[b].data();
                 bars.emplace_back(new std::barrier<>(threads));
-                cbars.emplace_back(new std::barrier<>(cl == 2 ? T : threads));
+                cbars.emplace_back(new std::barrier<>(cl >= 2 ? T : threads));
                 for (int w = 0; w < warps; w++) wbars.emplace_back(new std::barrier<>(std::min(32, threads - 32 * w)));
             }
             std::barrier<> cbar(bps * threads);
@@ -216,7 +239,7 @@ int main(int argc, char** argv) {
                         threadIdx.x = t;
                         blockIdx.x = g * bps + b;
                         blockDim.x = threads;
-                        gridDim.x = groups * bps;
+                        gridDim.x = grid * bps;
                         hm_block_bar = bars[b].get();
                         hm_compute_bar = cbars[b].get();
                         hm_warp = {wbars[b * warps + t / 32].get(), wslots.data() + ((size_t)b * warps + t / 32) * 32};
@@ -224,7 +247,12 @@ int main(int argc, char** argv) {
                         hm_rank = b;
                         hm_smem_base = smp[b];
                         hm_sm = reinterpret_cast<uint64_t(*)[]>(smp[b]);
-                        it->second(in.data(), key.data(), tables.data(), ext.data(), n, beta, offset, mu, count);
+                        if (pre) {
+                            pit->second(in.data(), key.data(), tables.data(), ext.data(), flags.data(), n, beta,
+                                        offset, mu, count);
+                        } else {
+                            it->second(in.data(), key.data(), tables.data(), ext.data(), n, beta, offset, mu, count);
+                        }
                     });
                 }
             }
@@ -233,6 +261,12 @@ int main(int argc, char** argv) {
         int bad = 0;
         for (size_t i = 0; i < want.size(); i++) {
             if (ext[i] != want[i] && ++bad <= 3) printf("  ext[%zu] = %#x, want %#x\n", i, ext[i], want[i]);
+        }
+        // A Pre split kernel leaves every flag of its samples at 0, for the
+        // next pass.
+        for (size_t i = 0; i < flags.size(); i++) {
+            if (flags[i] != 0 && ++bad <= 3) printf("  flag %zu (sample %zu, step %zu) left at %u\n", i, i / groups,
+                                                    i % groups, flags[i]);
         }
         printf("%-42s n = %u, count = %u: %s (%d of %zu words differ)\n", name.c_str(), n, count, bad ? "FAIL" : "ok",
                bad, want.size());

@@ -1,9 +1,8 @@
 // Host model of the wide, cluster and split blind-rotation kernels
 // (bootstrap_fused.cuh bsw_run, bootstrap_cluster.cuh bsc_run,
-// bootstrap_split.cuh bss_run, with PRE too; plain and grouped, G = 1, 2
-// and 3): the
-// device source itself, compiled by g++, every CUDA thread a
-// std::thread, __syncthreads a std::barrier per block,
+// bootstrap_split.cuh bss_run, with and without PRE; plain and grouped, G
+// = 1, 2 and 3): the device source itself, compiled by g++, every CUDA
+// thread a std::thread, __syncthreads a std::barrier per block,
 // cluster.sync one per cluster, __shfl_xor_sync a std::barrier per warp,
 // the split kernels' named barrier (bss_sync) one per block,
 // each block's shared memory a host array (poisoned), distributed shared
@@ -17,11 +16,11 @@
 // runs alone, on the K' of its vector (what the combine kernel writes,
 // from Go's refCombine: the combine kernel's static __shared__ table
 // cannot be modelled, as __shared__ is __thread here), every step's flag
-// at the target the combine kernel raises it to; the model checks that the
-// kernel zeroes every flag of its samples at its end. With
-// -fsanitize=thread it
-// also reports a missing barrier as a data race. It checks the kernels'
-// logic without nvcc or a GPU, not CUDA's compiler or memory model.
+// at the target the combine kernel raises it to; the model checks that
+// the kernel zeroes every flag of its samples at its end. With
+// -fsanitize=thread it also reports a missing barrier as a data race. It
+// checks the kernels' logic without nvcc or a GPU, not CUDA's compiler or
+// memory model.
 //   GOLDFHE_MODEL_VECTORS=/tmp/brvec go test ./kernels -run TestWriteBlindRotateVectors
 //   g++ -O1 -std=c++20 -pthread -Ikernels/testdata/cg -o /tmp/blindrotate_model kernels/testdata/blindrotate_model.cpp
 //   /tmp/blindrotate_model /tmp/brvec/*.bin

@@ -56,14 +56,17 @@ thread_local std::barrier<>* hm_block_bar;
 // the block, not its producer warp.
 thread_local std::barrier<>* hm_compute_bar;
 static inline void __syncthreads() { hm_block_bar->arrive_and_wait(); }
-static inline void __syncwarp() {}
-// Warps for __shfl_xor_sync: the warp's threads meet at its barrier, each
-// value passing through the warp's slots.
+// Warps for __shfl_xor_sync and __syncwarp: the warp's threads meet at its
+// barrier, each shuffled value passing through the warp's slots.
 struct hm_warp_ctx {
     std::barrier<>* bar;
     uint64_t* slots;
 };
 thread_local hm_warp_ctx hm_warp;
+// Every __syncwarp of the modelled kernels is reached by all the warp's
+// threads (the wide kernels' grouped multiply-accumulate orders its
+// in-place writes after the warp's reads by it).
+static inline void __syncwarp() { hm_warp.bar->arrive_and_wait(); }
 static inline uint64_t __shfl_xor_sync(unsigned, uint64_t v, int mask) {
     const unsigned lane = threadIdx.x % 32;
     hm_warp.slots[lane] = v;

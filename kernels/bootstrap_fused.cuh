@@ -264,12 +264,30 @@ __device__ __forceinline__ void bsw_run(const uint32_t* __restrict__ in, const u
                     bs_step_exponents<G, LOGN>(e, ct, iter, n);
                 }
                 const uint64_t* psiPow = bsw_sm + ROWS * POLY + K1 * N / 2;
-                for (uint32_t pos = threadIdx.x; pos < N; pos += THREADS) {
-                    const uint32_t off = bsw_pad<F3>(pos);
-                    uint64_t out[K1];
-                    bsf_mac_group_at<N, K1, K1, ROWS>(out, [&](int r) { return S + r * POLY; }, off, key, e, psiPow, pos);
+                if constexpr (G == 3 && TP * 8 == N) {
+                    // The N/8-thread kernels (one block per SM, no other
+                    // block's work to hide a term's key loads): one
+                    // (position, column) unit per thread, the next term's
+                    // key loaded ahead (bsf_mac_group_pipe). The K1 units of
+                    // a position sit on neighbouring lanes of one warp, which
+                    // all read the position's rows before any of them writes
+                    // its column in place (the __syncwarp).
+                    for (uint32_t q = threadIdx.x; q < K1 * N; q += THREADS) {
+                        const uint32_t pos = q / K1, c = q % K1, off = bsw_pad<F3>(pos);
+                        const uint64_t v = bsf_mac_group_pipe<N, K1, ROWS, NT>(
+                            [&](int r) { return S + r * POLY; }, off, key + c * N + pos, e, psiPow, pos);
+                        __syncwarp();
+                        S[c * POLY + off] = v;
+                    }
+                } else {
+                    for (uint32_t pos = threadIdx.x; pos < N; pos += THREADS) {
+                        const uint32_t off = bsw_pad<F3>(pos);
+                        uint64_t out[K1];
+                        bsf_mac_group_at<N, K1, K1, ROWS>(out, [&](int r) { return S + r * POLY; }, off, key, e,
+                                                          psiPow, pos);
 #pragma unroll
-                    for (int c = 0; c < K1; c++) S[c * POLY + off] = out[c];
+                        for (int c = 0; c < K1; c++) S[c * POLY + off] = out[c];
+                    }
                 }
             }
             __syncthreads();

@@ -349,6 +349,56 @@ __device__ __forceinline__ void bsf_mac_group_at(uint64_t (&out)[NC], Row row, u
         e, P, pos);
 }
 
+// bsf_mac_group_pipe: one output column c of bsf_mac_group_by (out =
+// sum_u m_u[pos] sum_r row(r)[o] key_u[r][c][pos]) for a grouped step of
+// NT terms, every term computed (a term of e_u = 0 reads term 0's key
+// words and has m_u = 0: no branch between the terms), the next term's
+// ROWS key words loaded before this term's products. kc points at term 0's
+// row 0, column c, position pos of the step's key (bsf_mac_group_at's
+// layout: row r at kc + r K1 N, term u at + u ROWS K1 N). A false
+// dependency (a canonical sum is never 2^64 - 1) keeps the loads one term
+// ahead, so that ptxas does not hoist all of them (kernels/NOTES.md,
+// session 11: the one-block-per-SM t128 kernel grouped by 3, 132 samples
+// 5.04 -> 4.59 ms on an H100; the two-block t64 kernels lose).
+template <int N, int K1, int ROWS, int NT, class Row>
+__device__ __forceinline__ uint64_t bsf_mac_group_pipe(Row row, uint32_t o, const uint64_t* __restrict__ kc,
+                                                       const uint32_t (&e)[NT], const uint64_t* P, uint32_t pos) {
+    constexpr int LOGN = hyb_lg<N>::v;
+    constexpr uint64_t TERM = (uint64_t)ROWS * K1 * N;
+    uint64_t x[ROWS];
+#pragma unroll
+    for (int r = 0; r < ROWS; r++) x[r] = row(r)[o];
+    const uint32_t odd = bsg_odd<LOGN>(pos);
+    lz_acc total;
+    lz_acc_zero(total);
+    uint64_t k[ROWS];
+#pragma unroll
+    for (int r = 0; r < ROWS; r++) k[r] = __ldg(kc + r * K1 * N);
+    uint32_t dep = 0;
+#pragma unroll
+    for (int u = 0; u < NT; u++) {
+        uint64_t kn[ROWS];
+        if (u + 1 < NT) {
+            const uint64_t* kt = kc + (e[u + 1] != 0 ? (uint64_t)(u + 1) * TERM : 0) + dep;
+#pragma unroll
+            for (int r = 0; r < ROWS; r++) kn[r] = __ldg(kt + r * K1 * N);
+        }
+        const uint64_t m = bsg_factor<LOGN>(P, e[u], odd);
+        lz_acc sum;
+        lz_acc_zero(sum);
+#pragma unroll
+        for (int r = 0; r < ROWS; r++) lz_mac(sum, x[r], k[r]);
+        const uint64_t v = lz_acc_reduce(sum);
+        dep = v == ~0ull ? 1u : 0u;
+        lz_mac(total, v, m);
+        if (u + 1 < NT) {
+#pragma unroll
+            for (int r = 0; r < ROWS; r++) k[r] = kn[r];
+        }
+    }
+    return lz_acc_reduce(total);
+}
+
 // bsf_add_centered: *p += the centred representative of v mod 2^32, v
 // canonical (goldfhe_bs_add_centered).
 __device__ __forceinline__ void bsf_add_centered(uint32_t* p, uint64_t v) {

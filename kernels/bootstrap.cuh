@@ -23,6 +23,7 @@
 //                                SampleExtractTo)
 //   goldfhe_bs_keyswitch         table-driven key switching (tfhe keySwitch)
 //   goldfhe_bs_keyswitch_s16_b*  the same, samples tiled (basebit 2 and 3)
+//   goldfhe_bs_keyswitch_mma_b2  the same on the tensor cores (basebit 2, t <= 8)
 //
 // Layouts (all arrays of one batch of `count` ciphertexts, ciphertext after
 // ciphertext, 32-bit torus values as uint32_t):
@@ -403,5 +404,143 @@ __device__ __forceinline__ void bs_keyswitch_tiled(uint32_t* __restrict__ out, c
     }
 KST_DEFINE(16, 2)
 KST_DEFINE(16, 3)
+
+// goldfhe_bs_keyswitch_mma_b2: goldfhe_bs_keyswitch's sum for basebit 2
+// and t <= 8 as an integer matrix product on the tensor cores (mma.sync
+// m16n8k32, s8 x u8 -> s32, sm_80 and later). The sum of a sample is
+// sum over (i, j) of c1 * row1[i][j] + c2 * row2[i][j], c1 = 2 - raw in
+// {1, 0, -1} for raw != 0 and c2 = [raw == 0] (bs_keyswitch_tiled): a row
+// of A per sample (the coefficients c1, c2 of every (i, j), signed bytes),
+// a column of B per byte b of an output word (byte b of the table words,
+// unsigned), so that C[s][(m, b)] = sum c * byte_b(row[m]) and out[m] =
+// body + sum_b C[s][(m, b)] << 8b mod 2^32 exactly: |C| <= 2 kn t 255
+// < 2^31 for kn <= 2^19. Words wrap mod 2^32 as the other kernels' sums do.
+// A k-step of 32 is two input coordinates i: lane (g, q) (g = lane / 4, q
+// = lane % 4, as mma's fragments) holds coordinate 2 u + q / 2, levels 4
+// (q % 2) + 1 .. + 4, c1 in A's first k-half and c2 in its second, for
+// samples g and g + 8 of its warp's 16; its B registers hold the same
+// (i, levels) of output word 8 Q + g, row 1 then row 2, byte b of the four
+// levels' words (a byte transpose of the four words it loads), for the
+// quad Q's n-tile b. The k order inside a step is free as long as A and B
+// agree, which they do by construction. Blocks of KSM_WARPS warps: warp wp
+// takes samples blockIdx.y * 16 KSM_WARPS + 16 wp + 0..15 (then in steps
+// of gridDim.y tiles) and output words blockIdx.x * 8 KSM_Q + 0..8 KSM_Q-1;
+// the warps of a block read the same table words, mostly from L1. With
+// gridDim.z > 1 the blocks split the coordinate pairs and add into out,
+// which must be zero, with atomicAdd; block z = 0 adds the body.
+#define KSM_WARPS 8
+#define KSM_Q 4
+__device__ __forceinline__ void bs_mma_s8u8(int32_t (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+#ifdef __CUDA_ARCH__
+    asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.u8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                 "{%0,%1,%2,%3};"
+                 : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#elif !defined(__CUDACC__)
+    hm_mma_s8u8(d, a, b0, b1);
+#endif
+}
+
+// bs_ksm_coeffs: A's c1 (x) and c2 (y) bytes of the four levels whose raw
+// digits are the bit pairs of f8, the first level in bits 7..6.
+__device__ __forceinline__ uint2 bs_ksm_coeffs(uint32_t f8) {
+    uint2 c = {0, 0};
+#pragma unroll
+    for (int e = 0; e < 4; e++) {
+        const uint32_t raw = (f8 >> (6 - 2 * e)) & 3;
+        c.x |= (raw == 1 ? 0x01u : raw == 3 ? 0xFFu : 0u) << (8 * e);
+        c.y |= (raw == 0 ? 1u : 0u) << (8 * e);
+    }
+    return c;
+}
+
+extern "C" __global__ void __launch_bounds__(KSM_WARPS * 32)
+    goldfhe_bs_keyswitch_mma_b2(uint32_t* __restrict__ out, const uint32_t* __restrict__ in,
+                                const uint32_t* __restrict__ table, uint32_t n, uint32_t kn, uint32_t t,
+                                uint32_t offset, uint32_t count) {
+    __shared__ uint2 lut[256];  // bs_ksm_coeffs of every f8
+    for (uint32_t f = threadIdx.x; f < 256; f += KSM_WARPS * 32) lut[f] = bs_ksm_coeffs(f);
+    __syncthreads();
+    const uint32_t lane = threadIdx.x % 32, wp = threadIdx.x / 32, g = lane / 4, q = lane % 4, h = q % 2;
+    const uint64_t w = (uint64_t)n + 1, stride = (uint64_t)kn + 1;
+    // Levels 4h + 1 + e past t: their raw digit forced to 2 (no row), their
+    // table words read from level t (any valid word: times 0).
+    uint32_t keep = 0xFF, fix = 0;
+    uint64_t lvl[4];
+#pragma unroll
+    for (int e = 0; e < 4; e++) {
+        const uint32_t j = 4 * h + e;  // level j + 1
+        if (j >= t) {
+            keep &= ~(3u << (6 - 2 * e));
+            fix |= 2u << (6 - 2 * e);
+        }
+        lvl[e] = (uint64_t)(j < t ? j : t - 1) * 2 * w;
+    }
+    const uint64_t perI = (uint64_t)t * 2 * w;
+    uint32_t word[KSM_Q];  // this lane's B column, clamped to a valid word
+#pragma unroll
+    for (int Q = 0; Q < KSM_Q; Q++) word[Q] = min(blockIdx.x * (8 * KSM_Q) + 8 * Q + g, n);
+    const uint32_t pairs = (kn + 1) / 2;
+    for (uint32_t s0 = blockIdx.y * (16 * KSM_WARPS) + 16 * wp; s0 < count; s0 += gridDim.y * (16 * KSM_WARPS)) {
+        const uint32_t sl = s0 + g, sh = sl + 8;
+        int32_t acc[KSM_Q][4][4];
+#pragma unroll
+        for (int Q = 0; Q < KSM_Q; Q++)
+#pragma unroll
+            for (int b = 0; b < 4; b++)
+#pragma unroll
+                for (int r = 0; r < 4; r++) acc[Q][b][r] = 0;
+        for (uint32_t u = blockIdx.z; u < pairs; u += gridDim.z) {
+            const uint32_t i = 2 * u + q / 2;
+            const bool iv = i < kn;
+            uint32_t a[4] = {0, 0, 0, 0};
+            if (iv && sl < count) {
+                const uint2 c = lut[(((in[sl * stride + i] + offset) >> (24 - 8 * h)) & keep) | fix];
+                a[0] = c.x, a[2] = c.y;
+            }
+            if (iv && sh < count) {
+                const uint2 c = lut[(((in[sh * stride + i] + offset) >> (24 - 8 * h)) & keep) | fix];
+                a[1] = c.x, a[3] = c.y;
+            }
+            const uint32_t* base = table + (uint64_t)(iv ? i : kn - 1) * perI;
+#pragma unroll
+            for (int Q = 0; Q < KSM_Q; Q++) {
+                uint32_t r1[4], r2[4];
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    r1[e] = __ldg(base + lvl[e] + word[Q]);
+                    r2[e] = __ldg(base + lvl[e] + w + word[Q]);
+                }
+                // Byte b of the four levels' words, level e in byte e.
+                const uint32_t x0 = __byte_perm(r1[0], r1[1], 0x5140), x1 = __byte_perm(r1[0], r1[1], 0x7362);
+                const uint32_t x2 = __byte_perm(r1[2], r1[3], 0x5140), x3 = __byte_perm(r1[2], r1[3], 0x7362);
+                const uint32_t y0 = __byte_perm(r2[0], r2[1], 0x5140), y1 = __byte_perm(r2[0], r2[1], 0x7362);
+                const uint32_t y2 = __byte_perm(r2[2], r2[3], 0x5140), y3 = __byte_perm(r2[2], r2[3], 0x7362);
+                bs_mma_s8u8(acc[Q][0], a, __byte_perm(x0, x2, 0x5410), __byte_perm(y0, y2, 0x5410));
+                bs_mma_s8u8(acc[Q][1], a, __byte_perm(x0, x2, 0x7632), __byte_perm(y0, y2, 0x7632));
+                bs_mma_s8u8(acc[Q][2], a, __byte_perm(x1, x3, 0x5410), __byte_perm(y1, y3, 0x5410));
+                bs_mma_s8u8(acc[Q][3], a, __byte_perm(x1, x3, 0x7632), __byte_perm(y1, y3, 0x7632));
+            }
+        }
+        // C[g][2q + c] and C[g + 8][2q + c] of each n-tile: words 8Q + 2q + c.
+#pragma unroll
+        for (int Q = 0; Q < KSM_Q; Q++) {
+#pragma unroll
+            for (int r = 0; r < 4; r++) {
+                const uint32_t s = r < 2 ? sl : sh;
+                const uint32_t m = blockIdx.x * (8 * KSM_Q) + 8 * Q + 2 * q + (r & 1);
+                if (s >= count || m > n) continue;
+                uint32_t v = (uint32_t)acc[Q][0][r] + ((uint32_t)acc[Q][1][r] << 8) + ((uint32_t)acc[Q][2][r] << 16) +
+                             ((uint32_t)acc[Q][3][r] << 24);
+                if (m == n && blockIdx.z == 0) v += in[s * stride + kn];
+                if (gridDim.z == 1) {
+                    out[s * w + m] = v;
+                } else {
+                    atomicAdd(out + s * w + m, v);
+                }
+            }
+        }
+    }
+}
 
 #endif // GOLDFHE_BOOTSTRAP_CUH

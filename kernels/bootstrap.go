@@ -104,6 +104,9 @@ type BootstrapKernels struct {
 	// keyswT are the tiled key-switching kernels goldfhe_bs_keyswitch_s16_b<BB>
 	// for basebit 2 and 3.
 	keyswT [2]bsKernel
+	// keyswM is goldfhe_bs_keyswitch_mma_b2, the tensor-core key switching
+	// of basebit 2 and t ≤ 8 (f nil in a fatbin built before it).
+	keyswM bsKernel
 	fused  map[FusedShape]*fusedKernel // bootstrap_fused.cuh, read-only after lookup
 	wide   map[WideShape]*fusedKernel
 	// combine are the combine kernels of the Pre split kernels in wide;
@@ -181,6 +184,10 @@ func (l *Library) BootstrapKernels() (*BootstrapKernels, error) {
 	for i := range b.keyswT {
 		b.keyswT[i].bind(3, 5, false) // out, in, table; n, kn, t, offset, count
 	}
+	if f, err := l.m.Function(ksMMAName); err == nil {
+		b.keyswM.f = f
+		b.keyswM.bind(3, 5, false) // out, in, table; n, kn, t, offset, count
+	}
 	if err := b.lookupFused(); err != nil {
 		return nil, err
 	}
@@ -189,9 +196,17 @@ func (l *Library) BootstrapKernels() (*BootstrapKernels, error) {
 
 // Functions returns the kernels, for their Attributes.
 func (b *BootstrapKernels) Functions() []*Function {
-	return []*Function{b.init.f, b.rotdec.f, b.mac.f, b.add.f, b.extract.f, b.keysw.f,
+	fs := []*Function{b.init.f, b.rotdec.f, b.mac.f, b.add.f, b.extract.f, b.keysw.f,
 		b.keyswT[0].f, b.keyswT[1].f}
+	if b.keyswM.f != nil {
+		fs = append(fs, b.keyswM.f)
+	}
+	return fs
 }
+
+// ksMMAName is the tensor-core key-switching kernel (bootstrap.cuh),
+// optional: a fatbin built before it has the other three.
+const ksMMAName = "goldfhe_bs_keyswitch_mma_b2"
 
 // bsThreads is the block size of the flat bootstrapping kernels; key
 // switching runs blocks of ksTX threads of ksCPT output coordinates each ×
@@ -452,7 +467,26 @@ func (b *BootstrapKernels) KeySwitch(s *Stream, sh BootstrapShape, out, in, tabl
 		return err
 	}
 	sms := l.c.info.SMs
-	if st := ksTileFor(count, sms, sh.KSBaseLog); st != 0 {
+	st := ksTileFor(count, sms, sh.KSBaseLog)
+	if st == ksMMA && (b.keyswM.f == nil || sh.KSBaseLog != 2 || sh.KSLevels > 8) {
+		st = ksTileCUDA(count, sh.KSBaseLog) // a fatbin without the kernel, or a shape it does not take
+	}
+	if st == ksMMA {
+		k := &b.keyswM
+		k.mu.Lock()
+		defer k.mu.Unlock()
+		copy(k.args.p[:], ptrs)
+		k.args.u = [9]uint32{uint32(n), uint32(kn), uint32(sh.KSLevels), sh.KSOffset, uint32(count)}
+		grid := dim3{uint32((n + ksmWords) / ksmWords), uint32(min((count+ksmSamples-1)/ksmSamples, maxGridY)), 1}
+		grid.z = uint32(ksMMAChunksFor(int(grid.x)*int(grid.y), kn, sms))
+		if grid.z > 1 {
+			if err := out.View(0, count*(n+1)).Memset32Async(0, s); err != nil {
+				return err
+			}
+		}
+		return launchPinned(k.f, grid, dim3{ksmWarps * 32, 1, 1}, h, &k.args, unsafe.Pointer(&k.args.params[0]))
+	}
+	if st != 0 {
 		k := &b.keyswT[sh.KSBaseLog-2]
 		k.mu.Lock()
 		defer k.mu.Unlock()
@@ -484,21 +518,69 @@ func (b *BootstrapKernels) KeySwitch(s *Stream, sh BootstrapShape, out, in, tabl
 	return launchPinned(k.f, grid, dim3{ksTX, ksTY, 1}, h, &k.args, unsafe.Pointer(&k.args.params[0]))
 }
 
-// ksTile is the samples per tile of the tiled key-switching kernels
-// (goldfhe_bs_keyswitch_s16_b<BB>: 16) for count samples, or 0 for the
-// untiled goldfhe_bs_keyswitch: tiles from 1,024 samples on, for basebit 2
-// and 3. Tiles of 4 were measured and never won. On an H200 (TFHELib128, kernels BenchmarkKeySwitch,
-// µs per sample, untiled / tiles of 16 / of 4): 16,384 samples 2.21 / 1.79
+// ksTile is the key-switching kernel for count samples: ksMMA for the
+// tensor-core goldfhe_bs_keyswitch_mma_b2, else the samples per tile of
+// the tiled kernels (goldfhe_bs_keyswitch_s16_b<BB>: 16), or 0 for the
+// untiled goldfhe_bs_keyswitch (ksTileCUDA). Tiles of 4 were measured
+// and never won. On an H200 (TFHELib128, kernels BenchmarkKeySwitch, µs
+// per sample, untiled / tiles of 16 / of 4): 16,384 samples 2.21 / 1.79
 // / 3.07, 1,024: 2.40 / 2.22 / 3.38, 132: 2.48 / 2.52 / 4.46, one: 26 / 72
 // / 48. Below a thousand samples the time is the walk of each sample's
 // table rows, which tiling does not shorten; with many samples per SM,
 // each word loaded serving 16 samples pays.
+//
+// Basebit 2 (TFHELib128) takes the tensor-core kernel from ksMMAMin
+// samples on. On an H100 (kernels BenchmarkKeySwitch, µs per sample,
+// untiled / tiles of 16 / tensor cores): 16,384 samples 2.25 / 1.79 /
+// 0.75, 4,224: 2.40 / 1.93 / 0.89, 1,024: 2.28 / 2.22 / 1.26, 264: 2.26 /
+// 2.37 / 1.75, 132: 2.33 / 2.49 / 2.40, 16: 9.9 / 5.3 / 11.9, one: 18.7 /
+// 81 / 166 (kernels/NOTES.md, session 12).
 func ksTile(count, sms, basebit int) int {
+	if basebit == 2 && count >= ksMMAMin {
+		return ksMMA
+	}
+	return ksTileCUDA(count, basebit)
+}
+
+// ksMMAMin is the smallest batch that takes the tensor-core kernel.
+const ksMMAMin = 256
+
+// ksTileCUDA is the choice between the kernels without tensor cores: tiles
+// of 16 from 1,024 samples on, for basebit 2 and 3.
+func ksTileCUDA(count, basebit int) int {
 	if (basebit == 2 || basebit == 3) && count >= 1024 {
-		return 16
+		return ksTile16
 	}
 	return 0
 }
+
+// The key-switching kernels ksTile chooses among: 0 the untiled
+// goldfhe_bs_keyswitch, ksTile16 the tiled goldfhe_bs_keyswitch_s16_b<BB>,
+// ksMMA the tensor-core goldfhe_bs_keyswitch_mma_b2 (basebit 2, t ≤ 8;
+// KeySwitch takes the tiled one for other shapes or without it).
+const (
+	ksTile16 = 16
+	ksMMA    = -1
+)
+
+// The tensor-core kernel's tile (KSM_WARPS, KSM_Q in bootstrap.cuh): blocks
+// of ksmWarps warps, 16 samples each, over ksmWords output coordinates.
+const (
+	ksmWarps   = 8
+	ksmSamples = 16 * ksmWarps
+	ksmWords   = 8 * 4
+)
+
+// ksMMAChunks is how many blocks of the tensor-core kernel share the input
+// coordinates (the grid's z): about two blocks per SM in all, each chunk
+// keeping at least 16 coordinate pairs, at most 32 chunks.
+func ksMMAChunks(blocks, kn, sms int) int {
+	return max(1, min((2*sms+max(blocks, 1)-1)/max(blocks, 1), kn/32, 32))
+}
+
+// ksMMAChunksFor is the chunk policy of the tensor-core kernel:
+// ksMMAChunks, which tests and benchmarks replace to run other choices.
+var ksMMAChunksFor = ksMMAChunks
 
 // ksTileFor is the tile policy KeySwitch uses: ksTile, which tests and
 // benchmarks replace to run other choices.

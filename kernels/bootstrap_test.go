@@ -299,7 +299,8 @@ func bsFakeLaunch(g *fakeGPU, name string, a []uintptr) Result {
 	np := map[string]int{"goldfhe_bs_init": 8, "goldfhe_bs_rotate_decompose": 11, "goldfhe_bs_mac": 8,
 		"goldfhe_bs_add_centered": 3, "goldfhe_bs_extract": 5, "goldfhe_bs_keyswitch": 11}[name]
 	tiled := strings.HasPrefix(name, "goldfhe_bs_keyswitch_s")
-	if tiled {
+	mma := name == ksMMAName
+	if tiled || mma {
 		np = 8
 	}
 	params := unsafe.Slice((*unsafe.Pointer)(arg(a, 9)), np)
@@ -320,6 +321,19 @@ func bsFakeLaunch(g *fakeGPU, name string, a []uintptr) Result {
 		return unsafe.Slice((*uint64)(unsafe.Pointer(&b[0])), n)
 	}
 	switch {
+	case mma:
+		n, kn := u(3), u(4)
+		sh := BootstrapShape{LWEDim: n, LogN: 0, K: kn, KSLevels: u(5), KSBaseLog: 2, KSOffset: uint32(u(6))}
+		count := u(7)
+		if int(block.x) != ksmWarps*32 || int(grid.x)*ksmWords < n+1 || sh.KSLevels > 8 {
+			panic("fake " + name + ": grid does not cover n+1 coordinates, or t > 8")
+		}
+		if int(grid.y)*ksmSamples < count && int(grid.y) < maxGridY {
+			panic(fmt.Sprintf("fake %s: grid.y %d for %d samples", name, grid.y, count))
+		}
+		out := refKeySwitch(sh, w32(ptr(1), count*(kn+1)), w32(ptr(2), sh.KSTableLen()), count)
+		copy(w32(ptr(0), len(out)), out)
+		return 0
 	case tiled:
 		var st, bb int
 		if _, err := fmt.Sscanf(name, "goldfhe_bs_keyswitch_s%d_b%d", &st, &bb); err != nil || st != 16 || (bb != 2 && bb != 3) {

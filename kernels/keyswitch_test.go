@@ -29,10 +29,32 @@ func TestKSSamplesPerBlock(t *testing.T) {
 
 func TestKSTile(t *testing.T) {
 	for _, c := range []struct{ count, basebit, want int }{
-		{1, 2, 0}, {132, 2, 0}, {1023, 2, 0}, {1024, 2, 16}, {16384, 3, 16}, {16384, 4, 0}, {16384, 1, 0},
+		{1, 2, 0}, {132, 2, 0}, {255, 2, 0}, {256, 2, ksMMA}, {16384, 2, ksMMA}, {1, 3, 0}, {1023, 3, 0}, {16384, 3, 16}, {16384, 4, 0}, {16384, 1, 0},
 	} {
 		if got := ksTile(c.count, 132, c.basebit); got != c.want {
 			t.Errorf("ksTile(%d, 132, %d) = %d, want %d", c.count, c.basebit, got, c.want)
+		}
+	}
+	for _, c := range []struct{ count, basebit, want int }{
+		{1, 2, 0}, {1023, 2, 0}, {1024, 2, 16}, {16384, 3, 16}, {16384, 4, 0},
+	} {
+		if got := ksTileCUDA(c.count, c.basebit); got != c.want {
+			t.Errorf("ksTileCUDA(%d, %d) = %d, want %d", c.count, c.basebit, got, c.want)
+		}
+	}
+}
+
+// TestKSMMAChunks: the tensor-core kernel splits the input coordinates
+// while its grid falls short of two blocks per SM (TFHELib128: 20 word
+// tiles, one sample tile per 128 samples), keeping at least 16 coordinate
+// pairs per chunk, at most 32 chunks.
+func TestKSMMAChunks(t *testing.T) {
+	for _, c := range []struct{ blocks, kn, sms, want int }{
+		{20, 1024, 132, 14}, {60, 1024, 132, 5}, {260, 1024, 132, 2}, {264, 1024, 132, 1}, {2580, 1024, 132, 1},
+		{1, 1024, 132, 32}, {20, 64, 132, 2}, {20, 16, 132, 1}, {0, 1024, 132, 32}, {20, 1024, 0, 1},
+	} {
+		if got := ksMMAChunks(c.blocks, c.kn, c.sms); got != c.want {
+			t.Errorf("ksMMAChunks(%d, %d, %d) = %d, want %d", c.blocks, c.kn, c.sms, got, c.want)
 		}
 	}
 }
@@ -79,7 +101,7 @@ func TestKeySwitchBatches(t *testing.T) {
 			n, kn := sh.LWEDim, sh.ExtractedDim()
 			table := randU32(rng, sh.KSTableLen())
 			dtab := devUint32(t, c, table, len(table))
-			for _, tile := range []int{0, 16} {
+			for _, tile := range []int{0, ksTile16, ksMMA} {
 				defer func(f func(int, int, int) int) { ksTileFor = f }(ksTileFor)
 				ksTileFor = func(int, int, int) int { return tile }
 				for _, count := range []int{1, sms/4 + 1, sms / 2, sms, sms + 1, 2*sms + 3, 4*sms + 5, 8*sms + 7} {
@@ -95,9 +117,9 @@ func TestKeySwitchBatches(t *testing.T) {
 						compareWords(t, "KeySwitch", host32(t, dout), want)
 						// Forced chunks (atomicAdd into a zeroed output) give the
 						// same words at any batch size.
-						defer func(f, g func(int, int, int) int) { ksChunksFor, ksTiledChunksFor = f, g }(ksChunksFor, ksTiledChunksFor)
+						defer func(f, g, h func(int, int, int) int) { ksChunksFor, ksTiledChunksFor, ksMMAChunksFor = f, g, h }(ksChunksFor, ksTiledChunksFor, ksMMAChunksFor)
 						ksChunksFor = func(int, int, int) int { return 3 }
-						ksTiledChunksFor = ksChunksFor
+						ksTiledChunksFor, ksMMAChunksFor = ksChunksFor, ksChunksFor
 						must(t, dout.Memset32(0x5A5A5A5A))
 						must(t, bk.KeySwitch(nil, sh, dout, din, dtab, count))
 						compareWords(t, "KeySwitch, 3 chunks", host32(t, dout), want)
@@ -137,6 +159,20 @@ func BenchmarkKeySwitch(b *testing.B) {
 	}
 	for _, count := range []int{1, 16, 66, 132, 264, 1024, maxCount} {
 		b.Run(fmt.Sprintf("count=%d", count), func(b *testing.B) { run(b, count) })
+	}
+	// Each kernel at each batch size (the policy's choice is above):
+	// untiled, tiles of 16, tensor cores.
+	for _, k := range []struct {
+		name string
+		tile int
+	}{{"untiled", 0}, {"tiled", ksTile16}, {"mma", ksMMA}} {
+		for _, count := range []int{1, 16, 66, 132, 264, 1024, 4224, maxCount} {
+			b.Run(fmt.Sprintf("%s/count=%d", k.name, count), func(b *testing.B) {
+				defer func(f func(int, int, int) int) { ksTileFor = f }(ksTileFor)
+				ksTileFor = func(int, int, int) int { return k.tile }
+				run(b, count)
+			})
+		}
 	}
 	// Each kernel (0: untiled) at every batch size, for tuning ksTile.
 	defer func(f func(int, int, int) int) { ksTileFor = f }(ksTileFor)

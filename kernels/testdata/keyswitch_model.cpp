@@ -1,17 +1,22 @@
-// Host model of goldfhe_bs_keyswitch and of the tiled
-// goldfhe_bs_keyswitch_s*_b* (bootstrap.cuh): the kernel source,
+// Host model of goldfhe_bs_keyswitch, of the tiled
+// goldfhe_bs_keyswitch_s*_b* and of goldfhe_bs_keyswitch_mma_b2
+// (bootstrap.cuh): the kernel source,
 // cut out of bootstrap.cuh, compiled by g++, every CUDA thread a std::thread
 // (blocks one after another, so its static __shared__ array serves each
 // block in turn), against a plain C++ sum, for several shapes (basebit 1..8),
 // counts, samples per block, coordinates per thread and input-coordinate
 // chunks (gridDim.z, atomicAdd into a zeroed out); the tiled kernels for
 // basebit 2 and 3, 4 and 16 samples per tile, partial tiles, several tiles
-// per block (gridDim.y) and chunks:
-//   awk '/^#define KS_TX/,/^#endif \/\/ GOLDFHE_BOOTSTRAP_CUH/' kernels/bootstrap.cuh | grep -v "^#endif" > /tmp/ks_kernel.inc
+// per block (gridDim.y) and chunks; the tensor-core kernel with t <= 8
+// levels, an odd kn, partial warps and blocks, several tiles per block and
+// chunks, its mma.sync m16n8k32 (s8 x u8) computed from the 32 lanes'
+// registers by the fragment layout of the PTX ISA (hm_mma_s8u8):
+//   awk '/^#define KS_TX/,/^#endif \/\/ GOLDFHE_BOOTSTRAP_CUH/' kernels/bootstrap.cuh | grep -v "^#endif // GOLDFHE" > /tmp/ks_kernel.inc
 //   g++ -O1 -std=c++20 -pthread -I/tmp -o /tmp/keyswitch_model kernels/testdata/keyswitch_model.cpp && /tmp/keyswitch_model
 // It checks the kernel's indexing and reduction, not nvcc or the GPU.
 #include <algorithm>
 #include <barrier>
+#include <memory>
 #include <cstdint>
 #include <cstdio>
 #include <random>
@@ -29,6 +34,47 @@ std::barrier<>* bar;
 static inline void __syncthreads() { bar->arrive_and_wait(); }
 // Blocks run one after another, so a plain add is atomic enough.
 static inline void atomicAdd(uint32_t* p, uint32_t v) { *p += v; }
+struct uint2 { uint32_t x, y; };
+template <class T> static inline T __ldg(const T* p) { return *p; }
+static inline uint32_t min(uint32_t a, uint32_t b) { return a < b ? a : b; }
+static inline uint32_t __byte_perm(uint32_t x, uint32_t y, uint32_t sel) {
+    const uint64_t v = (uint64_t)y << 32 | x;
+    uint32_t r = 0;
+    for (int i = 0; i < 4; i++) r |= (uint32_t)((v >> (8 * ((sel >> (4 * i)) & 7))) & 0xFF) << (8 * i);
+    return r;
+}
+// mma.sync.aligned.m16n8k32.row.col.s32.s8.u8.s32 for the warp of this
+// thread: every lane leaves its registers in the warp's slots, then
+// computes its own D from all of them. Fragment layout (PTX ISA), g = lane
+// / 4, q = lane % 4: A (16 x 32, signed bytes) a0 = A[g][4q..4q+3], a1 =
+// A[g+8][4q..], a2 = A[g][16+4q..], a3 = A[g+8][16+4q..]; B (32 x 8,
+// unsigned bytes) b0 = B[4q..4q+3][g], b1 = B[16+4q..][g]; C and D c0, c1 =
+// C[g][2q, 2q+1], c2, c3 = C[g+8][2q, 2q+1].
+struct hm_warp_slots {
+    std::barrier<> bar{32};
+    uint32_t a[32][4], b[32][2];
+};
+thread_local hm_warp_slots* hm_warp;
+static void hm_mma_s8u8(int32_t (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+    const unsigned lane = threadIdx.x % 32, g = lane / 4, q = lane % 4;
+    for (int r = 0; r < 4; r++) hm_warp->a[lane][r] = a[r];
+    hm_warp->b[lane][0] = b0, hm_warp->b[lane][1] = b1;
+    hm_warp->bar.arrive_and_wait();
+    auto A = [](unsigned row, unsigned k) {
+        const uint32_t reg = hm_warp->a[(row % 8) * 4 + (k % 16) / 4][(row >= 8 ? 1 : 0) + (k >= 16 ? 2 : 0)];
+        return (int32_t)(int8_t)(reg >> (8 * (k % 4)));
+    };
+    auto B = [](unsigned k, unsigned col) {
+        return (int32_t)((hm_warp->b[col * 4 + (k % 16) / 4][k >= 16 ? 1 : 0] >> (8 * (k % 4))) & 0xFF);
+    };
+    for (int r = 0; r < 4; r++) {
+        const unsigned row = g + (r >= 2 ? 8 : 0), col = 2 * q + (r & 1);
+        int32_t sum = 0;
+        for (unsigned k = 0; k < 32; k++) sum += A(row, k) * B(k, col);
+        d[r] += sum;
+    }
+    hm_warp->bar.arrive_and_wait();
+}
 #include "ks_kernel.inc"
 // The fatbin has tiles of 16; the model checks the template with 4 too.
 KST_DEFINE(4, 2)
@@ -89,6 +135,33 @@ int main() {
             for (auto& t : th) t.join();
         }
         if (out != want) { fails++; printf("FAIL tiled n=%u bb=%u st=%u count=%u gy=%u gz=%u\n", sh.n, sh.bb, st, count, gy, gz); }
+    }
+    // The tensor-core kernel: basebit 2, t <= 8 (5: levels past t), an odd
+    // kn (a last pair with one coordinate), n past a word tile, counts past
+    // a warp's 16 and a block's 128 samples.
+    struct MShape { uint32_t n, kn, t; } mshapes[] = {{11, 64, 8}, {630, 24, 8}, {40, 9, 5}, {70, 16, 1}};
+    for (auto sh : mshapes) for (uint32_t count : {1u, 9u, 17u, 130u}) for (uint32_t gy : {1u, 2u}) for (uint32_t gz : {1u, 3u}) {
+        if ((count < 17 && gy > 1) || (sh.n > 100 && (count != 130 || gy > 1 || gz > 1))) continue;  // time
+        uint32_t w = sh.n + 1, offset = rng();
+        std::vector<uint32_t> table((size_t)sh.kn * sh.t * 2 * w), in((size_t)count * (sh.kn + 1)), out((size_t)count * w, 0xdeadbeef), want(out.size());
+        for (auto& x : table) x = rng(); for (auto& x : in) x = rng();
+        for (uint32_t i = 0; i < sh.kn; i += 5) in[i] = 0u - offset;
+        for (uint32_t i = 3; i < sh.kn; i += 7) in[i] = 0x55555555u - offset;  // every raw digit 1
+        reference(want, in, table, sh.n, sh.kn, sh.t, 2, offset, count);
+        uint32_t gx = (w + 8 * KSM_Q - 1) / (8 * KSM_Q);
+        gridDim = {gx, gy, gz};
+        if (gz > 1) std::fill(out.begin(), out.end(), 0u);
+        for (uint32_t bx = 0; bx < gx; bx++) for (uint32_t by = 0; by < gy; by++) for (uint32_t bz = 0; bz < gz; bz++) {
+            std::barrier<> b(KSM_WARPS * 32); bar = &b;
+            std::vector<std::unique_ptr<hm_warp_slots>> warps;
+            for (int i = 0; i < KSM_WARPS; i++) warps.emplace_back(new hm_warp_slots);
+            std::vector<std::thread> th;
+            for (uint32_t tx = 0; tx < KSM_WARPS * 32; tx++)
+                th.emplace_back([&, tx] { threadIdx = {tx, 0, 0}; blockIdx = {bx, by, bz}; hm_warp = warps[tx / 32].get();
+                    goldfhe_bs_keyswitch_mma_b2(out.data(), in.data(), table.data(), sh.n, sh.kn, sh.t, offset, count); });
+            for (auto& t : th) t.join();
+        }
+        if (out != want) { fails++; printf("FAIL mma n=%u kn=%u t=%u count=%u gy=%u gz=%u\n", sh.n, sh.kn, sh.t, count, gy, gz); }
     }
     printf("%d failures\n", fails);
     return fails != 0;

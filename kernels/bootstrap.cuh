@@ -454,7 +454,7 @@ __device__ __forceinline__ uint2 bs_ksm_coeffs(uint32_t f8) {
     return c;
 }
 
-extern "C" __global__ void __launch_bounds__(KSM_WARPS * 32)
+extern "C" __global__ void __launch_bounds__(KSM_WARPS * 32, 2)
     goldfhe_bs_keyswitch_mma_b2(uint32_t* __restrict__ out, const uint32_t* __restrict__ in,
                                 const uint32_t* __restrict__ table, uint32_t n, uint32_t kn, uint32_t t,
                                 uint32_t offset, uint32_t count) {
@@ -503,14 +503,21 @@ extern "C" __global__ void __launch_bounds__(KSM_WARPS * 32)
                 a[1] = c.x, a[3] = c.y;
             }
             const uint32_t* base = table + (uint64_t)(iv ? i : kn - 1) * perI;
+            // Every quad's words first, then the products: the 32 loads in
+            // flight together rather than a quad's eight at a time.
+            uint32_t words[KSM_Q][8];
 #pragma unroll
             for (int Q = 0; Q < KSM_Q; Q++) {
-                uint32_t r1[4], r2[4];
 #pragma unroll
                 for (int e = 0; e < 4; e++) {
-                    r1[e] = __ldg(base + lvl[e] + word[Q]);
-                    r2[e] = __ldg(base + lvl[e] + w + word[Q]);
+                    words[Q][e] = __ldg(base + lvl[e] + word[Q]);
+                    words[Q][4 + e] = __ldg(base + lvl[e] + w + word[Q]);
                 }
+            }
+#pragma unroll
+            for (int Q = 0; Q < KSM_Q; Q++) {
+                const uint32_t* r1 = words[Q];
+                const uint32_t* r2 = words[Q] + 4;
                 // Byte b of the four levels' words, level e in byte e.
                 const uint32_t x0 = __byte_perm(r1[0], r1[1], 0x5140), x1 = __byte_perm(r1[0], r1[1], 0x7362);
                 const uint32_t x2 = __byte_perm(r1[2], r1[3], 0x5140), x3 = __byte_perm(r1[2], r1[3], 0x7362);

@@ -188,6 +188,16 @@ func BenchmarkKeySwitch(b *testing.B) {
 	defer func(f func(int, int, int) int) { ksChunksFor = f }(ksChunksFor)
 	defer func(f func(int, int, int) int) { ksTiledChunksFor = f }(ksTiledChunksFor)
 	for _, count := range []int{1, 16, 66, 132, 264} {
+		// The tensor-core kernel's chunks (ksMMAChunksFor) at the same
+		// sizes, for tuning ksMMAChunks and ksMMAMin.
+		for _, z := range []int{1, 8, 16, 32} {
+			b.Run(fmt.Sprintf("mma/count=%d/chunks=%d", count, z), func(b *testing.B) {
+				defer func(f, g func(int, int, int) int) { ksTileFor, ksMMAChunksFor = f, g }(ksTileFor, ksMMAChunksFor)
+				ksTileFor = func(int, int, int) int { return ksMMA }
+				ksMMAChunksFor = func(int, int, int) int { return z }
+				run(b, count)
+			})
+		}
 		for _, z := range []int{1, 4, 8, 16, 32, 64} {
 			ksChunksFor = func(int, int, int) int { return z }
 			ksTiledChunksFor = ksChunksFor

@@ -531,10 +531,11 @@ func (b *BootstrapKernels) KeySwitch(s *Stream, sh BootstrapShape, out, in, tabl
 //
 // Basebit 2 (TFHELib128) takes the tensor-core kernel from ksMMAMin
 // samples on. On an H100 (kernels BenchmarkKeySwitch, µs per sample,
-// untiled / tiles of 16 / tensor cores): 16,384 samples 2.25 / 1.79 /
-// 0.75, 4,224: 2.40 / 1.93 / 0.89, 1,024: 2.28 / 2.22 / 1.26, 264: 2.26 /
-// 2.37 / 1.75, 132: 2.33 / 2.49 / 2.40, 16: 9.9 / 5.3 / 11.9, one: 18.7 /
-// 81 / 166 (kernels/NOTES.md, session 12).
+// untiled / tiles of 16 / tensor cores, the last with 32 input-coordinate
+// chunks where ksMMAChunks gives about that): 16,384 samples 2.24 / 1.79
+// / 0.62, 4,224: 2.41 / 1.93 / 0.73, 1,024: 2.41 / 2.21 / 1.03, 264: 2.39
+// / 2.38 / 0.90, 132: 2.47 / 2.49 / 1.19, 66: 2.65 / 2.78 / 1.53, 16: 10.3
+// / 5.3 / 6.1, one: 23.6 / 78 / 84 (kernels/NOTES.md, session 12).
 func ksTile(count, sms, basebit int) int {
 	if basebit == 2 && count >= ksMMAMin {
 		return ksMMA
@@ -543,7 +544,7 @@ func ksTile(count, sms, basebit int) int {
 }
 
 // ksMMAMin is the smallest batch that takes the tensor-core kernel.
-const ksMMAMin = 256
+const ksMMAMin = 64
 
 // ksTileCUDA is the choice between the kernels without tensor cores: tiles
 // of 16 from 1,024 samples on, for basebit 2 and 3.
@@ -572,10 +573,18 @@ const (
 )
 
 // ksMMAChunks is how many blocks of the tensor-core kernel share the input
-// coordinates (the grid's z): about two blocks per SM in all, each chunk
-// keeping at least 16 coordinate pairs, at most 32 chunks.
+// coordinates (the grid's z): none while the grid has two blocks per SM,
+// else about eight blocks per SM in all, each chunk keeping at least 16
+// coordinate pairs, at most 32 chunks. Its warps wait on their table
+// loads, so a small grid gains from more of them: one TFHELib128 sample
+// (20 blocks) took 806 µs in one chunk, 113 in 8 and 84 in 32; 132
+// samples 6.5, 1.76, 1.19 µs per sample; 264 (60 blocks) 3.2, 0.96 and
+// 0.90 (H100, kernels BenchmarkKeySwitch, session 12).
 func ksMMAChunks(blocks, kn, sms int) int {
-	return max(1, min((2*sms+max(blocks, 1)-1)/max(blocks, 1), kn/32, 32))
+	if blocks >= 2*sms {
+		return 1
+	}
+	return max(1, min((8*sms+max(blocks, 1)-1)/max(blocks, 1), kn/32, 32))
 }
 
 // ksMMAChunksFor is the chunk policy of the tensor-core kernel:

@@ -29,7 +29,7 @@ func TestKSSamplesPerBlock(t *testing.T) {
 
 func TestKSTile(t *testing.T) {
 	for _, c := range []struct{ count, basebit, want int }{
-		{1, 2, 0}, {132, 2, 0}, {255, 2, 0}, {256, 2, ksMMA}, {16384, 2, ksMMA}, {1, 3, 0}, {1023, 3, 0}, {16384, 3, 16}, {16384, 4, 0}, {16384, 1, 0},
+		{1, 2, 0}, {33, 2, 0}, {63, 2, 0}, {64, 2, ksMMA}, {132, 2, ksMMA}, {16384, 2, ksMMA}, {1, 3, 0}, {1023, 3, 0}, {16384, 3, 16}, {16384, 4, 0}, {16384, 1, 0},
 	} {
 		if got := ksTile(c.count, 132, c.basebit); got != c.want {
 			t.Errorf("ksTile(%d, 132, %d) = %d, want %d", c.count, c.basebit, got, c.want)
@@ -46,12 +46,13 @@ func TestKSTile(t *testing.T) {
 
 // TestKSMMAChunks: the tensor-core kernel splits the input coordinates
 // while its grid falls short of two blocks per SM (TFHELib128: 20 word
-// tiles, one sample tile per 128 samples), keeping at least 16 coordinate
-// pairs per chunk, at most 32 chunks.
+// tiles, one sample tile per 128 samples), into about eight blocks per SM,
+// keeping at least 16 coordinate pairs per chunk, at most 32 chunks.
 func TestKSMMAChunks(t *testing.T) {
 	for _, c := range []struct{ blocks, kn, sms, want int }{
-		{20, 1024, 132, 14}, {60, 1024, 132, 5}, {260, 1024, 132, 2}, {264, 1024, 132, 1}, {2580, 1024, 132, 1},
-		{1, 1024, 132, 32}, {20, 64, 132, 2}, {20, 16, 132, 1}, {0, 1024, 132, 32}, {20, 1024, 0, 1},
+		{20, 1024, 132, 32}, {60, 1024, 132, 18}, {180, 1024, 132, 6}, {263, 1024, 132, 5}, {264, 1024, 132, 1},
+		{2580, 1024, 132, 1}, {1, 1024, 132, 32}, {20, 64, 132, 2}, {20, 16, 132, 1}, {0, 1024, 132, 32},
+		{20, 1024, 0, 1},
 	} {
 		if got := ksMMAChunks(c.blocks, c.kn, c.sms); got != c.want {
 			t.Errorf("ksMMAChunks(%d, %d, %d) = %d, want %d", c.blocks, c.kn, c.sms, got, c.want)

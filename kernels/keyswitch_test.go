@@ -44,22 +44,6 @@ func TestKSTile(t *testing.T) {
 	}
 }
 
-// TestKSMMAChunks: the tensor-core kernel splits the input coordinates
-// while its grid falls short of two blocks per SM (TFHELib128: 20 word
-// tiles, one sample tile per 128 samples), into about eight blocks per SM,
-// keeping at least 16 coordinate pairs per chunk, at most 32 chunks.
-func TestKSMMAChunks(t *testing.T) {
-	for _, c := range []struct{ blocks, kn, sms, want int }{
-		{20, 1024, 132, 32}, {60, 1024, 132, 18}, {180, 1024, 132, 6}, {263, 1024, 132, 5}, {264, 1024, 132, 1},
-		{2580, 1024, 132, 1}, {1, 1024, 132, 32}, {20, 64, 132, 2}, {20, 16, 132, 1}, {0, 1024, 132, 32},
-		{20, 1024, 0, 1},
-	} {
-		if got := ksMMAChunks(c.blocks, c.kn, c.sms); got != c.want {
-			t.Errorf("ksMMAChunks(%d, %d, %d) = %d, want %d", c.blocks, c.kn, c.sms, got, c.want)
-		}
-	}
-}
-
 func TestKSCoordsPerThread(t *testing.T) {
 	for _, c := range []struct{ count, sms, want int }{
 		{1, 132, 1}, {32, 132, 1}, {33, 132, ksCPT}, {16384, 132, ksCPT}, {1, 0, ksCPT}, {1, 8, 1}, {2, 8, ksCPT},
@@ -70,18 +54,36 @@ func TestKSCoordsPerThread(t *testing.T) {
 	}
 }
 
-// TestKSChunks: the input coordinates of a sample are split only while
-// the grid falls short of 24 blocks per SM, into at most 32 chunks, each
+// TestKSChunks: the chunk policies, input coordinates split between the
+// blocks of the grid's z. ksChunks (the untiled kernel): only while the
+// grid falls short of 24 blocks per SM, into at most 32 chunks, each
 // keeping at least four coordinates per class (TFHELib128: k·N = 1024, 20
-// blocks for one sample, 330 for 66 to 264 samples).
+// blocks for one sample, 330 for 66 to 264 samples). ksMMAChunks (the
+// tensor-core kernel): while the grid falls short of two blocks per SM
+// (20 word tiles, one sample tile per 128 samples), into about eight
+// blocks per SM, at least 16 coordinate pairs per chunk, at most 32.
 func TestKSChunks(t *testing.T) {
-	for _, c := range []struct{ blocks, kn, sms, want int }{
-		{20, 1024, 132, 32}, {330, 1024, 132, 9}, {640, 1024, 132, 4}, {3168, 1024, 132, 1}, {5000, 1024, 132, 1},
-		{1, 1024, 132, 32}, {1, 64, 132, 2}, {1, 16, 132, 1}, {0, 1024, 132, 32}, {20, 1024, 0, 1},
-		{20, 512, 132, 16}, {200, 1024, 132, 15},
+	type chunkCase struct{ blocks, kn, sms, want int }
+	for _, p := range []struct {
+		name  string
+		f     func(blocks, kn, sms int) int
+		cases []chunkCase
+	}{
+		{"ksChunks", ksChunks, []chunkCase{
+			{20, 1024, 132, 32}, {330, 1024, 132, 9}, {640, 1024, 132, 4}, {3168, 1024, 132, 1}, {5000, 1024, 132, 1},
+			{1, 1024, 132, 32}, {1, 64, 132, 2}, {1, 16, 132, 1}, {0, 1024, 132, 32}, {20, 1024, 0, 1},
+			{20, 512, 132, 16}, {200, 1024, 132, 15},
+		}},
+		{"ksMMAChunks", ksMMAChunks, []chunkCase{
+			{20, 1024, 132, 32}, {60, 1024, 132, 18}, {180, 1024, 132, 6}, {263, 1024, 132, 5}, {264, 1024, 132, 1},
+			{2580, 1024, 132, 1}, {1, 1024, 132, 32}, {20, 64, 132, 2}, {20, 16, 132, 1}, {0, 1024, 132, 32},
+			{20, 1024, 0, 1},
+		}},
 	} {
-		if got := ksChunks(c.blocks, c.kn, c.sms); got != c.want {
-			t.Errorf("ksChunks(%d, %d, %d) = %d, want %d", c.blocks, c.kn, c.sms, got, c.want)
+		for _, c := range p.cases {
+			if got := p.f(c.blocks, c.kn, c.sms); got != c.want {
+				t.Errorf("%s(%d, %d, %d) = %d, want %d", p.name, c.blocks, c.kn, c.sms, got, c.want)
+			}
 		}
 	}
 }

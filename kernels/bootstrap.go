@@ -558,7 +558,8 @@ func ksTileCUDA(count, basebit int) int {
 // The key-switching kernels ksTile chooses among: 0 the untiled
 // goldfhe_bs_keyswitch, ksTile16 the tiled goldfhe_bs_keyswitch_s16_b<BB>,
 // ksMMA the tensor-core goldfhe_bs_keyswitch_mma_b2 (basebit 2, t ≤ 8;
-// KeySwitch takes the tiled one for other shapes or without it).
+// for other shapes, or with a fatbin without it, KeySwitch takes
+// ksTileCUDA's choice).
 const (
 	ksTile16 = 16
 	ksMMA    = -1

@@ -3,6 +3,9 @@ package kernels
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"regexp"
+	"strconv"
 	"testing"
 )
 
@@ -41,6 +44,30 @@ func TestKSTile(t *testing.T) {
 		if got := ksTileCUDA(c.count, c.basebit); got != c.want {
 			t.Errorf("ksTileCUDA(%d, %d) = %d, want %d", c.count, c.basebit, got, c.want)
 		}
+	}
+}
+
+// TestKSMMATileMatchesSource: the Go side's tile of the tensor-core
+// kernel (grid and block of KeySwitch) is bootstrap.cuh's KSM_WARPS and
+// KSM_Q.
+func TestKSMMATileMatchesSource(t *testing.T) {
+	src, err := os.ReadFile("bootstrap.cuh")
+	must(t, err)
+	for _, c := range []struct {
+		name string
+		want int
+	}{{"KSM_WARPS", ksmWarps}, {"KSM_Q", ksmWords / 8}} {
+		m := regexp.MustCompile(`(?m)^#define ` + c.name + ` (\d+)$`).FindSubmatch(src)
+		if m == nil {
+			t.Errorf("bootstrap.cuh has no #define %s", c.name)
+			continue
+		}
+		if got, _ := strconv.Atoi(string(m[1])); got != c.want {
+			t.Errorf("bootstrap.cuh: %s %d, the Go side %d", c.name, got, c.want)
+		}
+	}
+	if ksmSamples != 16*ksmWarps {
+		t.Errorf("ksmSamples %d, want 16 per warp", ksmSamples)
 	}
 }
 

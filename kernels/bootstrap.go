@@ -471,51 +471,40 @@ func (b *BootstrapKernels) KeySwitch(s *Stream, sh BootstrapShape, out, in, tabl
 	if st == ksMMA && (b.keyswM.f == nil || sh.KSBaseLog != 2 || sh.KSLevels > 8) {
 		st = ksTileCUDA(count, sh.KSBaseLog) // a fatbin without the kernel, or a shape it does not take
 	}
-	if st == ksMMA {
-		k := &b.keyswM
-		k.mu.Lock()
-		defer k.mu.Unlock()
-		copy(k.args.p[:], ptrs)
-		k.args.u = [9]uint32{uint32(n), uint32(kn), uint32(sh.KSLevels), sh.KSOffset, uint32(count)}
-		grid := dim3{uint32((n + ksmWords) / ksmWords), uint32(min((count+ksmSamples-1)/ksmSamples, maxGridY)), 1}
-		grid.z = uint32(ksMMAChunksFor(int(grid.x)*int(grid.y), kn, sms))
-		if grid.z > 1 {
-			if err := out.View(0, count*(n+1)).Memset32Async(0, s); err != nil {
-				return err
-			}
-		}
-		return launchPinned(k.f, grid, dim3{ksmWarps * 32, 1, 1}, h, &k.args, unsafe.Pointer(&k.args.params[0]))
+	// The kernel, its arguments after the pointers, its grid and block, and
+	// its chunk policy (grid.z).
+	var (
+		k      *bsKernel
+		grid   dim3
+		block  dim3
+		chunks func(blocks, kn, sms int) int
+	)
+	u := [9]uint32{uint32(n), uint32(kn), uint32(sh.KSLevels), sh.KSOffset, uint32(count)}
+	switch {
+	case st == ksMMA:
+		k, block, chunks = &b.keyswM, dim3{ksmWarps * 32, 1, 1}, ksMMAChunksFor
+		grid = dim3{uint32((n + ksmWords) / ksmWords), uint32(min((count+ksmSamples-1)/ksmSamples, maxGridY)), 1}
+	case st != 0:
+		k, block, chunks = &b.keyswT[sh.KSBaseLog-2], dim3{kstW * 32, 1, 1}, ksTiledChunksFor
+		grid = dim3{uint32((n + kstW*32) / (kstW * 32)), uint32(min((count+st-1)/st, maxGridY)), 1}
+	default:
+		spb, cpt := ksSamplesPerBlock(count, sms), ksCoordsPerThread(count, sms)
+		u = [9]uint32{uint32(n), uint32(kn), uint32(sh.KSLevels), uint32(sh.KSBaseLog), sh.KSOffset, uint32(count), uint32(spb), uint32(cpt)}
+		k, block, chunks = &b.keysw, dim3{ksTX, ksTY, 1}, ksChunksFor
+		grid = dim3{uint32((n + ksTX*cpt) / (ksTX * cpt)), uint32(min((count+spb-1)/spb, maxGridY)), 1}
 	}
-	if st != 0 {
-		k := &b.keyswT[sh.KSBaseLog-2]
-		k.mu.Lock()
-		defer k.mu.Unlock()
-		copy(k.args.p[:], ptrs)
-		k.args.u = [9]uint32{uint32(n), uint32(kn), uint32(sh.KSLevels), sh.KSOffset, uint32(count)}
-		grid := dim3{uint32((n + kstW*32) / (kstW * 32)), uint32(min((count+st-1)/st, maxGridY)), 1}
-		grid.z = uint32(ksTiledChunksFor(int(grid.x)*int(grid.y), kn, sms))
-		if grid.z > 1 {
-			if err := out.View(0, count*(n+1)).Memset32Async(0, s); err != nil {
-				return err
-			}
-		}
-		return launchPinned(k.f, grid, dim3{kstW * 32, 1, 1}, h, &k.args, unsafe.Pointer(&k.args.params[0]))
-	}
-	k := &b.keysw
+	grid.z = uint32(chunks(int(grid.x)*int(grid.y), kn, sms))
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	copy(k.args.p[:], ptrs)
-	spb, cpt := ksSamplesPerBlock(count, sms), ksCoordsPerThread(count, sms)
-	k.args.u = [9]uint32{uint32(n), uint32(kn), uint32(sh.KSLevels), uint32(sh.KSBaseLog), sh.KSOffset, uint32(count), uint32(spb), uint32(cpt)}
-	grid := dim3{uint32((n + ksTX*cpt) / (ksTX * cpt)), uint32(min((count+spb-1)/spb, maxGridY)), 1}
-	grid.z = uint32(ksChunksFor(int(grid.x)*int(grid.y), kn, sms))
+	k.args.u = u
 	if grid.z > 1 {
-		// The chunks add into out (goldfhe_bs_keyswitch).
+		// The chunks add into out with atomicAdd: it starts at zero.
 		if err := out.View(0, count*(n+1)).Memset32Async(0, s); err != nil {
 			return err
 		}
 	}
-	return launchPinned(k.f, grid, dim3{ksTX, ksTY, 1}, h, &k.args, unsafe.Pointer(&k.args.params[0]))
+	return launchPinned(k.f, grid, block, h, &k.args, unsafe.Pointer(&k.args.params[0]))
 }
 
 // ksTile is the key-switching kernel for count samples: ksMMA for the

@@ -144,10 +144,6 @@ func (f *Function) PreferSharedCarveout(pct int) error {
 	return f.m.c.do(op, symFuncSetAttribute, h, funcPreferredCarveout, uintptr(pct))
 }
 
-// PreferMaxSharedMemory is PreferSharedCarveout(100): the largest
-// shared-memory carveout, for kernels whose blocks each take tens of KiB.
-func (f *Function) PreferMaxSharedMemory() error { return f.PreferSharedCarveout(100) }
-
 // sharedCarveout is the smallest carveout, in percent of perSM bytes, that
 // holds as many blocks of `need` dynamic (plus static) shared bytes as the
 // largest carveout does: the occupancy shared memory allows is unchanged,

@@ -12,6 +12,8 @@
 #include <thread>
 #include <vector>
 
+#include "mma_model.h"
+
 #define IMMA_MAC_MODEL
 #define __global__
 #define __device__
@@ -31,42 +33,19 @@ static inline T __ldg(const T* p) {
     return *p;
 }
 
-// One warp's exchange slots.
-struct hm_warp_slots {
-    std::barrier<> bar{32};
-    uint32_t a[32][4], b[32][2];
+// One warp's exchange slots: the mma's (testdata/mma_model.h) and the
+// shuffles'.
+struct hm_warp_slots : hm_mma_slots {
     uint64_t v[32];
 };
 thread_local hm_warp_slots* hm_warp;
 
-// mma.sync.aligned.m16n8k<K>.row.col.s32.u8.u8.s32, g = lane / 4, q = lane
-// % 4. K = 32: a0 = A[g][4q..], a1 = A[g+8][4q..], a2 = A[g][16+4q..], a3 =
-// A[g+8][16+4q..], b0 = B[4q..][g], b1 = B[16+4q..][g]. K = 16: a0 =
-// A[g][4q..], a1 = A[g+8][4q..], b0 = B[4q..][g]. C: c0, c1 = C[g][2q, 2q+1],
-// c2, c3 = C[g+8][2q, 2q+1].
-template <int K>
-static void hm_mma(int32_t (&d)[4], const uint32_t* a, uint32_t b0, uint32_t b1) {
-    const unsigned lane = threadIdx.x % 32, g = lane / 4, q = lane % 4;
-    for (int r = 0; r < (K == 32 ? 4 : 2); r++) hm_warp->a[lane][r] = a[r];
-    hm_warp->b[lane][0] = b0, hm_warp->b[lane][1] = b1;
-    hm_warp->bar.arrive_and_wait();
-    auto A = [](unsigned row, unsigned k) {
-        const unsigned reg = (row >= 8 ? 1 : 0) + (k >= 16 ? 2 : 0);
-        return (hm_warp->a[(row % 8) * 4 + (k % 16) / 4][reg] >> (8 * (k % 4))) & 0xFF;
-    };
-    auto B = [](unsigned k, unsigned col) {
-        return (hm_warp->b[col * 4 + (k % 16) / 4][k >= 16 ? 1 : 0] >> (8 * (k % 4))) & 0xFF;
-    };
-    for (int r = 0; r < 4; r++) {
-        const unsigned row = g + (r >= 2 ? 8 : 0), col = 2 * q + (r & 1);
-        int32_t sum = 0;
-        for (unsigned k = 0; k < K; k++) sum += (int32_t)(A(row, k) * B(k, col));
-        d[r] += sum;
-    }
-    hm_warp->bar.arrive_and_wait();
+static inline void mma_k32(int32_t (&d)[4], const uint32_t* a, uint32_t b0, uint32_t b1) {
+    hm_mma<32, false>(*hm_warp, threadIdx.x % 32, d, a, b0, b1);
 }
-static inline void mma_k32(int32_t (&d)[4], const uint32_t* a, uint32_t b0, uint32_t b1) { hm_mma<32>(d, a, b0, b1); }
-static inline void mma_k16(int32_t (&d)[4], const uint32_t* a, uint32_t b0) { hm_mma<16>(d, a, b0, 0); }
+static inline void mma_k16(int32_t (&d)[4], const uint32_t* a, uint32_t b0) {
+    hm_mma<16, false>(*hm_warp, threadIdx.x % 32, d, a, b0, 0);
+}
 static inline uint64_t __shfl_xor_sync(unsigned, uint64_t v, int mask) {
     const unsigned lane = threadIdx.x % 32;
     hm_warp->v[lane] = v;

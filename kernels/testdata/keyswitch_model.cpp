@@ -10,13 +10,14 @@
 // per block (gridDim.y) and chunks; the tensor-core kernel with t <= 8
 // levels, an odd kn, partial warps and blocks, several tiles per block and
 // chunks, its mma.sync m16n8k32 (s8 x u8) computed from the 32 lanes'
-// registers by the fragment layout of the PTX ISA (hm_mma_s8u8):
+// registers by the fragment layout of the PTX ISA (testdata/mma_model.h):
 //   awk '/^#define KS_TX/,/^#endif \/\/ GOLDFHE_BOOTSTRAP_CUH/' kernels/bootstrap.cuh | grep -v "^#endif // GOLDFHE" > /tmp/ks_kernel.inc
 //   g++ -O1 -std=c++20 -pthread -I/tmp -o /tmp/keyswitch_model kernels/testdata/keyswitch_model.cpp && /tmp/keyswitch_model
 // It checks the kernel's indexing and reduction, not nvcc or the GPU.
 #include <algorithm>
 #include <barrier>
 #include <memory>
+#include "mma_model.h"
 #include <cstdint>
 #include <cstdio>
 #include <random>
@@ -44,36 +45,10 @@ static inline uint32_t __byte_perm(uint32_t x, uint32_t y, uint32_t sel) {
     return r;
 }
 // mma.sync.aligned.m16n8k32.row.col.s32.s8.u8.s32 for the warp of this
-// thread: every lane leaves its registers in the warp's slots, then
-// computes its own D from all of them. Fragment layout (PTX ISA), g = lane
-// / 4, q = lane % 4: A (16 x 32, signed bytes) a0 = A[g][4q..4q+3], a1 =
-// A[g+8][4q..], a2 = A[g][16+4q..], a3 = A[g+8][16+4q..]; B (32 x 8,
-// unsigned bytes) b0 = B[4q..4q+3][g], b1 = B[16+4q..][g]; C and D c0, c1 =
-// C[g][2q, 2q+1], c2, c3 = C[g+8][2q, 2q+1].
-struct hm_warp_slots {
-    std::barrier<> bar{32};
-    uint32_t a[32][4], b[32][2];
-};
-thread_local hm_warp_slots* hm_warp;
+// thread (testdata/mma_model.h).
+thread_local hm_mma_slots* hm_warp;
 static void hm_mma_s8u8(int32_t (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-    const unsigned lane = threadIdx.x % 32, g = lane / 4, q = lane % 4;
-    for (int r = 0; r < 4; r++) hm_warp->a[lane][r] = a[r];
-    hm_warp->b[lane][0] = b0, hm_warp->b[lane][1] = b1;
-    hm_warp->bar.arrive_and_wait();
-    auto A = [](unsigned row, unsigned k) {
-        const uint32_t reg = hm_warp->a[(row % 8) * 4 + (k % 16) / 4][(row >= 8 ? 1 : 0) + (k >= 16 ? 2 : 0)];
-        return (int32_t)(int8_t)(reg >> (8 * (k % 4)));
-    };
-    auto B = [](unsigned k, unsigned col) {
-        return (int32_t)((hm_warp->b[col * 4 + (k % 16) / 4][k >= 16 ? 1 : 0] >> (8 * (k % 4))) & 0xFF);
-    };
-    for (int r = 0; r < 4; r++) {
-        const unsigned row = g + (r >= 2 ? 8 : 0), col = 2 * q + (r & 1);
-        int32_t sum = 0;
-        for (unsigned k = 0; k < 32; k++) sum += A(row, k) * B(k, col);
-        d[r] += sum;
-    }
-    hm_warp->bar.arrive_and_wait();
+    hm_mma<32, true>(*hm_warp, threadIdx.x % 32, d, a, b0, b1);
 }
 #include "ks_kernel.inc"
 // The fatbin has tiles of 16; the model checks the template with 4 too.
@@ -153,8 +128,8 @@ int main() {
         if (gz > 1) std::fill(out.begin(), out.end(), 0u);
         for (uint32_t bx = 0; bx < gx; bx++) for (uint32_t by = 0; by < gy; by++) for (uint32_t bz = 0; bz < gz; bz++) {
             std::barrier<> b(KSM_WARPS * 32); bar = &b;
-            std::vector<std::unique_ptr<hm_warp_slots>> warps;
-            for (int i = 0; i < KSM_WARPS; i++) warps.emplace_back(new hm_warp_slots);
+            std::vector<std::unique_ptr<hm_mma_slots>> warps;
+            for (int i = 0; i < KSM_WARPS; i++) warps.emplace_back(new hm_mma_slots);
             std::vector<std::thread> th;
             for (uint32_t tx = 0; tx < KSM_WARPS * 32; tx++)
                 th.emplace_back([&, tx] { threadIdx = {tx, 0, 0}; blockIdx = {bx, by, bz}; hm_warp = warps[tx / 32].get();

@@ -74,7 +74,7 @@ __host__ __device__ inline uint64_t slots_to_u64(const int32_t (&v)[8]) {
     for (int i = 0; i < 4; i++) w[i] = (uint32_t)v[2 * i] + ((uint32_t)v[2 * i + 1] << 8);
     const uint64_t X = w[0] + ((uint64_t)w[1] << 16), Y = w[2] + ((uint64_t)w[3] << 16);
     const uint64_t lo = X + (Y << 32), hi = (Y >> 32) + (lo < X);
-    const uint64_t t = hi * 0xFFFFFFFFull;  // below 2^49
+    const uint64_t t = (hi << 32) - hi;  // hi (2^32 - 1) below 2^49, by ALU subtraction, not a multiply
     uint64_t r = lo + t;
     if (r < t) r += 0xFFFFFFFFull;  // 2^64 again; cannot carry twice
     return r;
@@ -155,10 +155,13 @@ __global__ void __launch_bounds__(256) imma_mac(const uint4* __restrict__ keyFra
             lz_acc sum[2];
             lz_acc_zero(sum[0]);
             lz_acc_zero(sum[1]);
+            // Rows 14 and 15 (lanes g = 6, 7 at h = 1) are the spare ones:
+            // their key bytes are zero, so their slots are, and they go
+            // through the same instructions with a factor of 0 rather than
+            // a branch (which cost the warp a divergent path).
 #pragma unroll
             for (int h = 0; h < 2; h++) {
                 const int r = g + 8 * h, S = r / 2;
-                if (r >= 2 * TERMS) break;
 #pragma unroll
                 for (int u = 0; u < 2; u++) {
                     int32_t v[8];
@@ -170,23 +173,22 @@ __global__ void __launch_bounds__(256) imma_mac(const uint4* __restrict__ keyFra
                         launder(hf[h][u]);
                         fs = hf[h][u];
                     } else {
-                        fs = __ldg(f + (((size_t)grp * P + p) * NS + s) * TERMS + S);
+                        fs = r < 2 * TERMS ? __ldg(f + (((size_t)grp * P + p) * NS + s) * TERMS + S) : 0;
                     }
                     lz_mac(sum[u], slots_to_u64(v), fs);
                 }
             }
+            // Canonical throughout (lz_acc_reduce, lz_addc), so no lz_canon.
             uint64_t res[2] = {lz_acc_reduce(sum[0]), lz_acc_reduce(sum[1])};
             // The four lanes of one column c (g = c, c + 2, c + 4, c + 6).
 #pragma unroll
             for (int u = 0; u < 2; u++) {
-                // lz_add takes a second operand of at most p.
-                res[u] = lz_add(res[u], lz_canon(__shfl_xor_sync(0xFFFFFFFFu, res[u], 8)));
-                res[u] = lz_add(res[u], lz_canon(__shfl_xor_sync(0xFFFFFFFFu, res[u], 16)));
+                res[u] = lz_addc(res[u], __shfl_xor_sync(0xFFFFFFFFu, res[u], 8));
+                res[u] = lz_addc(res[u], __shfl_xor_sync(0xFFFFFFFFu, res[u], 16));
             }
             if (g < 2) {
 #pragma unroll
-                for (int u = 0; u < 2; u++)
-                    out[(((size_t)grp * P + p) * COLS + g) * NS + 2 * q + u] = lz_canon(res[u]);
+                for (int u = 0; u < 2; u++) out[(((size_t)grp * P + p) * COLS + g) * NS + 2 * q + u] = res[u];
             }
         }
     }

@@ -3,6 +3,7 @@ package bootstrap
 import (
 	"errors"
 	"fmt"
+	"iter"
 	"slices"
 	"sync"
 	"unsafe"
@@ -162,7 +163,11 @@ type GPU struct {
 	// split is the split kernel (a cluster of Split blocks per sample,
 	// kernels.WideShape.Split) that passes of so few samples that all
 	// their clusters' blocks have SMs of their own run; zero without one.
-	split  kernels.WideShape
+	split kernels.WideShape
+	// wave is how many samples the wide kernel runs side by side
+	// (kernels.BootstrapKernels.WideWave: blocks per SM times SMs), zero
+	// without it.
+	wave   int
 	mode   BlindRotation
 	unfuse bool // the step kernels can run (their buffers exist)
 
@@ -431,6 +436,13 @@ func (e *GPU) init(ck *tfhe.CloudKey, maxBatch int, auto bool) error {
 		return fmt.Errorf("no wide blind-rotation kernel for %s (have %v)", e.params.Name(), kernels.WideShapes())
 	}
 	e.unfuse = e.fused == nil && e.wide.T == 0
+	if e.wide.T != 0 {
+		w, err := e.bsk.WideWave(e.wide)
+		if err != nil {
+			return fmt.Errorf("the wide kernel's occupancy: %w", err)
+		}
+		e.wave = w
+	}
 	if auto && e.unfuse && e.cpuPlan.Variant() != smallntt.Butterfly {
 		bf, err := smallntt.NewPlan(e.cpuPlan.N(), smallntt.Butterfly)
 		if err != nil {
@@ -661,11 +673,15 @@ func (e *GPU) Grouping() int {
 // (see the package function BatchTiers): the largest passes of the split
 // kernel (its first wave, and the second where it runs two: a key grouped
 // by 3, splitPassMax), of the cluster and N/8-thread wide kernels, then a
-// wave of the wide kernel (two samples per SM for the N/16-thread
-// kernel). On an H200, TFHELib128
+// wave of the wide kernel (waveSize: two samples per SM for the
+// N/16-thread kernel). On an H200, TFHELib128
 // grouped by 2 (bench, ms per call): 1.91 at 1 sample, 2.41 at 16, 3.88 at
 // 33, 4.02 at 66, 5.71 at 99, 5.81 at 132, 9.59 at 198, 9.77 at 264. nil
-// when the engine runs the fused or step kernels.
+// when the engine runs the fused or step kernels. Beyond a wave, a call's
+// remainder of up to clusterMax samples runs on the split or cluster
+// kernel (tailPass), so such a call costs its whole waves plus that
+// remainder's tier (session 13, H200, grouped by 2: 280 samples 10.6 ms
+// against 13.1 with the remainder left to the wide kernel).
 func (e *GPU) BatchTiers() []int {
 	if e == nil || e.name == "" || e.wide.T == 0 {
 		return nil
@@ -686,8 +702,19 @@ func (e *GPU) BatchTiers() []int {
 	if e.few.T != 0 {
 		add(e.info.SMs)
 	}
-	add(e.info.SMs * max(1, 2*e.shape.N()/(16*e.wide.T)))
+	add(e.waveSize())
 	return tiers
+}
+
+// waveSize is how many samples the wide kernel runs side by side: the
+// driver's occupancy (wave), or, before it is known (an engine value built
+// without a device, in tests), two samples per SM for the N/16-thread
+// kernel and one for the N/8-thread one.
+func (e *GPU) waveSize() int {
+	if e.wave > 0 {
+		return e.wave
+	}
+	return e.info.SMs * max(1, 2*e.shape.N()/(16*e.wide.T))
 }
 
 // MaxBatch returns the most samples one device pass holds; larger batches
@@ -756,15 +783,20 @@ func (e *GPU) run(op opKind, out, in []*tfhe.TLWE, mu torus.Torus32) error {
 	e.pipe.Lock()
 	defer e.pipe.Unlock()
 	slots := e.buf.slots
-	chunk := e.passSize(len(in))
+	// Whole waves of the wide kernel in passes of passSize, then any tail in
+	// a pass of its own.
+	body := len(in) - e.tailPass(op, len(in))
 	var err error
-	for i, lo := 0, 0; lo < len(in) && err == nil; i, lo = i+1, lo+chunk {
+	i := 0
+	for lo, hi := range passBounds(len(in), body, e.passSize(body)) {
 		sl := &slots[i%len(slots)]
+		i++
 		if err = e.finish(sl); err != nil {
 			break
 		}
-		hi := min(lo+chunk, len(in))
-		err = e.enqueue(sl, op, out[lo:hi], in[lo:hi], mu)
+		if err = e.enqueue(sl, op, out[lo:hi], in[lo:hi], mu); err != nil {
+			break
+		}
 	}
 	for i := range slots { // drain: no pass stays in flight after a call
 		err = errors.Join(err, e.finish(&slots[i]))
@@ -785,6 +817,59 @@ func (e *GPU) passSize(count int) int {
 		return min(count, e.maxBatch)
 	}
 	return min(max((count+3)/4, minPipelined), e.maxBatch)
+}
+
+// passBounds yields the passes [lo, hi) of a call of count samples: passes
+// of chunk samples (the last one shorter) up to body, then the samples
+// from body on in one pass. chunk ≥ 1 when body > 0.
+func passBounds(count, body, chunk int) iter.Seq2[int, int] {
+	return func(yield func(int, int) bool) {
+		for lo := 0; lo < count; {
+			hi := count
+			if lo < body {
+				hi = min(lo+chunk, body)
+			}
+			if !yield(lo, hi) {
+				return
+			}
+			lo = hi
+		}
+	}
+}
+
+// tailPass is how many of a call's count samples run last, in a pass of
+// their own: the remainder r beyond whole waves of the wide kernel, when
+// the split or cluster kernel takes r samples (r ≤ clusterMax, or
+// splitPassMax without a cluster kernel). A wave's blocks run side by
+// side for the whole blind rotation, so r samples left to the wide kernel
+// cost a wave of their own, with its blocks alone on their SMs (on an
+// H200, TFHELib128: 264 samples 8.8 ms grouped by 2 and 3, 280 13.0 and
+// 14.0 ms, 16,384 4.0 and 5.7 ms more than 16,368), where the split and
+// cluster kernels spread them over every SM (16 samples 2.0 and 1.5 ms,
+// 66 3.7 and 3.8 ms). Beyond clusterMax the N/8-thread kernel would run
+// them about as fast as that partial wave, so they stay with the wide
+// kernel. 0 for key switching alone, and when the remainder does not fit
+// a pass (maxBatch).
+func (e *GPU) tailPass(op opKind, count int) int {
+	if op == opKeySwitch || e.wide.T == 0 {
+		return 0
+	}
+	w := e.waveSize()
+	if count <= w {
+		return 0
+	}
+	r := count % w
+	limit := 0
+	switch {
+	case e.cluster.T != 0:
+		limit = e.clusterMax()
+	case e.split.T != 0:
+		limit = e.splitPassMax()
+	}
+	if r > limit || r > e.maxBatch {
+		return 0
+	}
+	return r
 }
 
 // finish waits for sl's pass in flight, if any, and writes its outputs.

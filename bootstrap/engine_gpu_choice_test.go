@@ -90,3 +90,86 @@ func TestGPUKernelChoice(t *testing.T) {
 		}
 	}
 }
+
+// TestGPUTailPass: on an H200-sized device (waves of 264 samples), the
+// remainder beyond whole waves runs in a pass of its own when the cluster
+// kernel takes it (up to SMs/2 = 66 samples), never for calls of a wave
+// or less, for key switching alone, or beyond maxBatch; and the passes
+// run cover the call exactly, the tail last.
+func TestGPUTailPass(t *testing.T) {
+	const sms, smem = 132, 228 << 10
+	for _, g := range []int{0, 2, 3} {
+		e := choiceEngine(t, g, sms, smem)
+		e.maxBatch = 8192
+		if w := e.waveSize(); w != 2*sms {
+			t.Fatalf("grouping %d: wave %d, want %d", g, w, 2*sms)
+		}
+		for _, c := range []struct{ count, tail int }{
+			{1, 0}, {200, 0}, {264, 0}, {265, 1}, {280, 16}, {300, 36}, {330, 66}, {331, 0},
+			{396, 0}, {528, 0}, {4240, 16}, {16368, 0}, {16384, 16}, {16400, 32}, {16450, 0},
+		} {
+			if got := e.tailPass(opBootstrap, c.count); got != c.tail {
+				t.Errorf("grouping %d, %d samples: tail %d, want %d", g, c.count, got, c.tail)
+			}
+			if got := e.tailPass(opKeySwitch, c.count); got != 0 {
+				t.Errorf("grouping %d, key switching %d samples: tail %d, want 0", g, c.count, got)
+			}
+		}
+		e.maxBatch = 20
+		if got := e.tailPass(opBootstrap, 300); got != 0 {
+			t.Errorf("grouping %d, maxBatch 20, 300 samples: tail %d, want 0 (36 > maxBatch)", g, got)
+		}
+		if got := e.tailPass(opBootstrap, 280); got != 16 {
+			t.Errorf("grouping %d, maxBatch 20, 280 samples: tail %d, want 16", g, got)
+		}
+		// A measured wave replaces the estimate.
+		e.wave = 3 * sms
+		if got := e.tailPass(opBootstrapNoKS, 3*sms+10); got != 10 {
+			t.Errorf("grouping %d, wave %d, %d samples: tail %d, want 10", g, 3*sms, 3*sms+10, got)
+		}
+	}
+	// Without a cluster kernel the split kernel's largest pass bounds it.
+	e := choiceEngine(t, 2, sms, smem)
+	e.maxBatch = 8192
+	e.cluster = kernels.WideShape{}
+	if got, want := e.tailPass(opBootstrap, 264+33), 33; got != want {
+		t.Errorf("no cluster kernel, 297 samples: tail %d, want %d", got, want)
+	}
+	if got := e.tailPass(opBootstrap, 264+34); got != 0 {
+		t.Errorf("no cluster kernel, 298 samples: tail %d, want 0", got)
+	}
+}
+
+// TestPassBounds: passes cover the call in order, none empty, none longer
+// than chunk before body, the samples from body on in one last pass; a
+// caller that stops early gets no more.
+func TestPassBounds(t *testing.T) {
+	for _, c := range []struct {
+		count, body, chunk int
+		want               [][2]int
+	}{
+		{0, 0, 0, nil},
+		{5, 5, 5, [][2]int{{0, 5}}},
+		{10, 10, 4, [][2]int{{0, 4}, {4, 8}, {8, 10}}},
+		{280, 264, 264, [][2]int{{0, 264}, {264, 280}}},
+		{16384, 16368, 4092, [][2]int{{0, 4092}, {4092, 8184}, {8184, 12276}, {12276, 16368}, {16368, 16384}}},
+		{300, 264, 50, [][2]int{{0, 50}, {50, 100}, {100, 150}, {150, 200}, {200, 250}, {250, 264}, {264, 300}}},
+	} {
+		var got [][2]int
+		for lo, hi := range passBounds(c.count, c.body, c.chunk) {
+			got = append(got, [2]int{lo, hi})
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("passBounds(%d, %d, %d) = %v, want %v", c.count, c.body, c.chunk, got, c.want)
+		}
+	}
+	n := 0
+	for range passBounds(100, 100, 10) {
+		if n++; n == 3 {
+			break
+		}
+	}
+	if n != 3 {
+		t.Errorf("stopped after %d passes, want 3", n)
+	}
+}

@@ -157,8 +157,8 @@ func mixedInputs(t testing.TB, p tfhe.Params, kp keyPair, rng *rand.Rand, count 
 	return in, want
 }
 
-// sampleIndices returns every index below count when count ≤ 132, else 64
-// random ones plus the first and the last.
+// sampleIndices returns every index below count when count ≤ 132, else 66:
+// the first, the last 16 and 49 at random.
 func sampleIndices(rng *rand.Rand, count int) []int {
 	if count <= 132 {
 		idx := make([]int, count)
@@ -167,8 +167,12 @@ func sampleIndices(rng *rand.Rand, count int) []int {
 		}
 		return idx
 	}
-	idx := []int{0, count - 1}
-	for range 64 {
+	// The last 16 are where a tail pass runs (tailPass).
+	idx := []int{0}
+	for i := count - 16; i < count; i++ {
+		idx = append(idx, i)
+	}
+	for range 49 {
 		idx = append(idx, rng.IntN(count))
 	}
 	return idx
@@ -185,7 +189,7 @@ func pick(s []*tfhe.TLWE, idx []int) []*tfhe.TLWE {
 // TestGPUMatchesCPU: for every set, batches of 1, 7, 20, 40, 132, 1000 (and 10,000
 // for TFHELib128 outside -short), the GPU engine's Bootstrap,
 // BootstrapNoKeySwitch and KeySwitch outputs equal the CPU engine's bit for
-// bit (on every sample up to 132, on 66 random ones beyond), Bootstrap =
+// bit (on every sample up to 132, on 66 beyond: sampleIndices), Bootstrap =
 // KeySwitch ∘ BootstrapNoKeySwitch on the GPU for every sample, and the
 // gates decrypt correctly. Four engines per named set: the default (the
 // wide kernel: checked), the fused and the wide kernels forced (batches up
@@ -229,8 +233,9 @@ func testGPUMatchesCPU(t *testing.T, p tfhe.Params, mode BlindRotation, kp keyPa
 	// On a GPU of 132 SMs 1 and 7 run the split kernel (clusters of 8),
 	// and 20 too with a grouped key (the split kernel that takes K' from
 	// the combine kernel, up to 33); 20 and 40 the cluster kernel, 132 and
-	// 1000 the wide one.
-	batches := []int{1, 7, 20, 40, 132, 1000}
+	// 1000 the wide one; 280 a wave of the wide one (264) and a last pass
+	// of 16 on the split kernel (tailPass).
+	batches := []int{1, 7, 20, 40, 132, 280, 1000}
 	switch {
 	case mode == BlindRotationFused || mode == BlindRotationWide:
 		batches = batches[:5]

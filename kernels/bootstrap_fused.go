@@ -528,6 +528,28 @@ func (b *BootstrapKernels) BlindRotateWide(s *Stream, sh BootstrapShape, ws Wide
 	return launchPinnedShared(k.f, grid, dim3{uint32(ws.Threads()), 1, 1}, uint32(ws.SharedBytes()), h, &k.args, unsafe.Pointer(&k.args.params[0]))
 }
 
+// WideWave is how many samples one launch of ws runs side by side: the
+// blocks of it the driver fits on one SM (at its launch's threads and
+// shared memory) times the device's SMs. Every block of a wide kernel
+// runs the whole blind rotation of its sample, so a launch of count
+// samples takes about ceil(count / WideWave) times one block's time, and
+// a last wave of a few samples costs much of a full one: the engine runs
+// such a remainder on a smaller kernel. ws must be a kernel of one block
+// per sample (not a cluster or split kernel, whose clusters the GPCs
+// place).
+func (b *BootstrapKernels) WideWave(ws WideShape) (int, error) {
+	const op = "BootstrapKernels.WideWave"
+	k := b.wide[ws]
+	if k == nil || ws.BlocksPerSample() != 1 {
+		return 0, argErr(op, "no wide kernel of one block per sample %+v on this device (have %v)", ws, wideShapes)
+	}
+	n, err := k.f.MaxActiveBlocksPerSM(ws.Threads(), ws.SharedBytes())
+	if err != nil {
+		return 0, err
+	}
+	return n * b.l.c.info.SMs, nil
+}
+
 // PsiPowers returns ψ^i mod p for i < 2n, ψ = smallntt.Psi(n) (the
 // primitive 2n-th root of unity whose n/32-th power is 8): the psiPow table
 // that the grouped wide and cluster kernels take after the twiddle tables

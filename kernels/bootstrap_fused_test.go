@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -579,4 +580,51 @@ func TestWideCarveout(t *testing.T) {
 			t.Errorf("%s: carveout %d%%, want 100%%", fs.kernelName(), got)
 		}
 	}
+}
+
+// TestWideWave: every wide kernel of one block per sample has a wave of
+// whole SMs' worth of blocks within what its shared memory and threads
+// allow per SM, and on the fake device exactly the fake's occupancy;
+// cluster and split kernels and unknown shapes are argument errors. On the
+// GPU it logs each kernel's blocks per SM.
+func TestWideWave(t *testing.T) {
+	bothBootstrap(t, func(t *testing.T, l *Library, bk *BootstrapKernels) {
+		info := l.Context().Device()
+		fake := strings.HasSuffix(t.Name(), "/fake")
+		n := 0
+		for _, ws := range WideShapes() {
+			if bk.wide[ws] == nil {
+				continue // not in this fatbin
+			}
+			got, err := bk.WideWave(ws)
+			if ws.BlocksPerSample() != 1 {
+				if !errors.Is(err, ErrArgument) {
+					t.Errorf("%s (%d blocks per sample): WideWave = %d, %v, want ErrArgument", ws.kernelName(), ws.BlocksPerSample(), got, err)
+				}
+				continue
+			}
+			must(t, err)
+			n++
+			perSM := got / info.SMs
+			bySmem := info.SharedPerSM / (ws.SharedBytes() + 1<<10)
+			byThreads := 2048 / ws.Threads()
+			if got%info.SMs != 0 || perSM < 1 || perSM > min(bySmem, byThreads, 32) {
+				t.Errorf("%s: WideWave %d samples, want 1 to min(%d by shared memory, %d by threads) blocks per SM on each of %d SMs", ws.kernelName(), got, bySmem, byThreads, info.SMs)
+			}
+			if fake {
+				if want := fakeOccupancy(32, 0, ws.Threads(), ws.SharedBytes()) * info.SMs; got != want {
+					t.Errorf("%s: WideWave %d on the fake device, want %d", ws.kernelName(), got, want)
+				}
+			} else {
+				t.Logf("%s: %d blocks per SM, %d samples per wave", ws.kernelName(), perSM, got)
+			}
+		}
+		if n == 0 {
+			t.Fatal("no wide kernels of one block per sample in this library")
+		}
+		bad := WideShape{F1: 3, F2: 3, F3: 3, K: 1, L: 1, T: 1}
+		if _, err := bk.WideWave(bad); !errors.Is(err, ErrArgument) {
+			t.Errorf("WideWave(%+v) = %v, want ErrArgument", bad, err)
+		}
+	})
 }

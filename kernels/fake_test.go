@@ -36,6 +36,23 @@ type fakeGPU struct {
 	fail     map[sym]Result // inject: the next call of sym returns this
 }
 
+// fakeOccupancy is the fake device's blocks per SM (sm_90's limits: 64K
+// registers allotted per warp in units of 256, 64 warps, 32 blocks, 228 KiB
+// of shared memory with 1 KiB reserved per block) for blocks of threads
+// threads, regs registers per thread, static and dynamic shared bytes.
+func fakeOccupancy(regs, static, threads, dynamic int) int {
+	if threads <= 0 || threads > 1024 {
+		return 0
+	}
+	warps := (threads + 31) / 32
+	perWarp := (max(regs, 1)*32 + 255) / 256 * 256
+	n := min(32, 64/warps, 65536/(perWarp*warps))
+	if sh := static + dynamic + 1<<10; sh > 0 {
+		n = min(n, (228<<10)/sh)
+	}
+	return n
+}
+
 type fakeLaunch struct {
 	name        string
 	grid, block dim3
@@ -203,6 +220,9 @@ func (g *fakeGPU) call(s sym, a []uintptr) Result {
 		g.attrs[a[0]][int32(a[1])] = int32(a[2])
 	case symFuncGetAttribute:
 		put(a, 0, g.attrs[a[2]][int32(a[1])])
+	case symOccupancyMaxActiveBlocks:
+		at := g.attrs[a[1]]
+		put(a, 0, int32(fakeOccupancy(int(at[funcNumRegs]), int(at[funcSharedSizeBytes]), int(a[2]), int(a[3]))))
 	case symMemAlloc:
 		n := uint64(a[1])
 		var used uint64

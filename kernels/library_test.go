@@ -335,6 +335,21 @@ func TestFunctionAttributes(t *testing.T) {
 		must(t, f.PreferSharedCarveout(67))
 		wantErr(t, f.PreferSharedCarveout(101), ErrArgument)
 		wantErr(t, f.PreferSharedCarveout(-1), ErrArgument)
+		// Occupancy: 256-thread blocks of goldfhe_mul fit several to an SM
+		// (a 2048-thread SM holds at most 8), none at 1025 threads, and
+		// bad arguments are errors.
+		nb, err := f.MaxActiveBlocksPerSM(256, 0)
+		must(t, err)
+		if nb < 1 || nb > 8 {
+			t.Errorf("MaxActiveBlocksPerSM(256, 0) = %d, want 1 to 8", nb)
+		}
+		if nb, err := f.MaxActiveBlocksPerSM(256, optin+(1<<10)); err == nil && nb != 0 {
+			t.Errorf("MaxActiveBlocksPerSM(256, %d bytes) = %d, want 0 or an error: more shared memory than a block may have", optin+(1<<10), nb)
+		}
+		_, err = f.MaxActiveBlocksPerSM(0, 0)
+		wantErr(t, err, ErrArgument)
+		_, err = f.MaxActiveBlocksPerSM(32, -1)
+		wantErr(t, err, ErrArgument)
 	})
 }
 

@@ -201,6 +201,27 @@ func (f *Function) Attributes() (FunctionAttributes, error) {
 	return a, nil
 }
 
+// MaxActiveBlocksPerSM is how many blocks of f, each of blockThreads
+// threads and dynamicShared bytes of dynamic shared memory, one
+// multiprocessor holds at once (cuOccupancyMaxActiveBlocksPerMultiprocessor):
+// the least that its registers, shared memory, threads and block slots
+// allow. 0 when one block does not fit.
+func (f *Function) MaxActiveBlocksPerSM(blockThreads, dynamicShared int) (int, error) {
+	op := "cuOccupancyMaxActiveBlocksPerMultiprocessor(" + f.name + ")"
+	if blockThreads <= 0 || dynamicShared < 0 {
+		return 0, argErr(op, "%d threads, %d shared bytes", blockThreads, dynamicShared)
+	}
+	h, err := f.handle(op)
+	if err != nil {
+		return 0, err
+	}
+	var v int32
+	if err := f.m.c.do(op, symOccupancyMaxActiveBlocks, uintptr(unsafe.Pointer(&v)), h, uintptr(blockThreads), uintptr(dynamicShared)); err != nil {
+		return 0, err
+	}
+	return int(v), nil
+}
+
 // dim3 is a CUDA launch dimension (three C unsigned ints).
 type dim3 struct{ x, y, z uint32 }
 

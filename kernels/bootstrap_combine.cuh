@@ -39,6 +39,14 @@
 // SM beside split blocks, which then start at once.
 #define BSP_THREADS 128
 
+// BSP_PSI_SHARED: the combine kernel's psiPow table (bsg_stage_psi), a
+// static shared array. The host model (testdata/blindrotate_model.cpp),
+// whose __shared__ is per thread, defines it as a pointer to its block's
+// array.
+#ifndef BSP_PSI_SHARED
+#define BSP_PSI_SHARED(name, words) __shared__ uint64_t name[words]
+#endif
+
 // bsp_chunks: the parts one step's K' of one sample is formed in, each by
 // one block (BSP_THREADS consecutive words of a row): the increments its
 // flag gets per pass.
@@ -104,7 +112,7 @@ __device__ __forceinline__ void bsp_combine_run(const uint32_t* __restrict__ in,
     // The split kernel may start now: every block of this grid is running.
     asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
-    __shared__ uint64_t P[bsg_psi_words(N)];
+    BSP_PSI_SHARED(P, bsg_psi_words(N));
     bsg_stage_psi<LOGN>(P, psiPow, BSP_THREADS);
     __syncthreads();
     const uint32_t groups = bsp_groups(n, G);

@@ -19,8 +19,10 @@ import (
 // testdata/blindrotate_model.cpp, which runs the kernels' CUDA source on
 // the host (its comment has the commands and the format). For a Pre split
 // kernel the key words are the pass's K' (refCombine: what the combine
-// kernel would write; the model runs the split kernel alone, its steps'
-// flags already complete), and the output is still refWide's from the key.
+// kernel writes), the output is still refWide's from the key, and the key
+// itself follows the output (its length, then its words): the model runs
+// the combine kernel on it beside the split kernel, as the GPU does, and
+// checks the K' it writes.
 func TestWriteBlindRotateVectors(t *testing.T) {
 	dir := os.Getenv("GOLDFHE_MODEL_VECTORS")
 	if dir == "" {
@@ -48,11 +50,12 @@ func TestWriteBlindRotateVectors(t *testing.T) {
 			groupedInputs(ws.G, sh, in)
 			mu := rng.Uint32()
 			want := refWide(ws, sh, plan, in, key, mu, count)
+			var raw []uint64
 			if ws.Pre {
-				// The model has no combine kernel (its static shared
-				// psiPow table would be per thread on the host): the
-				// split kernel reads K' from the vector.
-				key = refCombine(sh, plan, in, key, count)
+				// A Pre vector's key is K' (refCombine); the step's key
+				// follows its outputs, for the combine kernel, which the
+				// model runs beside the split kernel and checks against K'.
+				raw, key = key, refCombine(sh, plan, in, key, count)
 			}
 			var buf []byte
 			u32 := func(v ...uint32) {
@@ -77,6 +80,12 @@ func TestWriteBlindRotateVectors(t *testing.T) {
 			}
 			u32(in...)
 			u32(want...)
+			if ws.Pre {
+				u32(uint32(len(raw)))
+				for _, x := range raw {
+					buf = binary.LittleEndian.AppendUint64(buf, x)
+				}
+			}
 			name := fmt.Sprintf("%s_n%d.bin", ws.kernelName(), n)
 			must(t, os.WriteFile(filepath.Join(dir, name), buf, 0o644))
 		}

@@ -13,11 +13,13 @@
 // references' output) and compares bit for bit, and checks that the
 // vector's shared bytes (WideShape.SharedBytes) are the kernel's
 // bsw_shared, bsc_shared or bss_shared. A Pre split kernel (_g2p, _g3p)
-// runs alone, on the K' of its vector (what the combine kernel writes,
-// from Go's refCombine: the combine kernel's static __shared__ table
-// cannot be modelled, as __shared__ is __thread here), every step's flag
-// at the target the combine kernel raises it to; the model checks that
-// the kernel zeroes every flag of its samples at its end. With
+// runs beside its combine kernel (bootstrap_combine.cuh, a grid of two
+// blocks, started first, as the GPU's programmatic dependent launch lets
+// them run together), which forms every step's K' from the vector's key
+// and raises the steps' flags while the split kernel waits on them; the
+// model checks the K' it wrote against the vector's (Go's refCombine, mod
+// p), and that the split kernel zeroes every flag of its samples at its
+// end. With
 // -fsanitize=thread it also reports a missing barrier as a data race. It
 // checks the kernels' logic without nvcc or a GPU, not CUDA's compiler or
 // memory model.
@@ -30,7 +32,8 @@
 // wide, 1 cluster, 2 split, 3 Pre split; T is a split kernel's compute
 // threads per block), G, n, beta, offset, mu, count, shared bytes, then
 // the lengths of tables, key (uint64; K' for a Pre split kernel), in and
-// ext (uint32), then those four arrays.
+// ext (uint32), then those four arrays; for a Pre split kernel then the
+// length of the key and the key (uint64).
 #include <algorithm>
 #include <barrier>
 #include <cstdint>
@@ -110,6 +113,9 @@ template <int S> static inline uint64_t fa_mul_pow2(uint64_t x) { return gl_mul_
 static inline uint32_t bs_modswitch(uint32_t t, uint32_t logm) {
     return (uint32_t)(((((uint64_t)t) >> (31 - logm)) + 1) >> 1) & ((1u << logm) - 1);
 }
+// The combine kernel's psiPow table: its block's array (hm_sm), not a
+// __thread one.
+#define BSP_PSI_SHARED(name, words) uint64_t* name = *hm_sm
 #include "../bootstrap_split.cuh"
 
 typedef void (*kernel)(const uint32_t*, const uint64_t*, const uint64_t*, uint32_t*, uint32_t, uint32_t, uint32_t,
@@ -143,6 +149,14 @@ static const std::map<std::string, pre_kernel> pre_kernels = {
     K(goldfhe_bs_split_8x8x16_k1_l3_c8_g2p), K(goldfhe_bs_split_8x8x16_k1_l2_c8_g2p),
     K(goldfhe_bs_split_8x8x8_k3_l2_c8_g2p),  K(goldfhe_bs_split_8x8x16_k1_l3_c8_g3p),
     K(goldfhe_bs_split_8x8x16_k1_l2_c8_g3p), K(goldfhe_bs_split_8x8x8_k3_l2_c8_g3p),
+};
+
+// The combine kernels (BSP_DEFINE): in, key, psiPow, K', flags, n, count.
+typedef void (*combine_kernel)(const uint32_t*, const uint64_t*, const uint64_t*, uint64_t*, uint32_t*, uint32_t,
+                               uint32_t);
+static const std::map<std::string, combine_kernel> combine_kernels = {
+    K(goldfhe_bs_combine_n1024_k1_l3_g2), K(goldfhe_bs_combine_n1024_k1_l2_g2), K(goldfhe_bs_combine_n512_k3_l2_g2),
+    K(goldfhe_bs_combine_n1024_k1_l3_g3), K(goldfhe_bs_combine_n1024_k1_l2_g3), K(goldfhe_bs_combine_n512_k3_l2_g3),
 };
 
 static std::string kernel_name(uint32_t F1, uint32_t F2, uint32_t F3, uint32_t k, uint32_t l, uint32_t T, uint32_t kind,
@@ -197,19 +211,62 @@ int main(int argc, char** argv) {
         memcpy(tables.data(), p, h[14] * 8), p += h[14] * 8;
         memcpy(key.data(), p, h[15] * 8), p += h[15] * 8;
         memcpy(in.data(), p, in.size() * 4), p += in.size() * 4;
-        memcpy(want.data(), p, want.size() * 4);
+        memcpy(want.data(), p, want.size() * 4), p += want.size() * 4;
         const std::string name = kernel_name(h[0], h[1], h[2], k, l, T, cl, h[7]);
         const bool pre = cl == 3;
+        // A Pre split kernel's key, for its combine kernel (poisoned past
+        // its end too), and the K' buffer the combine kernel fills.
+        std::vector<uint64_t> raw, kp;
+        if (pre) {
+            uint32_t rawLen;
+            memcpy(&rawLen, p, 4), p += 4;
+            raw.assign(rawLen + guard, 0x5A5A5A5A5A5A5A5Aull);
+            memcpy(raw.data(), p, (size_t)rawLen * 8);
+            kp.assign(h[15], 0xA5A5A5A5A5A5A5A5ull);
+        }
         const auto it = kernels.find(name);
         const auto pit = pre_kernels.find(name);
         if (pre ? pit == pre_kernels.end() : it == kernels.end()) {
             printf("%s: no kernel %s in the model\n", argv[a], name.c_str());
             return 2;
         }
-        // A Pre split kernel's flags, one per (sample, step), each at the
-        // target the combine kernel raises it to.
+        // A Pre split kernel's flags, one per (sample, step), at 0: its
+        // combine kernel raises them.
         const uint32_t N = h[0] * h[1] * h[2], groups = pre ? bsp_groups(n, h[7]) : 0;
-        std::vector<uint32_t> flags((size_t)count * groups, pre ? (uint32_t)bsp_chunks(N, k + 1) : 0u);
+        std::vector<uint32_t> flags((size_t)count * groups, 0u);
+        // The combine kernel: two blocks of BSP_THREADS threads, each block
+        // with its psiPow array, started before the split kernel.
+        std::vector<std::thread> combiners;
+        const int cgrid = 2;
+        std::vector<std::vector<uint64_t>> psiSm;
+        std::vector<std::unique_ptr<std::barrier<>>> psiBars;
+        if (pre) {
+            char cname[64];
+            snprintf(cname, sizeof cname, "goldfhe_bs_combine_n%u_k%u_l%u_g%u", N, k, l, h[7]);
+            const auto cit = combine_kernels.find(cname);
+            if (cit == combine_kernels.end()) {
+                printf("%s: no kernel %s in the model\n", argv[a], cname);
+                return 2;
+            }
+            const uint64_t* psi = tables.data() + (h[14] - 2 * N);  // PsiPowers, last in the tables
+            for (int b = 0; b < cgrid; b++) {
+                psiSm.emplace_back(bsg_psi_words(N), 0xA5A5A5A5A5A5A5A5ull);
+                psiBars.emplace_back(new std::barrier<>(BSP_THREADS));
+            }
+            for (int b = 0; b < cgrid; b++) {
+                for (int t = 0; t < BSP_THREADS; t++) {
+                    combiners.emplace_back([&, b, t, psi, fn = cit->second] {
+                        threadIdx.x = t;
+                        blockIdx.x = b;
+                        blockDim.x = BSP_THREADS;
+                        gridDim.x = cgrid;
+                        hm_block_bar = psiBars[b].get();
+                        hm_sm = reinterpret_cast<uint64_t(*)[]>(psiSm[b].data());
+                        fn(in.data(), raw.data(), psi, kp.data(), flags.data(), n, count);
+                    });
+                }
+            }
+        }
         if (const int want = kernel_shared(h[0], h[1], h[2], k, l, T, cl, h[7]); (int)shared != want) {
             printf("%s: %u shared bytes (WideShape.SharedBytes), the source says %d\n", name.c_str(), shared, want);
             failed++;
@@ -250,7 +307,7 @@ int main(int argc, char** argv) {
                         hm_smem_base = smp[b];
                         hm_sm = reinterpret_cast<uint64_t(*)[]>(smp[b]);
                         if (pre) {
-                            pit->second(in.data(), key.data(), tables.data(), ext.data(), flags.data(), n, beta,
+                            pit->second(in.data(), kp.data(), tables.data(), ext.data(), flags.data(), n, beta,
                                         offset, mu, count);
                         } else {
                             it->second(in.data(), key.data(), tables.data(), ext.data(), n, beta, offset, mu, count);
@@ -260,7 +317,14 @@ int main(int argc, char** argv) {
             }
             for (auto& t : ts) t.join();
         }
+        for (auto& t : combiners) t.join();
         int bad = 0;
+        // The combine kernel's K' against Go's (the same values mod p).
+        for (size_t i = 0; i < kp.size(); i++) {
+            if (kp[i] % GL_P != key[i] % GL_P && ++bad <= 3)
+                printf("  K'[%zu] = %#llx, want %#llx (mod p)\n", i, (unsigned long long)kp[i],
+                       (unsigned long long)key[i]);
+        }
         for (size_t i = 0; i < want.size(); i++) {
             if (ext[i] != want[i] && ++bad <= 3) printf("  ext[%zu] = %#x, want %#x\n", i, ext[i], want[i]);
         }
@@ -271,7 +335,7 @@ int main(int argc, char** argv) {
                                                     i % groups, flags[i]);
         }
         printf("%-42s n = %u, count = %u: %s (%d of %zu words differ)\n", name.c_str(), n, count, bad ? "FAIL" : "ok",
-               bad, want.size());
+               bad, want.size() + kp.size());
         failed += bad != 0;
     }
     printf("%d of %d vector files failed\n", failed, argc - 1);

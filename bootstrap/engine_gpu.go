@@ -1005,14 +1005,20 @@ func (e *GPU) splitAlone() bool {
 // kernel, kernels/NOTES.md session 7).
 //
 // A split kernel that takes K' from the combine kernel (kernels.WideShape.Pre)
-// runs up to SMs/4 samples: its blocks are small enough for several per SM,
-// and it stays ahead of the cluster kernel that far (kernel
-// BenchmarkBlindRotate on an H100, TFHELib128: grouped by 3, 33 samples
-// 2.51 ms against 3.70, 48 3.06 against 3.70, 66 4.50 against 3.68;
-// grouped by 2, 33 samples 3.03 against 3.73, 48 4.02 against 3.73;
-// kernels/NOTES.md session 9).
+// runs up to SMs/4 samples grouped by 2 and 60/132 of SMs grouped by 3:
+// its blocks are small enough for several per SM, and it stays ahead of
+// the cluster kernel that far (kernel BenchmarkBlindRotate, TFHELib128: on
+// an H100, grouped by 2, 33 samples 3.03 ms against 3.73, 48 4.02 against
+// 3.73, kernels/NOTES.md session 9; on an H200, grouped by 2, 33 samples
+// 3.01-3.04 against 3.47, 40 3.46-3.47 against 3.47; grouped by 3, 33
+// samples 2.44 against 3.60, 48 3.09-3.11 against 3.60, 60 3.34-3.36
+// against 3.59, 61 3.60 against 3.59, 62 3.95-3.99 against 3.60,
+// session 13).
 func (e *GPU) splitPassMax() int {
 	if e.split.Pre {
+		if e.split.G == 3 {
+			return max(e.info.SMs*60/132, e.splitMax())
+		}
 		return max(e.info.SMs/4, e.splitMax())
 	}
 	if e.splitAlone() {

@@ -47,9 +47,10 @@ func choiceEngine(t *testing.T, g, sms, sharedPerSM int) *GPU {
 
 // TestGPUKernelChoice: which kernel a pass of each size runs, and the
 // batch tiers, on an H200-sized device: the split kernel up to SMs/8
-// samples (up to SMs/4 for a grouped key, whose split kernel takes K'
-// from the combine kernel), the cluster kernel up to SMs/2, the
-// N/8-thread wide kernel up to SMs, then the wide one.
+// samples (for a grouped key, whose split kernel takes K' from the
+// combine kernel, up to SMs/4 grouped by 2 and 60 of 132 SMs grouped by
+// 3), the cluster kernel up to SMs/2, the N/8-thread wide kernel up to
+// SMs, then the wide one.
 func TestGPUKernelChoice(t *testing.T) {
 	const sms, smem = 132, 228 << 10
 	for _, tc := range []struct {
@@ -59,7 +60,7 @@ func TestGPUKernelChoice(t *testing.T) {
 	}{
 		{0, 16, []int{16, 66, 132, 264}},
 		{2, 33, []int{16, 33, 66, 132, 264}},
-		{3, 33, []int{16, 33, 66, 132, 264}},
+		{3, 60, []int{16, 60, 66, 132, 264}},
 	} {
 		e := choiceEngine(t, tc.g, sms, smem)
 		if got := e.BatchTiers(); !slices.Equal(got, tc.tiers) {

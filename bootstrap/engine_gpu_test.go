@@ -232,9 +232,10 @@ func testGPUMatchesCPU(t *testing.T, p tfhe.Params, mode BlindRotation, kp keyPa
 	n, kn := p.LWEDimension(), p.ExtractedLWEDimension()
 	// On a GPU of 132 SMs 1 and 7 run the split kernel (clusters of 8),
 	// and 20 too with a grouped key (the split kernel that takes K' from
-	// the combine kernel, up to 33); 20 and 40 the cluster kernel, 132 and
-	// 1000 the wide one; 280 a wave of the wide one (264) and a last pass
-	// of 16 on the split kernel (tailPass).
+	// the combine kernel, up to 33 grouped by 2), and 40 too grouped by 3
+	// (up to 60); 20 and 40 the cluster kernel otherwise, 132 and 1000 the
+	// wide one; 280 a wave of the wide one (264) and a last pass of 16 on
+	// the split kernel (tailPass).
 	batches := []int{1, 7, 20, 40, 132, 280, 1000}
 	switch {
 	case mode == BlindRotationFused || mode == BlindRotationWide:

@@ -164,12 +164,12 @@ type GPU struct {
 	// kernels.WideShape.Split) that passes of so few samples that all
 	// their clusters' blocks have SMs of their own run; zero without one.
 	split kernels.WideShape
-	// wave is how many samples the wide kernel runs side by side
-	// (kernels.BootstrapKernels.WideWave: blocks per SM times SMs), zero
-	// without it.
-	wave   int
-	mode   BlindRotation
-	unfuse bool // the step kernels can run (their buffers exist)
+	// wave and fewWave are how many samples the wide and the N/8-thread
+	// wide kernel run side by side (kernels.BootstrapKernels.WideWave:
+	// blocks per SM times SMs), zero without them.
+	wave, fewWave int
+	mode          BlindRotation
+	unfuse        bool // the step kernels can run (their buffers exist)
 
 	mu     sync.RWMutex // calls hold it for reading, Close for writing
 	closed bool
@@ -436,12 +436,18 @@ func (e *GPU) init(ck *tfhe.CloudKey, maxBatch int, auto bool) error {
 		return fmt.Errorf("no wide blind-rotation kernel for %s (have %v)", e.params.Name(), kernels.WideShapes())
 	}
 	e.unfuse = e.fused == nil && e.wide.T == 0
-	if e.wide.T != 0 {
-		w, err := e.bsk.WideWave(e.wide)
-		if err != nil {
-			return fmt.Errorf("the wide kernel's occupancy: %w", err)
+	for _, k := range []struct {
+		ws   kernels.WideShape
+		wave *int
+	}{{e.wide, &e.wave}, {e.few, &e.fewWave}} {
+		if k.ws.T == 0 {
+			continue
 		}
-		e.wave = w
+		w, err := e.bsk.WideWave(k.ws)
+		if err != nil {
+			return fmt.Errorf("the occupancy of %v: %w", k.ws, err)
+		}
+		*k.wave = w
 	}
 	if auto && e.unfuse && e.cpuPlan.Variant() != smallntt.Butterfly {
 		bf, err := smallntt.NewPlan(e.cpuPlan.N(), smallntt.Butterfly)
@@ -679,7 +685,7 @@ func (e *GPU) Grouping() int {
 // 33, 4.02 at 66, 5.71 at 99, 5.81 at 132, 9.59 at 198, 9.77 at 264. nil
 // when the engine runs the fused or step kernels. Beyond a wave, a call's
 // remainder of up to clusterMax samples runs on the split or cluster
-// kernel (tailPass), so such a call costs its whole waves plus that
+// kernel (tailPasses), so such a call costs its whole waves plus that
 // remainder's tier (session 13, H200, grouped by 2: 280 samples 10.6 ms
 // against 13.1 with the remainder left to the wide kernel).
 func (e *GPU) BatchTiers() []int {
@@ -715,6 +721,18 @@ func (e *GPU) waveSize() int {
 		return e.wave
 	}
 	return e.info.SMs * max(1, 2*e.shape.N()/(16*e.wide.T))
+}
+
+// fewWaveSize is waveSize for the N/8-thread wide kernel: one sample per
+// SM unless the driver said otherwise; 0 without that kernel.
+func (e *GPU) fewWaveSize() int {
+	switch {
+	case e.few.T == 0:
+		return 0
+	case e.fewWave > 0:
+		return e.fewWave
+	}
+	return e.info.SMs
 }
 
 // MaxBatch returns the most samples one device pass holds; larger batches
@@ -783,12 +801,13 @@ func (e *GPU) run(op opKind, out, in []*tfhe.TLWE, mu torus.Torus32) error {
 	e.pipe.Lock()
 	defer e.pipe.Unlock()
 	slots := e.buf.slots
-	// Whole waves of the wide kernel in passes of passSize, then any tail in
-	// a pass of its own.
-	body := len(in) - e.tailPass(op, len(in))
+	// Whole waves of the wide kernel in passes of passSize, then the rest
+	// in at most two passes of their own (tailPasses).
+	few, tail := e.tailPasses(op, len(in))
+	body := len(in) - few - tail
 	var err error
 	i := 0
-	for lo, hi := range passBounds(len(in), body, e.passSize(body)) {
+	for lo, hi := range passBounds(len(in), body, e.passSize(body), few) {
 		sl := &slots[i%len(slots)]
 		i++
 		if err = e.finish(sl); err != nil {
@@ -820,14 +839,17 @@ func (e *GPU) passSize(count int) int {
 }
 
 // passBounds yields the passes [lo, hi) of a call of count samples: passes
-// of chunk samples (the last one shorter) up to body, then the samples
-// from body on in one pass. chunk ≥ 1 when body > 0.
-func passBounds(count, body, chunk int) iter.Seq2[int, int] {
+// of chunk samples (the last one shorter) up to body, then a pass of mid
+// samples when mid > 0, then the rest in one pass. chunk ≥ 1 when body > 0.
+func passBounds(count, body, chunk, mid int) iter.Seq2[int, int] {
 	return func(yield func(int, int) bool) {
 		for lo := 0; lo < count; {
 			hi := count
-			if lo < body {
+			switch {
+			case lo < body:
 				hi = min(lo+chunk, body)
+			case lo == body && mid > 0:
+				hi = min(body+mid, count)
 			}
 			if !yield(lo, hi) {
 				return
@@ -837,39 +859,51 @@ func passBounds(count, body, chunk int) iter.Seq2[int, int] {
 	}
 }
 
-// tailPass is how many of a call's count samples run last, in a pass of
-// their own: the remainder r beyond whole waves of the wide kernel, when
-// the split or cluster kernel takes r samples (r ≤ clusterMax, or
-// splitPassMax without a cluster kernel). A wave's blocks run side by
-// side for the whole blind rotation, so r samples left to the wide kernel
-// cost a wave of their own, with its blocks alone on their SMs (on an
-// H200, TFHELib128: 264 samples 8.8 ms grouped by 2 and 3, 280 13.0 and
-// 14.0 ms, 16,384 4.0 and 5.7 ms more than 16,368), where the split and
-// cluster kernels spread them over every SM (16 samples 2.0 and 1.5 ms,
-// 66 3.7 and 3.8 ms). Beyond clusterMax the N/8-thread kernel would run
-// them about as fast as that partial wave, so they stay with the wide
-// kernel. 0 for key switching alone, and when the remainder does not fit
-// a pass (maxBatch).
-func (e *GPU) tailPass(op opKind, count int) int {
+// tailPasses is how a call of count samples ends: after whole waves of the
+// wide kernel, its remainder r runs in passes of its own, few samples on
+// the N/8-thread wide kernel and then tail samples on the split or cluster
+// kernel, when that is faster than a partial wave of the wide kernel:
+//   - r ≤ clusterMax (splitPassMax without a cluster kernel), beyond at
+//     least one whole wave: tail = r. A wave's blocks run side by side for
+//     the whole blind rotation, so r samples left to the wide kernel cost
+//     a wave of their own, with its blocks alone on their SMs, where the
+//     split and cluster kernels spread them over every SM. On an H200,
+//     TFHELib128: 264 samples 13.5, 8.9 and 8.8 ms plain, grouped by 2 and
+//     3; 280 19.9, 13.1 and 14.0 ms that way, 17.2, 10.6 and 9.8 this way;
+//     330 18.0, 11.3 and 11.5 this way.
+//   - fewWaveSize < r ≤ fewWaveSize + splitPassMax: few = fewWaveSize,
+//     tail = r − few, a wave of the N/8-thread kernel and the rest on the
+//     split kernel. A partial wave of more than fewWaveSize samples costs
+//     about a full one (133 samples 13.6, 8.9 and 9.2 ms; 11.1, 6.4 and 5.5
+//     this way; 150 7.9 and 6.7 ms this way grouped by 2 and 3, against
+//     8.8 and 9.0). With the cluster kernel's tail it would not pay (150
+//     plain 17.2 ms, 170 grouped by 2 10.6, 198 grouped by 3 10.1).
+//   - Otherwise nothing: a remainder of at most fewWaveSize costs a
+//     partial wave about as long as the N/8-thread kernel's, and a larger
+//     one about a full wave either way.
+//
+// Nothing for key switching alone, or when a pass would exceed maxBatch.
+func (e *GPU) tailPasses(op opKind, count int) (few, tail int) {
 	if op == opKeySwitch || e.wide.T == 0 {
-		return 0
+		return 0, 0
 	}
-	w := e.waveSize()
-	if count <= w {
-		return 0
+	split := 0
+	if e.split.T != 0 {
+		split = e.splitPassMax()
 	}
+	limit := split
+	if e.cluster.T != 0 {
+		limit = max(limit, e.clusterMax())
+	}
+	w, fw := e.waveSize(), e.fewWaveSize()
 	r := count % w
-	limit := 0
-	switch {
-	case e.cluster.T != 0:
-		limit = e.clusterMax()
-	case e.split.T != 0:
-		limit = e.splitPassMax()
+	if count > w && r > 0 && r <= limit && r <= e.maxBatch {
+		return 0, r
 	}
-	if r > limit || r > e.maxBatch {
-		return 0
+	if fw > 0 && r > fw && r-fw <= split && fw <= e.maxBatch {
+		return fw, r - fw
 	}
-	return r
+	return 0, 0
 }
 
 // finish waits for sl's pass in flight, if any, and writes its outputs.

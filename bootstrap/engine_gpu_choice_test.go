@@ -92,80 +92,106 @@ func TestGPUKernelChoice(t *testing.T) {
 	}
 }
 
-// TestGPUTailPass: on an H200-sized device (waves of 264 samples), the
-// remainder beyond whole waves runs in a pass of its own when the cluster
-// kernel takes it (up to SMs/2 = 66 samples), never for calls of a wave
-// or less, for key switching alone, or beyond maxBatch; and the passes
-// run cover the call exactly, the tail last.
-func TestGPUTailPass(t *testing.T) {
+// TestGPUTailPasses: on an H200-sized device (waves of 264 samples for
+// the wide kernel, 132 for the N/8-thread one), the remainder beyond whole
+// waves runs in a pass of its own when the cluster or split kernel takes
+// it (up to SMs/2 = 66 samples), and a remainder of 133 samples to 132 +
+// splitPassMax (16 plain, 33 grouped by 2, 60 by 3) as a pass of 132 on
+// the N/8-thread kernel and the rest on the split kernel; never for key
+// switching alone, or beyond maxBatch.
+func TestGPUTailPasses(t *testing.T) {
 	const sms, smem = 132, 228 << 10
-	for _, g := range []int{0, 2, 3} {
+	for _, tc := range []struct{ g, split int }{{0, 16}, {2, 33}, {3, 60}} {
+		g := tc.g
 		e := choiceEngine(t, g, sms, smem)
 		e.maxBatch = 8192
-		if w := e.waveSize(); w != 2*sms {
-			t.Fatalf("grouping %d: wave %d, want %d", g, w, 2*sms)
+		if w, fw := e.waveSize(), e.fewWaveSize(); w != 2*sms || fw != sms {
+			t.Fatalf("grouping %d: waves %d and %d, want %d and %d", g, w, fw, 2*sms, sms)
 		}
-		for _, c := range []struct{ count, tail int }{
-			{1, 0}, {200, 0}, {264, 0}, {265, 1}, {280, 16}, {300, 36}, {330, 66}, {331, 0},
-			{396, 0}, {528, 0}, {4240, 16}, {16368, 0}, {16384, 16}, {16400, 32}, {16450, 0},
+		if got := e.splitPassMax(); got != tc.split {
+			t.Fatalf("grouping %d: splitPassMax %d, want %d", g, got, tc.split)
+		}
+		s := tc.split
+		for _, c := range []struct{ count, few, tail int }{
+			{1, 0, 0}, {66, 0, 0}, {132, 0, 0}, {133, 132, 1}, {132 + s, 132, s}, {133 + s, 0, 0}, {199, 0, 0},
+			{264, 0, 0}, {265, 0, 1}, {280, 0, 16}, {300, 0, 36}, {330, 0, 66}, {331, 0, 0},
+			{396, 0, 0}, {397, 132, 1}, {396 + s, 132, s}, {397 + s, 0, 0}, {528, 0, 0}, {4240, 0, 16},
+			{16368, 0, 0}, {16384, 0, 16}, {16400, 0, 32}, {16450, 0, 0}, {16500, 0, 0}, {16501, 132, 1},
 		} {
-			if got := e.tailPass(opBootstrap, c.count); got != c.tail {
-				t.Errorf("grouping %d, %d samples: tail %d, want %d", g, c.count, got, c.tail)
+			if few, tail := e.tailPasses(opBootstrap, c.count); few != c.few || tail != c.tail {
+				t.Errorf("grouping %d, %d samples: last passes %d and %d, want %d and %d", g, c.count, few, tail, c.few, c.tail)
 			}
-			if got := e.tailPass(opKeySwitch, c.count); got != 0 {
-				t.Errorf("grouping %d, key switching %d samples: tail %d, want 0", g, c.count, got)
+			if few, tail := e.tailPasses(opKeySwitch, c.count); few != 0 || tail != 0 {
+				t.Errorf("grouping %d, key switching %d samples: last passes %d and %d, want none", g, c.count, few, tail)
 			}
 		}
 		e.maxBatch = 20
-		if got := e.tailPass(opBootstrap, 300); got != 0 {
-			t.Errorf("grouping %d, maxBatch 20, 300 samples: tail %d, want 0 (36 > maxBatch)", g, got)
+		if few, tail := e.tailPasses(opBootstrap, 300); few != 0 || tail != 0 {
+			t.Errorf("grouping %d, maxBatch 20, 300 samples: last passes %d and %d, want none (36 > maxBatch)", g, few, tail)
 		}
-		if got := e.tailPass(opBootstrap, 280); got != 16 {
-			t.Errorf("grouping %d, maxBatch 20, 280 samples: tail %d, want 16", g, got)
+		if few, tail := e.tailPasses(opBootstrap, 280); few != 0 || tail != 16 {
+			t.Errorf("grouping %d, maxBatch 20, 280 samples: last passes %d and %d, want 0 and 16", g, few, tail)
 		}
-		// A measured wave replaces the estimate.
-		e.wave = 3 * sms
-		if got := e.tailPass(opBootstrapNoKS, 3*sms+10); got != 10 {
-			t.Errorf("grouping %d, wave %d, %d samples: tail %d, want 10", g, 3*sms, 3*sms+10, got)
+		if few, tail := e.tailPasses(opBootstrap, 140); few != 0 || tail != 0 {
+			t.Errorf("grouping %d, maxBatch 20, 140 samples: last passes %d and %d, want none (132 > maxBatch)", g, few, tail)
+		}
+		// Measured waves replace the estimates.
+		e.maxBatch = 8192
+		e.wave, e.fewWave = 3*sms, sms
+		if few, tail := e.tailPasses(opBootstrapNoKS, 3*sms+10); few != 0 || tail != 10 {
+			t.Errorf("grouping %d, wave %d, %d samples: last passes %d and %d, want 0 and 10", g, 3*sms, 3*sms+10, few, tail)
+		}
+		if few, tail := e.tailPasses(opBootstrap, 3*sms+sms+5); few != sms || tail != 5 {
+			t.Errorf("grouping %d, wave %d, %d samples: last passes %d and %d, want %d and 5", g, 3*sms, 4*sms+5, few, tail, sms)
 		}
 	}
-	// Without a cluster kernel the split kernel's largest pass bounds it.
+	// Without a cluster kernel the split kernel's largest pass bounds the
+	// tail after whole waves too.
 	e := choiceEngine(t, 2, sms, smem)
 	e.maxBatch = 8192
 	e.cluster = kernels.WideShape{}
-	if got, want := e.tailPass(opBootstrap, 264+33), 33; got != want {
-		t.Errorf("no cluster kernel, 297 samples: tail %d, want %d", got, want)
+	if few, tail := e.tailPasses(opBootstrap, 264+33); few != 0 || tail != 33 {
+		t.Errorf("no cluster kernel, 297 samples: last passes %d and %d, want 0 and 33", few, tail)
 	}
-	if got := e.tailPass(opBootstrap, 264+34); got != 0 {
-		t.Errorf("no cluster kernel, 298 samples: tail %d, want 0", got)
+	if few, tail := e.tailPasses(opBootstrap, 264+34); few != 0 || tail != 0 {
+		t.Errorf("no cluster kernel, 298 samples: last passes %d and %d, want none", few, tail)
+	}
+	// Without the N/8-thread kernel, no pass of it.
+	e = choiceEngine(t, 2, sms, smem)
+	e.maxBatch = 8192
+	e.few = kernels.WideShape{}
+	if few, tail := e.tailPasses(opBootstrap, 150); few != 0 || tail != 0 {
+		t.Errorf("no N/8-thread kernel, 150 samples: last passes %d and %d, want none", few, tail)
 	}
 }
 
 // TestPassBounds: passes cover the call in order, none empty, none longer
-// than chunk before body, the samples from body on in one last pass; a
-// caller that stops early gets no more.
+// than chunk before body, then mid samples in one pass, then the rest in
+// one; a caller that stops early gets no more.
 func TestPassBounds(t *testing.T) {
 	for _, c := range []struct {
-		count, body, chunk int
-		want               [][2]int
+		count, body, chunk, mid int
+		want                    [][2]int
 	}{
-		{0, 0, 0, nil},
-		{5, 5, 5, [][2]int{{0, 5}}},
-		{10, 10, 4, [][2]int{{0, 4}, {4, 8}, {8, 10}}},
-		{280, 264, 264, [][2]int{{0, 264}, {264, 280}}},
-		{16384, 16368, 4092, [][2]int{{0, 4092}, {4092, 8184}, {8184, 12276}, {12276, 16368}, {16368, 16384}}},
-		{300, 264, 50, [][2]int{{0, 50}, {50, 100}, {100, 150}, {150, 200}, {200, 250}, {250, 264}, {264, 300}}},
+		{0, 0, 0, 0, nil},
+		{5, 5, 5, 0, [][2]int{{0, 5}}},
+		{10, 10, 4, 0, [][2]int{{0, 4}, {4, 8}, {8, 10}}},
+		{280, 264, 264, 0, [][2]int{{0, 264}, {264, 280}}},
+		{150, 0, 0, 132, [][2]int{{0, 132}, {132, 150}}},
+		{414, 264, 264, 132, [][2]int{{0, 264}, {264, 396}, {396, 414}}},
+		{16384, 16368, 4092, 0, [][2]int{{0, 4092}, {4092, 8184}, {8184, 12276}, {12276, 16368}, {16368, 16384}}},
+		{300, 264, 50, 0, [][2]int{{0, 50}, {50, 100}, {100, 150}, {150, 200}, {200, 250}, {250, 264}, {264, 300}}},
 	} {
 		var got [][2]int
-		for lo, hi := range passBounds(c.count, c.body, c.chunk) {
+		for lo, hi := range passBounds(c.count, c.body, c.chunk, c.mid) {
 			got = append(got, [2]int{lo, hi})
 		}
 		if !slices.Equal(got, c.want) {
-			t.Errorf("passBounds(%d, %d, %d) = %v, want %v", c.count, c.body, c.chunk, got, c.want)
+			t.Errorf("passBounds(%d, %d, %d, %d) = %v, want %v", c.count, c.body, c.chunk, c.mid, got, c.want)
 		}
 	}
 	n := 0
-	for range passBounds(100, 100, 10) {
+	for range passBounds(100, 100, 10, 0) {
 		if n++; n == 3 {
 			break
 		}

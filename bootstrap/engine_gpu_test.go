@@ -167,7 +167,7 @@ func sampleIndices(rng *rand.Rand, count int) []int {
 		}
 		return idx
 	}
-	// The last 16 are where a tail pass runs (tailPass).
+	// The last 16 are where a tail pass runs (tailPasses).
 	idx := []int{0}
 	for i := count - 16; i < count; i++ {
 		idx = append(idx, i)
@@ -234,9 +234,10 @@ func testGPUMatchesCPU(t *testing.T, p tfhe.Params, mode BlindRotation, kp keyPa
 	// and 20 too with a grouped key (the split kernel that takes K' from
 	// the combine kernel, up to 33 grouped by 2), and 40 too grouped by 3
 	// (up to 60); 20 and 40 the cluster kernel otherwise, 132 and 1000 the
-	// wide one; 280 a wave of the wide one (264) and a last pass of 16 on
-	// the split kernel (tailPass).
-	batches := []int{1, 7, 20, 40, 132, 280, 1000}
+	// wide one; 140 a pass of 132 on the N/8-thread wide kernel and one of
+	// 8 on the split kernel, 280 a wave of the wide one (264) and a last
+	// pass of 16 on the split kernel (tailPasses).
+	batches := []int{1, 7, 20, 40, 132, 140, 280, 1000}
 	switch {
 	case mode == BlindRotationFused || mode == BlindRotationWide:
 		batches = batches[:5]

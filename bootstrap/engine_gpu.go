@@ -900,7 +900,7 @@ func (e *GPU) tailPasses(op opKind, count int) (few, tail int) {
 	if count > w && r > 0 && r <= limit && r <= e.maxBatch {
 		return 0, r
 	}
-	if fw > 0 && r > fw && r-fw <= split && fw <= e.maxBatch {
+	if fw > 0 && r > fw && r-fw <= split && fw <= e.maxBatch && r-fw <= e.maxBatch {
 		return fw, r - fw
 	}
 	return 0, 0

@@ -135,6 +135,16 @@ func TestGPUTailPasses(t *testing.T) {
 		if few, tail := e.tailPasses(opBootstrap, 140); few != 0 || tail != 0 {
 			t.Errorf("grouping %d, maxBatch 20, 140 samples: last passes %d and %d, want none (132 > maxBatch)", g, few, tail)
 		}
+		e.maxBatch = 132
+		if few, tail := e.tailPasses(opBootstrap, 140); few != 132 || tail != 8 {
+			t.Errorf("grouping %d, maxBatch 132, 140 samples: last passes %d and %d, want 132 and 8", g, few, tail)
+		}
+		e.maxBatch = 140
+		e.split.T, e.cluster.T = 0, 0 // no tier kernel: no tail
+		if few, tail := e.tailPasses(opBootstrap, 140); few != 0 || tail != 0 {
+			t.Errorf("grouping %d, no split or cluster kernel, 140 samples: last passes %d and %d, want none", g, few, tail)
+		}
+		e = choiceEngine(t, g, sms, smem)
 		// Measured waves replace the estimates.
 		e.maxBatch = 8192
 		e.wave, e.fewWave = 3*sms, sms

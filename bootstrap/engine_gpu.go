@@ -874,9 +874,9 @@ func passBounds(count, body, chunk, mid int) iter.Seq2[int, int] {
 //   - fewWaveSize < r ≤ fewWaveSize + splitPassMax: few = fewWaveSize,
 //     tail = r − few, a wave of the N/8-thread kernel and the rest on the
 //     split kernel. A partial wave of more than fewWaveSize samples costs
-//     about a full one (133 samples 13.6, 8.9 and 9.2 ms; 11.1, 6.4 and 5.5
-//     this way; 150 7.9 and 6.7 ms this way grouped by 2 and 3, against
-//     8.8 and 9.0). With the cluster kernel's tail it would not pay (150
+//     about a full one (133 samples 13.6, 8.9 and 9.2 ms; 11.0, 6.3 and 5.4
+//     this way; 150 7.8 and 6.3 ms this way grouped by 2 and 3, against
+//     8.8 and 8.9). With the cluster kernel's tail it would not pay (150
 //     plain 17.2 ms, 170 grouped by 2 10.6, 198 grouped by 3 10.1).
 //   - Otherwise nothing: a remainder of at most fewWaveSize costs a
 //     partial wave about as long as the N/8-thread kernel's, and a larger

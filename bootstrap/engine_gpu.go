@@ -712,27 +712,24 @@ func (e *GPU) BatchTiers() []int {
 	return tiers
 }
 
-// waveSize is how many samples the wide kernel runs side by side: the
-// driver's occupancy (wave), or, before it is known (an engine value built
-// without a device, in tests), two samples per SM for the N/16-thread
-// kernel and one for the N/8-thread one.
-func (e *GPU) waveSize() int {
-	if e.wave > 0 {
-		return e.wave
-	}
-	return e.info.SMs * max(1, 2*e.shape.N()/(16*e.wide.T))
-}
+// waveSize and fewWaveSize are how many samples the wide and the
+// N/8-thread wide kernel run side by side (waveOf).
+func (e *GPU) waveSize() int    { return e.waveOf(e.wide, e.wave) }
+func (e *GPU) fewWaveSize() int { return e.waveOf(e.few, e.fewWave) }
 
-// fewWaveSize is waveSize for the N/8-thread wide kernel: one sample per
-// SM unless the driver said otherwise; 0 without that kernel.
-func (e *GPU) fewWaveSize() int {
+// waveOf is how many samples the wide-family kernel ws of one block per
+// sample runs side by side: measured, the driver's occupancy (init), or,
+// before it is known (an engine value built without a device, in tests),
+// two samples per SM for an N/16-thread kernel and one for an N/8-thread
+// one; 0 without the kernel.
+func (e *GPU) waveOf(ws kernels.WideShape, measured int) int {
 	switch {
-	case e.few.T == 0:
+	case ws.T == 0:
 		return 0
-	case e.fewWave > 0:
-		return e.fewWave
+	case measured > 0:
+		return measured
 	}
-	return e.info.SMs
+	return e.info.SMs * max(1, 2*e.shape.N()/(16*ws.T))
 }
 
 // MaxBatch returns the most samples one device pass holds; larger batches

@@ -36,6 +36,10 @@ type fakeGPU struct {
 	fail     map[sym]Result // inject: the next call of sym returns this
 }
 
+// fakeSharedPerSM is the fake device's shared memory per SM (an H100's or
+// H200's), which its attribute reports and its occupancy uses.
+const fakeSharedPerSM = 228 << 10
+
 // fakeOccupancy is the fake device's blocks per SM (sm_90's limits: 64K
 // registers allotted per warp in units of 256, 64 warps, 32 blocks, 228 KiB
 // of shared memory with 1 KiB reserved per block) for blocks of threads
@@ -48,7 +52,7 @@ func fakeOccupancy(regs, static, threads, dynamic int) int {
 	perWarp := (max(regs, 1)*32 + 255) / 256 * 256
 	n := min(32, 64/warps, 65536/(perWarp*warps))
 	if sh := static + dynamic + 1<<10; sh > 0 {
-		n = min(n, (228<<10)/sh)
+		n = min(n, fakeSharedPerSM/sh)
 	}
 	return n
 }
@@ -168,7 +172,7 @@ func (g *fakeGPU) call(s sym, a []uintptr) Result {
 		v := map[uintptr]int32{
 			attrComputeMajor: 9, attrComputeMinor: 0, attrMultiprocessorCount: 132,
 			attrL2CacheSize: 50 << 20, attrMaxSharedPerBlock: 48 << 10,
-			attrMaxSharedPerBlockOptin: 227 << 10, attrMaxSharedPerSM: 228 << 10,
+			attrMaxSharedPerBlockOptin: 227 << 10, attrMaxSharedPerSM: fakeSharedPerSM,
 			attrMaxThreadsPerBlock: 1024, attrWarpSize: 32,
 		}[a[1]]
 		put(a, 0, v)

@@ -760,7 +760,7 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
                 uint64_t v[F2];
 #pragma unroll
                 for (int i = 0; i < F2; i++) v[i] = X[o + (F3 + 1) * i];
-                hyb_ct_lazy<F2, false>(v);
+                hyb_ct_lazy<F2, false, 0, false, true>(v);  // canonical in: stage 1's lz_mul
 #pragma unroll
                 for (int j = S * H; j < S * H + H; j++) X2[o + (F3 + 1) * j] = lz_mul(v[j], tw2[F3 * j + c3]);
             });
@@ -771,7 +771,8 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
                 uint64_t v[F3];
 #pragma unroll
                 for (int i = 0; i < F3; i++) v[i] = X2[o + i];
-                hyb_ct_lazy<F3, false>(v);  // lazy outputs: the multiply-accumulate takes them
+                // canonical in (stage 2's lz_mul); lazy outputs: the multiply-accumulate takes them
+                hyb_ct_lazy<F3, false, 0, false, true>(v);
 #pragma unroll
                 for (int j = S * H; j < S * H + H; j++) X[o + j] = v[j];
             });

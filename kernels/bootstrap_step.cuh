@@ -488,14 +488,15 @@ __device__ __forceinline__ void bsw_fwd1_digits(uint64_t* W, const uint32_t* p, 
 }
 
 // bsw_fwd2_by: stage 2, transform t < F1 * F3 (block t / F3, column t %
-// F3), the twiddle T_2[i] read as tw(i).
+// F3), the twiddle T_2[i] read as tw(i). Its inputs are stage 1's lz_mul
+// products, canonical (hyb_ct_lazy's CANON_IN).
 template <int F1, int F2, int F3, class Tw>
 __device__ __forceinline__ void bsw_fwd2_by(uint64_t* W, uint32_t t, Tw tw) {
     const uint32_t c = t % F3, base = (t / F3) * (F2 * F3) + c;
     uint64_t r[F2];
 #pragma unroll
     for (int i = 0; i < F2; i++) r[i] = W[bsw_pad<F3>(base + F3 * i)];
-    hyb_ct_lazy<F2, false>(r);
+    hyb_ct_lazy<F2, false, 0, false, true>(r);
 #pragma unroll
     for (int j = 0; j < F2; j++) W[bsw_pad<F3>(base + F3 * j)] = lz_mul(r[j], tw(F3 * j + c));
 }
@@ -507,24 +508,26 @@ __device__ __forceinline__ void bsw_fwd2(uint64_t* W, uint32_t t, const uint64_t
 }
 
 // bsw_fwd3: stage 3 on F3 consecutive positions, transform t < N / F3;
-// lazy outputs (the multiply-accumulate takes them).
+// canonical inputs (stage 2's lz_mul products), lazy outputs (the
+// multiply-accumulate takes them).
 template <int F3>
 __device__ __forceinline__ void bsw_fwd3(uint64_t* W, uint32_t t) {
     uint64_t r[F3];
 #pragma unroll
     for (int i = 0; i < F3; i++) r[i] = W[t * (F3 + 1) + i];
-    hyb_ct_lazy<F3, false>(r);
+    hyb_ct_lazy<F3, false, 0, false, true>(r);
 #pragma unroll
     for (int j = 0; j < F3; j++) W[t * (F3 + 1) + j] = r[j];
 }
 
-// bsw_inv3: the inverse of stage 3, lazy outputs (the next lz_mul takes them).
+// bsw_inv3: the inverse of stage 3, lazy outputs (the next lz_mul takes
+// them); canonical inputs (the multiply-accumulate's lz_acc_reduce).
 template <int F3>
 __device__ __forceinline__ void bsw_inv3(uint64_t* V, uint32_t t) {
     uint64_t r[F3];
 #pragma unroll
     for (int i = 0; i < F3; i++) r[i] = V[t * (F3 + 1) + i];
-    hyb_gs_ct_lazy<F3>(r);
+    hyb_gs_ct_lazy<F3, true>(r);
 #pragma unroll
     for (int j = 0; j < F3; j++) V[t * (F3 + 1) + j] = r[j];
 }
@@ -536,7 +539,7 @@ __device__ __forceinline__ void bsw_inv2(uint64_t* V, uint32_t t, const uint64_t
     uint64_t r[F2];
 #pragma unroll
     for (int j = 0; j < F2; j++) r[j] = lz_mul(V[bsw_pad<F3>(base + F3 * j)], __ldg(twInv2 + F3 * j + c));
-    hyb_gs_ct_lazy<F2>(r);
+    hyb_gs_ct_lazy<F2, true>(r);  // canonical in: lz_mul
 #pragma unroll
     for (int i = 0; i < F2; i++) V[bsw_pad<F3>(base + F3 * i)] = r[i];
 }

@@ -98,8 +98,15 @@ __device__ __forceinline__ uint64_t hyb_tw(uint64_t v) {
 // LV0 > 0 runs the levels LV0 .. log2(F) - 1 only (the caller did the
 // first ones: hyb_ct_digits). CONJ (cyclic only) takes every twiddle's
 // inverse: the network of the inverse cyclic transform times F, natural
-// in, register j holding output brv(j) (hyb_ct_inv_lazy).
-template <int F, bool TWISTED, int LV0 = 0, bool CONJ = false>
+// in, register j holding output brv(j) (hyb_ct_inv_lazy). CANON_IN: the
+// caller's inputs are canonical (< p, e.g. lz_mul's outputs), so the first
+// level's butterflies of twiddle 1 (every one of a cyclic network) take
+// their operand as it is instead of through lz_canon, which lz_add and
+// lz_sub need only for a lazy one. Between the wide kernels' barriers the
+// forward and inverse stages are bound by the ALU pipe, and these
+// lz_canon were 5-7% of a stage's ALU instructions (kernels/NOTES.md
+// session 14: the wide kernel 2.2% faster on an H200).
+template <int F, bool TWISTED, int LV0 = 0, bool CONJ = false, bool CANON_IN = false>
 __device__ __forceinline__ void hyb_ct_lazy(uint64_t (&x)[F]) {
     static_assert(!(TWISTED && CONJ), "the conjugate network is the cyclic one's");
     hyb_for<hyb_lg<F>::v - LV0>([&](auto lvc) {
@@ -107,7 +114,13 @@ __device__ __forceinline__ void hyb_ct_lazy(uint64_t (&x)[F]) {
         hyb_for<F / 2>([&](auto bc) {
             constexpr int b = decltype(bc)::value, g = b / h, j = b % h, a = 2 * g * h + j;
             constexpr int E = CONJ ? (128 - hyb_exp<F, false>(lv, g)) & 127 : hyb_exp<F, TWISTED>(lv, g);
-            const uint64_t u = x[a], w = hyb_tw<E>(x[a + h]);
+            uint64_t w;
+            if constexpr (CANON_IN && lv == 0 && E == 0) {
+                w = x[a + h];
+            } else {
+                w = hyb_tw<E>(x[a + h]);
+            }
+            const uint64_t u = x[a];
             if constexpr (hyb_negates<E>()) {
                 x[a] = lz_sub(u, w);
                 x[a + h] = lz_add(u, w);
@@ -190,14 +203,22 @@ __device__ __forceinline__ void hyb_ct_inv_lazy(uint64_t (&x)[F]) {
 // twiddled operand reduced to a canonical value, lazy outputs (for a
 // consumer that takes any operand: lz_mul, lz_canon). The twisted inverse
 // keeps the Gentleman-Sande form (its twist is merged into the twiddles).
-template <int F>
+// CANON_IN as for hyb_ct_lazy: canonical inputs, so the first level (h =
+// 1, every twiddle 1) skips lz_canon.
+template <int F, bool CANON_IN = false>
 __device__ __forceinline__ void hyb_gs_ct_lazy(uint64_t (&x)[F]) {
     hyb_for<hyb_lg<F>::v>([&](auto sc) {
         constexpr int h = 1 << decltype(sc)::value;
         hyb_for<F / 2>([&](auto bc) {
             constexpr int b = decltype(bc)::value, g = b / h, j = b % h, a = 2 * g * h + j;
             constexpr int E = (128 - (64 / h) * j) & 127;
-            const uint64_t u = x[a], w = hyb_tw<E>(x[a + h]);
+            uint64_t w;
+            if constexpr (CANON_IN && h == 1 && E == 0) {
+                w = x[a + h];
+            } else {
+                w = hyb_tw<E>(x[a + h]);
+            }
+            const uint64_t u = x[a];
             if constexpr (hyb_negates<E>()) {
                 x[a] = lz_sub(u, w);
                 x[a + h] = lz_add(u, w);

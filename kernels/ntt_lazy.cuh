@@ -43,17 +43,27 @@ LZ_FN uint64_t lz_addz(uint64_t s, uint32_t m) {
 
 // lz_add: u + w (mod p) as a lazy value; u any, w <= p.
 // s = u + w, c = carry; result s + c * eps, added as the 32-bit word
-// m = -c = c * eps (0 or 0xFFFFFFFF) zero-extended.
+// m = c * eps (0 or 0xFFFFFFFF) zero-extended. m is selected from the
+// carry (one SEL) rather than computed as 0 - c: from 0 - c ptxas made
+// SEL, IMAD.MOV, IMAD.IADD and a second IADD3 for the carry of s + m, seven
+// instructions in all where this is five (SASS of nvcc 11.8 and 13.0,
+// kernels/NOTES.md session 14).
 LZ_FN uint64_t lz_add(uint64_t u, uint64_t w) {
     uint64_t s;
-    uint32_t c;
+    uint32_t m;
 #ifdef __CUDA_ARCH__
-    asm("add.cc.u64 %0, %2, %3;\n\taddc.u32 %1, 0, 0;" : "=l"(s), "=r"(c) : "l"(u), "l"(w));
+    asm("{.reg .u32 c;\n\t"
+        ".reg .pred q;\n\t"
+        "add.cc.u64 %0, %2, %3;\n\t"
+        "addc.u32 c, 0, 0;\n\t"
+        "setp.ne.u32 q, c, 0;\n\t"
+        "selp.b32 %1, 0xFFFFFFFF, 0, q;}"
+        : "=l"(s), "=r"(m) : "l"(u), "l"(w));
 #else
     s = u + w;
-    c = s < u;
+    m = s < u ? 0xFFFFFFFFu : 0u;
 #endif
-    return lz_addz(s, 0u - c);
+    return lz_addz(s, m);
 }
 
 // lz_sub: u - w (mod p) as a lazy value; u any, w <= p. d = u - w,
@@ -97,8 +107,27 @@ LZ_FN uint64_t lz_fold_canon(uint64_t s, uint32_t c) {
     return lz_addz(s, 0u - k);
 }
 
-// lz_canon: any -> canonical (lz_fold_canon with c = 0).
-LZ_FN uint64_t lz_canon(uint64_t x) { return lz_fold_canon(x, 0); }
+// lz_canon: any -> canonical (lz_fold_canon with c = 0): t = x + eps,
+// and t if that carries (x >= p, t = x - p), else x. On the device a
+// select of the two: four ALU instructions (IADD3, IADD3.X, two SEL),
+// where lz_fold_canon's add of the zero-extended -k took four ALU and three
+// FMA-pipe ones (kernels/NOTES.md session 14).
+LZ_FN uint64_t lz_canon(uint64_t x) {
+#ifdef __CUDA_ARCH__
+    uint64_t r;
+    asm("{.reg .u64 t;\n\t"
+        ".reg .u32 k;\n\t"
+        ".reg .pred q;\n\t"
+        "add.cc.u64 t, %1, 0xFFFFFFFF;\n\t"
+        "addc.u32 k, 0, 0;\n\t"
+        "setp.ne.u32 q, k, 0;\n\t"
+        "selp.b64 %0, t, %1, q;}"
+        : "=l"(r) : "l"(x));
+    return r;
+#else
+    return lz_fold_canon(x, 0);
+#endif
+}
 
 // lz_addc: a + b mod p, canonical, for a, b <= p - 1 (canonical): s = a + b
 // with carry c; if c, s = a + b - 2^64 <= 2p - 2 - 2^64 = 2^64 - 2^33

@@ -445,6 +445,13 @@ __device__ __forceinline__ void bsf_extract_column(const uint32_t* col, uint32_t
 template <int F3>
 __device__ __forceinline__ uint32_t bsw_pad(uint32_t p) { return p + p / F3; }
 
+// The stages below address position q + F3 m (m a compile-time constant)
+// as bsw_pad(q) + (F3 + 1) m, and a table word at k + c as (table + c)[k]:
+// the same words, but ptxas, which cannot rule out the 32-bit wrap of q +
+// F3 m, otherwise recomputed every padded index and every 64-bit table
+// address (LOP3, LEA.HI, IMAD, IMAD.WIDE per word: 9% of stage 2's
+// instructions in the wide kernels, kernels/NOTES.md session 14).
+
 // bsw_fwd1_digits_to: stage 1 (twisted) of one column t of a digit row:
 // the digit at `shift` of word(i), the word at coefficient t + (N/F1) * i
 // (i < F1), through the F1-point transform and the twiddle tw(j) = T_1[t +
@@ -482,29 +489,32 @@ __device__ __forceinline__ void bsw_fwd1_digits(uint64_t* W, const uint32_t* p, 
                                                 uint32_t shift, uint32_t beta, bool small,
                                                 const uint64_t* __restrict__ tw1) {
     constexpr uint32_t N = F1 * F2 * F3, T1 = N / F1;
+    uint64_t* Wt = W + bsw_pad<F3>(t);  // T1 is a multiple of F3
+    const uint64_t* __restrict__ tw1t = tw1 + t;
     bsw_fwd1_digits_to<F1, F2, F3>([&](int i) { return bsf_word<N, ROT>(p, t + T1 * i, a, offset); },
-                                   [&](int j, uint64_t v) { W[bsw_pad<F3>(t + T1 * j)] = v; }, shift, beta, small,
-                                   [&](int j) { return __ldg(tw1 + T1 * j + t); }, [](int) { return true; });
+                                   [&](int j, uint64_t v) { Wt[(T1 + T1 / F3) * j] = v; }, shift, beta, small,
+                                   [&](int j) { return __ldg(tw1t + T1 * j); }, [](int) { return true; });
 }
 
 // bsw_fwd2_by: stage 2, transform t < F1 * F3 (block t / F3, column t %
-// F3), the twiddle T_2[i] read as tw(i). Its inputs are stage 1's lz_mul
-// products, canonical (hyb_ct_lazy's CANON_IN).
+// F3), the twiddle T_2[F3 j + c] of output j read as tw(c, j). Its inputs
+// are stage 1's lz_mul products, canonical (hyb_ct_lazy's CANON_IN).
 template <int F1, int F2, int F3, class Tw>
 __device__ __forceinline__ void bsw_fwd2_by(uint64_t* W, uint32_t t, Tw tw) {
     const uint32_t c = t % F3, base = (t / F3) * (F2 * F3) + c;
+    uint64_t* Wb = W + bsw_pad<F3>(base);
     uint64_t r[F2];
 #pragma unroll
-    for (int i = 0; i < F2; i++) r[i] = W[bsw_pad<F3>(base + F3 * i)];
+    for (int i = 0; i < F2; i++) r[i] = Wb[(F3 + 1) * i];
     hyb_ct_lazy<F2, false, 0, false, true>(r);
 #pragma unroll
-    for (int j = 0; j < F2; j++) W[bsw_pad<F3>(base + F3 * j)] = lz_mul(r[j], tw(F3 * j + c));
+    for (int j = 0; j < F2; j++) Wb[(F3 + 1) * j] = lz_mul(r[j], tw(c, j));
 }
 
 // bsw_fwd2: bsw_fwd2_by with T_2 in global memory.
 template <int F1, int F2, int F3>
 __device__ __forceinline__ void bsw_fwd2(uint64_t* W, uint32_t t, const uint64_t* __restrict__ tw2) {
-    bsw_fwd2_by<F1, F2, F3>(W, t, [&](uint32_t i) { return __ldg(tw2 + i); });
+    bsw_fwd2_by<F1, F2, F3>(W, t, [&](uint32_t c, int j) { return __ldg(tw2 + c + F3 * j); });
 }
 
 // bsw_fwd3: stage 3 on F3 consecutive positions, transform t < N / F3;
@@ -536,12 +546,14 @@ __device__ __forceinline__ void bsw_inv3(uint64_t* V, uint32_t t) {
 template <int F1, int F2, int F3>
 __device__ __forceinline__ void bsw_inv2(uint64_t* V, uint32_t t, const uint64_t* __restrict__ twInv2) {
     const uint32_t c = t % F3, base = (t / F3) * (F2 * F3) + c;
+    uint64_t* Vb = V + bsw_pad<F3>(base);
+    const uint64_t* __restrict__ twc = twInv2 + c;
     uint64_t r[F2];
 #pragma unroll
-    for (int j = 0; j < F2; j++) r[j] = lz_mul(V[bsw_pad<F3>(base + F3 * j)], __ldg(twInv2 + F3 * j + c));
+    for (int j = 0; j < F2; j++) r[j] = lz_mul(Vb[(F3 + 1) * j], __ldg(twc + F3 * j));
     hyb_gs_ct_lazy<F2, true>(r);  // canonical in: lz_mul
 #pragma unroll
-    for (int i = 0; i < F2; i++) V[bsw_pad<F3>(base + F3 * i)] = r[i];
+    for (int i = 0; i < F2; i++) Vb[(F3 + 1) * i] = r[i];
 }
 
 // bsw_inv1_add: the inverse of stage 1 (with T'_1's scaling), column t <
@@ -550,12 +562,15 @@ template <int F1, int F2, int F3>
 __device__ __forceinline__ void bsw_inv1_add(const uint64_t* V, uint32_t* p, uint32_t t,
                                              const uint64_t* __restrict__ twInv1) {
     constexpr uint32_t T1 = F2 * F3;
+    const uint64_t* Vt = V + bsw_pad<F3>(t);
+    const uint64_t* __restrict__ twt = twInv1 + t;
+    uint32_t* pt = p + t;
     uint64_t r[F1];
 #pragma unroll
-    for (int j = 0; j < F1; j++) r[j] = lz_mul(V[bsw_pad<F3>(t + T1 * j)], __ldg(twInv1 + T1 * j + t));
+    for (int j = 0; j < F1; j++) r[j] = lz_mul(Vt[(T1 + T1 / F3) * j], __ldg(twt + T1 * j));
     hyb_gs<F1, true>(r);  // canonical in (lz_mul), canonical out
 #pragma unroll
-    for (int i = 0; i < F1; i++) bsf_add_centered(p + t + T1 * i, r[i]);
+    for (int i = 0; i < F1; i++) bsf_add_centered(pt + T1 * i, r[i]);
 }
 
 #endif // GOLDFHE_BOOTSTRAP_STEP_CUH

@@ -147,8 +147,11 @@ __device__ __forceinline__ void hyb_ct_digits(const int32_t (&d)[F], uint64_t (&
         constexpr int a = decltype(ac)::value, h = F / 2;
         const int64_t u = d[a], v = (int64_t)((uint64_t)(int64_t)d[a + h] << 48);
         const int64_t y0 = u + v, y1 = u - v;
-        x[a] = (uint64_t)y0 + (GL_P & (uint64_t)(y0 >> 63));
-        x[a + h] = (uint64_t)y1 + (GL_P & (uint64_t)(y1 >> 63));
+        // y + p for y < 0 is (y mod 2^64) - eps, and eps is the 32-bit
+        // sign word of y zero-extended: one add chain after the sign, where
+        // adding p & sign took a LOP3 more (kernels/NOTES.md session 14).
+        x[a] = (uint64_t)y0 - (uint64_t)(uint32_t)(y0 >> 63);
+        x[a + h] = (uint64_t)y1 - (uint64_t)(uint32_t)(y1 >> 63);
     });
     hyb_ct_lazy<F, true, 1>(x);
 }

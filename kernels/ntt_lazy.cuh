@@ -318,19 +318,87 @@ LZ_FN uint64_t lz_acc_reduce(const lz_acc& s) {
     return lz_sub(lz_red_small(y0, z), yw);
 }
 
-// lz_mul: a * b mod p, canonical, a, b any: the one-product sum of
-// lz_mac, reduced (lz_acc_reduce): four 32 x 32 -> 64 products and the
-// reduction's one by eps. ptxas made seven wide multiplies (IMAD.WIDE,
-// IMAD.HI) of lz_red_small(hi, lo) - hh with hi = __umul64hi(a, b), lo = a
-// * b, one more than of this (nvcc 11.8's SASS). Those are quarter-rate
-// instructions of the FMA pipe on sm_90, the pipe that bounds the blind
-// rotation (kernels/NOTES.md, session 11): on an H100 the wide blind
-// rotation of TFHELib128 is 1.3-1.7% faster with this form.
+// lz_red128: (h * 2^64 + l) mod p, canonical, for any h, l. With h = h1
+// 2^32 + h0, 2^64 = eps and 2^96 = -1 (DESIGN.md section 3) the value is
+// l + h0 eps - h1 = l + t - eps for t = h0 eps + (eps - h1) = h0 eps + ~h1,
+// which one multiply-add forms and which is at most (2^32 - 1)^2 + 2^32 - 1
+// = 2^64 - 2^32: no wrap. Then s = l + t with carry c:
+//   c = 1: the value is s + 2^64 - eps = s (mod p), and s <= (2^64 - 1) +
+//     (2^64 - 2^32) - 2^64 = p - 2: canonical;
+//   c = 0: the value is s - eps; u = s - eps (mod 2^64) is canonical when
+//     it does not borrow (s - eps <= 2^64 - 1 - eps = p - 1), and on a
+//     borrow (s < eps) the answer s - eps + p is u - eps (mod 2^64), in
+//     [p - eps, p).
+// No comparison: a select of the subtrahend, two subtraction chains.
+LZ_FN uint64_t lz_red128(uint64_t h, uint64_t l) {
+    uint64_t r;
+#ifdef __CUDA_ARCH__
+    asm("{.reg .u32 h0, h1, c, m, s0, s1, b;\n\t"
+        ".reg .u64 t, s;\n\t"
+        ".reg .pred q;\n\t"
+        "mov.b64 {h0, h1}, %1;\n\t"
+        "not.b32 h1, h1;\n\t"
+        "mov.b64 t, {h1, 0};\n\t"
+        "mad.wide.u32 t, h0, 0xFFFFFFFF, t;\n\t"
+        "add.cc.u64 s, %2, t;\n\t"
+        "addc.u32 c, 0, 0;\n\t"
+        "setp.eq.u32 q, c, 0;\n\t"
+        "selp.b32 m, 0xFFFFFFFF, 0, q;\n\t"
+        "mov.b64 {s0, s1}, s;\n\t"
+        "sub.cc.u32 s0, s0, m;\n\t"
+        "subc.cc.u32 s1, s1, 0;\n\t"
+        "subc.u32 b, 0, 0;\n\t"
+        "sub.cc.u32 s0, s0, b;\n\t"
+        "subc.u32 s1, s1, 0;\n\t"
+        "mov.b64 %0, {s0, s1};}"
+        : "=l"(r) : "l"(h), "l"(l));
+#else
+    const uint64_t t = (uint64_t)(uint32_t)h * LZ_EPS + (uint64_t)(~(uint32_t)(h >> 32));
+    const uint64_t s = l + t;
+    const uint32_t m = s < l ? 0u : 0xFFFFFFFFu;  // eps unless the add carried
+    const uint64_t u = s - m;
+    const uint32_t b = s < m ? 0xFFFFFFFFu : 0u;  // -borrow
+    r = u - b;
+#endif
+    return r;
+}
+
+// lz_mul: a * b mod p, canonical, a, b any: the 128-bit product (four 32
+// x 32 -> 64 products; x0 y1 + x1 y0 is a 65-bit middle term) reduced by
+// lz_red128. It replaced lz_acc_reduce of a one-product lz_acc sum, whose
+// carry counters and lz_red_small + lz_sub cost about 16 ALU instructions
+// per product where this takes 10 (kernels/NOTES.md session 14): the
+// twiddle products are 40% of the wide kernels' stage-1 ALU work, and those
+// stages are bound by the ALU pipe. The wide multiplies are quarter-rate
+// instructions of the FMA pipe on sm_90, the pipe that bounds the
+// multiply-accumulate (kernels/NOTES.md, session 11).
 LZ_FN uint64_t lz_mul(uint64_t a, uint64_t b) {
-    lz_acc s;
-    lz_acc_zero(s);
-    lz_mac(s, a, b);
-    return lz_acc_reduce(s);
+#ifdef __CUDA_ARCH__
+    uint64_t h, l;
+    asm("{.reg .u32 x0, x1, y0, y1, l0, l1, h0, h1, m0, m1, mc;\n\t"
+        ".reg .u64 p;\n\t"
+        "mov.b64 {x0, x1}, %2;\n\t"
+        "mov.b64 {y0, y1}, %3;\n\t"
+        "mul.wide.u32 p, x0, y0;\n\t"
+        "mov.b64 {l0, l1}, p;\n\t"
+        "mul.wide.u32 p, x1, y1;\n\t"
+        "mov.b64 {h0, h1}, p;\n\t"
+        "mul.wide.u32 p, x0, y1;\n\t"
+        "mov.b64 {m0, m1}, p;\n\t"
+        "mad.lo.cc.u32 m0, x1, y0, m0;\n\t"
+        "madc.hi.cc.u32 m1, x1, y0, m1;\n\t"
+        "addc.u32 mc, 0, 0;\n\t"
+        "add.cc.u32 l1, l1, m0;\n\t"
+        "addc.cc.u32 h0, h0, m1;\n\t"
+        "addc.u32 h1, h1, mc;\n\t"
+        "mov.b64 %0, {h0, h1};\n\t"
+        "mov.b64 %1, {l0, l1};}"
+        : "=l"(h), "=l"(l) : "l"(a), "l"(b));
+    return lz_red128(h, l);
+#else
+    const unsigned __int128 p = (unsigned __int128)a * b;
+    return lz_red128((uint64_t)(p >> 64), (uint64_t)p);
+#endif
 }
 
 #endif // GOLDFHE_NTT_LAZY_CUH

@@ -48,6 +48,10 @@ static void check_pair(uint64_t u, uint64_t w) {
     // lz_mul: any operands, canonical product.
     const uint64_t pr = lz_mul(u, w);
     CHECK(pr < P && pr == modp((u128)u * w), "mul %016llx %016llx", X(u), X(w));
+    // lz_red128: any h, l (w as h: the extremes include h0 = 0 with h1 =
+    // 2^32 - 1, whose t is 0, so that a small l takes the borrow branch).
+    const uint64_t r128 = lz_red128(w, u);
+    CHECK(r128 < P && r128 == modp(((u128)w << 64) + u), "red128 %016llx %016llx", X(w), X(u));
     // lz_red_small: hi < 2^32, lo any.
     const uint32_t hi = (uint32_t)w;
     const uint64_t r = lz_red_small(hi, u);

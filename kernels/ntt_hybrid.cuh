@@ -105,7 +105,7 @@ __device__ __forceinline__ uint64_t hyb_tw(uint64_t v) {
 // lz_sub need only for a lazy one. Between the wide kernels' barriers the
 // forward and inverse stages are bound by the ALU pipe, and these
 // lz_canon were 5-7% of a stage's ALU instructions (kernels/NOTES.md
-// session 14: the wide kernel 2.2% faster on an H200).
+// session 14: the wide kernel about 2% faster on an H200).
 template <int F, bool TWISTED, int LV0 = 0, bool CONJ = false, bool CANON_IN = false>
 __device__ __forceinline__ void hyb_ct_lazy(uint64_t (&x)[F]) {
     static_assert(!(TWISTED && CONJ), "the conjugate network is the cyclic one's");

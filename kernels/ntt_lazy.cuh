@@ -46,7 +46,7 @@ LZ_FN uint64_t lz_addz(uint64_t s, uint32_t m) {
 // m = c * eps (0 or 0xFFFFFFFF) zero-extended. m is selected from the
 // carry (one SEL) rather than computed as 0 - c: from 0 - c ptxas made
 // SEL, IMAD.MOV, IMAD.IADD and a second IADD3 for the carry of s + m, seven
-// instructions in all where this is five (SASS of nvcc 11.8 and 13.0,
+// instructions in all where this is five (nvcc 11.8's SASS for sm_90,
 // kernels/NOTES.md session 14).
 LZ_FN uint64_t lz_add(uint64_t u, uint64_t w) {
     uint64_t s;
@@ -365,13 +365,14 @@ LZ_FN uint64_t lz_red128(uint64_t h, uint64_t l) {
 
 // lz_mul: a * b mod p, canonical, a, b any: the 128-bit product (four 32
 // x 32 -> 64 products; x0 y1 + x1 y0 is a 65-bit middle term) reduced by
-// lz_red128. It replaced lz_acc_reduce of a one-product lz_acc sum, whose
-// carry counters and lz_red_small + lz_sub cost about 16 ALU instructions
-// per product where this takes 10 (kernels/NOTES.md session 14): the
-// twiddle products are 40% of the wide kernels' stage-1 ALU work, and those
-// stages are bound by the ALU pipe. The wide multiplies are quarter-rate
-// instructions of the FMA pipe on sm_90, the pipe that bounds the
-// multiply-accumulate (kernels/NOTES.md, session 11).
+// lz_red128. It replaced lz_acc_reduce of a one-product lz_acc sum: in the
+// wide kernels' stages (nvcc 11.8's SASS) one ALU and three FMA-pipe
+// instructions fewer per product, and those stages are bound by the ALU
+// pipe, about 40% of whose work in stage 1 is the twiddle products
+// (kernels/NOTES.md session 14: the wide kernel 1.1% faster on an H200).
+// The wide multiplies are quarter-rate instructions of the FMA pipe on
+// sm_90, the pipe that bounds the multiply-accumulate (kernels/NOTES.md,
+// session 11).
 LZ_FN uint64_t lz_mul(uint64_t a, uint64_t b) {
 #ifdef __CUDA_ARCH__
     uint64_t h, l;

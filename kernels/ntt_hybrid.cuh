@@ -93,6 +93,28 @@ __device__ __forceinline__ uint64_t hyb_tw(uint64_t v) {
     }
 }
 
+// hyb_bfly: the lazy Cooley-Tukey butterfly (u, v) -> (u + c v, u - c v)
+// of twiddle c = psi_128^E: c v reduced to a canonical w (hyb_tw), then
+// lz_add / lz_sub, which take any u. RAW: v is known canonical, so for a
+// twiddle of 1 (E = 0) w is v itself, without lz_canon.
+template <int E, bool RAW>
+__device__ __forceinline__ void hyb_bfly(uint64_t& lo, uint64_t& hi) {
+    uint64_t w;
+    if constexpr (RAW && E == 0) {
+        w = hi;
+    } else {
+        w = hyb_tw<E>(hi);
+    }
+    const uint64_t u = lo;
+    if constexpr (hyb_negates<E>()) {
+        lo = lz_sub(u, w);
+        hi = lz_add(u, w);
+    } else {
+        lo = lz_add(u, w);
+        hi = lz_sub(u, w);
+    }
+}
+
 // hyb_ct_lazy: the network of hyb_ct without the final canonicalisation
 // (lazy outputs, for a consumer that takes any operand, such as lz_mul).
 // LV0 > 0 runs the levels LV0 .. log2(F) - 1 only (the caller did the
@@ -114,20 +136,7 @@ __device__ __forceinline__ void hyb_ct_lazy(uint64_t (&x)[F]) {
         hyb_for<F / 2>([&](auto bc) {
             constexpr int b = decltype(bc)::value, g = b / h, j = b % h, a = 2 * g * h + j;
             constexpr int E = CONJ ? (128 - hyb_exp<F, false>(lv, g)) & 127 : hyb_exp<F, TWISTED>(lv, g);
-            uint64_t w;
-            if constexpr (CANON_IN && lv == 0 && E == 0) {
-                w = x[a + h];
-            } else {
-                w = hyb_tw<E>(x[a + h]);
-            }
-            const uint64_t u = x[a];
-            if constexpr (hyb_negates<E>()) {
-                x[a] = lz_sub(u, w);
-                x[a + h] = lz_add(u, w);
-            } else {
-                x[a] = lz_add(u, w);
-                x[a + h] = lz_sub(u, w);
-            }
+            hyb_bfly<E, CANON_IN && lv == 0>(x[a], x[a + h]);
         });
     });
 }
@@ -215,20 +224,7 @@ __device__ __forceinline__ void hyb_gs_ct_lazy(uint64_t (&x)[F]) {
         hyb_for<F / 2>([&](auto bc) {
             constexpr int b = decltype(bc)::value, g = b / h, j = b % h, a = 2 * g * h + j;
             constexpr int E = (128 - (64 / h) * j) & 127;
-            uint64_t w;
-            if constexpr (CANON_IN && h == 1 && E == 0) {
-                w = x[a + h];
-            } else {
-                w = hyb_tw<E>(x[a + h]);
-            }
-            const uint64_t u = x[a];
-            if constexpr (hyb_negates<E>()) {
-                x[a] = lz_sub(u, w);
-                x[a + h] = lz_add(u, w);
-            } else {
-                x[a] = lz_add(u, w);
-                x[a + h] = lz_sub(u, w);
-            }
+            hyb_bfly<E, CANON_IN && h == 1>(x[a], x[a + h]);
         });
     });
 }

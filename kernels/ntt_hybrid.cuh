@@ -141,28 +141,62 @@ __device__ __forceinline__ void hyb_ct_lazy(uint64_t (&x)[F]) {
     });
 }
 
+// hyb_gl_of: the Goldilocks element an int64 y with |y| < 2^63 stands for,
+// y or y + p: y + p for y < 0 is (y mod 2^64) - eps, and eps is the 32-bit
+// sign word of y zero-extended, so one add chain after the sign (adding p
+// & sign took a LOP3 more: kernels/NOTES.md session 14).
+__device__ __forceinline__ uint64_t hyb_gl_of(int64_t y) {
+    return (uint64_t)y - (uint64_t)(uint32_t)(y >> 63);
+}
+
 // hyb_ct_digits: hyb_ct_lazy<F, true> of small signed integers d (|d| <=
 // 2^14: the gadget digits of the blind rotation for beta <= 15), the first
-// level in exact signed 64-bit arithmetic: that level's twiddle is
-// psi_2F^(F/2) = 2^48 for every F (hyb_exp(0, 0) = 32 in units of psi_128),
-// and |d_a +- 2^48 d_(a+F/2)| <= 2^62 + 2^14 < 2^63: no reduction, only the
-// map of a negative y to y + p (the Goldilocks element it stands for)
-// before the lazy levels. Same outputs (as residues) as hyb_ct_lazy<F, true>
-// of the digits mapped to Goldilocks elements.
+// two levels in exact signed 64-bit arithmetic. The first level's twiddle
+// is psi_2F^(F/2) = 2^48 for every F (hyb_exp(0, 0) = 32 in units of
+// psi_128): y = d_a +- 2^48 d_(a+F/2), |y| <= 2^62 + 2^14. The second's
+// are 2^24 and 2^72 (groups 0 and 1), and on such a y they stay small:
+// 2^24 (d + 2^48 e) = 2^24 d + 2^72 e and 2^72 (d - 2^48 e) = 2^72 d + 2^24
+// e (2^120 = -2^24), with 2^72 = 2^8 2^64 = 2^40 - 2^8 (DESIGN.md section
+// 3), so the twiddled operand w is an exact integer below 2^55, computed
+// from the digits themselves, and y +- w < 2^62 + 2^14 + 2^55 < 2^63: no
+// reduction, only the map of a negative result to the element it stands
+// for (hyb_gl_of) before the lazy levels. The second level so replaces F/2
+// lazy butterflies (a shift reduction, lz_add, lz_sub: about 15 ALU and 7
+// FMA-pipe instructions each) and half of the first level's outputs.
+// Same outputs (as residues) as hyb_ct_lazy<F, true> of the digits mapped
+// to Goldilocks elements (kernels/testdata/hybrid_model.cpp checks both).
 template <int F>
 __device__ __forceinline__ void hyb_ct_digits(const int32_t (&d)[F], uint64_t (&x)[F]) {
     static_assert(hyb_exp<F, true>(0, 0) == 32 && !hyb_negates<32>() && hyb_s<32>() == 48, "first twisted level is 2^48");
-    hyb_for<F / 2>([&](auto ac) {
-        constexpr int a = decltype(ac)::value, h = F / 2;
-        const int64_t u = d[a], v = (int64_t)((uint64_t)(int64_t)d[a + h] << 48);
-        const int64_t y0 = u + v, y1 = u - v;
-        // y + p for y < 0 is (y mod 2^64) - eps, and eps is the 32-bit
-        // sign word of y zero-extended: one add chain after the sign, where
-        // adding p & sign took a LOP3 more (kernels/NOTES.md session 14).
-        x[a] = (uint64_t)y0 - (uint64_t)(uint32_t)(y0 >> 63);
-        x[a + h] = (uint64_t)y1 - (uint64_t)(uint32_t)(y1 >> 63);
-    });
-    hyb_ct_lazy<F, true, 1>(x);
+    if constexpr (F >= 4) {
+        static_assert(hyb_exp<F, true>(1, 0) == 16 && !hyb_negates<16>() && hyb_s<16>() == 24 &&
+                          hyb_exp<F, true>(1, 1) == 48 && !hyb_negates<48>() && hyb_s<48>() == 72,
+                      "second twisted level is 2^24, 2^72");
+        constexpr int Q = F / 4;
+        // v 2^s for s < 64, and v 2^72 = v (2^40 - 2^8), exact for |v| <= 2^14.
+        auto sh = [](int64_t v, int s) { return (int64_t)((uint64_t)v << s); };
+        auto m72 = [&](int64_t v) { return sh(v, 40) - sh(v, 8); };
+        hyb_for<Q>([&](auto jc) {
+            constexpr int j = decltype(jc)::value;
+            const int64_t d0 = d[j], d1 = d[j + Q], d2 = d[j + 2 * Q], d3 = d[j + 3 * Q];
+            const int64_t u0 = d0 + sh(d2, 48), u1 = d0 - sh(d2, 48);  // level 0 at j and j + F/2
+            const int64_t w0 = sh(d1, 24) + m72(d3);                    // 2^24 (level 0 at j + F/4)
+            const int64_t w1 = m72(d1) + sh(d3, 24);                    // 2^72 (level 0 at j + 3F/4)
+            x[j] = hyb_gl_of(u0 + w0);
+            x[j + Q] = hyb_gl_of(u0 - w0);
+            x[j + 2 * Q] = hyb_gl_of(u1 + w1);
+            x[j + 3 * Q] = hyb_gl_of(u1 - w1);
+        });
+        hyb_ct_lazy<F, true, 2>(x);
+    } else {
+        hyb_for<F / 2>([&](auto ac) {
+            constexpr int a = decltype(ac)::value, h = F / 2;
+            const int64_t u = d[a], v = (int64_t)((uint64_t)(int64_t)d[a + h] << 48);
+            x[a] = hyb_gl_of(u + v);
+            x[a + h] = hyb_gl_of(u - v);
+        });
+        hyb_ct_lazy<F, true, 1>(x);
+    }
 }
 
 template <int F, bool TWISTED>

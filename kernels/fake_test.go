@@ -50,11 +50,7 @@ func fakeOccupancy(regs, static, threads, dynamic int) int {
 	}
 	warps := (threads + 31) / 32
 	perWarp := (max(regs, 1)*32 + 255) / 256 * 256
-	n := min(32, 64/warps, 65536/(perWarp*warps))
-	if sh := static + dynamic + 1<<10; sh > 0 {
-		n = min(n, fakeSharedPerSM/sh)
-	}
-	return n
+	return min(32, 64/warps, 65536/(perWarp*warps), fakeSharedPerSM/(static+dynamic+1<<10))
 }
 
 type fakeLaunch struct {

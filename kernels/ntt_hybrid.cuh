@@ -167,36 +167,27 @@ __device__ __forceinline__ uint64_t hyb_gl_of(int64_t y) {
 // to Goldilocks elements (kernels/testdata/hybrid_model.cpp checks both).
 template <int F>
 __device__ __forceinline__ void hyb_ct_digits(const int32_t (&d)[F], uint64_t (&x)[F]) {
+    static_assert(F >= 4, "two exact levels need F >= 4");
     static_assert(hyb_exp<F, true>(0, 0) == 32 && !hyb_negates<32>() && hyb_s<32>() == 48, "first twisted level is 2^48");
-    if constexpr (F >= 4) {
-        static_assert(hyb_exp<F, true>(1, 0) == 16 && !hyb_negates<16>() && hyb_s<16>() == 24 &&
-                          hyb_exp<F, true>(1, 1) == 48 && !hyb_negates<48>() && hyb_s<48>() == 72,
-                      "second twisted level is 2^24, 2^72");
-        constexpr int Q = F / 4;
-        // v 2^s for s < 64, and v 2^72 = v (2^40 - 2^8), exact for |v| <= 2^14.
-        auto sh = [](int64_t v, int s) { return (int64_t)((uint64_t)v << s); };
-        auto m72 = [&](int64_t v) { return sh(v, 40) - sh(v, 8); };
-        hyb_for<Q>([&](auto jc) {
-            constexpr int j = decltype(jc)::value;
-            const int64_t d0 = d[j], d1 = d[j + Q], d2 = d[j + 2 * Q], d3 = d[j + 3 * Q];
-            const int64_t u0 = d0 + sh(d2, 48), u1 = d0 - sh(d2, 48);  // level 0 at j and j + F/2
-            const int64_t w0 = sh(d1, 24) + m72(d3);                    // 2^24 (level 0 at j + F/4)
-            const int64_t w1 = m72(d1) + sh(d3, 24);                    // 2^72 (level 0 at j + 3F/4)
-            x[j] = hyb_gl_of(u0 + w0);
-            x[j + Q] = hyb_gl_of(u0 - w0);
-            x[j + 2 * Q] = hyb_gl_of(u1 + w1);
-            x[j + 3 * Q] = hyb_gl_of(u1 - w1);
-        });
-        hyb_ct_lazy<F, true, 2>(x);
-    } else {
-        hyb_for<F / 2>([&](auto ac) {
-            constexpr int a = decltype(ac)::value, h = F / 2;
-            const int64_t u = d[a], v = (int64_t)((uint64_t)(int64_t)d[a + h] << 48);
-            x[a] = hyb_gl_of(u + v);
-            x[a + h] = hyb_gl_of(u - v);
-        });
-        hyb_ct_lazy<F, true, 1>(x);
-    }
+    static_assert(hyb_exp<F, true>(1, 0) == 16 && !hyb_negates<16>() && hyb_s<16>() == 24 &&
+                      hyb_exp<F, true>(1, 1) == 48 && !hyb_negates<48>() && hyb_s<48>() == 72,
+                  "second twisted level is 2^24, 2^72");
+    constexpr int Q = F / 4;
+    // v 2^s for s < 64, and v 2^72 = v (2^40 - 2^8), exact for |v| <= 2^14.
+    auto sh = [](int64_t v, int s) { return (int64_t)((uint64_t)v << s); };
+    auto m72 = [&](int64_t v) { return sh(v, 40) - sh(v, 8); };
+    hyb_for<Q>([&](auto jc) {
+        constexpr int j = decltype(jc)::value;
+        const int64_t d0 = d[j], d1 = d[j + Q], d2 = d[j + 2 * Q], d3 = d[j + 3 * Q];
+        const int64_t u0 = d0 + sh(d2, 48), u1 = d0 - sh(d2, 48);  // level 0 at j and j + F/2
+        const int64_t w0 = sh(d1, 24) + m72(d3);                    // 2^24 (level 0 at j + F/4)
+        const int64_t w1 = m72(d1) + sh(d3, 24);                    // 2^72 (level 0 at j + 3F/4)
+        x[j] = hyb_gl_of(u0 + w0);
+        x[j + Q] = hyb_gl_of(u0 - w0);
+        x[j + 2 * Q] = hyb_gl_of(u1 + w1);
+        x[j + 3 * Q] = hyb_gl_of(u1 - w1);
+    });
+    hyb_ct_lazy<F, true, 2>(x);
 }
 
 template <int F, bool TWISTED>

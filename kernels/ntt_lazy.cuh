@@ -365,7 +365,10 @@ LZ_FN uint64_t lz_red128(uint64_t h, uint64_t l) {
 
 // lz_mul: a * b mod p, canonical, a, b any: the 128-bit product (four 32
 // x 32 -> 64 products; x0 y1 + x1 y0 is a 65-bit middle term) reduced by
-// lz_red128. It replaced lz_acc_reduce of a one-product lz_acc sum: in the
+// lz_red128. Unlike the rest of this file, the host branch does not repeat
+// the PTX's steps for the product (it multiplies in __int128); session 14's
+// review checked that chain against a step-by-step transcription with
+// explicit carry flags. It replaced lz_acc_reduce of a one-product lz_acc sum: in the
 // wide kernels' stages (nvcc 11.8's SASS) one ALU and three FMA-pipe
 // instructions fewer per product, and those stages are bound by the ALU
 // pipe, about 40% of whose work in stage 1 is the twiddle products

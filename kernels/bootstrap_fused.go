@@ -27,9 +27,9 @@ func (f FusedShape) kernelName() string {
 // threads is the block size of the kernel: one warp per TRGSW row.
 func (f FusedShape) threads() int { return 32 * (f.K + 1) * f.L }
 
-// wantsL1 is false: the fused kernels keep the largest carveout (not
+// l1Threads is 0: the fused kernels keep the largest carveout (not
 // measured with a smaller one).
-func (FusedShape) wantsL1() bool { return false }
+func (FusedShape) l1Threads() int { return 0 }
 
 // SharedBytes is the dynamic shared memory one block uses (bsf_shared):
 // (k+1)·l padded polynomials of F1·(F2+1) words and the 32-bit accumulator.
@@ -63,10 +63,17 @@ func newFusedKernel(f *Function, np int) *fusedKernel {
 }
 
 // prepareSharedKernel raises f's dynamic shared-memory limit to need bytes
-// and asks for a carveout: the largest, or with l1 the smallest that still
-// holds as many blocks as the largest (sharedCarveout), leaving the rest to
-// L1. ok is false when the device cannot give a block that much.
-func (b *BootstrapKernels) prepareSharedKernel(f *Function, need int, l1 bool) (ok bool, err error) {
+// and asks for a carveout: the largest, or for a kernel of l1Threads > 0
+// threads per block the smallest that still holds as many blocks as the
+// largest (sharedCarveout), leaving the rest to L1. How many that is, the
+// driver's occupancy at the largest carveout says: registers may allow
+// fewer blocks than shared memory does, and a carveout sized by shared
+// memory alone then takes L1 for blocks that never run (kernels/NOTES.md
+// session 15: a smaller psiPow table let three TFHELib128 t64 blocks'
+// shared memory fit where their registers hold two, which left them 28
+// KiB of L1 instead of 88). ok is false when the device cannot give a
+// block that much.
+func (b *BootstrapKernels) prepareSharedKernel(f *Function, need, l1Threads int) (ok bool, err error) {
 	if need > b.l.c.info.SharedPerBlockOptin {
 		return false, nil
 	}
@@ -75,15 +82,18 @@ func (b *BootstrapKernels) prepareSharedKernel(f *Function, need int, l1 bool) (
 			return false, err
 		}
 	}
-	pct := 100
-	if l1 {
-		a, err := f.Attributes()
-		if err != nil {
-			return false, err
-		}
-		pct = sharedCarveout(need, a.StaticSharedBytes, 1<<10, b.l.c.info.SharedPerSM)
+	if err := f.PreferSharedCarveout(100); err != nil || l1Threads <= 0 {
+		return err == nil, err
 	}
-	return true, f.PreferSharedCarveout(pct)
+	a, err := f.Attributes()
+	if err != nil {
+		return false, err
+	}
+	blocks, err := f.MaxActiveBlocksPerSM(l1Threads, need)
+	if err != nil {
+		return false, err
+	}
+	return true, f.PreferSharedCarveout(sharedCarveout(need, a.StaticSharedBytes, 1<<10, b.l.c.info.SharedPerSM, blocks))
 }
 
 // lookupFused finds the fused, wide and cluster kernels the library's
@@ -122,9 +132,10 @@ type oneLaunchShape interface {
 	comparable
 	kernelName() string
 	SharedBytes() int
-	// wantsL1: the smallest carveout that keeps the blocks per SM
-	// rather than the largest (prepareSharedKernel).
-	wantsL1() bool
+	// l1Threads: the block's threads, for a kernel that takes the
+	// smallest carveout that keeps its blocks per SM rather than the
+	// largest (prepareSharedKernel); 0 for the largest.
+	l1Threads() int
 }
 
 // lookupShapes binds the kernel of each shape that the fatbin has and
@@ -136,7 +147,7 @@ func lookupShapes[S oneLaunchShape](b *BootstrapKernels, shapes []S, np int) (ma
 		if err != nil {
 			continue
 		}
-		if ok, err := b.prepareSharedKernel(f, s.SharedBytes(), s.wantsL1()); err != nil {
+		if ok, err := b.prepareSharedKernel(f, s.SharedBytes(), s.l1Threads()); err != nil {
 			return nil, err
 		} else if ok {
 			out[s] = newFusedKernel(f, np)
@@ -377,6 +388,14 @@ func (w WideShape) Threads() int {
 // the largest: with every kernel on the smallest, one gate grouped by 3
 // took 0.892 ms twice against 0.878 and 0.883.
 func (w WideShape) wantsL1() bool { return w.Split == 0 && !w.Cluster }
+
+// l1Threads is the block's threads when the kernel wantsL1, else 0.
+func (w WideShape) l1Threads() int {
+	if w.wantsL1() {
+		return w.Threads()
+	}
+	return 0
+}
 
 // SharedBytes is the dynamic shared memory of one block (bsw_shared,
 // bsc_shared, bss_shared): the digit rows, the accumulator, and for G = 2,

@@ -521,24 +521,32 @@ func benchCounts(def []int) []int {
 // block).
 func TestSharedCarveout(t *testing.T) {
 	const perSM = 228 << 10
-	for _, c := range []struct{ need, static, want int }{
-		{76928, 0, 67},   // wide t64 grouped, TFHELib128: two blocks
-		{60416, 0, 79},   // wide t64 plain: three blocks
-		{225344, 0, 97},  // split _g3: one block
-		{0, 16512, 98},   // static psiPow only: 13 blocks
-		{300000, 0, 100}, // more than an SM: the largest
-		{0, 0, 100},      // nothing asked: the largest (the reserve alone)
+	for _, c := range []struct{ need, static, blocks, want int }{
+		{76928, 0, 0, 67},   // wide t64 grouped, TFHELib128: two blocks
+		{76928, 0, 2, 67},   // … which its registers allow too
+		{68672, 0, 0, 90},   // 8 KiB less (session 15's half psiPow table): three blocks
+		{68672, 0, 2, 60},   // … of which the registers allow two
+		{68672, 0, 5, 90},   // more than shared memory allows: three
+		{60416, 0, 0, 79},   // wide t64 plain: three blocks
+		{225344, 0, 0, 97},  // split _g3: one block
+		{0, 16512, 0, 98},   // static psiPow only: 13 blocks
+		{300000, 0, 0, 100}, // more than an SM: the largest
+		{0, 0, 0, 100},      // nothing asked: the largest (the reserve alone)
 	} {
-		got := sharedCarveout(c.need, c.static, 1<<10, perSM)
+		got := sharedCarveout(c.need, c.static, 1<<10, perSM, c.blocks)
 		if got != c.want {
-			t.Errorf("sharedCarveout(%d, %d): %d%%, want %d%%", c.need, c.static, got, c.want)
+			t.Errorf("sharedCarveout(%d, %d, %d blocks): %d%%, want %d%%", c.need, c.static, c.blocks, got, c.want)
 		}
 		per := c.need + c.static + 1<<10
-		if per <= perSM && got*perSM < (perSM/per)*per*100 {
-			t.Errorf("sharedCarveout(%d, %d) = %d%% holds fewer than %d blocks", c.need, c.static, got, perSM/per)
+		blocks := perSM / per
+		if c.blocks > 0 {
+			blocks = min(blocks, c.blocks)
+		}
+		if per <= perSM && got*perSM < blocks*per*100 {
+			t.Errorf("sharedCarveout(%d, %d, %d blocks) = %d%% holds fewer than %d blocks", c.need, c.static, c.blocks, got, blocks)
 		}
 	}
-	if got := sharedCarveout(1000, 0, 1024, 0); got != 100 {
+	if got := sharedCarveout(1000, 0, 1024, 0, 0); got != 100 {
 		t.Errorf("unknown shared memory per SM: %d%%, want 100", got)
 	}
 }
@@ -563,7 +571,7 @@ func TestWideCarveout(t *testing.T) {
 	for ws := range bk.wide {
 		want := 100
 		if ws.wantsL1() {
-			want = sharedCarveout(ws.SharedBytes(), 0, 1<<10, perSM)
+			want = sharedCarveout(ws.SharedBytes(), 0, 1<<10, perSM, fakeOccupancy(32, 0, ws.Threads(), ws.SharedBytes()))
 			if want < 100 {
 				seen++
 			}
@@ -578,6 +586,40 @@ func TestWideCarveout(t *testing.T) {
 	for fs := range bk.fused {
 		if got := carve[fs.kernelName()]; got != 100 {
 			t.Errorf("%s: carveout %d%%, want 100%%", fs.kernelName(), got)
+		}
+	}
+}
+
+// TestCarveoutRegisterLimited: a kernel whose registers hold fewer blocks
+// than its shared memory would gets the carveout for the blocks that run,
+// not for those its shared memory allows (the fake driver's occupancy
+// counts both).
+func TestCarveoutRegisterLimited(t *testing.T) {
+	g, l := newBootstrapFakeGPU(t)
+	bk, err := l.BootstrapKernels()
+	must(t, err)
+	perSM := l.Context().Device().SharedPerSM
+	ws := WideShape{F1: 8, F2: 8, F3: 16, K: 1, L: 3, T: 64, G: 2}
+	k := bk.wide[ws]
+	if k == nil {
+		t.Fatalf("no kernel for %+v", ws)
+	}
+	h, err := k.f.handle("test")
+	must(t, err)
+	const need = 68672 // three blocks per SM by shared memory
+	for _, c := range []struct{ regs, blocks int }{{32, 3}, {80, 2}, {168, 1}} {
+		g.mu.Lock()
+		g.attrs[h][funcNumRegs] = int32(c.regs)
+		g.mu.Unlock()
+		ok, err := bk.prepareSharedKernel(k.f, need, ws.Threads())
+		if err != nil || !ok {
+			t.Fatalf("%d registers: prepareSharedKernel: %v, %v", c.regs, ok, err)
+		}
+		g.mu.Lock()
+		got := g.attrs[h][funcPreferredCarveout]
+		g.mu.Unlock()
+		if want := sharedCarveout(need, 0, 1<<10, perSM, c.blocks); int(got) != want {
+			t.Errorf("%d registers (%d blocks per SM): carveout %d%%, want %d%%", c.regs, c.blocks, got, want)
 		}
 	}
 }

@@ -34,8 +34,8 @@ func (c combineShape) kernelName() string {
 // memory.
 func (combineShape) SharedBytes() int { return 0 }
 
-// wantsL1 is false: the combine kernel keeps the largest carveout.
-func (combineShape) wantsL1() bool { return false }
+// l1Threads is 0: the combine kernel keeps the largest carveout.
+func (combineShape) l1Threads() int { return 0 }
 
 // combineOf is the combine kernel a Pre split shape needs.
 func combineOf(ws WideShape) combineShape { return combineShape{ws.n(), ws.K, ws.L, ws.G} }

@@ -146,15 +146,19 @@ func (f *Function) PreferSharedCarveout(pct int) error {
 
 // sharedCarveout is the smallest carveout, in percent of perSM bytes, that
 // holds as many blocks of `need` dynamic (plus static) shared bytes as the
-// largest carveout does: the occupancy shared memory allows is unchanged,
-// and what is left stays L1 cache. The driver reserves reserve bytes per
-// block (1 KiB on sm_8x and sm_90). 100 when perSM is unknown.
-func sharedCarveout(need, static, reserve, perSM int) int {
+// largest carveout does, or as maxBlocks when that is fewer (the blocks
+// the registers and threads allow; 0 when unknown): the occupancy is
+// unchanged, and what is left stays L1 cache. The driver reserves reserve
+// bytes per block (1 KiB on sm_8x and sm_90). 100 when perSM is unknown.
+func sharedCarveout(need, static, reserve, perSM, maxBlocks int) int {
 	per := need + static + reserve
 	if perSM <= 0 || per <= 0 || per > perSM {
 		return 100
 	}
 	blocks := perSM / per
+	if maxBlocks > 0 {
+		blocks = min(blocks, maxBlocks)
+	}
 	return min(100, (blocks*per*100+perSM-1)/perSM)
 }
 

@@ -213,6 +213,14 @@ int main(int argc, char** argv) {
         memcpy(in.data(), p, in.size() * 4), p += in.size() * 4;
         memcpy(want.data(), p, want.size() * 4), p += want.size() * 4;
         const std::string name = kernel_name(h[0], h[1], h[2], k, l, T, cl, h[7]);
+        // A vector whose shared bytes differ from the source's (written by a
+        // Go tree whose SharedBytes and kernels disagree) is a failure, and
+        // running the kernel in too small an array would corrupt the heap.
+        if (const int want = kernel_shared(h[0], h[1], h[2], k, l, T, cl, h[7]); (int)shared != want) {
+            printf("%s: %u shared bytes (WideShape.SharedBytes), the source says %d\n", name.c_str(), shared, want);
+            failed++;
+            continue;
+        }
         const bool pre = cl == 3;
         // A Pre split kernel's key, for its combine kernel (poisoned past
         // its end too), and the K' buffer the combine kernel fills.
@@ -266,10 +274,6 @@ int main(int argc, char** argv) {
                     });
                 }
             }
-        }
-        if (const int want = kernel_shared(h[0], h[1], h[2], k, l, T, cl, h[7]); (int)shared != want) {
-            printf("%s: %u shared bytes (WideShape.SharedBytes), the source says %d\n", name.c_str(), shared, want);
-            failed++;
         }
         // A grid of two blocks (clusters), run one after the other: they do
         // not interact, and each takes samples s, s + 2, ...

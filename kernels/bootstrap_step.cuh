@@ -335,7 +335,9 @@ __device__ __forceinline__ void bsf_mac_group_by(uint64_t (&out)[NC], Row row, u
 // are faster (H200, TFHELib128, kernels/NOTES.md session 7: cluster
 // kernel 66 samples 3.78 -> 3.51 ms, wide t64 4,224 samples 130.8 ->
 // 129.5 ms); grouped by 3 the seven terms at once are much slower (wide
-// t64, 4,224 samples: 128 -> 225 ms), so there they keep their branches.
+// t64, 4,224 samples: 128 -> 225 ms), so there they keep their branches,
+// and so do the wide kernels' four columns of k = 3 grouped by 2
+// (bootstrap_fused.cuh, kernels/NOTES.md session 15).
 template <int N, int K1, int NC, int ROWS, int NT, bool SKIP = (NT == 7), class Row>
 __device__ __forceinline__ void bsf_mac_group_at(uint64_t (&out)[NC], Row row, uint32_t o,
                                                  const uint64_t* __restrict__ key, const uint32_t (&e)[NT],

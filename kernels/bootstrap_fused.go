@@ -82,8 +82,11 @@ func (b *BootstrapKernels) prepareSharedKernel(f *Function, need, l1Threads int)
 			return false, err
 		}
 	}
-	if err := f.PreferSharedCarveout(100); err != nil || l1Threads <= 0 {
-		return err == nil, err
+	if err := f.PreferSharedCarveout(100); err != nil {
+		return false, err
+	}
+	if l1Threads <= 0 {
+		return true, nil
 	}
 	a, err := f.Attributes()
 	if err != nil {

@@ -264,14 +264,19 @@ __device__ __forceinline__ void bsw_run(const uint32_t* __restrict__ in, const u
                     bs_step_exponents<G, LOGN>(e, ct, iter, n);
                 }
                 const uint64_t* psiPow = bsw_sm + ROWS * POLY + K1 * N / 2;
-                if constexpr (G == 3 && TP * 8 == N) {
-                    // The N/8-thread kernels (one block per SM, no other
-                    // block's work to hide a term's key loads): one
-                    // (position, column) unit per thread, the next term's
-                    // key loaded ahead (bsf_mac_group_pipe). The K1 units of
-                    // a position sit on neighbouring lanes of one warp, which
-                    // all read the position's rows before any of them writes
-                    // its column in place (the __syncwarp).
+                if constexpr (G == 3 && TP * 8 == N && K1 <= 2) {
+                    // The N/8-thread kernels of two columns (one block per
+                    // SM, no other block's work to hide a term's key loads):
+                    // one (position, column) unit per thread, the next
+                    // term's key loaded ahead (bsf_mac_group_pipe). The K1
+                    // units of a position sit on neighbouring lanes of one
+                    // warp, which all read the position's rows before any of
+                    // them writes its column in place (the __syncwarp). With
+                    // four columns (k = 3), each of a position's four units
+                    // reading its eight rows, the per-term branches below are
+                    // faster (H200, TFHErsDefault grouped by 3, engine: 132
+                    // gates 6.84 / 6.81 -> 5.47 / 5.52 ms, 66 gates 6.56 /
+                    // 6.55 -> 5.15 / 5.13; kernels/NOTES.md session 15).
                     for (uint32_t q = threadIdx.x; q < K1 * N; q += THREADS) {
                         const uint32_t pos = q / K1, c = q % K1, off = bsw_pad<F3>(pos);
                         const uint64_t v = bsf_mac_group_pipe<N, K1, ROWS, NT>(

@@ -11,8 +11,11 @@
 // levels, an odd kn, partial warps and blocks, several tiles per block and
 // chunks, its mma.sync m16n8k32 (s8 x u8) computed from the 32 lanes'
 // registers by the fragment layout of the PTX ISA (testdata/mma_model.h):
-//   awk '/^#define KS_TX/,/^#endif \/\/ GOLDFHE_BOOTSTRAP_CUH/' kernels/bootstrap.cuh | grep -v "^#endif // GOLDFHE" > /tmp/ks_kernel.inc
+//   awk '/^#define KS_TX/,/^#endif \/\/ GOLDFHE_BOOTSTRAP_CUH/' kernels/bootstrap.cuh | grep -v "^#endif // GOLDFHE" |
+//     sed 's/static __shared__/__shared__/' > /tmp/ks_kernel.inc
 //   g++ -O1 -std=c++20 -pthread -I/tmp -o /tmp/keyswitch_model kernels/testdata/keyswitch_model.cpp && /tmp/keyswitch_model
+// (__shared__ is `static` here, so the sed keeps the tiled kernel's
+// `static __shared__` digit table from reading `static static`.)
 // It checks the kernel's indexing and reduction, not nvcc or the GPU.
 #include <algorithm>
 #include <barrier>

@@ -285,22 +285,14 @@ __device__ __forceinline__ void bsw_run(const uint32_t* __restrict__ in, const u
                         S[c * POLY + off] = v;
                     }
                 } else {
-                    // Grouped by 2 the three terms run without branches
-                    // for two columns (TFHELib128, CuFHE80: bsf_mac_group_at)
-                    // but with a branch per term for four (TFHErsDefault,
-                    // k = 3), like grouped by 3: branch-free, ptxas spread
-                    // the 96 key loads of a position through its products,
-                    // each shortly before its use, and the kernel waited on
-                    // them (H200, ncu, t32_g2 at 1,056 samples: 80.7 ms, 81%
-                    // of B's stall samples on the long scoreboard); with the
-                    // branches each term's 32 loads go out together
-                    // (kernels/NOTES.md session 15: engine at 16,384 gates
-                    // 11,400 -> 24,100 gates/s).
-                    constexpr bool SKIP = NT == 7 || K1 > 2;
+                    // bsf_mac_group_at picks the terms' branches
+                    // (bsf_branch_free): none grouped by 2 on two columns
+                    // (TFHELib128, CuFHE80), one per term grouped by 3 and
+                    // on k = 3's four columns (TFHErsDefault).
                     for (uint32_t pos = threadIdx.x; pos < N; pos += THREADS) {
                         const uint32_t off = bsw_pad<F3>(pos);
                         uint64_t out[K1];
-                        bsf_mac_group_at<N, K1, K1, ROWS, NT, SKIP>(
+                        bsf_mac_group_at<N, K1, K1, ROWS, NT>(
                             out, [&](int r) { return S + r * POLY; }, off, key, e, psiPow, pos);
 #pragma unroll
                         for (int c = 0; c < K1; c++) S[c * POLY + off] = out[c];

@@ -82,8 +82,7 @@ __device__ __forceinline__ uint32_t bsf_word(const uint32_t* p, uint32_t j, uint
 // bsf_digit_of: the gadget digit at `shift` of the word w, as a
 // Goldilocks element (goldfhe_bs_rotate_decompose).
 __device__ __forceinline__ uint64_t bsf_digit_of(uint32_t w, uint32_t shift, uint64_t mask, int64_t half) {
-    const int64_t v = (int64_t)(((uint64_t)w >> shift) & mask) - half;
-    return (uint64_t)v + (GL_P & (uint64_t)(v >> 63));
+    return hyb_gl_of((int64_t)(((uint64_t)w >> shift) & mask) - half);
 }
 
 // bsf_digit: bsf_digit_of the word bsf_word.
@@ -328,17 +327,26 @@ __device__ __forceinline__ void bsf_mac_group_by(uint64_t (&out)[NC], Row row, u
     for (int c = 0; c < NC; c++) out[c] = lz_acc_reduce(total[c]);
 }
 
+// bsf_branch_free: whether a grouped step's NT terms run without branches
+// (bsf_mac_group_by's SKIP false), which pays only while a position's key
+// loads for all terms, NT * ROWS * NC, stay few enough for ptxas to issue
+// them ahead of their products. Grouped by 2 on two columns (36 loads) the
+// branch-free terms are faster (H200, TFHELib128, kernels/NOTES.md
+// session 7: cluster kernel 66 samples 3.78 -> 3.51 ms, wide t64 4,224
+// samples 130.8 -> 129.5 ms). Grouped by 3 the seven terms at once are
+// much slower (wide t64, 4,224 samples: 128 -> 225 ms), and so are
+// k = 3's four columns grouped by 2 (96 loads: wide t32 at 1,056 samples
+// 80.7 against 37.1 ms with branches, kernels/NOTES.md session 15): ptxas
+// then places most loads just before their products.
+__host__ __device__ constexpr bool bsf_branch_free(int nt, int rows, int nc) {
+    return nt == 3 && nt * rows * nc <= 36;
+}
+
 // bsf_mac_group_at: bsf_mac_group_by with key[u][r][c] at key + ((u * ROWS
 // + r) * K1 + c) * N + pos in global memory. With SKIP false a term of e_u
 // = 0 reads term 0's key (which every group has) instead of its own, which
-// a last group may lack. Grouped by 2 the three terms without branches
-// are faster (H200, TFHELib128, kernels/NOTES.md session 7: cluster
-// kernel 66 samples 3.78 -> 3.51 ms, wide t64 4,224 samples 130.8 ->
-// 129.5 ms); grouped by 3 the seven terms at once are much slower (wide
-// t64, 4,224 samples: 128 -> 225 ms), so there they keep their branches,
-// and so do the wide kernels' four columns of k = 3 grouped by 2
-// (bootstrap_fused.cuh, kernels/NOTES.md session 15).
-template <int N, int K1, int NC, int ROWS, int NT, bool SKIP = (NT == 7), class Row>
+// a last group may lack. SKIP's default is bsf_branch_free's answer.
+template <int N, int K1, int NC, int ROWS, int NT, bool SKIP = !bsf_branch_free(NT, ROWS, NC), class Row>
 __device__ __forceinline__ void bsf_mac_group_at(uint64_t (&out)[NC], Row row, uint32_t o,
                                                  const uint64_t* __restrict__ key, const uint32_t (&e)[NT],
                                                  const uint64_t* P, uint32_t pos) {

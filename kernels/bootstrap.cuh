@@ -24,6 +24,7 @@
 //   goldfhe_bs_keyswitch         table-driven key switching (tfhe keySwitch)
 //   goldfhe_bs_keyswitch_s16_b*  the same, samples tiled (basebit 2 and 3)
 //   goldfhe_bs_keyswitch_mma_b2  the same on the tensor cores (basebit 2, t <= 8)
+//   goldfhe_bs_keyswitch_mma_b3  the same on the tensor cores (basebit 3)
 //
 // Layouts (all arrays of one batch of `count` ciphertexts, ciphertext after
 // ciphertext, 32-bit torus values as uint32_t):
@@ -469,6 +470,64 @@ __device__ __forceinline__ uint2 bs_ksm_coeffs(uint32_t f8) {
     return c;
 }
 
+// bs_ksm_products: one k-step of a warp's tile, C += A B for the KSM_Q
+// quads' n-tiles: words[Q] are the eight table words of this lane's B
+// column 8 Q + g, k-slots 4 q + e from words[Q][e] and 16 + 4 q + e from
+// words[Q][4 + e] (e < 4), and n-tile b of quad Q takes byte b of each
+// (a byte transpose of the eight words: 8 PRMT per four words).
+__device__ __forceinline__ void bs_ksm_products(int32_t (&acc)[KSM_Q][4][4], const uint32_t (&a)[4],
+                                                const uint32_t (&words)[KSM_Q][8]) {
+#pragma unroll
+    for (int Q = 0; Q < KSM_Q; Q++) {
+        const uint32_t* r1 = words[Q];
+        const uint32_t* r2 = words[Q] + 4;
+        // Byte b of the four words, word e in byte e.
+        const uint32_t x0 = __byte_perm(r1[0], r1[1], 0x5140), x1 = __byte_perm(r1[0], r1[1], 0x7362);
+        const uint32_t x2 = __byte_perm(r1[2], r1[3], 0x5140), x3 = __byte_perm(r1[2], r1[3], 0x7362);
+        const uint32_t y0 = __byte_perm(r2[0], r2[1], 0x5140), y1 = __byte_perm(r2[0], r2[1], 0x7362);
+        const uint32_t y2 = __byte_perm(r2[2], r2[3], 0x5140), y3 = __byte_perm(r2[2], r2[3], 0x7362);
+        bs_mma_s8u8(acc[Q][0], a, __byte_perm(x0, x2, 0x5410), __byte_perm(y0, y2, 0x5410));
+        bs_mma_s8u8(acc[Q][1], a, __byte_perm(x0, x2, 0x7632), __byte_perm(y0, y2, 0x7632));
+        bs_mma_s8u8(acc[Q][2], a, __byte_perm(x1, x3, 0x5410), __byte_perm(y1, y3, 0x5410));
+        bs_mma_s8u8(acc[Q][3], a, __byte_perm(x1, x3, 0x7632), __byte_perm(y1, y3, 0x7632));
+    }
+}
+
+// bs_ksm_store: the warp's tile of outputs, samples sl (C rows g) and sh
+// (g + 8) of this lane, out[m] = body + sum_b C[(m, b)] << 8 b: C[g][2q +
+// c] and C[g + 8][2q + c] of each n-tile are words 8 Q + 2 q + c.
+__device__ __forceinline__ void bs_ksm_store(uint32_t* __restrict__ out, const uint32_t* __restrict__ in,
+                                             const int32_t (&acc)[KSM_Q][4][4], uint32_t sl, uint32_t sh,
+                                             uint32_t q, uint32_t n, uint32_t kn, uint32_t count) {
+    const uint64_t w = (uint64_t)n + 1, stride = (uint64_t)kn + 1;
+#pragma unroll
+    for (int Q = 0; Q < KSM_Q; Q++) {
+#pragma unroll
+        for (int r = 0; r < 4; r++) {
+            const uint32_t s = r < 2 ? sl : sh;
+            const uint32_t m = blockIdx.x * (8 * KSM_Q) + 8 * Q + 2 * q + (r & 1);
+            if (s >= count || m > n) continue;
+            uint32_t v = (uint32_t)acc[Q][0][r] + ((uint32_t)acc[Q][1][r] << 8) + ((uint32_t)acc[Q][2][r] << 16) +
+                         ((uint32_t)acc[Q][3][r] << 24);
+            if (m == n && blockIdx.z == 0) v += in[s * stride + kn];
+            if (gridDim.z == 1) {
+                out[s * w + m] = v;
+            } else {
+                atomicAdd(out + s * w + m, v);
+            }
+        }
+    }
+}
+
+__device__ __forceinline__ void bs_ksm_zero(int32_t (&acc)[KSM_Q][4][4]) {
+#pragma unroll
+    for (int Q = 0; Q < KSM_Q; Q++)
+#pragma unroll
+        for (int b = 0; b < 4; b++)
+#pragma unroll
+            for (int r = 0; r < 4; r++) acc[Q][b][r] = 0;
+}
+
 extern "C" __global__ void __launch_bounds__(KSM_WARPS * 32, 2)
     goldfhe_bs_keyswitch_mma_b2(uint32_t* __restrict__ out, const uint32_t* __restrict__ in,
                                 const uint32_t* __restrict__ table, uint32_t n, uint32_t kn, uint32_t t,
@@ -499,12 +558,7 @@ extern "C" __global__ void __launch_bounds__(KSM_WARPS * 32, 2)
     for (uint32_t s0 = blockIdx.y * (16 * KSM_WARPS) + 16 * wp; s0 < count; s0 += gridDim.y * (16 * KSM_WARPS)) {
         const uint32_t sl = s0 + g, sh = sl + 8;
         int32_t acc[KSM_Q][4][4];
-#pragma unroll
-        for (int Q = 0; Q < KSM_Q; Q++)
-#pragma unroll
-            for (int b = 0; b < 4; b++)
-#pragma unroll
-                for (int r = 0; r < 4; r++) acc[Q][b][r] = 0;
+        bs_ksm_zero(acc);
         for (uint32_t u = blockIdx.z; u < pairs; u += gridDim.z) {
             const uint32_t i = 2 * u + q / 2;
             const bool iv = i < kn;
@@ -519,7 +573,8 @@ extern "C" __global__ void __launch_bounds__(KSM_WARPS * 32, 2)
             }
             const uint32_t* base = table + (uint64_t)(iv ? i : kn - 1) * perI;
             // Every quad's words first, then the products: the 32 loads in
-            // flight together rather than a quad's eight at a time.
+            // flight together rather than a quad's eight at a time. Word e
+            // is row 1 of level e, word 4 + e its row 2.
             uint32_t words[KSM_Q][8];
 #pragma unroll
             for (int Q = 0; Q < KSM_Q; Q++) {
@@ -529,39 +584,68 @@ extern "C" __global__ void __launch_bounds__(KSM_WARPS * 32, 2)
                     words[Q][4 + e] = __ldg(base + lvl[e] + w + word[Q]);
                 }
             }
+            bs_ksm_products(acc, a, words);
+        }
+        bs_ksm_store(out, in, acc, sl, sh, q, n, kn, count);
+    }
+}
+
+// goldfhe_bs_keyswitch_mma_b3: the tensor-core sum for basebit 3 and any
+// t (t * 3 <= 32). A digit d = raw - 4 in [-4, 3] selects one of four rows
+// (bs_keyswitch_tiled), so A's coefficient of row h is +1 for d = -(h + 1),
+// -1 for d = h + 1 and 0 otherwise (bs_ksm_coeffs3), and a k-step of 32 is
+// eight (input coordinate, level) pairs times four rows. The pairs are
+// numbered f = i t + (j - 1), the table's own row order (row h of pair f
+// is table row 4 f + h), so k-step u takes pairs 8 u .. 8 u + 7 with no
+// padding inside a coordinate: lane (g, q) holds pairs 8 u + 2 q (A's and
+// B's first k-half, rows 0..3 in bytes 0..3) and 8 u + 2 q + 1 (second
+// k-half), i.e. eight consecutive table rows, and a last k-step's pairs
+// past kn t have coefficient 0 and read the last pair's rows. The tile,
+// grid and chunks are goldfhe_bs_keyswitch_mma_b2's, with k-steps in place
+// of coordinate pairs; |C| <= kn t 255 < 2^31 for kn t < 2^23.
+__device__ __forceinline__ uint32_t bs_ksm_coeffs3(uint32_t raw) {
+    return raw < 4 ? 1u << (8 * (3 - raw)) : raw == 4 ? 0u : 0xFFu << (8 * (raw - 5));
+}
+
+extern "C" __global__ void __launch_bounds__(KSM_WARPS * 32, 2)
+    goldfhe_bs_keyswitch_mma_b3(uint32_t* __restrict__ out, const uint32_t* __restrict__ in,
+                                const uint32_t* __restrict__ table, uint32_t n, uint32_t kn, uint32_t t,
+                                uint32_t offset, uint32_t count) {
+    const uint32_t lane = threadIdx.x % 32, wp = threadIdx.x / 32, g = lane / 4, q = lane % 4;
+    const uint64_t w = (uint64_t)n + 1, stride = (uint64_t)kn + 1;
+    const uint32_t pairs = kn * t, steps = (pairs + 7) / 8;
+    uint32_t word[KSM_Q];  // this lane's B column, clamped to a valid word
+#pragma unroll
+    for (int Q = 0; Q < KSM_Q; Q++) word[Q] = min(blockIdx.x * (8 * KSM_Q) + 8 * Q + g, n);
+    for (uint32_t s0 = blockIdx.y * (16 * KSM_WARPS) + 16 * wp; s0 < count; s0 += gridDim.y * (16 * KSM_WARPS)) {
+        const uint32_t sl = s0 + g, sh = sl + 8;
+        int32_t acc[KSM_Q][4][4];
+        bs_ksm_zero(acc);
+        for (uint32_t u = blockIdx.z; u < steps; u += gridDim.z) {
+            uint32_t a[4] = {0, 0, 0, 0};
+#pragma unroll
+            for (int c = 0; c < 2; c++) {
+                const uint32_t f = 8 * u + 2 * q + c;
+                if (f >= pairs) break;
+                const uint32_t i = f / t, sft = 32 - 3 * (f - i * t + 1);
+                if (sl < count) a[2 * c] = bs_ksm_coeffs3(((in[sl * stride + i] + offset) >> sft) & 7);
+                if (sh < count) a[2 * c + 1] = bs_ksm_coeffs3(((in[sh * stride + i] + offset) >> sft) & 7);
+            }
+            // Table rows 4 f .. 4 f + 7 of f = 8 u + 2 q, each clamped to
+            // the last row (times 0).
+            const uint32_t r0 = 4 * (8 * u + 2 * q), last = 4 * pairs - 1;
+            const uint32_t* rows[8];
+#pragma unroll
+            for (int e = 0; e < 8; e++) rows[e] = table + (uint64_t)min(r0 + e, last) * w;
+            uint32_t words[KSM_Q][8];
 #pragma unroll
             for (int Q = 0; Q < KSM_Q; Q++) {
-                const uint32_t* r1 = words[Q];
-                const uint32_t* r2 = words[Q] + 4;
-                // Byte b of the four levels' words, level e in byte e.
-                const uint32_t x0 = __byte_perm(r1[0], r1[1], 0x5140), x1 = __byte_perm(r1[0], r1[1], 0x7362);
-                const uint32_t x2 = __byte_perm(r1[2], r1[3], 0x5140), x3 = __byte_perm(r1[2], r1[3], 0x7362);
-                const uint32_t y0 = __byte_perm(r2[0], r2[1], 0x5140), y1 = __byte_perm(r2[0], r2[1], 0x7362);
-                const uint32_t y2 = __byte_perm(r2[2], r2[3], 0x5140), y3 = __byte_perm(r2[2], r2[3], 0x7362);
-                bs_mma_s8u8(acc[Q][0], a, __byte_perm(x0, x2, 0x5410), __byte_perm(y0, y2, 0x5410));
-                bs_mma_s8u8(acc[Q][1], a, __byte_perm(x0, x2, 0x7632), __byte_perm(y0, y2, 0x7632));
-                bs_mma_s8u8(acc[Q][2], a, __byte_perm(x1, x3, 0x5410), __byte_perm(y1, y3, 0x5410));
-                bs_mma_s8u8(acc[Q][3], a, __byte_perm(x1, x3, 0x7632), __byte_perm(y1, y3, 0x7632));
-            }
-        }
-        // C[g][2q + c] and C[g + 8][2q + c] of each n-tile: words 8Q + 2q + c.
 #pragma unroll
-        for (int Q = 0; Q < KSM_Q; Q++) {
-#pragma unroll
-            for (int r = 0; r < 4; r++) {
-                const uint32_t s = r < 2 ? sl : sh;
-                const uint32_t m = blockIdx.x * (8 * KSM_Q) + 8 * Q + 2 * q + (r & 1);
-                if (s >= count || m > n) continue;
-                uint32_t v = (uint32_t)acc[Q][0][r] + ((uint32_t)acc[Q][1][r] << 8) + ((uint32_t)acc[Q][2][r] << 16) +
-                             ((uint32_t)acc[Q][3][r] << 24);
-                if (m == n && blockIdx.z == 0) v += in[s * stride + kn];
-                if (gridDim.z == 1) {
-                    out[s * w + m] = v;
-                } else {
-                    atomicAdd(out + s * w + m, v);
-                }
+                for (int e = 0; e < 8; e++) words[Q][e] = __ldg(rows[e] + word[Q]);
             }
+            bs_ksm_products(acc, a, words);
         }
+        bs_ksm_store(out, in, acc, sl, sh, q, n, kn, count);
     }
 }
 

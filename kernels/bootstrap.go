@@ -104,9 +104,10 @@ type BootstrapKernels struct {
 	// keyswT are the tiled key-switching kernels goldfhe_bs_keyswitch_s16_b<BB>
 	// for basebit 2 and 3.
 	keyswT [2]bsKernel
-	// keyswM is goldfhe_bs_keyswitch_mma_b2, the tensor-core key switching
-	// of basebit 2 and t ≤ 8 (f nil in a fatbin built before it).
-	keyswM bsKernel
+	// keyswM are the tensor-core key-switching kernels
+	// goldfhe_bs_keyswitch_mma_b<BB>, basebit 2 (t ≤ 8) and 3 (any t), each
+	// f nil in a fatbin built before it (ksMMANames).
+	keyswM [2]bsKernel
 	fused  map[FusedShape]*fusedKernel // bootstrap_fused.cuh, read-only after lookup
 	wide   map[WideShape]*fusedKernel
 	// combine are the combine kernels of the Pre split kernels in wide;
@@ -184,9 +185,11 @@ func (l *Library) BootstrapKernels() (*BootstrapKernels, error) {
 	for i := range b.keyswT {
 		b.keyswT[i].bind(3, 5, false) // out, in, table; n, kn, t, offset, count
 	}
-	if f, err := l.m.Function(ksMMAName); err == nil {
-		b.keyswM.f = f
-		b.keyswM.bind(3, 5, false) // out, in, table; n, kn, t, offset, count
+	for i, name := range ksMMANames {
+		if f, err := l.m.Function(name); err == nil {
+			b.keyswM[i].f = f
+			b.keyswM[i].bind(3, 5, false) // out, in, table; n, kn, t, offset, count
+		}
 	}
 	if err := b.lookupFused(); err != nil {
 		return nil, err
@@ -198,15 +201,25 @@ func (l *Library) BootstrapKernels() (*BootstrapKernels, error) {
 func (b *BootstrapKernels) Functions() []*Function {
 	fs := []*Function{b.init.f, b.rotdec.f, b.mac.f, b.add.f, b.extract.f, b.keysw.f,
 		b.keyswT[0].f, b.keyswT[1].f}
-	if b.keyswM.f != nil {
-		fs = append(fs, b.keyswM.f)
+	for i := range b.keyswM {
+		if f := b.keyswM[i].f; f != nil {
+			fs = append(fs, f)
+		}
 	}
 	return fs
 }
 
-// ksMMAName is the tensor-core key-switching kernel (bootstrap.cuh),
-// optional: a fatbin built before it has the other three.
-const ksMMAName = "goldfhe_bs_keyswitch_mma_b2"
+// ksMMANames are the tensor-core key-switching kernels of basebit 2 and 3
+// (bootstrap.cuh), optional: a fatbin built before one lacks it, and
+// KeySwitch then takes another kernel.
+var ksMMANames = [2]string{"goldfhe_bs_keyswitch_mma_b2", "goldfhe_bs_keyswitch_mma_b3"}
+
+// ksMMATakes is whether a tensor-core kernel exists for the key shape:
+// basebit 2 with t ≤ 8 (four levels a lane, two lanes a coordinate), or
+// basebit 3 with kn·t below 2^23 (its 32-bit byte sums stay below 2^31).
+func ksMMATakes(basebit, t, kn int) bool {
+	return (basebit == 2 && t <= 8) || (basebit == 3 && kn*t < 1<<23)
+}
 
 // bsThreads is the block size of the flat bootstrapping kernels; key
 // switching runs blocks of ksTX threads of ksCPT output coordinates each ×
@@ -468,8 +481,8 @@ func (b *BootstrapKernels) KeySwitch(s *Stream, sh BootstrapShape, out, in, tabl
 	}
 	sms := l.c.info.SMs
 	st := ksTileFor(count, sms, sh.KSBaseLog)
-	if st == ksMMA && (b.keyswM.f == nil || sh.KSBaseLog != 2 || sh.KSLevels > 8) {
-		st = ksTileCUDA(count, sh.KSBaseLog) // a fatbin without the kernel, or a shape it does not take
+	if st == ksMMA && (!ksMMATakes(sh.KSBaseLog, sh.KSLevels, kn) || b.keyswM[sh.KSBaseLog-2].f == nil) {
+		st = ksTileCUDA(count, sh.KSBaseLog) // a shape no kernel takes, or a fatbin without the kernel
 	}
 	// The kernel, its arguments after the pointers, its grid and block, and
 	// its chunk policy (grid.z).
@@ -482,8 +495,16 @@ func (b *BootstrapKernels) KeySwitch(s *Stream, sh BootstrapShape, out, in, tabl
 	u := [9]uint32{uint32(n), uint32(kn), uint32(sh.KSLevels), sh.KSOffset, uint32(count)}
 	switch {
 	case st == ksMMA:
-		k, block, chunks = &b.keyswM, dim3{ksmWarps * 32, 1, 1}, ksMMAChunksFor
+		k, block = &b.keyswM[sh.KSBaseLog-2], dim3{ksmWarps * 32, 1, 1}
 		grid = dim3{uint32((n + ksmWords) / ksmWords), uint32(min((count+ksmSamples-1)/ksmSamples, maxGridY)), 1}
+		// The chunks split the k-steps: basebit 2's (kn+1)/2 coordinate
+		// pairs, basebit 3's kn·t/8 (coordinate, level) octets; the policy
+		// counts in coordinates of basebit 2 (two per k-step).
+		steps := 2 * ((kn*sh.KSLevels + 7) / 8)
+		if sh.KSBaseLog == 2 {
+			steps = kn
+		}
+		chunks = func(blocks, _, sms int) int { return ksMMAChunksFor(blocks, steps, sms) }
 	case st != 0:
 		k, block, chunks = &b.keyswT[sh.KSBaseLog-2], dim3{kstW * 32, 1, 1}, ksTiledChunksFor
 		grid = dim3{uint32((n + kstW*32) / (kstW * 32)), uint32(min((count+st-1)/st, maxGridY)), 1}
@@ -526,7 +547,7 @@ func (b *BootstrapKernels) KeySwitch(s *Stream, sh BootstrapShape, out, in, tabl
 // / 2.38 / 0.90, 132: 2.47 / 2.49 / 1.19, 66: 2.65 / 2.78 / 1.53, 16: 10.3
 // / 5.3 / 6.1, one: 23.6 / 78 / 84 (kernels/NOTES.md, session 12).
 func ksTile(count, sms, basebit int) int {
-	if basebit == 2 && count >= ksMMAMin {
+	if (basebit == 2 || basebit == 3) && count >= ksMMAMin {
 		return ksMMA
 	}
 	return ksTileCUDA(count, basebit)
@@ -546,9 +567,9 @@ func ksTileCUDA(count, basebit int) int {
 
 // The key-switching kernels ksTile chooses among: 0 the untiled
 // goldfhe_bs_keyswitch, ksTile16 the tiled goldfhe_bs_keyswitch_s16_b<BB>,
-// ksMMA the tensor-core goldfhe_bs_keyswitch_mma_b2 (basebit 2, t ≤ 8;
-// for other shapes, or with a fatbin without it, KeySwitch takes
-// ksTileCUDA's choice).
+// ksMMA the tensor-core goldfhe_bs_keyswitch_mma_b<BB> (basebit 2 with
+// t ≤ 8 and basebit 3: ksMMATakes; for other shapes, or with a fatbin
+// without the kernel, KeySwitch takes ksTileCUDA's choice).
 const (
 	ksTile16 = 16
 	ksMMA    = -1

@@ -299,7 +299,7 @@ func bsFakeLaunch(g *fakeGPU, name string, a []uintptr) Result {
 	np := map[string]int{"goldfhe_bs_init": 8, "goldfhe_bs_rotate_decompose": 11, "goldfhe_bs_mac": 8,
 		"goldfhe_bs_add_centered": 3, "goldfhe_bs_extract": 5, "goldfhe_bs_keyswitch": 11}[name]
 	tiled := strings.HasPrefix(name, "goldfhe_bs_keyswitch_s")
-	mma := name == ksMMAName
+	mma := name == ksMMANames[0] || name == ksMMANames[1]
 	if tiled || mma {
 		np = 8
 	}
@@ -323,10 +323,14 @@ func bsFakeLaunch(g *fakeGPU, name string, a []uintptr) Result {
 	switch {
 	case mma:
 		n, kn := u(3), u(4)
-		sh := BootstrapShape{LWEDim: n, LogN: 0, K: kn, KSLevels: u(5), KSBaseLog: 2, KSOffset: uint32(u(6))}
+		bb := 2
+		if name == ksMMANames[1] {
+			bb = 3
+		}
+		sh := BootstrapShape{LWEDim: n, LogN: 0, K: kn, KSLevels: u(5), KSBaseLog: bb, KSOffset: uint32(u(6))}
 		count := u(7)
-		if int(block.x) != ksmWarps*32 || int(grid.x)*ksmWords < n+1 || sh.KSLevels > 8 {
-			panic("fake " + name + ": grid does not cover n+1 coordinates, or t > 8")
+		if int(block.x) != ksmWarps*32 || int(grid.x)*ksmWords < n+1 || !ksMMATakes(bb, sh.KSLevels, kn) {
+			panic("fake " + name + ": grid does not cover n+1 coordinates, or a shape the kernel does not take")
 		}
 		if int(grid.y)*ksmSamples < count && int(grid.y) < maxGridY {
 			panic(fmt.Sprintf("fake %s: grid.y %d for %d samples", name, grid.y, count))

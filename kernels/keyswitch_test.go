@@ -32,7 +32,7 @@ func TestKSSamplesPerBlock(t *testing.T) {
 
 func TestKSTile(t *testing.T) {
 	for _, c := range []struct{ count, basebit, want int }{
-		{1, 2, 0}, {33, 2, 0}, {63, 2, 0}, {64, 2, ksMMA}, {132, 2, ksMMA}, {16384, 2, ksMMA}, {1, 3, 0}, {1023, 3, 0}, {16384, 3, 16}, {16384, 4, 0}, {16384, 1, 0},
+		{1, 2, 0}, {33, 2, 0}, {63, 2, 0}, {64, 2, ksMMA}, {132, 2, ksMMA}, {16384, 2, ksMMA}, {1, 3, 0}, {63, 3, 0}, {64, 3, ksMMA}, {16384, 3, ksMMA}, {16384, 4, 0}, {16384, 1, 0},
 	} {
 		if got := ksTile(c.count, 132, c.basebit); got != c.want {
 			t.Errorf("ksTile(%d, 132, %d) = %d, want %d", c.count, c.basebit, got, c.want)
@@ -163,7 +163,7 @@ func TestKeySwitchBatches(t *testing.T) {
 // BenchmarkKeySwitch times key switching alone on TFHELib128's shape
 // (n = 630, kN = 1024, t = 8, basebit = 2; random table and inputs): per
 // sample and samples/s, at batch sizes taking each samples-per-block
-// choice. GPU only.
+// choice; then TFHErsDefault's (basebit=3/…). GPU only.
 func BenchmarkKeySwitch(b *testing.B) {
 	l := gpuLibrary(b)
 	bk, err := l.BootstrapKernels()
@@ -176,7 +176,7 @@ func BenchmarkKeySwitch(b *testing.B) {
 	dtab := devUint32(b, c, randU32(rng, sh.KSTableLen()), sh.KSTableLen())
 	din := devUint32(b, c, randU32(rng, maxCount*(kn+1)), maxCount*(kn+1))
 	dout := devUint32(b, c, nil, maxCount*(n+1))
-	run := func(b *testing.B, count int) {
+	timeShape := func(b *testing.B, sh BootstrapShape, dout, din, dtab *DeviceBuffer[uint32], count int) {
 		must(b, bk.KeySwitch(nil, sh, dout, din, dtab, count)) // warm-up
 		must(b, c.Synchronize())
 		b.ResetTimer()
@@ -187,6 +187,7 @@ func BenchmarkKeySwitch(b *testing.B) {
 		b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*count), "µs/sample")
 		b.ReportMetric(float64(b.N*count)/b.Elapsed().Seconds(), "samples/s")
 	}
+	run := func(b *testing.B, count int) { timeShape(b, sh, dout, din, dtab, count) }
 	for _, count := range []int{1, 16, 66, 132, 264, 1024, maxCount} {
 		b.Run(fmt.Sprintf("count=%d", count), func(b *testing.B) { run(b, count) })
 	}
@@ -208,11 +209,36 @@ func BenchmarkKeySwitch(b *testing.B) {
 	defer func(f func(int, int, int) int) { ksTileFor = f }(ksTileFor)
 	for _, tile := range []int{0, 16} {
 		ksTileFor = func(int, int, int) int { return tile }
-		for _, count := range []int{1, 16, 66, 132, 264, 1024, maxCount} {
+		for _, count := range []int{1, 2, 4, 8, 16, 32, 48, 66, 132, 264, 1024, maxCount} {
 			b.Run(fmt.Sprintf("tile=%d/count=%d", tile, count), func(b *testing.B) { run(b, count) })
 		}
 	}
 	ksTileFor = ksTile
+	// TFHErsDefault's key (n = 805, kN = 1536, t = 5, basebit 3): the
+	// policy's choice, and each of the untiled, tiled and tensor-core
+	// kernels, at the batch sizes the engine runs.
+	{
+		sh := tfheLib128Shape(805)
+		sh.LogN, sh.K, sh.KSLevels, sh.KSBaseLog, sh.KSOffset = 9, 3, 5, 3, refOffset(5, 3)
+		n, kn := sh.LWEDim, sh.ExtractedDim()
+		dtab := devUint32(b, c, randU32(rng, sh.KSTableLen()), sh.KSTableLen())
+		din := devUint32(b, c, randU32(rng, maxCount*(kn+1)), maxCount*(kn+1))
+		dout := devUint32(b, c, nil, maxCount*(n+1))
+		for _, k := range []struct {
+			name string
+			tile int
+		}{{"policy", 1}, {"untiled", 0}, {"tiled", ksTile16}, {"mma", ksMMA}} {
+			for _, count := range []int{1, 2, 4, 8, 16, 32, 48, 66, 132, 264, 1024, 4224, maxCount} {
+				b.Run(fmt.Sprintf("basebit=3/%s/count=%d", k.name, count), func(b *testing.B) {
+					defer func(f func(int, int, int) int) { ksTileFor = f }(ksTileFor)
+					if k.tile != 1 {
+						ksTileFor = func(int, int, int) int { return k.tile }
+					}
+					timeShape(b, sh, dout, din, dtab, count)
+				})
+			}
+		}
+	}
 	// Other chunk choices (ksChunksFor) at the batch sizes of a circuit's
 	// levels, for tuning ksChunks.
 	defer func(f func(int, int, int) int) { ksChunksFor = f }(ksChunksFor)

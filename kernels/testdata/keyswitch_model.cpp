@@ -1,6 +1,6 @@
 // Host model of goldfhe_bs_keyswitch, of the tiled
 // goldfhe_bs_keyswitch_s*_b* and of goldfhe_bs_keyswitch_mma_b2
-// (bootstrap.cuh): the kernel source,
+// and goldfhe_bs_keyswitch_mma_b3 (bootstrap.cuh): the kernel source,
 // cut out of bootstrap.cuh, compiled by g++, every CUDA thread a std::thread
 // (blocks one after another, so its static __shared__ array serves each
 // block in turn), against a plain C++ sum, for several shapes (basebit 1..8),
@@ -9,7 +9,8 @@
 // basebit 2 and 3, 4 and 16 samples per tile, partial tiles, several tiles
 // per block (gridDim.y) and chunks; the tensor-core kernel with t <= 8
 // levels, an odd kn, partial warps and blocks, several tiles per block and
-// chunks, its mma.sync m16n8k32 (s8 x u8) computed from the 32 lanes'
+// chunks (and for basebit 3 with any t, a last partial k-step of
+// (coordinate, level) pairs), its mma.sync m16n8k32 (s8 x u8) computed from the 32 lanes'
 // registers by the fragment layout of the PTX ISA (testdata/mma_model.h):
 //   awk '/^#define KS_TX/,/^#endif \/\/ GOLDFHE_BOOTSTRAP_CUH/' kernels/bootstrap.cuh | grep -v "^#endif // GOLDFHE" |
 //     sed 's/static __shared__/__shared__/' > /tmp/ks_kernel.inc
@@ -140,6 +141,33 @@ int main() {
             for (auto& t : th) t.join();
         }
         if (out != want) { fails++; printf("FAIL mma n=%u kn=%u t=%u count=%u gy=%u gz=%u\n", sh.n, sh.kn, sh.t, count, gy, gz); }
+    }
+    // The basebit-3 tensor-core kernel: (coordinate, level) pairs 8 per
+    // k-step, so t = 5 and an odd kn leave a last partial k-step; t = 10
+    // (the largest) and t = 1; every raw digit 0..7 appears.
+    struct M3Shape { uint32_t n, kn, t; } m3shapes[] = {{11, 64, 5}, {742, 24, 5}, {40, 9, 10}, {70, 13, 1}, {33, 3, 3}};
+    for (auto sh : m3shapes) for (uint32_t count : {1u, 9u, 17u, 130u}) for (uint32_t gy : {1u, 2u}) for (uint32_t gz : {1u, 3u}) {
+        if ((count < 17 && gy > 1) || (sh.n > 100 && (count != 130 || gy > 1 || gz > 1))) continue;  // time
+        uint32_t w = sh.n + 1, offset = rng();
+        std::vector<uint32_t> table((size_t)sh.kn * sh.t * 4 * w), in((size_t)count * (sh.kn + 1)), out((size_t)count * w, 0xdeadbeef), want(out.size());
+        for (auto& x : table) x = rng(); for (auto& x : in) x = rng();
+        for (uint32_t i = 0; i < sh.kn; i += 5) in[i] = 0u - offset;
+        for (uint32_t i = 3; i < sh.kn; i += 7) in[i] = 0xFFFFFFFFu - offset;  // every raw digit 7
+        for (uint32_t i = 4; i < sh.kn; i += 11) in[i] = 0x92492492u - offset;  // every raw digit 4 (d = 0)
+        reference(want, in, table, sh.n, sh.kn, sh.t, 3, offset, count);
+        uint32_t gx = (w + 8 * KSM_Q - 1) / (8 * KSM_Q);
+        gridDim = {gx, gy, gz};
+        if (gz > 1) std::fill(out.begin(), out.end(), 0u);
+        for (uint32_t bx = 0; bx < gx; bx++) for (uint32_t by = 0; by < gy; by++) for (uint32_t bz = 0; bz < gz; bz++) {
+            std::vector<std::unique_ptr<hm_mma_slots>> warps;
+            for (int i = 0; i < KSM_WARPS; i++) warps.emplace_back(new hm_mma_slots);
+            std::vector<std::thread> th;
+            for (uint32_t tx = 0; tx < KSM_WARPS * 32; tx++)
+                th.emplace_back([&, tx] { threadIdx = {tx, 0, 0}; blockIdx = {bx, by, bz}; hm_warp = warps[tx / 32].get();
+                    goldfhe_bs_keyswitch_mma_b3(out.data(), in.data(), table.data(), sh.n, sh.kn, sh.t, offset, count); });
+            for (auto& t : th) t.join();
+        }
+        if (out != want) { fails++; printf("FAIL mma3 n=%u kn=%u t=%u count=%u gy=%u gz=%u\n", sh.n, sh.kn, sh.t, count, gy, gz); }
     }
     printf("%d failures\n", fails);
     return fails != 0;

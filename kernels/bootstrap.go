@@ -482,7 +482,7 @@ func (b *BootstrapKernels) KeySwitch(s *Stream, sh BootstrapShape, out, in, tabl
 	sms := l.c.info.SMs
 	st := ksTileFor(count, sms, sh.KSBaseLog)
 	if st == ksMMA && (!ksMMATakes(sh.KSBaseLog, sh.KSLevels, kn) || b.keyswM[sh.KSBaseLog-2].f == nil) {
-		st = ksTileCUDA(count, sh.KSBaseLog) // a shape no kernel takes, or a fatbin without the kernel
+		st = ksTileCUDA(count, sms, sh.KSBaseLog) // a shape no kernel takes, or a fatbin without the kernel
 	}
 	// The kernel, its arguments after the pointers, its grid and block, and
 	// its chunk policy (grid.z).
@@ -529,7 +529,7 @@ func (b *BootstrapKernels) KeySwitch(s *Stream, sh BootstrapShape, out, in, tabl
 }
 
 // ksTile is the key-switching kernel for count samples: ksMMA for the
-// tensor-core goldfhe_bs_keyswitch_mma_b2, else the samples per tile of
+// tensor-core goldfhe_bs_keyswitch_mma_b<BB>, else the samples per tile of
 // the tiled kernels (goldfhe_bs_keyswitch_s16_b<BB>: 16), or 0 for the
 // untiled goldfhe_bs_keyswitch (ksTileCUDA). Tiles of 4 were measured
 // and never won. On an H200 (TFHELib128, kernels BenchmarkKeySwitch, µs
@@ -539,8 +539,11 @@ func (b *BootstrapKernels) KeySwitch(s *Stream, sh BootstrapShape, out, in, tabl
 // table rows, which tiling does not shorten; with many samples per SM,
 // each word loaded serving 16 samples pays.
 //
-// Basebit 2 (TFHELib128) takes the tensor-core kernel from ksMMAMin
-// samples on. On an H100 (kernels BenchmarkKeySwitch, µs per sample,
+// Basebit 2 (TFHELib128) and 3 (TFHErsDefault) take the tensor-core
+// kernels from ksMMAMin samples on. For basebit 3 on an H200 (µs per
+// call, untiled / tiles of 16 / tensor cores; session 16): 16,384 samples
+// 57,828 / 55,784 / 27,158, 1,024: 3,739 / 4,159 / 1,725, 132: 490 / 649
+// / 355, 66: 266 / 359 / 218, 16: 244 / 126 / 183. For basebit 2 on an H100 (kernels BenchmarkKeySwitch, µs per sample,
 // untiled / tiles of 16 / tensor cores, the last with 32 input-coordinate
 // chunks where ksMMAChunks gives about that): 16,384 samples 2.24 / 1.79
 // / 0.62, 4,224: 2.41 / 1.93 / 0.73, 1,024: 2.41 / 2.21 / 1.03, 264: 2.39
@@ -550,20 +553,35 @@ func ksTile(count, sms, basebit int) int {
 	if (basebit == 2 || basebit == 3) && count >= ksMMAMin {
 		return ksMMA
 	}
-	return ksTileCUDA(count, basebit)
+	return ksTileCUDA(count, sms, basebit)
 }
 
 // ksMMAMin is the smallest batch that takes the tensor-core kernel.
 const ksMMAMin = 64
 
-// ksTileCUDA is the choice between the kernels without tensor cores: tiles
-// of 16 from 1,024 samples on, for basebit 2 and 3.
-func ksTileCUDA(count, basebit int) int {
-	if (basebit == 2 || basebit == 3) && count >= 1024 {
+// ksTileCUDA is the choice between the kernels without tensor cores, for
+// basebit 2 and 3: tiles of 16 from 1,024 samples on, and from ksTiledFew
+// samples up to the batches where the untiled kernel gives each thread a
+// single output coordinate (ksCoordsPerThread): there its warps walk
+// their table rows one after another, and one tile of 16 samples costs
+// about what one sample does. On an H200 (kernels BenchmarkKeySwitch, µs
+// per call, untiled / tiles of 16; session 16), TFHELib128: 1 sample 19 /
+// 67, 4: 52 / 66, 8: 91 / 66, 16: 163 / 68, 32: 318 / 83, 48 (four
+// coordinates per thread): 127 / 124, 66: 170 / 183; TFHErsDefault: 1: 24
+// / 110, 4: 76 / 113, 8: 131 / 117, 16: 243 / 121, 32: 493 / 150, 48: 188
+// / 217.
+func ksTileCUDA(count, sms, basebit int) int {
+	if basebit != 2 && basebit != 3 {
+		return 0
+	}
+	if count >= 1024 || count >= ksTiledFew && ksCoordsPerThread(count, sms) == 1 {
 		return ksTile16
 	}
 	return 0
 }
+
+// ksTiledFew is the smallest batch that ksTileCUDA gives the tiled kernel.
+const ksTiledFew = 8
 
 // The key-switching kernels ksTile chooses among: 0 the untiled
 // goldfhe_bs_keyswitch, ksTile16 the tiled goldfhe_bs_keyswitch_s16_b<BB>,
@@ -638,11 +656,6 @@ func ksChunks(blocks, kn, sms int) int {
 // and benchmarks replace to run other choices.
 var ksChunksFor = ksChunks
 
-// ksSamplesPerBlock is how many samples a key-switching block takes (a
-// divisor of ksTY): the most that still leaves about two blocks' worth of
-// samples per SM, so that large batches share each table row fetched
-// between several samples (goldfhe_bs_keyswitch) and small ones keep every
-// warp of a block on one sample, for latency.
 // ksCoordsPerThread is how many output coordinates a key-switching thread
 // sums: ksCPT, which shares each digit between them, unless the batch is
 // too small to fill the device, where one gives each sample more warps
@@ -655,6 +668,11 @@ func ksCoordsPerThread(count, sms int) int {
 	return ksCPT
 }
 
+// ksSamplesPerBlock is how many samples a key-switching block takes (a
+// divisor of ksTY): the most that still leaves about two blocks' worth of
+// samples per SM, so that large batches share each table row fetched
+// between several samples (goldfhe_bs_keyswitch) and small ones keep every
+// warp of a block on one sample, for latency.
 func ksSamplesPerBlock(count, sms int) int {
 	spb := ksTY
 	for spb > 1 && count < spb*max(sms, 1)/2 {

@@ -32,17 +32,18 @@ func TestKSSamplesPerBlock(t *testing.T) {
 
 func TestKSTile(t *testing.T) {
 	for _, c := range []struct{ count, basebit, want int }{
-		{1, 2, 0}, {33, 2, 0}, {63, 2, 0}, {64, 2, ksMMA}, {132, 2, ksMMA}, {16384, 2, ksMMA}, {1, 3, 0}, {63, 3, 0}, {64, 3, ksMMA}, {16384, 3, ksMMA}, {16384, 4, 0}, {16384, 1, 0},
+		{1, 2, 0}, {7, 2, 0}, {8, 2, 16}, {32, 2, 16}, {33, 2, 0}, {63, 2, 0}, {64, 2, ksMMA}, {132, 2, ksMMA}, {16384, 2, ksMMA},
+		{1, 3, 0}, {8, 3, 16}, {32, 3, 16}, {33, 3, 0}, {64, 3, ksMMA}, {16384, 3, ksMMA}, {16, 4, 0}, {16384, 4, 0}, {16384, 1, 0},
 	} {
 		if got := ksTile(c.count, 132, c.basebit); got != c.want {
 			t.Errorf("ksTile(%d, 132, %d) = %d, want %d", c.count, c.basebit, got, c.want)
 		}
 	}
 	for _, c := range []struct{ count, basebit, want int }{
-		{1, 2, 0}, {1023, 2, 0}, {1024, 2, 16}, {16384, 3, 16}, {16384, 4, 0},
+		{1, 2, 0}, {7, 3, 0}, {8, 2, 16}, {32, 3, 16}, {33, 2, 0}, {64, 2, 0}, {1023, 2, 0}, {1024, 2, 16}, {16384, 3, 16}, {16, 1, 0}, {16384, 4, 0},
 	} {
-		if got := ksTileCUDA(c.count, c.basebit); got != c.want {
-			t.Errorf("ksTileCUDA(%d, %d) = %d, want %d", c.count, c.basebit, got, c.want)
+		if got := ksTileCUDA(c.count, 132, c.basebit); got != c.want {
+			t.Errorf("ksTileCUDA(%d, 132, %d) = %d, want %d", c.count, c.basebit, got, c.want)
 		}
 	}
 }
@@ -188,7 +189,7 @@ func BenchmarkKeySwitch(b *testing.B) {
 		b.ReportMetric(float64(b.N*count)/b.Elapsed().Seconds(), "samples/s")
 	}
 	run := func(b *testing.B, count int) { timeShape(b, sh, dout, din, dtab, count) }
-	for _, count := range []int{1, 16, 66, 132, 264, 1024, maxCount} {
+	for _, count := range []int{1, 4, 8, 16, 32, 48, 66, 132, 264, 1024, maxCount} {
 		b.Run(fmt.Sprintf("count=%d", count), func(b *testing.B) { run(b, count) })
 	}
 	// Each kernel at each batch size (the policy's choice is above):

@@ -183,6 +183,30 @@ __host__ __device__ constexpr int bsw_shared(int f1, int f2, int f3, int k1, int
 }
 
 
+// bsw_row_sync: a barrier of the TP threads of row `row` (named barrier
+// 1 + row; barrier 0 is __syncthreads). The host model
+// (testdata/blindrotate_model.cpp) gives each row of a block a
+// std::barrier of TP.
+template <int TP>
+__device__ __forceinline__ void bsw_row_sync(uint32_t row) {
+#ifdef __CUDA_ARCH__
+    asm volatile("bar.sync %0, %1;" ::"r"(1 + row), "n"(TP) : "memory");
+#elif !defined(__CUDACC__)
+    hm_row_bar->arrive_and_wait();
+#endif
+}
+
+// bsw_t64_fwd3: the stage-3 transform of thread tid < 64 of a row in the
+// 8 x 8 x 16 plan on 64 threads a row, among those its own warp's stage 2
+// wrote. Stage 2's thread tid takes transforms tid and tid + 64, of blocks
+// tid / 16 and tid / 16 + 4 (F2 * F3 = 128 positions each), so warp w
+// writes blocks 2w, 2w + 1, 2w + 4 and 2w + 5, whose stage-3 transforms
+// (eight a block) are 16w .. 16w + 15 and 16w + 32 .. 16w + 47.
+__device__ __forceinline__ uint32_t bsw_t64_fwd3(uint32_t tid) {
+    const uint32_t lane = tid % 32;
+    return 16 * (tid / 32) + (lane & 15) + 32 * (lane >> 4);
+}
+
 template <int F1, int F2, int F3, int K1, int L, int TP, int G = 1>
 __device__ __forceinline__ void bsw_run(const uint32_t* __restrict__ in, const uint64_t* __restrict__ bk,
                                         const uint64_t* __restrict__ tables, uint32_t* __restrict__ ext,
@@ -193,6 +217,12 @@ __device__ __forceinline__ void bsw_run(const uint32_t* __restrict__ in, const u
     constexpr int POLY = N + N / F3;           // padded words per polynomial
     constexpr int THREADS = TP * ROWS;         // TP threads per polynomial
     constexpr int S2 = F2 * F3;                // stage-2 block size
+    // bsw_t64_fwd3's plan, but for CuFHE80's plain kernel (l = 2, G = 1),
+    // which lost with it (H100, engine at 16,384 gates 39,646 / 39,884 ->
+    // 38,662 / 38,772 gates/s; its grouped kernels gained: by 3 52,473 /
+    // 52,665 -> 60,413 / 60,827, kernels/NOTES.md session 16).
+    constexpr bool BSW_T64 = TP == 64 && F1 == 8 && F2 == 8 && F3 == 16 && !(G == 1 && L == 2);
+    static_assert(!BSW_T64 || ROWS < 16, "a named barrier per row: ids 1 to 15");
     const uint64_t* __restrict__ tw1 = tables;
     const uint64_t* __restrict__ twInv1 = tables + N;
     const uint64_t* __restrict__ tw2 = tables + 2 * N;
@@ -235,10 +265,26 @@ __device__ __forceinline__ void bsw_run(const uint32_t* __restrict__ in, const u
             const uint32_t* p = acc + (row / L) * N;
             const uint32_t shift = 32 - (row % L + 1) * beta;
             for (uint32_t t = tid; t < N / F1; t += TP) bsw_fwd1_digits<F1, F2, F3, G == 1>(W, p, t, e[0], offset, shift, beta, small, tw1);
-            __syncthreads();
+            // Stage 2 reads only its own row's polynomial; in the 8 x 8 x 16
+            // plan on 64 threads a row, stage 3 reads only what its own
+            // warp's stage 2 wrote (bsw_t64_fwd3). Those rows meet at a
+            // named barrier of their 64 threads and the warps at
+            // __syncwarp, not the whole block at two barriers (H100,
+            // TFHELib128, t64_g2 at 3,960 samples 108.4 -> 107.4 ms, the
+            // engine grouped by 2 1% faster; kernels/NOTES.md session 16).
+            if constexpr (BSW_T64) {
+                bsw_row_sync<TP>(row);
+            } else {
+                __syncthreads();
+            }
             for (uint32_t t = tid; t < F1 * F3; t += TP) bsw_fwd2<F1, F2, F3>(W, t, tw2);
-            __syncthreads();
-            for (uint32_t t = tid; t < N / F3; t += TP) bsw_fwd3<F3>(W, t);
+            if constexpr (BSW_T64) {
+                __syncwarp();
+                bsw_fwd3<F3>(W, bsw_t64_fwd3(tid));
+            } else {
+                __syncthreads();
+                for (uint32_t t = tid; t < N / F3; t += TP) bsw_fwd3<F3>(W, t);
+            }
             __syncthreads();
             // B: the multiply-accumulate, in place over rows 0..K1-1 (each
             // position read and written by one thread).

@@ -4,7 +4,8 @@
 // = 1, 2 and 3): the device source itself, compiled by g++, every CUDA
 // thread a std::thread, __syncthreads a std::barrier per block,
 // cluster.sync one per cluster, __shfl_xor_sync a std::barrier per warp,
-// the split kernels' named barrier (bss_sync) one per block,
+// the split kernels' named barrier (bss_sync) one per block, the wide
+// kernels' per-row named barriers (bsw_row_sync) one per row,
 // each block's shared memory a host array (poisoned), distributed shared
 // memory through testdata/cg's stand-in of cooperative_groups, the split
 // kernel's mbarriers and st.async by atomics on the mbarrier's word
@@ -58,6 +59,9 @@ thread_local std::barrier<>* hm_block_bar;
 // The split kernels' named barrier 1 (bss_sync): the compute threads of
 // the block, not its producer warp.
 thread_local std::barrier<>* hm_compute_bar;
+// The wide kernels' named barriers 1 + row (bsw_row_sync): the TP
+// threads of the thread's row.
+thread_local std::barrier<>* hm_row_bar;
 static inline void __syncthreads() { hm_block_bar->arrive_and_wait(); }
 // Warps for __shfl_xor_sync and __syncwarp: the warp's threads meet at its
 // barrier, each shuffled value passing through the warp's slots.
@@ -284,13 +288,16 @@ int main(int argc, char** argv) {
         for (int g = 0; g < grid; g++) {
             std::vector<std::vector<uint64_t>> sm(bps, std::vector<uint64_t>(shared / 8, 0xA5A5A5A5A5A5A5A5ull));
             std::vector<uint64_t*> smp(bps);
-            std::vector<std::unique_ptr<std::barrier<>>> bars, cbars, wbars;
+            std::vector<std::unique_ptr<std::barrier<>>> bars, cbars, wbars, rbars;
             const int warps = (threads + 31) / 32;
             std::vector<uint64_t> wslots((size_t)bps * warps * 32);
+            // A wide kernel's rows: T threads each (bsw_row_sync).
+            const int rows = cl ? 1 : threads / T;
             for (int b = 0; b < bps; b++) {
                 smp[b] = sm[b].data();
                 bars.emplace_back(new std::barrier<>(threads));
                 cbars.emplace_back(new std::barrier<>(cl >= 2 ? T : threads));
+                for (int r = 0; r < rows; r++) rbars.emplace_back(new std::barrier<>(cl ? threads : T));
                 for (int w = 0; w < warps; w++) wbars.emplace_back(new std::barrier<>(std::min(32, threads - 32 * w)));
             }
             std::barrier<> cbar(bps * threads);
@@ -305,6 +312,7 @@ int main(int argc, char** argv) {
                         gridDim.x = grid * bps;
                         hm_block_bar = bars[b].get();
                         hm_compute_bar = cbars[b].get();
+                        hm_row_bar = rbars[b * rows + (cl ? 0 : t / T)].get();
                         hm_warp = {wbars[b * warps + t / 32].get(), wslots.data() + ((size_t)b * warps + t / 32) * 32};
                         hm_cluster = &ctx;
                         hm_rank = b;

@@ -118,9 +118,9 @@ func TestKSChunks(t *testing.T) {
 
 // TestKeySwitchBatches runs key switching at batch sizes that take every
 // samples-per-block choice on the device (and counts that are not a
-// multiple of it), with the untiled and the tiled kernels, for
-// basebit 2 (TFHELib128) and 3 (TFHErsDefault's t = 5 × 3), against
-// refKeySwitch.
+// multiple of it), with the untiled, the tiled and the tensor-core
+// kernels, for basebit 2 (TFHELib128) and 3 (TFHErsDefault's t = 5 × 3),
+// against refKeySwitch.
 func TestKeySwitchBatches(t *testing.T) {
 	bothBootstrap(t, func(t *testing.T, l *Library, bk *BootstrapKernels) {
 		c := l.Context()

@@ -543,7 +543,8 @@ func (b *BootstrapKernels) KeySwitch(s *Stream, sh BootstrapShape, out, in, tabl
 // kernels from ksMMAMin samples on. For basebit 3 on an H200 (µs per
 // call, untiled / tiles of 16 / tensor cores; session 16): 16,384 samples
 // 57,828 / 55,784 / 27,158, 1,024: 3,739 / 4,159 / 1,725, 132: 490 / 649
-// / 355, 66: 266 / 359 / 218, 16: 244 / 126 / 183. For basebit 2 on an H100 (kernels BenchmarkKeySwitch, µs per sample,
+// / 355, 66: 266 / 359 / 218, 16: 244 / 126 / 183. For basebit 2 on an
+// H100 (kernels BenchmarkKeySwitch, µs per sample,
 // untiled / tiles of 16 / tensor cores, the last with 32 input-coordinate
 // chunks where ksMMAChunks gives about that): 16,384 samples 2.24 / 1.79
 // / 0.62, 4,224: 2.41 / 1.93 / 0.73, 1,024: 2.41 / 2.21 / 1.03, 264: 2.39

@@ -115,59 +115,42 @@ int main() {
         }
         if (out != want) { fails++; printf("FAIL tiled n=%u bb=%u st=%u count=%u gy=%u gz=%u\n", sh.n, sh.bb, st, count, gy, gz); }
     }
-    // The tensor-core kernel: basebit 2, t <= 8 (5: levels past t), an odd
-    // kn (a last pair with one coordinate), n past a word tile, counts past
-    // a warp's 16 and a block's 128 samples.
-    struct MShape { uint32_t n, kn, t; } mshapes[] = {{11, 64, 8}, {630, 24, 8}, {40, 9, 5}, {70, 16, 1}};
+    // The tensor-core kernels. Basebit 2: t <= 8 (5: levels past t), an
+    // odd kn (a last pair with one coordinate), n past a word tile, counts
+    // past a warp's 16 and a block's 128 samples. Basebit 3: (coordinate,
+    // level) pairs 8 per k-step, so t = 5 and an odd kn leave a last
+    // partial k-step; t = 10 (the largest) and t = 1; every raw digit 0..7.
+    struct MShape { uint32_t n, kn, t, bb; } mshapes[] = {{11, 64, 8, 2}, {630, 24, 8, 2}, {40, 9, 5, 2}, {70, 16, 1, 2},
+                                                          {11, 64, 5, 3}, {742, 24, 5, 3}, {40, 9, 10, 3}, {70, 13, 1, 3},
+                                                          {33, 3, 3, 3}};
     for (auto sh : mshapes) for (uint32_t count : {1u, 9u, 17u, 130u}) for (uint32_t gy : {1u, 2u}) for (uint32_t gz : {1u, 3u}) {
         if ((count < 17 && gy > 1) || (sh.n > 100 && (count != 130 || gy > 1 || gz > 1))) continue;  // time
-        uint32_t w = sh.n + 1, offset = rng();
-        std::vector<uint32_t> table((size_t)sh.kn * sh.t * 2 * w), in((size_t)count * (sh.kn + 1)), out((size_t)count * w, 0xdeadbeef), want(out.size());
+        uint32_t half = 1u << (sh.bb - 1), w = sh.n + 1, offset = rng();
+        std::vector<uint32_t> table((size_t)sh.kn * sh.t * half * w), in((size_t)count * (sh.kn + 1)), out((size_t)count * w, 0xdeadbeef), want(out.size());
         for (auto& x : table) x = rng(); for (auto& x : in) x = rng();
         for (uint32_t i = 0; i < sh.kn; i += 5) in[i] = 0u - offset;
-        for (uint32_t i = 3; i < sh.kn; i += 7) in[i] = 0x55555555u - offset;  // every raw digit 1
-        reference(want, in, table, sh.n, sh.kn, sh.t, 2, offset, count);
+        if (sh.bb == 2) {
+            for (uint32_t i = 3; i < sh.kn; i += 7) in[i] = 0x55555555u - offset;  // every raw digit 1
+        } else {
+            for (uint32_t i = 3; i < sh.kn; i += 7) in[i] = 0xFFFFFFFFu - offset;  // every raw digit 7
+            for (uint32_t i = 4; i < sh.kn; i += 11) in[i] = 0x92492492u - offset;  // every raw digit 4 (d = 0)
+        }
+        reference(want, in, table, sh.n, sh.kn, sh.t, sh.bb, offset, count);
         uint32_t gx = (w + 8 * KSM_Q - 1) / (8 * KSM_Q);
         gridDim = {gx, gy, gz};
         if (gz > 1) std::fill(out.begin(), out.end(), 0u);
+        auto kernel = sh.bb == 2 ? goldfhe_bs_keyswitch_mma_b2 : goldfhe_bs_keyswitch_mma_b3;
         for (uint32_t bx = 0; bx < gx; bx++) for (uint32_t by = 0; by < gy; by++) for (uint32_t bz = 0; bz < gz; bz++) {
-            std::barrier<> b(KSM_WARPS * 32); bar = &b;
+            std::barrier<> b(KSM_WARPS * 32); bar = &b;  // basebit 2's lookup table
             std::vector<std::unique_ptr<hm_mma_slots>> warps;
             for (int i = 0; i < KSM_WARPS; i++) warps.emplace_back(new hm_mma_slots);
             std::vector<std::thread> th;
             for (uint32_t tx = 0; tx < KSM_WARPS * 32; tx++)
                 th.emplace_back([&, tx] { threadIdx = {tx, 0, 0}; blockIdx = {bx, by, bz}; hm_warp = warps[tx / 32].get();
-                    goldfhe_bs_keyswitch_mma_b2(out.data(), in.data(), table.data(), sh.n, sh.kn, sh.t, offset, count); });
+                    kernel(out.data(), in.data(), table.data(), sh.n, sh.kn, sh.t, offset, count); });
             for (auto& t : th) t.join();
         }
-        if (out != want) { fails++; printf("FAIL mma n=%u kn=%u t=%u count=%u gy=%u gz=%u\n", sh.n, sh.kn, sh.t, count, gy, gz); }
-    }
-    // The basebit-3 tensor-core kernel: (coordinate, level) pairs 8 per
-    // k-step, so t = 5 and an odd kn leave a last partial k-step; t = 10
-    // (the largest) and t = 1; every raw digit 0..7 appears.
-    struct M3Shape { uint32_t n, kn, t; } m3shapes[] = {{11, 64, 5}, {742, 24, 5}, {40, 9, 10}, {70, 13, 1}, {33, 3, 3}};
-    for (auto sh : m3shapes) for (uint32_t count : {1u, 9u, 17u, 130u}) for (uint32_t gy : {1u, 2u}) for (uint32_t gz : {1u, 3u}) {
-        if ((count < 17 && gy > 1) || (sh.n > 100 && (count != 130 || gy > 1 || gz > 1))) continue;  // time
-        uint32_t w = sh.n + 1, offset = rng();
-        std::vector<uint32_t> table((size_t)sh.kn * sh.t * 4 * w), in((size_t)count * (sh.kn + 1)), out((size_t)count * w, 0xdeadbeef), want(out.size());
-        for (auto& x : table) x = rng(); for (auto& x : in) x = rng();
-        for (uint32_t i = 0; i < sh.kn; i += 5) in[i] = 0u - offset;
-        for (uint32_t i = 3; i < sh.kn; i += 7) in[i] = 0xFFFFFFFFu - offset;  // every raw digit 7
-        for (uint32_t i = 4; i < sh.kn; i += 11) in[i] = 0x92492492u - offset;  // every raw digit 4 (d = 0)
-        reference(want, in, table, sh.n, sh.kn, sh.t, 3, offset, count);
-        uint32_t gx = (w + 8 * KSM_Q - 1) / (8 * KSM_Q);
-        gridDim = {gx, gy, gz};
-        if (gz > 1) std::fill(out.begin(), out.end(), 0u);
-        for (uint32_t bx = 0; bx < gx; bx++) for (uint32_t by = 0; by < gy; by++) for (uint32_t bz = 0; bz < gz; bz++) {
-            std::vector<std::unique_ptr<hm_mma_slots>> warps;
-            for (int i = 0; i < KSM_WARPS; i++) warps.emplace_back(new hm_mma_slots);
-            std::vector<std::thread> th;
-            for (uint32_t tx = 0; tx < KSM_WARPS * 32; tx++)
-                th.emplace_back([&, tx] { threadIdx = {tx, 0, 0}; blockIdx = {bx, by, bz}; hm_warp = warps[tx / 32].get();
-                    goldfhe_bs_keyswitch_mma_b3(out.data(), in.data(), table.data(), sh.n, sh.kn, sh.t, offset, count); });
-            for (auto& t : th) t.join();
-        }
-        if (out != want) { fails++; printf("FAIL mma3 n=%u kn=%u t=%u count=%u gy=%u gz=%u\n", sh.n, sh.kn, sh.t, count, gy, gz); }
+        if (out != want) { fails++; printf("FAIL mma n=%u kn=%u t=%u bb=%u count=%u gy=%u gz=%u\n", sh.n, sh.kn, sh.t, sh.bb, count, gy, gz); }
     }
     printf("%d failures\n", fails);
     return fails != 0;

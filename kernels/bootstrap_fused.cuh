@@ -183,16 +183,17 @@ __host__ __device__ constexpr int bsw_shared(int f1, int f2, int f3, int k1, int
 }
 
 
-// bsw_row_sync: a barrier of the TP threads of row `row` (named barrier
-// 1 + row; barrier 0 is __syncthreads). The host model
-// (testdata/blindrotate_model.cpp) gives each row of a block a
-// std::barrier of TP.
-template <int TP>
-__device__ __forceinline__ void bsw_row_sync(uint32_t row) {
+// bsw_bar_sync: named barrier id (1 to 15; 0 is __syncthreads) of COUNT
+// threads, whole warps. The t64 kernels' are 1 + row (the TP threads of a
+// row), ROWS + 1 + c (column c's inverse stages 2 and 1) and 15 (the
+// threads of inverse stages 3 and 2). The host model
+// (testdata/blindrotate_model.cpp) gives each block a std::barrier per id.
+template <int COUNT>
+__device__ __forceinline__ void bsw_bar_sync(uint32_t id) {
 #ifdef __CUDA_ARCH__
-    asm volatile("bar.sync %0, %1;" ::"r"(1 + row), "n"(TP) : "memory");
+    asm volatile("bar.sync %0, %1;" ::"r"(id), "n"(COUNT) : "memory");
 #elif !defined(__CUDACC__)
-    hm_row_bar->arrive_and_wait();
+    hm_bar_sync(id, COUNT);
 #endif
 }
 
@@ -222,7 +223,13 @@ __device__ __forceinline__ void bsw_run(const uint32_t* __restrict__ in, const u
     // 38,662 / 38,772 gates/s; its grouped kernels gained: by 3 52,473 /
     // 52,665 -> 60,413 / 60,827, kernels/NOTES.md session 16).
     constexpr bool BSW_T64 = TP == 64 && F1 == 8 && F2 == 8 && F3 == 16 && !(G == 1 && L == 2);
-    static_assert(!BSW_T64 || ROWS < 16, "a named barrier per row: ids 1 to 15");
+    static_assert(!BSW_T64 || ROWS < 15, "a named barrier per row: ids 1 to 14");
+    // The inverse stages behind named barriers (bsw_bar_sync) where they
+    // leave warps idle: TFHELib128's t64 kernels (K1 F1 F3 = 256 of 384
+    // threads), one transform per thread in stages 2 and 1, stage 3 on the
+    // same threads, a barrier per column after the row ids.
+    constexpr bool BSW_CSYNC = BSW_T64 && THREADS > K1 * (F1 * F3) && K1 * (N / F3) <= K1 * (F1 * F3) &&
+                               N / F1 == F1 * F3 && (F1 * F3) % 32 == 0 && ROWS + K1 < 15;
     const uint64_t* __restrict__ tw1 = tables;
     const uint64_t* __restrict__ twInv1 = tables + N;
     const uint64_t* __restrict__ tw2 = tables + 2 * N;
@@ -273,7 +280,7 @@ __device__ __forceinline__ void bsw_run(const uint32_t* __restrict__ in, const u
             // TFHELib128, t64_g2 at 3,960 samples 108.4 -> 107.4 ms, the
             // engine grouped by 2 1% faster; kernels/NOTES.md session 16).
             if constexpr (BSW_T64) {
-                bsw_row_sync<TP>(row);
+                bsw_bar_sync<TP>(1 + row);
             } else {
                 __syncthreads();
             }
@@ -355,14 +362,32 @@ __device__ __forceinline__ void bsw_run(const uint32_t* __restrict__ in, const u
             for (uint32_t x = threadIdx.x; x < K1 * (N / F3); x += THREADS) {
                 bsw_inv3<F3>(S + (x / (N / F3)) * POLY, x % (N / F3));
             }
-            __syncthreads();
-            for (uint32_t x = threadIdx.x; x < K1 * (F1 * F3); x += THREADS) {
-                bsw_inv2<F1, F2, F3>(S + (x / (F1 * F3)) * POLY, x % (F1 * F3), twInv2);
-            }
-            __syncthreads();
-            for (uint32_t x = threadIdx.x; x < K1 * (N / F1); x += THREADS) {
-                const uint32_t c = x / (N / F1);
-                bsw_inv1_add<F1, F2, F3>(S + c * POLY, acc + c * N, x % (N / F1), twInv1);
+            if constexpr (BSW_CSYNC) {
+                // One stage-2 and one stage-1 transform per thread, column
+                // c on threads c F1 F3 .. (c + 1) F1 F3 - 1 in both, and
+                // stage 3 on threads below K1 F1 F3: those threads meet at
+                // named barriers, the last warps of the block go straight
+                // to the step's end (H100, TFHELib128, t64_g2 at 3,960
+                // samples 107.48 -> 107.03 ms, the engine grouped by 2
+                // 0.7% faster; kernels/NOTES.md session 16).
+                constexpr uint32_t C2T = K1 * (F1 * F3);
+                if (threadIdx.x < C2T) {
+                    const uint32_t x = threadIdx.x, c = x / (F1 * F3);
+                    bsw_bar_sync<C2T>(15);
+                    bsw_inv2<F1, F2, F3>(S + c * POLY, x % (F1 * F3), twInv2);
+                    bsw_bar_sync<F1 * F3>(ROWS + 1 + c);
+                    bsw_inv1_add<F1, F2, F3>(S + c * POLY, acc + c * N, x % (N / F1), twInv1);
+                }
+            } else {
+                __syncthreads();
+                for (uint32_t x = threadIdx.x; x < K1 * (F1 * F3); x += THREADS) {
+                    bsw_inv2<F1, F2, F3>(S + (x / (F1 * F3)) * POLY, x % (F1 * F3), twInv2);
+                }
+                __syncthreads();
+                for (uint32_t x = threadIdx.x; x < K1 * (N / F1); x += THREADS) {
+                    const uint32_t c = x / (N / F1);
+                    bsw_inv1_add<F1, F2, F3>(S + c * POLY, acc + c * N, x % (N / F1), twInv1);
+                }
             }
             __syncthreads();
         }

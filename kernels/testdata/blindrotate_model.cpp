@@ -5,7 +5,7 @@
 // thread a std::thread, __syncthreads a std::barrier per block,
 // cluster.sync one per cluster, __shfl_xor_sync a std::barrier per warp,
 // the split kernels' named barrier (bss_sync) one per block, the wide
-// kernels' per-row named barriers (bsw_row_sync) one per row,
+// kernels' named barriers (bsw_bar_sync) one per block and id,
 // each block's shared memory a host array (poisoned), distributed shared
 // memory through testdata/cg's stand-in of cooperative_groups, the split
 // kernel's mbarriers and st.async by atomics on the mbarrier's word
@@ -42,6 +42,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -59,9 +60,28 @@ thread_local std::barrier<>* hm_block_bar;
 // The split kernels' named barrier 1 (bss_sync): the compute threads of
 // the block, not its producer warp.
 thread_local std::barrier<>* hm_compute_bar;
-// The wide kernels' named barriers 1 + row (bsw_row_sync): the TP
-// threads of the thread's row.
-thread_local std::barrier<>* hm_row_bar;
+// The wide kernels' named barriers (bsw_bar_sync): per block, a
+// std::barrier per id, made by the first thread to reach it with its
+// count; a later count that differs is a kernel bug, reported and fatal.
+struct hm_named_bars {
+    std::mutex mu;
+    std::map<unsigned, std::pair<int, std::unique_ptr<std::barrier<>>>> bars;
+};
+thread_local hm_named_bars* hm_named;
+static inline void hm_bar_sync(unsigned id, int count) {
+    std::barrier<>* b;
+    {
+        std::lock_guard<std::mutex> g(hm_named->mu);
+        auto& e = hm_named->bars[id];
+        if (!e.second) e = {count, std::make_unique<std::barrier<>>(count)};
+        if (e.first != count) {
+            fprintf(stderr, "named barrier %u: count %d, earlier %d\n", id, count, e.first);
+            abort();
+        }
+        b = e.second.get();
+    }
+    b->arrive_and_wait();
+}
 static inline void __syncthreads() { hm_block_bar->arrive_and_wait(); }
 // Warps for __shfl_xor_sync and __syncwarp: the warp's threads meet at its
 // barrier, each shuffled value passing through the warp's slots.
@@ -288,16 +308,14 @@ int main(int argc, char** argv) {
         for (int g = 0; g < grid; g++) {
             std::vector<std::vector<uint64_t>> sm(bps, std::vector<uint64_t>(shared / 8, 0xA5A5A5A5A5A5A5A5ull));
             std::vector<uint64_t*> smp(bps);
-            std::vector<std::unique_ptr<std::barrier<>>> bars, cbars, wbars, rbars;
+            std::vector<std::unique_ptr<std::barrier<>>> bars, cbars, wbars;
             const int warps = (threads + 31) / 32;
             std::vector<uint64_t> wslots((size_t)bps * warps * 32);
-            // A wide kernel's rows: T threads each (bsw_row_sync).
-            const int rows = cl ? 1 : threads / T;
+            std::vector<hm_named_bars> named(bps);
             for (int b = 0; b < bps; b++) {
                 smp[b] = sm[b].data();
                 bars.emplace_back(new std::barrier<>(threads));
                 cbars.emplace_back(new std::barrier<>(cl >= 2 ? T : threads));
-                for (int r = 0; r < rows; r++) rbars.emplace_back(new std::barrier<>(cl ? threads : T));
                 for (int w = 0; w < warps; w++) wbars.emplace_back(new std::barrier<>(std::min(32, threads - 32 * w)));
             }
             std::barrier<> cbar(bps * threads);
@@ -312,7 +330,7 @@ int main(int argc, char** argv) {
                         gridDim.x = grid * bps;
                         hm_block_bar = bars[b].get();
                         hm_compute_bar = cbars[b].get();
-                        hm_row_bar = rbars[b * rows + (cl ? 0 : t / T)].get();
+                        hm_named = &named[b];
                         hm_warp = {wbars[b * warps + t / 32].get(), wslots.data() + ((size_t)b * warps + t / 32) * 32};
                         hm_cluster = &ctx;
                         hm_rank = b;

@@ -281,6 +281,8 @@ __device__ __forceinline__ void bsw_run(const uint32_t* __restrict__ in, const u
             // engine grouped by 2 1% faster; kernels/NOTES.md session 16).
             if constexpr (BSW_T64) {
                 bsw_bar_sync<TP>(1 + row);
+            } else if constexpr (TP == 32) {
+                __syncwarp();  // the row is one warp (TFHErsDefault's t32 kernels)
             } else {
                 __syncthreads();
             }
@@ -289,7 +291,16 @@ __device__ __forceinline__ void bsw_run(const uint32_t* __restrict__ in, const u
                 __syncwarp();
                 bsw_fwd3<F3>(W, bsw_t64_fwd3(tid));
             } else {
-                __syncthreads();
+                // With 32 threads a row (TFHErsDefault's t32 kernels) the
+                // row is one warp, and stage 3 too reads only its row (H200,
+                // engine at 16,384 gates, plain 22,314 / 22,327 -> 22,644 /
+                // 22,670 gates/s, grouped by 2 30,193 / 30,210 -> 30,348 /
+                // 30,381; kernels/NOTES.md session 16).
+                if constexpr (TP == 32) {
+                    __syncwarp();
+                } else {
+                    __syncthreads();
+                }
                 for (uint32_t t = tid; t < N / F3; t += TP) bsw_fwd3<F3>(W, t);
             }
             __syncthreads();

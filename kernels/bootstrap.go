@@ -485,26 +485,25 @@ func (b *BootstrapKernels) KeySwitch(s *Stream, sh BootstrapShape, out, in, tabl
 		st = ksTileCUDA(count, sms, sh.KSBaseLog) // a shape no kernel takes, or a fatbin without the kernel
 	}
 	// The kernel, its arguments after the pointers, its grid and block, and
-	// its chunk policy (grid.z).
+	// its chunk policy (grid.z) with the input coordinates it splits.
 	var (
 		k      *bsKernel
 		grid   dim3
 		block  dim3
 		chunks func(blocks, kn, sms int) int
 	)
+	split := kn
 	u := [9]uint32{uint32(n), uint32(kn), uint32(sh.KSLevels), sh.KSOffset, uint32(count)}
 	switch {
 	case st == ksMMA:
-		k, block = &b.keyswM[sh.KSBaseLog-2], dim3{ksmWarps * 32, 1, 1}
+		k, block, chunks = &b.keyswM[sh.KSBaseLog-2], dim3{ksmWarps * 32, 1, 1}, ksMMAChunksFor
 		grid = dim3{uint32((n + ksmWords) / ksmWords), uint32(min((count+ksmSamples-1)/ksmSamples, maxGridY)), 1}
-		// The chunks split the k-steps: basebit 2's (kn+1)/2 coordinate
-		// pairs, basebit 3's kn·t/8 (coordinate, level) octets; the policy
-		// counts in coordinates of basebit 2 (two per k-step).
-		steps := 2 * ((kn*sh.KSLevels + 7) / 8)
-		if sh.KSBaseLog == 2 {
-			steps = kn
+		if sh.KSBaseLog == 3 {
+			// The chunks split the k-steps: basebit 2's (kn+1)/2
+			// coordinate pairs, basebit 3's kn·t/8 (coordinate, level)
+			// octets, which the policy counts as two coordinates each.
+			split = 2 * ((kn*sh.KSLevels + 7) / 8)
 		}
-		chunks = func(blocks, _, sms int) int { return ksMMAChunksFor(blocks, steps, sms) }
 	case st != 0:
 		k, block, chunks = &b.keyswT[sh.KSBaseLog-2], dim3{kstW * 32, 1, 1}, ksTiledChunksFor
 		grid = dim3{uint32((n + kstW*32) / (kstW * 32)), uint32(min((count+st-1)/st, maxGridY)), 1}
@@ -514,7 +513,7 @@ func (b *BootstrapKernels) KeySwitch(s *Stream, sh BootstrapShape, out, in, tabl
 		k, block, chunks = &b.keysw, dim3{ksTX, ksTY, 1}, ksChunksFor
 		grid = dim3{uint32((n + ksTX*cpt) / (ksTX * cpt)), uint32(min((count+spb-1)/spb, maxGridY)), 1}
 	}
-	grid.z = uint32(chunks(int(grid.x)*int(grid.y), kn, sms))
+	grid.z = uint32(chunks(int(grid.x)*int(grid.y), split, sms))
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	copy(k.args.p[:], ptrs)

@@ -197,6 +197,20 @@ __device__ __forceinline__ void bsw_bar_sync(uint32_t id) {
 #endif
 }
 
+// bsw_row_sync: the barrier between two forward stages that read only
+// their own row: named barrier 1 + row of the row's TP threads (NAMED), the
+// row's one warp (TP = 32), else the whole block.
+template <int TP, bool NAMED>
+__device__ __forceinline__ void bsw_row_sync(uint32_t row) {
+    if constexpr (NAMED) {
+        bsw_bar_sync<TP>(1 + row);
+    } else if constexpr (TP == 32) {
+        __syncwarp();
+    } else {
+        __syncthreads();
+    }
+}
+
 // bsw_t64_fwd3: the stage-3 transform of thread tid < 64 of a row in the
 // 8 x 8 x 16 plan on 64 threads a row, among those its own warp's stage 2
 // wrote. Stage 2's thread tid takes transforms tid and tid + 64, of blocks
@@ -279,13 +293,7 @@ __device__ __forceinline__ void bsw_run(const uint32_t* __restrict__ in, const u
             // __syncwarp, not the whole block at two barriers (H100,
             // TFHELib128, t64_g2 at 3,960 samples 108.4 -> 107.4 ms, the
             // engine grouped by 2 1% faster; kernels/NOTES.md session 16).
-            if constexpr (BSW_T64) {
-                bsw_bar_sync<TP>(1 + row);
-            } else if constexpr (TP == 32) {
-                __syncwarp();  // the row is one warp (TFHErsDefault's t32 kernels)
-            } else {
-                __syncthreads();
-            }
+            bsw_row_sync<TP, BSW_T64>(row);
             for (uint32_t t = tid; t < F1 * F3; t += TP) bsw_fwd2<F1, F2, F3>(W, t, tw2);
             if constexpr (BSW_T64) {
                 __syncwarp();
@@ -296,11 +304,7 @@ __device__ __forceinline__ void bsw_run(const uint32_t* __restrict__ in, const u
                 // engine at 16,384 gates, plain 22,314 / 22,327 -> 22,644 /
                 // 22,670 gates/s, grouped by 2 30,193 / 30,210 -> 30,348 /
                 // 30,381; kernels/NOTES.md session 16).
-                if constexpr (TP == 32) {
-                    __syncwarp();
-                } else {
-                    __syncthreads();
-                }
+                bsw_row_sync<TP, false>(row);
                 for (uint32_t t = tid; t < N / F3; t += TP) bsw_fwd3<F3>(W, t);
             }
             __syncthreads();

@@ -285,6 +285,14 @@ __device__ __forceinline__ void bsw_run(const uint32_t* __restrict__ in, const u
             // A: digit (row % L) of column (row / L), three stages.
             const uint32_t* p = acc + (row / L) * N;
             const uint32_t shift = 32 - (row % L + 1) * beta;
+            // Unrolled, a thread's stage-1 transforms interleave (H200,
+            // engine at 16,384 gates: TFHELib128 grouped by 2 35,843 /
+            // 35,820 -> 35,949 / 35,951 gates/s, TFHErsDefault plain 22,669 /
+            // 22,672 -> 22,816 / 22,804), but not CuFHE80's (l = 2): plain
+            // 39,526 / 39,550 -> 38,738 / 38,712. Both forward loops
+            // unrolled lost (t64_g2 at 3,960 samples 106.9 -> 108.6 ms;
+            // kernels/NOTES.md session 17).
+#pragma unroll(L == 2 && F3 == 16 ? 1 : N / F1 / TP)
             for (uint32_t t = tid; t < N / F1; t += TP) bsw_fwd1_digits<F1, F2, F3, G == 1>(W, p, t, e[0], offset, shift, beta, small, tw1);
             // Stage 2 reads only its own row's polynomial; in the 8 x 8 x 16
             // plan on 64 threads a row, stage 3 reads only what its own

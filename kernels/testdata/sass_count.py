@@ -5,7 +5,10 @@
 #   cuobjdump -sass -fun goldfhe_bs_wide_8x8x16_k1_l3_t64 x.cubin > x.sass
 #   python3 kernels/testdata/sass_count.py x.sass [24,24,12,32,4,8,8]
 # (the second argument: other weights, e.g. B 64 for one thread per
-# position and column). It also gives the pipe model of kernels/NOTES.md
+# position and column; A1 12 since session 17, whose stage-1 loop is
+# unrolled: one pass of the segment holds a thread's two transforms).
+# Segments end at each BAR.SYNC and at a __syncwarp between stages (a
+# WARPSYNC with no BAR.SYNC after it). It also gives the pipe model of kernels/NOTES.md
 # session 11: the cycles the SM sub-partitions' FMA pipes, ALU pipes and
 # issue slots spend per step (summed over the four), at the rates
 # kernels/testdata/pipes.cu measures: IMAD.WIDE and IMAD.HI 4 cycles of
@@ -38,7 +41,11 @@ for l in lines:
     if m:
         ins.append((int(m.group(1),16), m.group(3), m.group(4), l))
 addr_idx = {a:i for i,(a,_,_,_) in enumerate(ins)}
-bars = [i for i,(a,op,_,_) in enumerate(ins) if op.startswith('BAR.SYNC')]
+# Segment ends: every BAR.SYNC (block and named barriers), and a WARPSYNC
+# that no BAR.SYNC follows (a __syncwarp between two stages, as between
+# the t64 kernels' forward stages 2 and 3 since session 16).
+bars = [i for i,(a,op,_,_) in enumerate(ins)
+        if op.startswith('BAR.SYNC') or (op.startswith('WARPSYNC') and not (i + 1 < len(ins) and ins[i+1][1].startswith('BAR.SYNC')))]
 # iter loop: the backward branch after the last-but-one BAR... find branch target of the branch just after the 8th bar
 # segments: from bars[1]+1 .. bars[8] inclusive (7 segments, A1..C1) for bsw kernels with 9 bars
 W = [float(x) for x in sys.argv[2].split(',')] if len(sys.argv) > 2 else [24,24,12,32,4,8,8]

@@ -240,10 +240,19 @@ __device__ __forceinline__ void bsw_run(const uint32_t* __restrict__ in, const u
     static_assert(!BSW_T64 || ROWS < 15, "a named barrier per row: ids 1 to 14");
     // The inverse stages behind named barriers (bsw_bar_sync) where they
     // leave warps idle: TFHELib128's t64 kernels (K1 F1 F3 = 256 of 384
-    // threads), one transform per thread in stages 2 and 1, stage 3 on the
-    // same threads, a barrier per column after the row ids.
-    constexpr bool BSW_CSYNC = BSW_T64 && THREADS > K1 * (F1 * F3) && K1 * (N / F3) <= K1 * (F1 * F3) &&
-                               N / F1 == F1 * F3 && (F1 * F3) % 32 == 0 && ROWS + K1 < 15;
+    // threads), one transform per thread in stages 2 and 1 (N / F1 = F1 F3
+    // in the 8 x 8 x 16 plan), stage 3 (N / F3 = 64 a column) on the same
+    // threads, a barrier per column after the row ids.
+    constexpr bool BSW_CSYNC = BSW_T64 && THREADS > K1 * (F1 * F3);
+    static_assert(!BSW_CSYNC || ROWS + K1 < 15, "named barriers 1 + row and ROWS + 1 + c below 15");
+    // Forward stage 1's loop unrolled, so that a thread's stage-1
+    // transforms interleave (H200, engine at 16,384 gates: TFHELib128
+    // grouped by 2 35,843 / 35,820 -> 35,949 / 35,951 gates/s,
+    // TFHErsDefault plain 22,669 / 22,672 -> 22,816 / 22,804), but not in
+    // CuFHE80's kernels (l = 2): plain 39,526 / 39,550 -> 38,738 / 38,712.
+    // Both forward loops unrolled lost (t64_g2 at 3,960 samples 106.9 ->
+    // 108.6 ms; kernels/NOTES.md session 17).
+    constexpr int FWD1_UNROLL = L == 2 && F3 == 16 ? 1 : N / F1 / TP;
     const uint64_t* __restrict__ tw1 = tables;
     const uint64_t* __restrict__ twInv1 = tables + N;
     const uint64_t* __restrict__ tw2 = tables + 2 * N;
@@ -285,14 +294,7 @@ __device__ __forceinline__ void bsw_run(const uint32_t* __restrict__ in, const u
             // A: digit (row % L) of column (row / L), three stages.
             const uint32_t* p = acc + (row / L) * N;
             const uint32_t shift = 32 - (row % L + 1) * beta;
-            // Unrolled, a thread's stage-1 transforms interleave (H200,
-            // engine at 16,384 gates: TFHELib128 grouped by 2 35,843 /
-            // 35,820 -> 35,949 / 35,951 gates/s, TFHErsDefault plain 22,669 /
-            // 22,672 -> 22,816 / 22,804), but not CuFHE80's (l = 2): plain
-            // 39,526 / 39,550 -> 38,738 / 38,712. Both forward loops
-            // unrolled lost (t64_g2 at 3,960 samples 106.9 -> 108.6 ms;
-            // kernels/NOTES.md session 17).
-#pragma unroll(L == 2 && F3 == 16 ? 1 : N / F1 / TP)
+#pragma unroll(FWD1_UNROLL)
             for (uint32_t t = tid; t < N / F1; t += TP) bsw_fwd1_digits<F1, F2, F3, G == 1>(W, p, t, e[0], offset, shift, beta, small, tw1);
             // Stage 2 reads only its own row's polynomial; in the 8 x 8 x 16
             // plan on 64 threads a row, stage 3 reads only what its own

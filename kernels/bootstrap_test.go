@@ -3,6 +3,7 @@ package kernels
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"unsafe"
@@ -299,7 +300,8 @@ func bsFakeLaunch(g *fakeGPU, name string, a []uintptr) Result {
 	np := map[string]int{"goldfhe_bs_init": 8, "goldfhe_bs_rotate_decompose": 11, "goldfhe_bs_mac": 8,
 		"goldfhe_bs_add_centered": 3, "goldfhe_bs_extract": 5, "goldfhe_bs_keyswitch": 11}[name]
 	tiled := strings.HasPrefix(name, "goldfhe_bs_keyswitch_s")
-	mma := name == ksMMANames[0] || name == ksMMANames[1]
+	mmaAt := slices.Index(ksMMANames[:], name) // basebit 2 + mmaAt
+	mma := mmaAt >= 0
 	if tiled || mma {
 		np = 8
 	}
@@ -323,10 +325,7 @@ func bsFakeLaunch(g *fakeGPU, name string, a []uintptr) Result {
 	switch {
 	case mma:
 		n, kn := u(3), u(4)
-		bb := 2
-		if name == ksMMANames[1] {
-			bb = 3
-		}
+		bb := 2 + mmaAt
 		sh := BootstrapShape{LWEDim: n, LogN: 0, K: kn, KSLevels: u(5), KSBaseLog: bb, KSOffset: uint32(u(6))}
 		count := u(7)
 		if int(block.x) != ksmWarps*32 || int(grid.x)*ksmWords < n+1 || !ksMMATakes(bb, sh.KSLevels, kn) {

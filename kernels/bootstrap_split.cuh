@@ -762,7 +762,8 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
                 for (int i = 0; i < F2; i++) v[i] = X[o + (F3 + 1) * i];
                 hyb_ct_lazy<F2, false, 0, false, true>(v);  // canonical in: stage 1's lz_mul
 #pragma unroll
-                for (int j = S * H; j < S * H + H; j++) X2[o + (F3 + 1) * j] = lz_mul(v[j], tw2[F3 * j + c3]);
+                for (int j = S * H; j < S * H + H; j++)
+                    X2[o + (F3 + 1) * j] = bsw_tw2(v[j], j, [&] { return tw2[F3 * j + c3]; });
             });
             bss_sync<THREADS>();
             bss_for_roles<BSS_R_3, THREADS>(ROWS * (P / F3), [&](auto rc, uint32_t x) {

@@ -506,9 +506,21 @@ __device__ __forceinline__ void bsw_fwd1_digits(uint64_t* W, const uint32_t* p, 
                                    [&](int j) { return __ldg(tw1t + T1 * j); }, [](int) { return true; });
 }
 
+// bsw_tw2: x times the stage-2 twiddle of output j (T_2 or T'_2 at F3 j +
+// c, read as tw() only for j > 0), canonical, x any. Row 0 of T_2 and
+// T'_2 is omega^(0 c) = 1 (smallntt.Plan.StageTables: T_s[t r + c] =
+// omega^(brv(r) c)), so output 0 needs only x's canonical value:
+// lz_canon's four ALU instructions in place of lz_mul's product and
+// reduction, on 1/F2 of the stage's outputs.
+template <class Tw>
+__device__ __forceinline__ uint64_t bsw_tw2(uint64_t x, int j, Tw tw) {
+    return j == 0 ? lz_canon(x) : lz_mul(x, tw());
+}
+
 // bsw_fwd2_by: stage 2, transform t < F1 * F3 (block t / F3, column t %
-// F3), the twiddle T_2[F3 j + c] of output j read as tw(c, j). Its inputs
-// are stage 1's lz_mul products, canonical (hyb_ct_lazy's CANON_IN).
+// F3), the twiddle T_2[F3 j + c] of output j read as tw(c, j) (j > 0:
+// bsw_tw2). Its inputs are stage 1's lz_mul products, canonical
+// (hyb_ct_lazy's CANON_IN).
 template <int F1, int F2, int F3, class Tw>
 __device__ __forceinline__ void bsw_fwd2_by(uint64_t* W, uint32_t t, Tw tw) {
     const uint32_t c = t % F3, base = (t / F3) * (F2 * F3) + c;
@@ -518,7 +530,7 @@ __device__ __forceinline__ void bsw_fwd2_by(uint64_t* W, uint32_t t, Tw tw) {
     for (int i = 0; i < F2; i++) r[i] = Wb[(F3 + 1) * i];
     hyb_ct_lazy<F2, false, 0, false, true>(r);
 #pragma unroll
-    for (int j = 0; j < F2; j++) Wb[(F3 + 1) * j] = lz_mul(r[j], tw(c, j));
+    for (int j = 0; j < F2; j++) Wb[(F3 + 1) * j] = bsw_tw2(r[j], j, [&] { return tw(c, j); });
 }
 
 // bsw_fwd2: bsw_fwd2_by with T_2 in global memory.
@@ -560,8 +572,8 @@ __device__ __forceinline__ void bsw_inv2(uint64_t* V, uint32_t t, const uint64_t
     const uint64_t* __restrict__ twc = twInv2 + c;
     uint64_t r[F2];
 #pragma unroll
-    for (int j = 0; j < F2; j++) r[j] = lz_mul(Vb[(F3 + 1) * j], __ldg(twc + F3 * j));
-    hyb_gs_ct_lazy<F2, true>(r);  // canonical in: lz_mul
+    for (int j = 0; j < F2; j++) r[j] = bsw_tw2(Vb[(F3 + 1) * j], j, [&] { return __ldg(twc + F3 * j); });
+    hyb_gs_ct_lazy<F2, true>(r);  // canonical in: bsw_tw2
 #pragma unroll
     for (int i = 0; i < F2; i++) Vb[(F3 + 1) * i] = r[i];
 }

@@ -321,7 +321,7 @@ __device__ __forceinline__ void bsf_mac_group_by(uint64_t (&out)[NC], Row row, u
             for (int c = 0; c < NC; c++) lz_mac(sum[c], x[r], keyAt(u, r, c));
         }
 #pragma unroll
-        for (int c = 0; c < NC; c++) lz_mac(total[c], lz_acc_reduce(sum[c]), m);
+        for (int c = 0; c < NC; c++) lz_mac(total[c], lz_acc_reduce_lazy(sum[c]), m);
     }
 #pragma unroll
     for (int c = 0; c < NC; c++) out[c] = lz_acc_reduce(total[c]);

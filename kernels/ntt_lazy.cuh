@@ -318,6 +318,46 @@ LZ_FN uint64_t lz_acc_reduce(const lz_acc& s) {
     return lz_sub(lz_red_small(y0, z), yw);
 }
 
+// lz_acc_reduce_lazy: T mod p as a lazy value (any uint64_t standing for
+// it), for an operand of a further lz_mac. lz_acc_reduce without the
+// canonicalisation inside lz_red_small: s = z + y0 eps with carry c is
+// folded to s + c eps only (below 2^64: with c, s < y0 eps <= (2^32 -
+// 1)^2), and lz_sub takes any u (yw < p as there).
+LZ_FN uint64_t lz_acc_reduce_lazy(const lz_acc& s) {
+    uint64_t z, yw, t;
+    uint32_t y0, c;
+#ifdef __CUDA_ARCH__
+    asm("{.reg .u32 a0, a1, b0, b1, c0, c1, w;\n\t"
+        "mov.b64 {a0, a1}, %3;\n\t"
+        "mov.b64 {b0, b1}, %4;\n\t"
+        "mov.b64 {c0, c1}, %5;\n\t"
+        "add.cc.u32 a1, a1, b0;\n\t"
+        "addc.cc.u32 %2, c0, b1;\n\t"
+        "addc.cc.u32 c1, c1, %6;\n\t"
+        "addc.u32 w, %7, 0;\n\t"
+        "mov.b64 %0, {a0, a1};\n\t"
+        "mov.b64 %1, {c1, w};}"
+        : "=l"(z), "=l"(yw), "=r"(y0)
+        : "l"(s.a), "l"(s.b), "l"(s.c), "r"(s.kb), "r"(s.top));
+    asm("{.reg .u64 e;\n\t"
+        "mul.wide.u32 e, %2, 0xFFFFFFFF;\n\t"
+        "add.cc.u64 %0, %3, e;\n\t"
+        "addc.u32 %1, 0, 0;}"
+        : "=l"(t), "=r"(c) : "r"(y0), "l"(z));
+#else
+    const unsigned __int128 zz = (unsigned __int128)s.a + ((s.b & 0xFFFFFFFFull) << 32);
+    z = (uint64_t)zz;
+    const unsigned __int128 yy = (unsigned __int128)s.c + (s.b >> 32) + ((uint64_t)s.kb << 32) + (uint64_t)(zz >> 64);
+    y0 = (uint32_t)yy;
+    const uint32_t w = s.top + (uint32_t)(yy >> 64);
+    yw = ((uint64_t)w << 32) | (uint32_t)((uint64_t)yy >> 32);
+    const uint64_t e = (uint64_t)y0 * LZ_EPS;
+    t = z + e;
+    c = t < z;
+#endif
+    return lz_sub(lz_addz(t, 0u - c), yw);
+}
+
 // lz_red128: (h * 2^64 + l) mod p, canonical, for any h, l. With h = h1
 // 2^32 + h0, 2^64 = eps and 2^96 = -1 (DESIGN.md section 3) the value is
 // l + h0 eps - h1 = l + t - eps for t = h0 eps + (eps - h1) = h0 eps + ~h1,

@@ -61,7 +61,8 @@ static void check_pair(uint64_t u, uint64_t w) {
     if (u < P - 0xFFFFFFFFull) CHECK(lz_fold_canon(u, 1) == modp(((u128)1 << 64) + u), "fold_canon1 %016llx", X(u));
 }
 
-// lz_mac / lz_acc_reduce: sums of R products of any operands, against the
+// lz_mac / lz_acc_reduce (and lz_acc_reduce_lazy, mod p): sums of R
+// products of any operands, against the
 // exact 256-bit sum (two __int128 halves) reduced mod p, and against the
 // kernels' previous bs_mac_acc + gl_reduce192 (copied below) for canonical
 // operands.
@@ -96,6 +97,8 @@ static void check_mac(const uint64_t* x, const uint64_t* y, int R) {
     const uint64_t want = (uint64_t)((lo % P + (hi % P) * (u128)(P - 0x100000000ull)) % P);
     const uint64_t got = lz_acc_reduce(s);
     CHECK(got == want, "mac R=%d got %016llx want %016llx", R, X(got), X(want));
+    const uint64_t lazy = lz_acc_reduce_lazy(s);
+    CHECK(lazy % P == want, "mac lazy R=%d got %016llx want %016llx", R, X(lazy), X(want));
     if (canon) CHECK(got == old_reduce192(ol, oh, ot), "mac vs old R=%d", R);
 }
 

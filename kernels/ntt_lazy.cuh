@@ -144,13 +144,11 @@ LZ_FN uint64_t lz_addc(uint64_t a, uint64_t b) {
     return lz_fold_canon(s, c);
 }
 
-// lz_red_small: (hi * 2^64 + lo) mod p, canonical, for hi < 2^32, lo any.
-// s = lo + hi * eps (one 32x32->64 multiply-add) with carry c; the value is
-// s + c * 2^64, and if c, s < hi * eps <= (2^32 - 1)^2 = 2^64 - 2^33 + 1
-// (lz_fold_canon's condition).
-LZ_FN uint64_t lz_red_small(uint32_t hi, uint64_t lo) {
+// lz_red_small_sum: s = lo + hi * eps (one 32x32->64 multiply-add) and
+// its carry c, so that (hi * 2^64 + lo) = s + c * 2^64 (mod p); if c, s <
+// hi * eps <= (2^32 - 1)^2 = 2^64 - 2^33 + 1.
+LZ_FN uint64_t lz_red_small_sum(uint32_t hi, uint64_t lo, uint32_t& c) {
     uint64_t s;
-    uint32_t c;
 #ifdef __CUDA_ARCH__
     asm("{.reg .u64 e;\n\t"
         "mul.wide.u32 e, %2, 0xFFFFFFFF;\n\t"
@@ -162,6 +160,14 @@ LZ_FN uint64_t lz_red_small(uint32_t hi, uint64_t lo) {
     s = lo + e;
     c = s < lo;
 #endif
+    return s;
+}
+
+// lz_red_small: (hi * 2^64 + lo) mod p, canonical, for hi < 2^32, lo any:
+// lz_red_small_sum, whose bound when c = 1 is lz_fold_canon's condition.
+LZ_FN uint64_t lz_red_small(uint32_t hi, uint64_t lo) {
+    uint32_t c;
+    const uint64_t s = lz_red_small_sum(hi, lo, c);
     return lz_fold_canon(s, c);
 }
 
@@ -285,15 +291,12 @@ LZ_FN void lz_mac(lz_acc& s, uint64_t x, uint64_t y) {
 #endif
 }
 
-// lz_acc_reduce: T mod p, canonical. T = z + 2^64 y + 2^128 w exactly with
-// z = a + 2^32 b0, y = c + b1 + 2^32 kb + carry, w = top + carry (one add
-// chain; w <= top + 1 < 2^32 - 1). With y = y1 2^32 + y0, 2^64 = eps,
-// 2^96 = -1 and 2^128 = -2^32 (DESIGN.md section 3):
-//   T = z + eps y0 - y1 - 2^32 w = lz_red_small(y0, z) - (2^32 w + y1),
-// a canonical value minus one below p (w < 2^32 - 1): canonical (lz_sub).
-LZ_FN uint64_t lz_acc_reduce(const lz_acc& s) {
-    uint64_t z, yw;
-    uint32_t y0;
+// lz_acc_split: the sum as T = z + 2^64 y + 2^128 w exactly, with z = a +
+// 2^32 b0, y = c + b1 + 2^32 kb + carry, w = top + carry (one add chain;
+// w <= top + 1 < 2^32 - 1); returns z, y0 = y mod 2^32 and yw = 2^32 w +
+// y1 (y = y1 2^32 + y0), so that with 2^64 = eps, 2^96 = -1 and 2^128 =
+// -2^32 (DESIGN.md section 3) T = z + eps y0 - yw, and yw < p.
+LZ_FN void lz_acc_split(const lz_acc& s, uint64_t& z, uint32_t& y0, uint64_t& yw) {
 #ifdef __CUDA_ARCH__
     asm("{.reg .u32 a0, a1, b0, b1, c0, c1, w;\n\t"
         "mov.b64 {a0, a1}, %3;\n\t"
@@ -315,46 +318,27 @@ LZ_FN uint64_t lz_acc_reduce(const lz_acc& s) {
     const uint32_t w = s.top + (uint32_t)(yy >> 64);
     yw = ((uint64_t)w << 32) | (uint32_t)((uint64_t)yy >> 32);
 #endif
+}
+
+// lz_acc_reduce: T mod p, canonical: lz_red_small(y0, z) - yw
+// (lz_acc_split), a canonical value minus one below p: canonical (lz_sub).
+LZ_FN uint64_t lz_acc_reduce(const lz_acc& s) {
+    uint64_t z, yw;
+    uint32_t y0;
+    lz_acc_split(s, z, y0, yw);
     return lz_sub(lz_red_small(y0, z), yw);
 }
 
 // lz_acc_reduce_lazy: T mod p as a lazy value (any uint64_t standing for
-// it), for an operand of a further lz_mac. lz_acc_reduce without the
-// canonicalisation inside lz_red_small: s = z + y0 eps with carry c is
-// folded to s + c eps only (below 2^64: with c, s < y0 eps <= (2^32 -
-// 1)^2), and lz_sub takes any u (yw < p as there).
+// it), for an operand of a further lz_mac: lz_acc_reduce without the
+// canonicalisation inside lz_red_small. The sum t = z + y0 eps with carry
+// c is folded to t + c eps only (below 2^64: with c, t < y0 eps <= (2^32 -
+// 1)^2), and lz_sub takes any u.
 LZ_FN uint64_t lz_acc_reduce_lazy(const lz_acc& s) {
-    uint64_t z, yw, t;
+    uint64_t z, yw;
     uint32_t y0, c;
-#ifdef __CUDA_ARCH__
-    asm("{.reg .u32 a0, a1, b0, b1, c0, c1, w;\n\t"
-        "mov.b64 {a0, a1}, %3;\n\t"
-        "mov.b64 {b0, b1}, %4;\n\t"
-        "mov.b64 {c0, c1}, %5;\n\t"
-        "add.cc.u32 a1, a1, b0;\n\t"
-        "addc.cc.u32 %2, c0, b1;\n\t"
-        "addc.cc.u32 c1, c1, %6;\n\t"
-        "addc.u32 w, %7, 0;\n\t"
-        "mov.b64 %0, {a0, a1};\n\t"
-        "mov.b64 %1, {c1, w};}"
-        : "=l"(z), "=l"(yw), "=r"(y0)
-        : "l"(s.a), "l"(s.b), "l"(s.c), "r"(s.kb), "r"(s.top));
-    asm("{.reg .u64 e;\n\t"
-        "mul.wide.u32 e, %2, 0xFFFFFFFF;\n\t"
-        "add.cc.u64 %0, %3, e;\n\t"
-        "addc.u32 %1, 0, 0;}"
-        : "=l"(t), "=r"(c) : "r"(y0), "l"(z));
-#else
-    const unsigned __int128 zz = (unsigned __int128)s.a + ((s.b & 0xFFFFFFFFull) << 32);
-    z = (uint64_t)zz;
-    const unsigned __int128 yy = (unsigned __int128)s.c + (s.b >> 32) + ((uint64_t)s.kb << 32) + (uint64_t)(zz >> 64);
-    y0 = (uint32_t)yy;
-    const uint32_t w = s.top + (uint32_t)(yy >> 64);
-    yw = ((uint64_t)w << 32) | (uint32_t)((uint64_t)yy >> 32);
-    const uint64_t e = (uint64_t)y0 * LZ_EPS;
-    t = z + e;
-    c = t < z;
-#endif
+    lz_acc_split(s, z, y0, yw);
+    const uint64_t t = lz_red_small_sum(y0, z, c);
     return lz_sub(lz_addz(t, 0u - c), yw);
 }
 

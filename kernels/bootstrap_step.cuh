@@ -297,9 +297,24 @@ __device__ __forceinline__ uint64_t bsg_factor(const uint64_t* P, uint32_t e, ui
 // wide kernels its time goes to the FMA pipe, four quarter-rate IMAD.WIDE
 // per product, not to the key loads (kernels/NOTES.md, session 11: the
 // wide t64 kernel with no key loads at all was no faster).
-template <int N, int K1, int NC, int ROWS, int NT, bool SKIP = true, class Row, class Key>
+//
+// AHEAD (with SKIP): term u + 1's ROWS x NC key words are loaded into
+// registers inside term u's branch, right after its products and before
+// its reductions (keyAt(u + 1, r, c, dep) with dep a false dependency on
+// the products, 0 at run time, so that ptxas issues them there and not
+// earlier, where they would need as many registers again), or in the
+// branch of a skipped term u; term 0's before the loop. A term's loads
+// then wait out the previous term's reductions instead of stalling its
+// own products. keyAt must read, for a term of e_u = 0, any word within
+// bounds (its skipped products never use it).
+// TFHELib128's wide t64 kernel grouped by 3 (seven terms of 12 words, one
+// branch each), 3,960 samples on an H100: 108.2 -> 102.8 ms. Grouped by 2,
+// whose branch-free terms issue all 36 loads at once, per-term branches
+// with AHEAD lost: 104.9 -> 106.1 (kernels/NOTES.md session 19).
+template <int N, int K1, int NC, int ROWS, int NT, bool SKIP = true, bool AHEAD = false, class Row, class Key>
 __device__ __forceinline__ void bsf_mac_group_by(uint64_t (&out)[NC], Row row, uint32_t o, Key keyAt,
                                                  const uint32_t (&e)[NT], const uint64_t* P, uint32_t pos) {
+    static_assert(SKIP || !AHEAD, "AHEAD loads within the terms' branches");
     constexpr int LOGN = hyb_lg<N>::v;
     uint64_t x[ROWS];
 #pragma unroll
@@ -308,19 +323,43 @@ __device__ __forceinline__ void bsf_mac_group_by(uint64_t (&out)[NC], Row row, u
     lz_acc total[NC];
 #pragma unroll
     for (int c = 0; c < NC; c++) lz_acc_zero(total[c]);
+    uint64_t k[AHEAD ? ROWS : 1][NC];  // AHEAD: the words of the next computed term
+    auto load = [&](int u, uint32_t dep) {
+        if constexpr (AHEAD) {
+#pragma unroll
+            for (int r = 0; r < ROWS; r++)
+#pragma unroll
+                for (int c = 0; c < NC; c++) k[r][c] = keyAt(u, r, c, dep);
+        }
+    };
+    load(0, 0);
 #pragma unroll
     for (int u = 0; u < NT; u++) {
+        const bool next = AHEAD && u + 1 < NT;
         if (SKIP && e[u] == 0) {
+            if (next) load(u + 1, 0);
             continue;
         }
-        const uint64_t m = bsg_factor<LOGN>(P, e[u], odd);
+        // m_u: AHEAD reads it after the next term's loads (fewer registers
+        // held through the products), else first, as before AHEAD existed.
+        uint64_t m = AHEAD ? 0 : bsg_factor<LOGN>(P, e[u], odd);
         lz_acc sum[NC];
 #pragma unroll
         for (int c = 0; c < NC; c++) lz_acc_zero(sum[c]);
 #pragma unroll
         for (int r = 0; r < ROWS; r++) {
 #pragma unroll
-            for (int c = 0; c < NC; c++) lz_mac(sum[c], x[r], keyAt(u, r, c));
+            for (int c = 0; c < NC; c++) {
+                if constexpr (AHEAD) {
+                    lz_mac(sum[c], x[r], k[r][c]);
+                } else {
+                    lz_mac(sum[c], x[r], keyAt(u, r, c));
+                }
+            }
+        }
+        if constexpr (AHEAD) {
+            if (next) load(u + 1, sum[NC - 1].top >> 31);  // top < ROWS: dep = 0
+            m = bsg_factor<LOGN>(P, e[u], odd);
         }
 #pragma unroll
         for (int c = 0; c < NC; c++) lz_mac(total[c], lz_acc_reduce_lazy(sum[c]), m);
@@ -345,18 +384,30 @@ __host__ __device__ constexpr bool bsf_branch_free(int nt, int rows, int nc) {
 }
 
 // bsf_mac_group_at: bsf_mac_group_by with key[u][r][c] at key + ((u * ROWS
-// + r) * K1 + c) * N + pos in global memory. With SKIP false a term of e_u
-// = 0 reads term 0's key (which every group has) instead of its own, which
-// a last group may lack. SKIP's default is bsf_branch_free's answer.
-template <int N, int K1, int NC, int ROWS, int NT, bool SKIP = !bsf_branch_free(NT, ROWS, NC), class Row>
+// + r) * K1 + c) * N + pos in global memory. With SKIP false or AHEAD a
+// term of e_u = 0 reads term 0's key (which every group has) instead of
+// its own, which a last group may lack. SKIP's default is
+// bsf_branch_free's answer.
+template <int N, int K1, int NC, int ROWS, int NT, bool SKIP = !bsf_branch_free(NT, ROWS, NC), bool AHEAD = false,
+          class Row>
 __device__ __forceinline__ void bsf_mac_group_at(uint64_t (&out)[NC], Row row, uint32_t o,
                                                  const uint64_t* __restrict__ key, const uint32_t (&e)[NT],
                                                  const uint64_t* P, uint32_t pos) {
-    bsf_mac_group_by<N, K1, NC, ROWS, NT, SKIP>(
+    constexpr uint64_t TERM = (uint64_t)ROWS * K1 * N;
+    bsf_mac_group_by<N, K1, NC, ROWS, NT, SKIP, AHEAD>(
         out, row, o,
-        [&](int u, int r, int c) {
-            const uint64_t* k = SKIP || e[u] != 0 ? key + (uint64_t)u * (ROWS * K1 * N) : key;
-            return __ldg(k + (r * K1 + c) * N + pos);
+        [&](int u, int r, int c, uint32_t dep = 0) {
+            if constexpr (AHEAD) {
+                // The term's offset as a 32-bit word count: a select of
+                // two 64-bit pointers per term, as below, cost TFHELib128's
+                // t64_g3 16 bytes of spill (nvcc 11.8). The other kernels
+                // keep the form below, and their SASS.
+                const uint32_t at = e[u] != 0 ? (uint32_t)(u * TERM) : 0u;  // < 2^32 for any key of < 32 GiB
+                return __ldg(key + pos + dep + at + (r * K1 + c) * N);
+            } else {
+                const uint64_t* k = SKIP || e[u] != 0 ? key + u * TERM : key;
+                return __ldg(k + (r * K1 + c) * N + pos);
+            }
         },
         e, P, pos);
 }

@@ -369,17 +369,21 @@ __device__ __forceinline__ void bsw_run(const uint32_t* __restrict__ in, const u
                     // on k = 3's four columns (TFHErsDefault). TFHELib128
                     // grouped by 3 loads each term's words during the
                     // previous term (AHEAD: 24 registers; H100, engine at
-                    // 16,384 gates 35,754 -> 37,594 gates/s). CuFHE80's
-                    // (l = 2) lost with it, 61,475 -> 52,044 gates/s, and
-                    // k = 3's four columns would need 64 registers
-                    // (kernels/NOTES.md session 19).
+                    // 16,384 gates 35,754 -> 37,594 gates/s), and the next
+                    // position's first term during this one's last (kio).
+                    // CuFHE80's (l = 2) lost with AHEAD, 61,475 -> 52,044
+                    // gates/s, and k = 3's four columns would need 64
+                    // registers (kernels/NOTES.md session 19).
                     constexpr bool SKIP = !bsf_branch_free(NT, ROWS, K1);
                     constexpr bool AHEAD = SKIP && G == 3 && K1 == 2 && L == 3;
+                    uint64_t kio[AHEAD ? ROWS : 1][K1];  // AHEAD: term 0's words of the next position
+                    if constexpr (AHEAD) bsf_key_term0<N, K1, K1, ROWS>(kio, key, threadIdx.x);
                     for (uint32_t pos = threadIdx.x; pos < N; pos += THREADS) {
                         const uint32_t off = bsw_pad<F3>(pos);
                         uint64_t out[K1];
                         bsf_mac_group_at<N, K1, K1, ROWS, NT, SKIP, AHEAD>(
-                            out, [&](int r) { return S + r * POLY; }, off, key, e, psiPow, pos);
+                            out, [&](int r) { return S + r * POLY; }, off, key, e, psiPow, pos,
+                            AHEAD ? kio : nullptr, pos + THREADS);
 #pragma unroll
                         for (int c = 0; c < K1; c++) S[c * POLY + off] = out[c];
                     }

@@ -306,14 +306,20 @@ __device__ __forceinline__ uint64_t bsg_factor(const uint64_t* P, uint32_t e, ui
 // branch of a skipped term u; term 0's before the loop. A term's loads
 // then wait out the previous term's reductions instead of stalling its
 // own products. keyAt must read, for a term of e_u = 0, any word within
-// bounds (its skipped products never use it).
+// bounds (its skipped products never use it). With kio (AHEAD only) the
+// words live in the caller's kio across calls: it holds term 0's on
+// entry, and the last term loads into it the words keyAt(NT, r, c, dep)
+// gives, term 0 of the caller's next position, when nextpos < N, so that
+// those too arrive during a term of their own (t64_g3 as above: 102.8 ->
+// 102.1 ms).
 // TFHELib128's wide t64 kernel grouped by 3 (seven terms of 12 words, one
 // branch each), 3,960 samples on an H100: 108.2 -> 102.8 ms. Grouped by 2,
 // whose branch-free terms issue all 36 loads at once, per-term branches
 // with AHEAD lost: 104.9 -> 106.1 (kernels/NOTES.md session 19).
 template <int N, int K1, int NC, int ROWS, int NT, bool SKIP = true, bool AHEAD = false, class Row, class Key>
 __device__ __forceinline__ void bsf_mac_group_by(uint64_t (&out)[NC], Row row, uint32_t o, Key keyAt,
-                                                 const uint32_t (&e)[NT], const uint64_t* P, uint32_t pos) {
+                                                 const uint32_t (&e)[NT], const uint64_t* P, uint32_t pos,
+                                                 uint64_t (*kio)[NC] = nullptr, uint32_t nextpos = N) {
     static_assert(SKIP || !AHEAD, "AHEAD loads within the terms' branches");
     constexpr int LOGN = hyb_lg<N>::v;
     uint64_t x[ROWS];
@@ -323,7 +329,8 @@ __device__ __forceinline__ void bsf_mac_group_by(uint64_t (&out)[NC], Row row, u
     lz_acc total[NC];
 #pragma unroll
     for (int c = 0; c < NC; c++) lz_acc_zero(total[c]);
-    uint64_t k[AHEAD ? ROWS : 1][NC];  // AHEAD: the words of the next computed term
+    uint64_t kown[AHEAD ? ROWS : 1][NC];  // AHEAD: the words of the next computed term
+    uint64_t(*k)[NC] = kio != nullptr ? kio : kown;
     auto load = [&](int u, uint32_t dep) {
         if constexpr (AHEAD) {
 #pragma unroll
@@ -332,10 +339,10 @@ __device__ __forceinline__ void bsf_mac_group_by(uint64_t (&out)[NC], Row row, u
                 for (int c = 0; c < NC; c++) k[r][c] = keyAt(u, r, c, dep);
         }
     };
-    load(0, 0);
+    if (kio == nullptr) load(0, 0);
 #pragma unroll
     for (int u = 0; u < NT; u++) {
-        const bool next = AHEAD && u + 1 < NT;
+        const bool next = AHEAD && (u + 1 < NT || (kio != nullptr && nextpos < N));
         if (SKIP && e[u] == 0) {
             if (next) load(u + 1, 0);
             continue;
@@ -392,7 +399,8 @@ template <int N, int K1, int NC, int ROWS, int NT, bool SKIP = !bsf_branch_free(
           class Row>
 __device__ __forceinline__ void bsf_mac_group_at(uint64_t (&out)[NC], Row row, uint32_t o,
                                                  const uint64_t* __restrict__ key, const uint32_t (&e)[NT],
-                                                 const uint64_t* P, uint32_t pos) {
+                                                 const uint64_t* P, uint32_t pos, uint64_t (*kio)[NC] = nullptr,
+                                                 uint32_t nextpos = N) {
     constexpr uint64_t TERM = (uint64_t)ROWS * K1 * N;
     bsf_mac_group_by<N, K1, NC, ROWS, NT, SKIP, AHEAD>(
         out, row, o,
@@ -401,15 +409,27 @@ __device__ __forceinline__ void bsf_mac_group_at(uint64_t (&out)[NC], Row row, u
                 // The term's offset as a 32-bit word count: a select of
                 // two 64-bit pointers per term, as below, cost TFHELib128's
                 // t64_g3 16 bytes of spill (nvcc 11.8). The other kernels
-                // keep the form below, and their SASS.
-                const uint32_t at = e[u] != 0 ? (uint32_t)(u * TERM) : 0u;  // < 2^32 for any key of < 32 GiB
-                return __ldg(key + pos + dep + at + (r * K1 + c) * N);
+                // keep the form below, and their SASS. u = NT: term 0 at
+                // nextpos (kio).
+                const uint32_t at = u < NT && e[u < NT ? u : 0] != 0 ? (uint32_t)(u * TERM) : 0u;  // < 2^32
+                return __ldg(key + (u < NT ? pos : nextpos) + dep + at + (r * K1 + c) * N);
             } else {
                 const uint64_t* k = SKIP || e[u] != 0 ? key + u * TERM : key;
                 return __ldg(k + (r * K1 + c) * N + pos);
             }
         },
-        e, P, pos);
+        e, P, pos, kio, nextpos);
+}
+
+// bsf_key_term0: kio[r][c] = key[0][r][c] at position pos (bsf_mac_group_at's
+// layout), the words a first call of bsf_mac_group_at with kio takes.
+template <int N, int K1, int NC, int ROWS>
+__device__ __forceinline__ void bsf_key_term0(uint64_t (&kio)[ROWS][NC], const uint64_t* __restrict__ key,
+                                              uint32_t pos) {
+#pragma unroll
+    for (int r = 0; r < ROWS; r++)
+#pragma unroll
+        for (int c = 0; c < NC; c++) kio[r][c] = __ldg(key + pos + (r * K1 + c) * N);
 }
 
 // bsf_mac_group_pipe: one output column c of bsf_mac_group_by (out =

@@ -164,12 +164,17 @@ type GPU struct {
 	// kernels.WideShape.Split) that passes of so few samples that all
 	// their clusters' blocks have SMs of their own run; zero without one.
 	split kernels.WideShape
-	// wave and fewWave are how many samples the wide and the N/8-thread
-	// wide kernel run side by side (kernels.BootstrapKernels.WideWave:
-	// blocks per SM times SMs), zero without them.
-	wave, fewWave int
-	mode          BlindRotation
-	unfuse        bool // the step kernels can run (their buffers exist)
+	// flat is the flat kernel (kernels.WideShape.Flat: three samples per
+	// SM where wide runs two) that passes of at least flatMinWaves of its
+	// waves run instead of wide; zero without one.
+	flat kernels.WideShape
+	// wave, fewWave and flatWave are how many samples the wide, the
+	// N/8-thread wide and the flat kernel run side by side
+	// (kernels.BootstrapKernels.WideWave: blocks per SM times SMs), zero
+	// without them.
+	wave, fewWave, flatWave int
+	mode                    BlindRotation
+	unfuse                  bool // the step kernels can run (their buffers exist)
 
 	mu     sync.RWMutex // calls hold it for reading, Close for writing
 	closed bool
@@ -348,6 +353,9 @@ func (e *GPU) kernelsName() string {
 	var parts []string
 	if w := e.wide; w.T != 0 {
 		name := fmt.Sprintf("wide%dx%dx%d/t%d", w.F1, w.F2, w.F3, w.T)
+		if f := e.flat; f.T != 0 {
+			name += fmt.Sprintf("+f%d>=%d", f.T, flatMinWaves*e.flatWaveSize())
+		}
 		if w := e.split; w.T != 0 {
 			pre := ""
 			if w.Pre {
@@ -417,10 +425,13 @@ func (e *GPU) init(ck *tfhe.CloudKey, maxBatch int, auto bool) error {
 					e.cluster = w // the first listed: the most threads per row
 				}
 			default:
-				if w.T == e.shape.N()/8 {
+				if w.T == e.shape.N()/8 && !w.Flat {
 					e.few = w
 				}
-				if e.wide.T == 0 || w.T == e.shape.N()/16 {
+				switch {
+				case w.Flat:
+					e.flat = w // wideFor
+				case e.wide.T == 0 || w.T == e.shape.N()/16:
 					e.wide = w
 				}
 			}
@@ -439,7 +450,7 @@ func (e *GPU) init(ck *tfhe.CloudKey, maxBatch int, auto bool) error {
 	for _, k := range []struct {
 		ws   kernels.WideShape
 		wave *int
-	}{{e.wide, &e.wave}, {e.few, &e.fewWave}} {
+	}{{e.wide, &e.wave}, {e.few, &e.fewWave}, {e.flat, &e.flatWave}} {
 		if k.ws.T == 0 {
 			continue
 		}
@@ -720,14 +731,17 @@ func (e *GPU) fewWaveSize() int { return e.waveOf(e.few, e.fewWave) }
 // waveOf is how many samples the wide-family kernel ws of one block per
 // sample runs side by side: measured, the driver's occupancy (init), or,
 // before it is known (an engine value built without a device, in tests),
-// two samples per SM for an N/16-thread kernel and one for an N/8-thread
-// one; 0 without the kernel.
+// two samples per SM for an N/16-thread kernel, one for an N/8-thread one
+// and three for a flat one (its shared memory is sized for three); 0
+// without the kernel.
 func (e *GPU) waveOf(ws kernels.WideShape, measured int) int {
 	switch {
 	case ws.T == 0:
 		return 0
 	case measured > 0:
 		return measured
+	case ws.Flat:
+		return 3 * e.info.SMs
 	}
 	return e.info.SMs * max(1, 2*e.shape.N()/(16*ws.T))
 }
@@ -1061,7 +1075,8 @@ func (e *GPU) splitPassMax() int {
 // wideFor returns the wide-family kernel for a pass of count samples: the
 // split kernel or the cluster kernel while all their blocks get an SM of
 // their own (the split kernel: up to splitPassMax), then the N/8-thread
-// wide kernel up to a sample per SM, else the wide kernel.
+// wide kernel up to a sample per SM, the flat kernel from flatMinWaves of
+// its waves, else the wide kernel.
 func (e *GPU) wideFor(count int) kernels.WideShape {
 	if e.split.T != 0 && count <= e.splitPassMax() {
 		return e.split
@@ -1072,8 +1087,25 @@ func (e *GPU) wideFor(count int) kernels.WideShape {
 	if e.few.T != 0 && count <= e.info.SMs {
 		return e.few
 	}
+	if e.flat.T != 0 && count >= flatMinWaves*e.flatWaveSize() {
+		return e.flat
+	}
 	return e.wide
 }
+
+// flatMinWaves is the fewest of its waves a pass runs on the flat kernel.
+// Its waves (three samples per SM) are 1.5 times the wide kernel's and
+// take about 1.46 times as long (TFHELib128 grouped by 3 on an H100,
+// 3,960 samples: 99.7 against 102.1 ms), so it pays only where a pass's
+// last, partial waves matter little; below, for instance AES-128's levels
+// of up to 264 gates, one wave of it took longer than one of the wide
+// kernel (AES-128 grouped by 3 0.94 -> 1.01 s; kernels/NOTES.md session
+// 19).
+const flatMinWaves = 8
+
+// flatWaveSize is how many samples the flat kernel runs side by side
+// (waveOf).
+func (e *GPU) flatWaveSize() int { return e.waveOf(e.flat, e.flatWave) }
 
 // kernelFor returns the kernels a pass runs: the wide or
 // the fused kernel when the engine has one (never both), else the step

@@ -33,6 +33,8 @@ func choiceEngine(t *testing.T, g, sms, sharedPerSM int) *GPU {
 			}
 		case ws.Cluster:
 			e.cluster = ws
+		case ws.Flat:
+			e.flat = ws // as init: beside the t64 kernel, for large passes
 		case ws.T == 128:
 			e.few = ws
 		case ws.T == 64:
@@ -50,7 +52,8 @@ func choiceEngine(t *testing.T, g, sms, sharedPerSM int) *GPU {
 // samples (for a grouped key, whose split kernel takes K' from the
 // combine kernel, up to SMs/4 grouped by 2 and 60 of 132 SMs grouped by
 // 3), the cluster kernel up to SMs/2, the N/8-thread wide kernel up to
-// SMs, then the wide one.
+// SMs, then the wide one; grouped by 3, the flat kernel from 8 of its
+// waves (three samples per SM: 3,168 samples).
 func TestGPUKernelChoice(t *testing.T) {
 	const sms, smem = 132, 228 << 10
 	for _, tc := range []struct {
@@ -66,12 +69,22 @@ func TestGPUKernelChoice(t *testing.T) {
 		if got := e.BatchTiers(); !slices.Equal(got, tc.tiers) {
 			t.Errorf("grouping %d: tiers %v, want %v", tc.g, got, tc.tiers)
 		}
+		large := e.wide
+		if tc.g == 3 {
+			if !e.flat.Flat || e.flatWaveSize() != 3*sms {
+				t.Fatalf("grouped by 3: flat kernel %+v, wave %d, want one of 3 samples per SM", e.flat, e.flatWaveSize())
+			}
+			large = e.flat
+		} else if e.flat.T != 0 {
+			t.Errorf("grouping %d: a flat kernel %s", tc.g, e.flat)
+		}
 		for _, c := range []struct {
 			count int
 			want  kernels.WideShape
 		}{
 			{1, e.split}, {tc.split, e.split}, {tc.split + 1, e.cluster}, {sms / 2, e.cluster},
-			{sms/2 + 1, e.few}, {sms, e.few}, {sms + 1, e.wide}, {16384, e.wide},
+			{sms/2 + 1, e.few}, {sms, e.few}, {sms + 1, e.wide}, {264, e.wide},
+			{8*3*sms - 1, e.wide}, {8 * 3 * sms, large}, {16384, large},
 		} {
 			if got := e.wideFor(c.count); got != c.want {
 				t.Errorf("grouping %d, %d samples: %s, want %s", tc.g, c.count, got, c.want)

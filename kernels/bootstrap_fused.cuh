@@ -481,4 +481,140 @@ BSW_DEFINE_GROUPED(8, 8, 16, 1, 2, 64, 2)
 BSW_DEFINE_GROUPED(8, 8, 8, 3, 2, 64, 1)
 BSW_DEFINE_GROUPED(8, 8, 8, 3, 2, 32, 2)
 
+// ---------------------------------------------------------------------------
+// The flat grouped kernel (name infix _f<threads>): the same blind
+// rotation with K1 * N / F1 threads per sample (256 for TFHELib128), so
+// that three blocks share an SM where the t64 kernels' 384 threads fit
+// two. Thread x owns accumulator column c = x / (N/F1) at the coefficients
+// t + (N/F1) i of its stage-1 column t = x % (N/F1), and does that
+// column's inverse stage 1 and, right after, the next step's forward
+// stage 1 of all L digit rows of column c from the same words: the digits
+// of a grouped step come from ACC unrotated, so no barrier separates the
+// two, and the stage-1 twiddles of the L rows are the same. The other
+// stages spread over all threads (A2: ROWS F1 F3 transforms, A3: ROWS N/F3,
+// B: N positions, C3: K1 N/F3, C2: K1 F1 F3), block barriers between
+// them. The multiply-accumulate writes column c's output over digit row
+// c L (the row its own inverse stage 1 reads before stage 1 of the next
+// step overwrites it, in the same thread). psiPow is staged unpadded
+// (bsg_swz), so shared memory is bsw_shared less 128 bytes: 76,800 bytes
+// for TFHELib128, three blocks in an SM's 228 KiB (with the 1 KiB each
+// reserves). Grouped keys only (a plain step's digits depend on its
+// rotation, which the previous step does not know), and built for G = 3
+// only: TFHELib128 on an H100 at 3,960 samples, f256_g3 99.6 ms against
+// t64_g3 102.1 (both with AHEAD), but f256_g2 127.7 against t64_g2 104.9,
+// where ptxas keeps the three terms' carries in register bits (LOP3 147
+// against 4 per position, nvcc 11.8; kernels/NOTES.md session 19).
+__host__ __device__ constexpr int bsw_flat_shared(int f1, int f2, int f3, int k1, int l) {
+    return k1 * l * (f1 * f2 * f3 + f1 * f2) * 8 + k1 * f1 * f2 * f3 * 4 + 2 * f1 * f2 * f3 * 8;
+}
+
+template <int F1, int F2, int F3, int K1, int L, int G>
+__device__ __forceinline__ void bsw_run_flat(const uint32_t* __restrict__ in, const uint64_t* __restrict__ bk,
+                                             const uint64_t* __restrict__ tables, uint32_t* __restrict__ ext,
+                                             uint32_t n, uint32_t beta, uint32_t offset, uint32_t mu,
+                                             uint32_t count) {
+    static_assert(G == 2 || G == 3, "the flat kernels take grouped keys");
+    constexpr int N = F1 * F2 * F3, LOGN = hyb_lg<N>::v, ROWS = K1 * L, NT = bsg_terms(G);
+    constexpr int POLY = N + N / F3, T1 = N / F1, S2 = F2 * F3;
+    constexpr int THREADS = K1 * T1;
+    static_assert(K1 * F1 * F3 == THREADS, "one inverse stage-2 transform per thread");
+    const uint64_t* __restrict__ tw1 = tables;
+    const uint64_t* __restrict__ twInv1 = tables + N;
+    const uint64_t* __restrict__ tw2 = tables + 2 * N;
+    const uint64_t* __restrict__ twInv2 = tables + 2 * N + S2;
+    extern __shared__ uint64_t bsw_sm[];
+    uint64_t* S = bsw_sm;
+    uint32_t* acc = reinterpret_cast<uint32_t*>(bsw_sm + ROWS * POLY);
+    uint64_t* psiPow = bsw_sm + ROWS * POLY + K1 * N / 2;
+    const bool small = 32 / L <= 15 || beta <= 15;
+    bsg_stage_psi<LOGN, true>(psiPow, tables + 2 * N + 2 * S2, THREADS);
+    // Forward stage 1 of digit rows c L .. c L + L - 1, column t, from
+    // this thread's words of ACC column c (c and t from threadIdx.x at
+    // each use, not held through the step).
+    auto fwd1 = [&]() {
+        const uint32_t c = threadIdx.x / T1, t = threadIdx.x % T1;
+        uint64_t* Wt = S + c * L * POLY + bsw_pad<F3>(t);
+        const uint64_t* __restrict__ tw1t = tw1 + t;
+        const uint32_t* p = acc + c * N + t;
+        uint32_t w[F1];
+#pragma unroll
+        for (int i = 0; i < F1; i++) w[i] = p[T1 * i] + offset;
+#pragma unroll
+        for (int di = 0; di < L; di++) {
+            bsw_fwd1_digits_to<F1, F2, F3>([&](int i) { return w[i]; },
+                                           [&](int j, uint64_t v) { Wt[di * POLY + (T1 + T1 / F3) * j] = v; },
+                                           32 - (di + 1) * beta, beta, small,
+                                           [&](int j) { return __ldg(tw1t + T1 * j); }, [](int) { return true; });
+        }
+    };
+
+    for (uint32_t s = blockIdx.x; s < count; s += gridDim.x) {
+        const uint32_t* ct = in + (uint64_t)s * (n + 1);
+        bsf_init_acc<N, K1>(acc, bs_modswitch(ct[n], LOGN + 1), mu, THREADS);
+        __syncthreads();  // ACC (and, the first time, psiPow)
+        fwd1();
+        for (uint32_t iter = 0; iter < n; iter += G) {
+            uint32_t e[NT];
+            if (!bs_step_exponents<G, LOGN>(e, ct, iter, n)) {
+                continue;  // the same for the whole block; stage 1 stays valid (ACC unchanged)
+            }
+            __syncthreads();  // stage 1 of every row
+            for (uint32_t x = threadIdx.x; x < ROWS * F1 * F3; x += THREADS) {
+                bsw_fwd2<F1, F2, F3>(S + (x / (F1 * F3)) * POLY, x % (F1 * F3), tw2);
+            }
+            __syncthreads();
+            for (uint32_t x = threadIdx.x; x < ROWS * (N / F3); x += THREADS) {
+                bsw_fwd3<F3>(S + (x / (N / F3)) * POLY, x % (N / F3));
+            }
+            __syncthreads();
+            {
+                const uint64_t* key = bk + (uint64_t)(iter / G) * (NT * ROWS * K1 * N);
+                if constexpr (G == 3) {
+                    bs_step_exponents<G, LOGN>(e, ct, iter, n);  // as bsw_run: not held through A
+                }
+                constexpr bool SKIP = !bsf_branch_free(NT, ROWS, K1);
+                constexpr bool AHEAD = SKIP && G == 3 && K1 == 2 && L == 3;
+                uint64_t kio[AHEAD ? ROWS : 1][K1];
+                if constexpr (AHEAD) bsf_key_term0<N, K1, K1, ROWS>(kio, key, threadIdx.x);
+#pragma unroll 1
+                for (uint32_t pos = threadIdx.x; pos < N; pos += THREADS) {
+                    const uint32_t off = bsw_pad<F3>(pos);
+                    uint64_t out[K1];
+                    bsf_mac_group_at<N, K1, K1, ROWS, NT, SKIP, AHEAD, true>(
+                        out, [&](int r) { return S + r * POLY; }, off, key, e, psiPow, pos, AHEAD ? kio : nullptr,
+                        pos + THREADS);
+#pragma unroll
+                    for (int cc = 0; cc < K1; cc++) S[cc * L * POLY + off] = out[cc];
+                }
+            }
+            __syncthreads();
+            for (uint32_t x = threadIdx.x; x < K1 * (N / F3); x += THREADS) {
+                bsw_inv3<F3>(S + (x / (N / F3)) * L * POLY, x % (N / F3));
+            }
+            __syncthreads();
+            {
+                const uint32_t c = threadIdx.x / T1, t = threadIdx.x % T1;  // threadIdx.x = c F1 F3 + t
+                bsw_inv2<F1, F2, F3>(S + c * L * POLY, t, twInv2);
+                __syncthreads();
+                bsw_inv1_add<F1, F2, F3>(S + c * L * POLY, acc + c * N, t, twInv1);
+            }
+            if (iter + G < n) fwd1();
+        }
+        __syncthreads();
+        bsf_extract<N, K1>(acc, ext + (uint64_t)s * ((K1 - 1) * N + 1), THREADS);
+        __syncthreads();
+    }
+}
+
+#define BSW_DEFINE_FLAT(G, F1, F2, F3, K, L, MINB)                                                    \
+    extern "C" __global__ void __launch_bounds__((K + 1) * F2 * F3, MINB)                             \
+        goldfhe_bs_wide_##F1##x##F2##x##F3##_k##K##_l##L##_f256_g##G(                                  \
+            const uint32_t* in, const uint64_t* bk, const uint64_t* tables, uint32_t* ext, uint32_t n, \
+            uint32_t beta, uint32_t offset, uint32_t mu, uint32_t count) {                             \
+        bsw_run_flat<F1, F2, F3, K + 1, L, G>(in, bk, tables, ext, n, beta, offset, mu, count);       \
+    }
+
+// The name's _f256 is the thread count of the one shape built.
+BSW_DEFINE_FLAT(3, 8, 8, 16, 1, 3, 3) // TFHELib128: 256 threads, 76,800 B of shared memory
+
 #endif // GOLDFHE_BOOTSTRAP_FUSED_CUH

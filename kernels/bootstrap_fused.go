@@ -237,12 +237,22 @@ func (b *BootstrapKernels) BlindRotateFused(s *Stream, sh BootstrapShape, f1, f2
 // kernel that reads each step's K' = Σ_u (X^{e_u} − 1)·BK_u, formed ahead
 // by the combine kernel on the other SMs, instead of the key:
 // BlindRotateSplit runs it.
+//
+// Flat (grouped keys only, built for TFHELib128 grouped by 3; name infix
+// _f<T>: wide_8x8x16_k1_l3_f256_g3) names the flat kernel
+// (bootstrap_fused.cuh, bsw_run_flat): T threads per sample, (k+1)·N/F1
+// of them, each owning the N/F1-th of an accumulator column that its
+// inverse stage 1 writes and the next step's forward stage 1 reads for all
+// l digit rows, the other stages spread over the block; psiPow staged
+// unpadded, so that three TFHELib128 blocks share an SM. The engine
+// prefers it to the t64 kernel where it exists.
 type WideShape struct {
 	F1, F2, F3, K, L, T int
 	Cluster             bool
 	Split               int
 	G                   int
 	Pre                 bool
+	Flat                bool
 }
 
 // wideShapes are the kernels of BSW_DEFINE and BSC_DEFINE, then of
@@ -299,6 +309,9 @@ var wideShapes = []WideShape{
 	{F1: 8, F2: 8, F3: 16, K: 1, L: 3, T: 256, Split: 8, G: 3, Pre: true},
 	{F1: 8, F2: 8, F3: 16, K: 1, L: 2, T: 256, Split: 8, G: 3, Pre: true},
 	{F1: 8, F2: 8, F3: 8, K: 3, L: 2, T: 256, Split: 8, G: 3, Pre: true},
+
+	// BSW_DEFINE_FLAT: the flat kernel (TFHELib128 grouped by 3).
+	{F1: 8, F2: 8, F3: 16, K: 1, L: 3, T: 256, G: 3, Flat: true},
 }
 
 // splitMaxShared is BSS_MAX_SHARED (bootstrap_split.cuh): the most shared
@@ -343,11 +356,14 @@ func (w WideShape) kernelName() string {
 	if w.Split != 0 {
 		return fmt.Sprintf("goldfhe_bs_split_%dx%dx%d_k%d_l%d_c%d%s", w.F1, w.F2, w.F3, w.K, w.L, w.Split, suffix)
 	}
-	kind := "wide"
+	kind, per := "wide", "t"
 	if w.Cluster {
 		kind = "cluster"
 	}
-	return fmt.Sprintf("goldfhe_bs_%s_%dx%dx%d_k%d_l%d_t%d%s", kind, w.F1, w.F2, w.F3, w.K, w.L, w.T, suffix)
+	if w.Flat {
+		per = "f"
+	}
+	return fmt.Sprintf("goldfhe_bs_%s_%dx%dx%d_k%d_l%d_%s%d%s", kind, w.F1, w.F2, w.F3, w.K, w.L, per, w.T, suffix)
 }
 
 // BlocksPerSample is the cluster size: k+1 for a cluster kernel, Split for
@@ -376,6 +392,9 @@ func (w WideShape) Threads() int {
 		case w.G == 2:
 			return w.T + 32
 		}
+		return w.T
+	}
+	if w.Flat {
 		return w.T
 	}
 	return w.T * (w.K + 1) * w.L / w.BlocksPerSample()
@@ -455,6 +474,9 @@ func (w WideShape) SharedBytes() int {
 	}
 	if w.Cluster {
 		return (w.L+1)*poly + w.n()*4 + psi
+	}
+	if w.Flat {
+		psi = 2 * w.n() * 8 // bsw_flat_shared: unpadded (bsg_swz)
 	}
 	return (w.K+1)*w.L*poly + (w.K+1)*w.n()*4 + psi
 }

@@ -332,7 +332,7 @@ func fakeWords64(g *fakeGPU, p uint64, n int) []uint64 {
 	return unsafe.Slice((*uint64)(unsafe.Pointer(&b[0])), n)
 }
 
-// fakeWide runs a goldfhe_bs_wide_*, goldfhe_bs_cluster_* or
+// fakeWide runs a goldfhe_bs_wide_* (t or flat f), goldfhe_bs_cluster_* or
 // goldfhe_bs_split_* launch with refBlindRotate, or refBlindRotateGrouped
 // for a name ending in _g2 or _g3.
 func fakeWide(g *fakeGPU, name string, grid, block dim3, a []uintptr) Result {
@@ -353,6 +353,11 @@ func fakeWide(g *fakeGPU, name string, grid, block dim3, a []uintptr) Result {
 	format, last := "%dx%dx%d_k%d_l%d_t%d%s", &ws.T
 	if split {
 		format, last = "%dx%dx%d_k%d_l%d_c%d%s", &ws.Split
+	} else if !cluster && strings.Contains(rest, "_f") {
+		if !grouped {
+			return 400 // the flat kernels take grouped keys only
+		}
+		format, ws.Flat = "%dx%dx%d_k%d_l%d_f%d%s", true
 	}
 	if n, _ := fmt.Sscanf(rest, format, &ws.F1, &ws.F2, &ws.F3, &ws.K, &ws.L, last, &tail); n != 6 {
 		return 400 // CUDA_ERROR_NOT_FOUND: also for a suffix other than _g2, _g3

@@ -352,8 +352,8 @@ func TestBootstrapShapeGrouping(t *testing.T) {
 func TestWideShapesGrouped(t *testing.T) {
 	byG := map[int][]WideShape{}
 	for _, ws := range WideShapes() {
-		if ws.Pre {
-			continue // TestPreShapes
+		if ws.Pre || ws.Flat {
+			continue // TestPreShapes, TestFlatShapes
 		}
 		switch ws.G {
 		case 0:
@@ -424,6 +424,7 @@ func TestWideShapesGrouped(t *testing.T) {
 		"goldfhe_bs_wide_8x8x16_k1_l3_t64":        60416,
 		"goldfhe_bs_wide_8x8x16_k1_l3_t64_g2":     76928,
 		"goldfhe_bs_wide_8x8x16_k1_l3_t64_g3":     76928,
+		"goldfhe_bs_wide_8x8x16_k1_l3_f256_g3":    76800,
 		"goldfhe_bs_cluster_8x8x16_k1_l3_t128":    38912,
 		"goldfhe_bs_cluster_8x8x16_k1_l3_t128_g2": 55424,
 		"goldfhe_bs_cluster_8x8x16_k1_l3_t128_g3": 55424,
@@ -439,6 +440,48 @@ func TestWideShapesGrouped(t *testing.T) {
 		} else if got := WideShapes()[i].SharedBytes(); got != want {
 			t.Errorf("%s: SharedBytes %d, want %d", name, got, want)
 		}
+	}
+}
+
+// TestFlatShapes: each flat kernel (bsw_run_flat) is a grouped twin of a
+// t64 wide kernel with (k+1)·N/F1 threads, as many samples per block, the
+// same tables, and 128 bytes less shared memory (psiPow unpadded), few
+// enough for three blocks in the 228 KiB of an sm_90 SM (1 KiB reserved
+// per block); the name carries _f<threads>.
+func TestFlatShapes(t *testing.T) {
+	n := 0
+	for _, ws := range WideShapes() {
+		if !ws.Flat {
+			continue
+		}
+		n++
+		twin := ws
+		twin.Flat, twin.T = false, ws.n()/16
+		if !slices.Contains(WideShapes(), twin) {
+			t.Errorf("%s: no t%d twin", ws.kernelName(), twin.T)
+			continue
+		}
+		if ws.G != 2 && ws.G != 3 {
+			t.Errorf("%s: G = %d, want 2 or 3", ws.kernelName(), ws.G)
+		}
+		if want := (ws.K + 1) * ws.n() / ws.F1; ws.Threads() != want || ws.T != want {
+			t.Errorf("%s: %d threads (T = %d), want (k+1)N/F1 = %d", ws.kernelName(), ws.Threads(), ws.T, want)
+		}
+		if want := fmt.Sprintf("goldfhe_bs_wide_%dx%dx%d_k%d_l%d_f%d_g%d", ws.F1, ws.F2, ws.F3, ws.K, ws.L, ws.T, ws.G); ws.kernelName() != want {
+			t.Errorf("kernel name %s, want %s", ws.kernelName(), want)
+		}
+		if ws.TablesLen() != twin.TablesLen() || ws.BlocksPerSample() != 1 {
+			t.Errorf("%s: %d table words, %d blocks per sample; twin %d, 1", ws.kernelName(), ws.TablesLen(), ws.BlocksPerSample(), twin.TablesLen())
+		}
+		if d := twin.SharedBytes() - ws.SharedBytes(); d != 128 {
+			t.Errorf("%s: %d shared bytes less than %s, want 128", ws.kernelName(), d, twin.kernelName())
+		}
+		if 3*(ws.SharedBytes()+1<<10) > 228<<10 && ws.n() == 1024 && ws.L == 3 {
+			t.Errorf("%s: %d shared bytes, three blocks do not fit in 228 KiB", ws.kernelName(), ws.SharedBytes())
+		}
+	}
+	if n == 0 {
+		t.Fatal("no flat shapes")
 	}
 }
 

@@ -63,8 +63,10 @@ func TestWriteBlindRotateVectors(t *testing.T) {
 					buf = binary.LittleEndian.AppendUint32(buf, x)
 				}
 			}
-			cluster := uint32(0) // the kind: 0 wide, 1 cluster, 2 split, 3 Pre split (T: its compute threads)
+			cluster := uint32(0) // the kind: 0 wide, 1 cluster, 2 split, 3 Pre split (T: its compute threads), 4 flat
 			switch {
+			case ws.Flat:
+				cluster = 4
 			case ws.Cluster:
 				cluster = 1
 			case ws.Pre:

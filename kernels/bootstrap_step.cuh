@@ -251,11 +251,37 @@ __device__ __forceinline__ uint32_t bsg_pad(uint32_t i) {
 
 __host__ __device__ constexpr int bsg_psi_words(int n) { return 2 * n + 16; }
 
-// bsg_stage_psi: P[bsg_pad(i)] = psiPow[i] for i < 2N; the caller's next
-// block barrier publishes it.
+// bsg_swz: the unpadded, swizzled layout of the same table (SWZ below):
+// word i at i ^ ((i >> (LOGN-3)) & 15), 2N words. The lanes of a
+// half-warp read indices c + 2^(LOGN-4) t_j (above), so (i >> (LOGN-3)) &
+// 15 = (t_j >> 1) & 15, which differs for every different index, and XOR
+// with the common low bits of c gives each a different bank pair, as the
+// padding does. It saves the padding's 16 words (128 bytes), which is
+// what three blocks of the flat TFHELib128 kernels need to share an SM
+// (bsw_run_flat). LOGN >= 7: the swizzle's bits (0-3) and the bits it
+// reads (LOGN-3 and up) are disjoint, so it is a permutation of [0, 2N).
 template <int LOGN>
+__device__ __forceinline__ uint32_t bsg_swz(uint32_t i) {
+    static_assert(LOGN >= 7, "bsg_swz needs N >= 128");
+    return i ^ ((i >> (LOGN - 3)) & 15u);
+}
+
+// bsg_psi_at: where word i of psiPow sits in shared memory, padded
+// (bsg_pad) or swizzled (SWZ: bsg_swz).
+template <int LOGN, bool SWZ>
+__device__ __forceinline__ uint32_t bsg_psi_at(uint32_t i) {
+    if constexpr (SWZ) {
+        return bsg_swz<LOGN>(i);
+    } else {
+        return bsg_pad<LOGN>(i);
+    }
+}
+
+// bsg_stage_psi: P[bsg_psi_at(i)] = psiPow[i] for i < 2N; the caller's
+// next block barrier publishes it.
+template <int LOGN, bool SWZ = false>
 __device__ __forceinline__ void bsg_stage_psi(uint64_t* P, const uint64_t* __restrict__ psiPow, int threads) {
-    for (uint32_t i = threadIdx.x; i < (2u << LOGN); i += threads) P[bsg_pad<LOGN>(i)] = __ldg(psiPow + i);
+    for (uint32_t i = threadIdx.x; i < (2u << LOGN); i += threads) P[bsg_psi_at<LOGN, SWZ>(i)] = __ldg(psiPow + i);
 }
 
 // bsg_odd: 2 brv(pos) + 1, the exponent of psi at NTT-domain position pos:
@@ -266,12 +292,12 @@ __device__ __forceinline__ uint32_t bsg_odd(uint32_t pos) {
 }
 
 // bsg_factor: m = psi^(e odd) - 1, X^e - 1 in the NTT domain at the
-// position of odd = bsg_odd(pos), from P (bsg_pad layout). psi^i is in [1,
-// p): minus 1 is canonical, no wrap (psi^0 - 1 = 0 for e = 0). e odd <
-// 2^28.
-template <int LOGN>
+// position of odd = bsg_odd(pos), from P (bsg_pad layout, or bsg_swz for
+// SWZ). psi^i is in [1, p): minus 1 is canonical, no wrap (psi^0 - 1 = 0
+// for e = 0). e odd < 2^28.
+template <int LOGN, bool SWZ = false>
 __device__ __forceinline__ uint64_t bsg_factor(const uint64_t* P, uint32_t e, uint32_t odd) {
-    return P[bsg_pad<LOGN>((e * odd) & ((2u << LOGN) - 1))] - 1;
+    return P[bsg_psi_at<LOGN, SWZ>((e * odd) & ((2u << LOGN) - 1))] - 1;
 }
 
 // bsf_mac_group_by: the multiply-accumulate of a grouped step, for NC
@@ -316,7 +342,9 @@ __device__ __forceinline__ uint64_t bsg_factor(const uint64_t* P, uint32_t e, ui
 // branch each), 3,960 samples on an H100: 108.2 -> 102.8 ms. Grouped by 2,
 // whose branch-free terms issue all 36 loads at once, per-term branches
 // with AHEAD lost: 104.9 -> 106.1 (kernels/NOTES.md session 19).
-template <int N, int K1, int NC, int ROWS, int NT, bool SKIP = true, bool AHEAD = false, class Row, class Key>
+// SWZ: P in the bsg_swz layout.
+template <int N, int K1, int NC, int ROWS, int NT, bool SKIP = true, bool AHEAD = false, bool SWZ = false, class Row,
+          class Key>
 __device__ __forceinline__ void bsf_mac_group_by(uint64_t (&out)[NC], Row row, uint32_t o, Key keyAt,
                                                  const uint32_t (&e)[NT], const uint64_t* P, uint32_t pos,
                                                  uint64_t (*kio)[NC] = nullptr, uint32_t nextpos = N) {
@@ -349,7 +377,7 @@ __device__ __forceinline__ void bsf_mac_group_by(uint64_t (&out)[NC], Row row, u
         }
         // m_u: AHEAD reads it after the next term's loads (fewer registers
         // held through the products), else first, as before AHEAD existed.
-        uint64_t m = AHEAD ? 0 : bsg_factor<LOGN>(P, e[u], odd);
+        uint64_t m = AHEAD ? 0 : bsg_factor<LOGN, SWZ>(P, e[u], odd);
         lz_acc sum[NC];
 #pragma unroll
         for (int c = 0; c < NC; c++) lz_acc_zero(sum[c]);
@@ -366,7 +394,7 @@ __device__ __forceinline__ void bsf_mac_group_by(uint64_t (&out)[NC], Row row, u
         }
         if constexpr (AHEAD) {
             if (next) load(u + 1, sum[NC - 1].top >> 31);  // top < ROWS: dep = 0
-            m = bsg_factor<LOGN>(P, e[u], odd);
+            m = bsg_factor<LOGN, SWZ>(P, e[u], odd);
         }
 #pragma unroll
         for (int c = 0; c < NC; c++) lz_mac(total[c], lz_acc_reduce_lazy(sum[c]), m);
@@ -396,13 +424,13 @@ __host__ __device__ constexpr bool bsf_branch_free(int nt, int rows, int nc) {
 // its own, which a last group may lack. SKIP's default is
 // bsf_branch_free's answer.
 template <int N, int K1, int NC, int ROWS, int NT, bool SKIP = !bsf_branch_free(NT, ROWS, NC), bool AHEAD = false,
-          class Row>
+          bool SWZ = false, class Row>
 __device__ __forceinline__ void bsf_mac_group_at(uint64_t (&out)[NC], Row row, uint32_t o,
                                                  const uint64_t* __restrict__ key, const uint32_t (&e)[NT],
                                                  const uint64_t* P, uint32_t pos, uint64_t (*kio)[NC] = nullptr,
                                                  uint32_t nextpos = N) {
     constexpr uint64_t TERM = (uint64_t)ROWS * K1 * N;
-    bsf_mac_group_by<N, K1, NC, ROWS, NT, SKIP, AHEAD>(
+    bsf_mac_group_by<N, K1, NC, ROWS, NT, SKIP, AHEAD, SWZ>(
         out, row, o,
         [&](int u, int r, int c, uint32_t dep = 0) {
             if constexpr (AHEAD) {

@@ -30,8 +30,8 @@
 // (-fsanitize=thread or -fsanitize=address for races, or out-of-bounds
 // shared-memory accesses: each block's array is SharedBytes long.)
 // Vector file (little-endian): 18 uint32 F1, F2, F3, k, l, T, kind (0
-// wide, 1 cluster, 2 split, 3 Pre split; T is a split kernel's compute
-// threads per block), G, n, beta, offset, mu, count, shared bytes, then
+// wide, 1 cluster, 2 split, 3 Pre split, 4 flat; T is a split kernel's
+// compute threads per block, a flat kernel's threads), G, n, beta, offset, mu, count, shared bytes, then
 // the lengths of tables, key (uint64; K' for a Pre split kernel), in and
 // ext (uint32), then those four arrays; for a Pre split kernel then the
 // length of the key and the key (uint64).
@@ -164,6 +164,7 @@ static const std::map<std::string, kernel> kernels = {
     K(goldfhe_bs_cluster_8x8x16_k1_l3_t128_g3), K(goldfhe_bs_cluster_8x8x16_k1_l2_t128_g3),
     K(goldfhe_bs_cluster_8x8x8_k3_l2_t64_g3),   K(goldfhe_bs_split_8x8x16_k1_l3_c8_g3),
     K(goldfhe_bs_split_8x8x16_k1_l2_c8_g3),     K(goldfhe_bs_split_8x8x8_k3_l2_c8_g3),
+    K(goldfhe_bs_wide_8x8x16_k1_l3_f256_g3),
 };
 
 // The Pre split kernels: K' in place of the key, then the steps' flags.
@@ -187,7 +188,9 @@ static std::string kernel_name(uint32_t F1, uint32_t F2, uint32_t F3, uint32_t k
                                uint32_t G) {
     char buf[128], suffix[8] = "";
     if (G >= 2) snprintf(suffix, sizeof suffix, "_g%u%s", G, kind == 3 ? "p" : "");
-    if (kind >= 2) {
+    if (kind == 4) {
+        snprintf(buf, sizeof buf, "goldfhe_bs_wide_%ux%ux%u_k%u_l%u_f%u%s", F1, F2, F3, k, l, T, suffix);
+    } else if (kind >= 2) {
         snprintf(buf, sizeof buf, "goldfhe_bs_split_%ux%ux%u_k%u_l%u_c%u%s", F1, F2, F3, k, l,
                  (k + 1) * F1 * F2 * F3 / T, suffix);
     } else {
@@ -205,6 +208,8 @@ static int kernel_shared(int F1, int F2, int F3, int k, int l, int T, int kind, 
         return bsw_shared(F1, F2, F3, k + 1, l, G);
     case 1:
         return bsc_shared(F1, F2, F3, l, G);
+    case 4:
+        return bsw_flat_shared(F1, F2, F3, k + 1, l);
     default:
         return bss_shared(F1, F2, F3, k + 1, l, (k + 1) * F1 * F2 * F3 / T, G, kind == 3);
     }
@@ -301,10 +306,11 @@ int main(int argc, char** argv) {
         }
         // A grid of two blocks (clusters), run one after the other: they do
         // not interact, and each takes samples s, s + 2, ...
-        const int bps = cl >= 2 ? (k + 1) * h[0] * h[1] * h[2] / T : cl ? k + 1 : 1;
+        const bool flat = cl == 4;  // a wide kernel of T threads
+        const int bps = flat ? 1 : cl >= 2 ? (k + 1) * h[0] * h[1] * h[2] / T : cl ? k + 1 : 1;
         // A split kernel's block: T compute threads, and for G >= 2 the
         // combiners (not with PRE) and the producer warp (bss_block).
-        const int threads = cl >= 2 ? bss_block(T, h[7], pre) : cl ? T * l : T * (k + 1) * l, grid = 2;
+        const int threads = flat ? T : cl >= 2 ? bss_block(T, h[7], pre) : cl ? T * l : T * (k + 1) * l, grid = 2;
         for (int g = 0; g < grid; g++) {
             std::vector<std::vector<uint64_t>> sm(bps, std::vector<uint64_t>(shared / 8, 0xA5A5A5A5A5A5A5A5ull));
             std::vector<uint64_t*> smp(bps);
@@ -315,7 +321,7 @@ int main(int argc, char** argv) {
             for (int b = 0; b < bps; b++) {
                 smp[b] = sm[b].data();
                 bars.emplace_back(new std::barrier<>(threads));
-                cbars.emplace_back(new std::barrier<>(cl >= 2 ? T : threads));
+                cbars.emplace_back(new std::barrier<>(cl >= 2 && !flat ? T : threads));
                 for (int w = 0; w < warps; w++) wbars.emplace_back(new std::barrier<>(std::min(32, threads - 32 * w)));
             }
             std::barrier<> cbar(bps * threads);

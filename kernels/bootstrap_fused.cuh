@@ -222,6 +222,29 @@ __device__ __forceinline__ uint32_t bsw_t64_fwd3(uint32_t tid) {
     return 16 * (tid / 32) + (lane & 15) + 32 * (lane >> 4);
 }
 
+// bsw_mem: where the wide kernels' data live. tables (global): forward
+// and inverse stage-1 twiddles (N words each), forward and inverse stage-2
+// twiddles (F2 F3 each), then psiPow (2N words, grouped keys); shared
+// memory: ROWS digit polynomials of N + N/F3 words (bsw_pad), ACC (K1 N
+// 32-bit words), then psiPow for grouped keys, staged there by the kernel.
+extern __shared__ uint64_t bsw_sm[];
+template <int F1, int F2, int F3, int K1, int L>
+struct bsw_mem {
+    static constexpr int N = F1 * F2 * F3, S2 = F2 * F3, POLY = N + N / F3;
+    const uint64_t* __restrict__ tw1;
+    const uint64_t* __restrict__ twInv1;
+    const uint64_t* __restrict__ tw2;
+    const uint64_t* __restrict__ twInv2;
+    const uint64_t* __restrict__ psiSrc;
+    uint64_t* S;
+    uint32_t* acc;
+    uint64_t* psiPow;
+    __device__ __forceinline__ explicit bsw_mem(const uint64_t* __restrict__ tables)
+        : tw1(tables), twInv1(tables + N), tw2(tables + 2 * N), twInv2(tables + 2 * N + S2),
+          psiSrc(tables + 2 * N + 2 * S2), S(bsw_sm), acc(reinterpret_cast<uint32_t*>(bsw_sm + K1 * L * POLY)),
+          psiPow(bsw_sm + K1 * L * POLY + K1 * N / 2) {}
+};
+
 template <int F1, int F2, int F3, int K1, int L, int TP, int G = 1>
 __device__ __forceinline__ void bsw_run(const uint32_t* __restrict__ in, const uint64_t* __restrict__ bk,
                                         const uint64_t* __restrict__ tables, uint32_t* __restrict__ ext,
@@ -231,7 +254,6 @@ __device__ __forceinline__ void bsw_run(const uint32_t* __restrict__ in, const u
     constexpr int NT = bsg_terms(G);           // exponents per step (G >= 2: TRGSW samples per group)
     constexpr int POLY = N + N / F3;           // padded words per polynomial
     constexpr int THREADS = TP * ROWS;         // TP threads per polynomial
-    constexpr int S2 = F2 * F3;                // stage-2 block size
     // bsw_t64_fwd3's plan, but for CuFHE80's plain kernel (l = 2, G = 1),
     // which lost with it (H100, engine at 16,384 gates 39,646 / 39,884 ->
     // 38,662 / 38,772 gates/s; its grouped kernels gained: by 3 52,473 /
@@ -253,21 +275,17 @@ __device__ __forceinline__ void bsw_run(const uint32_t* __restrict__ in, const u
     // Both forward loops unrolled lost (t64_g2 at 3,960 samples 106.9 ->
     // 108.6 ms; kernels/NOTES.md session 17).
     constexpr int FWD1_UNROLL = L == 2 && F3 == 16 ? 1 : N / F1 / TP;
-    const uint64_t* __restrict__ tw1 = tables;
-    const uint64_t* __restrict__ twInv1 = tables + N;
-    const uint64_t* __restrict__ tw2 = tables + 2 * N;
-    const uint64_t* __restrict__ twInv2 = tables + 2 * N + S2;
-    extern __shared__ uint64_t bsw_sm[];
-    uint64_t* S = bsw_sm;
-    uint32_t* acc = reinterpret_cast<uint32_t*>(bsw_sm + ROWS * POLY);
+    const bsw_mem<F1, F2, F3, K1, L> mem(tables);
+    uint64_t* S = mem.S;
+    uint32_t* acc = mem.acc;
     const uint32_t row = threadIdx.x / TP, tid = threadIdx.x % TP;  // unsigned: cheap / and %
     // Digits of beta <= 15 bits (always, for L >= 3: l * beta <= 32,
     // tfhe.NewGadget) take the exact first level (hyb_ct_digits).
     const bool small = 32 / L <= 15 || beta <= 15;
-    // G = 2, 3: psiPow in shared memory after acc (K1 * N 32-bit words), at
-    // bsw_sm + ROWS * POLY + K1 * N / 2; published by the barrier below.
+    // G = 2, 3: psiPow in shared memory after acc (bsw_mem); published by
+    // the barrier below.
     if constexpr (G >= 2) {
-        bsg_stage_psi<LOGN>(bsw_sm + ROWS * POLY + K1 * N / 2, tables + 2 * N + 2 * S2, THREADS);
+        bsg_stage_psi<LOGN>(mem.psiPow, mem.psiSrc, THREADS);
     }
 
     for (uint32_t s = blockIdx.x; s < count; s += gridDim.x) {
@@ -295,7 +313,7 @@ __device__ __forceinline__ void bsw_run(const uint32_t* __restrict__ in, const u
             const uint32_t* p = acc + (row / L) * N;
             const uint32_t shift = 32 - (row % L + 1) * beta;
 #pragma unroll(FWD1_UNROLL)
-            for (uint32_t t = tid; t < N / F1; t += TP) bsw_fwd1_digits<F1, F2, F3, G == 1>(W, p, t, e[0], offset, shift, beta, small, tw1);
+            for (uint32_t t = tid; t < N / F1; t += TP) bsw_fwd1_digits<F1, F2, F3, G == 1>(W, p, t, e[0], offset, shift, beta, small, mem.tw1);
             // Stage 2 reads only its own row's polynomial; in the 8 x 8 x 16
             // plan on 64 threads a row, stage 3 reads only what its own
             // warp's stage 2 wrote (bsw_t64_fwd3). Those rows meet at a
@@ -304,7 +322,7 @@ __device__ __forceinline__ void bsw_run(const uint32_t* __restrict__ in, const u
             // TFHELib128, t64_g2 at 3,960 samples 108.4 -> 107.4 ms, the
             // engine grouped by 2 1% faster; kernels/NOTES.md session 16).
             bsw_row_sync<TP, BSW_T64>(row);
-            for (uint32_t t = tid; t < F1 * F3; t += TP) bsw_fwd2<F1, F2, F3>(W, t, tw2);
+            for (uint32_t t = tid; t < F1 * F3; t += TP) bsw_fwd2<F1, F2, F3>(W, t, mem.tw2);
             if constexpr (BSW_T64) {
                 __syncwarp();
                 bsw_fwd3<F3>(W, bsw_t64_fwd3(tid));
@@ -341,7 +359,7 @@ __device__ __forceinline__ void bsw_run(const uint32_t* __restrict__ in, const u
                     // bounds allow (kernels/NOTES.md, session 4).
                     bs_step_exponents<G, LOGN>(e, ct, iter, n);
                 }
-                const uint64_t* psiPow = bsw_sm + ROWS * POLY + K1 * N / 2;
+                const uint64_t* psiPow = mem.psiPow;
                 if constexpr (G == 3 && TP * 8 == N && K1 <= 2) {
                     // The N/8-thread kernels of two columns (one block per
                     // SM, no other block's work to hide a term's key loads):
@@ -411,19 +429,19 @@ __device__ __forceinline__ void bsw_run(const uint32_t* __restrict__ in, const u
                 if (threadIdx.x < C2T) {
                     const uint32_t x = threadIdx.x, c = x / (F1 * F3);
                     bsw_bar_sync<C2T>(15);
-                    bsw_inv2<F1, F2, F3>(S + c * POLY, x % (F1 * F3), twInv2);
+                    bsw_inv2<F1, F2, F3>(S + c * POLY, x % (F1 * F3), mem.twInv2);
                     bsw_bar_sync<F1 * F3>(ROWS + 1 + c);
-                    bsw_inv1_add<F1, F2, F3>(S + c * POLY, acc + c * N, x % (N / F1), twInv1);
+                    bsw_inv1_add<F1, F2, F3>(S + c * POLY, acc + c * N, x % (N / F1), mem.twInv1);
                 }
             } else {
                 __syncthreads();
                 for (uint32_t x = threadIdx.x; x < K1 * (F1 * F3); x += THREADS) {
-                    bsw_inv2<F1, F2, F3>(S + (x / (F1 * F3)) * POLY, x % (F1 * F3), twInv2);
+                    bsw_inv2<F1, F2, F3>(S + (x / (F1 * F3)) * POLY, x % (F1 * F3), mem.twInv2);
                 }
                 __syncthreads();
                 for (uint32_t x = threadIdx.x; x < K1 * (N / F1); x += THREADS) {
                     const uint32_t c = x / (N / F1);
-                    bsw_inv1_add<F1, F2, F3>(S + c * POLY, acc + c * N, x % (N / F1), twInv1);
+                    bsw_inv1_add<F1, F2, F3>(S + c * POLY, acc + c * N, x % (N / F1), mem.twInv1);
                 }
             }
             __syncthreads();
@@ -515,26 +533,22 @@ __device__ __forceinline__ void bsw_run_flat(const uint32_t* __restrict__ in, co
                                              uint32_t count) {
     static_assert(G == 2 || G == 3, "the flat kernels take grouped keys");
     constexpr int N = F1 * F2 * F3, LOGN = hyb_lg<N>::v, ROWS = K1 * L, NT = bsg_terms(G);
-    constexpr int POLY = N + N / F3, T1 = N / F1, S2 = F2 * F3;
+    constexpr int POLY = N + N / F3, T1 = N / F1;
     constexpr int THREADS = K1 * T1;
     static_assert(K1 * F1 * F3 == THREADS, "one inverse stage-2 transform per thread");
-    const uint64_t* __restrict__ tw1 = tables;
-    const uint64_t* __restrict__ twInv1 = tables + N;
-    const uint64_t* __restrict__ tw2 = tables + 2 * N;
-    const uint64_t* __restrict__ twInv2 = tables + 2 * N + S2;
-    extern __shared__ uint64_t bsw_sm[];
-    uint64_t* S = bsw_sm;
-    uint32_t* acc = reinterpret_cast<uint32_t*>(bsw_sm + ROWS * POLY);
-    uint64_t* psiPow = bsw_sm + ROWS * POLY + K1 * N / 2;
+    const bsw_mem<F1, F2, F3, K1, L> mem(tables);
+    uint64_t* S = mem.S;
+    uint32_t* acc = mem.acc;
+    uint64_t* psiPow = mem.psiPow;
     const bool small = 32 / L <= 15 || beta <= 15;
-    bsg_stage_psi<LOGN, true>(psiPow, tables + 2 * N + 2 * S2, THREADS);
+    bsg_stage_psi<LOGN, true>(psiPow, mem.psiSrc, THREADS);
     // Forward stage 1 of digit rows c L .. c L + L - 1, column t, from
     // this thread's words of ACC column c (c and t from threadIdx.x at
     // each use, not held through the step).
     auto fwd1 = [&]() {
         const uint32_t c = threadIdx.x / T1, t = threadIdx.x % T1;
         uint64_t* Wt = S + c * L * POLY + bsw_pad<F3>(t);
-        const uint64_t* __restrict__ tw1t = tw1 + t;
+        const uint64_t* __restrict__ tw1t = mem.tw1 + t;
         const uint32_t* p = acc + c * N + t;
         uint32_t w[F1];
 #pragma unroll
@@ -560,7 +574,7 @@ __device__ __forceinline__ void bsw_run_flat(const uint32_t* __restrict__ in, co
             }
             __syncthreads();  // stage 1 of every row
             for (uint32_t x = threadIdx.x; x < ROWS * F1 * F3; x += THREADS) {
-                bsw_fwd2<F1, F2, F3>(S + (x / (F1 * F3)) * POLY, x % (F1 * F3), tw2);
+                bsw_fwd2<F1, F2, F3>(S + (x / (F1 * F3)) * POLY, x % (F1 * F3), mem.tw2);
             }
             __syncthreads();
             for (uint32_t x = threadIdx.x; x < ROWS * (N / F3); x += THREADS) {
@@ -594,9 +608,9 @@ __device__ __forceinline__ void bsw_run_flat(const uint32_t* __restrict__ in, co
             __syncthreads();
             {
                 const uint32_t c = threadIdx.x / T1, t = threadIdx.x % T1;  // threadIdx.x = c F1 F3 + t
-                bsw_inv2<F1, F2, F3>(S + c * L * POLY, t, twInv2);
+                bsw_inv2<F1, F2, F3>(S + c * L * POLY, t, mem.twInv2);
                 __syncthreads();
-                bsw_inv1_add<F1, F2, F3>(S + c * L * POLY, acc + c * N, t, twInv1);
+                bsw_inv1_add<F1, F2, F3>(S + c * L * POLY, acc + c * N, t, mem.twInv1);
             }
             if (iter + G < n) fwd1();
         }

@@ -332,12 +332,12 @@ __device__ __forceinline__ uint64_t bsg_factor(const uint64_t* P, uint32_t e, ui
 // branch of a skipped term u; term 0's before the loop. A term's loads
 // then wait out the previous term's reductions instead of stalling its
 // own products. keyAt must read, for a term of e_u = 0, any word within
-// bounds (its skipped products never use it). With kio (AHEAD only) the
-// words live in the caller's kio across calls: it holds term 0's on
-// entry, and the last term loads into it the words keyAt(NT, r, c, dep)
-// gives, term 0 of the caller's next position, when nextpos < N, so that
-// those too arrive during a term of their own (t64_g3 as above: 102.8 ->
-// 102.1 ms).
+// bounds (its skipped products never use it). The words live in the
+// caller's kio across calls: it holds term 0's on entry (bsf_key_term0
+// for a first position), and the last term loads into it the words
+// keyAt(NT, r, c, dep) gives, term 0 of the caller's next position, when
+// nextpos < N, so that those too arrive during a term of their own
+// (t64_g3 as above: 102.8 -> 102.1 ms). Without AHEAD kio is unused.
 // TFHELib128's wide t64 kernel grouped by 3 (seven terms of 12 words, one
 // branch each), 3,960 samples on an H100: 108.2 -> 102.8 ms. Grouped by 2,
 // whose branch-free terms issue all 36 loads at once, per-term branches
@@ -357,26 +357,24 @@ __device__ __forceinline__ void bsf_mac_group_by(uint64_t (&out)[NC], Row row, u
     lz_acc total[NC];
 #pragma unroll
     for (int c = 0; c < NC; c++) lz_acc_zero(total[c]);
-    uint64_t kown[AHEAD ? ROWS : 1][NC];  // AHEAD: the words of the next computed term
-    uint64_t(*k)[NC] = kio != nullptr ? kio : kown;
-    auto load = [&](int u, uint32_t dep) {
+    auto load = [&](int u, uint32_t dep) {  // AHEAD: term u's words into kio
         if constexpr (AHEAD) {
 #pragma unroll
             for (int r = 0; r < ROWS; r++)
 #pragma unroll
-                for (int c = 0; c < NC; c++) k[r][c] = keyAt(u, r, c, dep);
+                for (int c = 0; c < NC; c++) kio[r][c] = keyAt(u, r, c, dep);
         }
     };
-    if (kio == nullptr) load(0, 0);
 #pragma unroll
     for (int u = 0; u < NT; u++) {
-        const bool next = AHEAD && (u + 1 < NT || (kio != nullptr && nextpos < N));
+        const bool next = AHEAD && (u + 1 < NT || nextpos < N);
         if (SKIP && e[u] == 0) {
             if (next) load(u + 1, 0);
             continue;
         }
         // m_u: AHEAD reads it after the next term's loads (fewer registers
-        // held through the products), else first, as before AHEAD existed.
+        // held through the products), else first (the other kernels' SASS
+        // depends on that order).
         uint64_t m = AHEAD ? 0 : bsg_factor<LOGN, SWZ>(P, e[u], odd);
         lz_acc sum[NC];
 #pragma unroll
@@ -386,7 +384,7 @@ __device__ __forceinline__ void bsf_mac_group_by(uint64_t (&out)[NC], Row row, u
 #pragma unroll
             for (int c = 0; c < NC; c++) {
                 if constexpr (AHEAD) {
-                    lz_mac(sum[c], x[r], k[r][c]);
+                    lz_mac(sum[c], x[r], kio[r][c]);
                 } else {
                     lz_mac(sum[c], x[r], keyAt(u, r, c));
                 }

@@ -193,6 +193,9 @@ type gpuBuffers struct {
 	acc  *kernels.DeviceBuffer[uint32] // accumulators, maxBatch × (k+1)·N
 	dec  *kernels.DeviceBuffer[uint64] // digit polynomials, maxBatch × (k+1)·l·N
 	prod *kernels.DeviceBuffer[uint64] // external-product columns, maxBatch × (k+1)·N
+	// bkPaired is bk in the paired layout (kernels.PairKey) that the flat
+	// kernel reads; nil without one.
+	bkPaired *kernels.DeviceBuffer[uint64]
 	// wideTables are the wide kernel's twiddle tables (WideShape.TablesLen).
 	wideTables *kernels.DeviceBuffer[uint64]
 	// slots are the pipeline's stages (two with the one-launch kernels,
@@ -221,7 +224,7 @@ type passSlot struct {
 
 func (b *gpuBuffers) free() error {
 	var errs []error
-	for _, d := range []*kernels.DeviceBuffer[uint64]{b.bk, b.dec, b.prod, b.wideTables} {
+	for _, d := range []*kernels.DeviceBuffer[uint64]{b.bk, b.bkPaired, b.dec, b.prod, b.wideTables} {
 		if d != nil {
 			errs = append(errs, d.Free())
 		}
@@ -478,6 +481,15 @@ func (e *GPU) init(ck *tfhe.CloudKey, maxBatch int, auto bool) error {
 	}
 	if e.buf.bk, err = upload(ctx, nttBK.Data()); err != nil {
 		return fmt.Errorf("uploading the bootstrapping key: %w", err)
+	}
+	if e.flat.PairedKey() {
+		paired, err := kernels.PairKey(s, nttBK.Data())
+		if err != nil {
+			return err
+		}
+		if e.buf.bkPaired, err = upload(ctx, paired); err != nil {
+			return fmt.Errorf("uploading the bootstrapping key (paired layout): %w", err)
+		}
 	}
 	if e.buf.ksk, err = upload(ctx, ksTable(ck)); err != nil {
 		return fmt.Errorf("uploading the key-switching key: %w", err)
@@ -977,7 +989,7 @@ func (e *GPU) enqueue(sl *passSlot, op opKind, out, in []*tfhe.TLWE, mu torus.To
 				if err := e.bsk.BlindRotateSplit(st, s, ws, sl.in, e.buf.bk, e.buf.wideTables, sl.pre, sl.ext, uint32(mu), count); err != nil {
 					return err
 				}
-			} else if err := e.bsk.BlindRotateWide(st, s, ws, sl.in, e.buf.bk, e.buf.wideTables, sl.ext, uint32(mu), count); err != nil {
+			} else if err := e.bsk.BlindRotateWide(st, s, ws, sl.in, e.keyFor(ws), e.buf.wideTables, sl.ext, uint32(mu), count); err != nil {
 				return err
 			}
 		case BlindRotationFused:
@@ -1102,6 +1114,14 @@ func (e *GPU) wideFor(count int) kernels.WideShape {
 // kernel (AES-128 grouped by 3 0.94 -> 1.01 s; kernels/NOTES.md session
 // 19).
 const flatMinWaves = 8
+
+// keyFor is the key buffer in the layout the wide-family kernel ws reads.
+func (e *GPU) keyFor(ws kernels.WideShape) *kernels.DeviceBuffer[uint64] {
+	if ws.PairedKey() {
+		return e.buf.bkPaired
+	}
+	return e.buf.bk
+}
 
 // flatWaveSize is how many samples the flat kernel runs side by side
 // (waveOf).

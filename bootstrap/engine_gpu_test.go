@@ -243,6 +243,12 @@ func testGPUMatchesCPU(t *testing.T, p tfhe.Params, mode BlindRotation, kp keyPa
 		batches = batches[:5]
 	case mode == BlindRotationAuto && p.Name() == tfhe.TFHELib128.Name() && !testing.Short():
 		batches = append(batches, 10_000)
+		if g.flat.T != 0 {
+			// Passes of a quarter of the call (passSize) of at least
+			// flatMinWaves waves of the flat kernel, which the engine
+			// runs for them (wideFor): 13,000 on 132 SMs.
+			batches = append(batches, 4*flatMinWaves*g.flatWaveSize()+328)
+		}
 	}
 	for _, count := range batches {
 		in, want := mixedInputs(t, p, kp, rng, count)

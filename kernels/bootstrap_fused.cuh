@@ -573,7 +573,13 @@ __device__ __forceinline__ void bsw_run_flat(const uint32_t* __restrict__ in, co
                 continue;  // the same for the whole block; stage 1 stays valid (ACC unchanged)
             }
             __syncthreads();  // stage 1 of every row
-            for (uint32_t x = threadIdx.x; x < ROWS * F1 * F3; x += THREADS) {
+            // Stage 2 unrolled: each thread's ROWS F1 F3 / THREADS
+            // transforms interleave (H100, 3,960 samples: 99.61-99.67 ->
+            // 99.37-99.42 ms; kernels/NOTES.md session 20).
+            static_assert(ROWS * F1 * F3 % THREADS == 0, "whole stage-2 rounds");
+#pragma unroll
+            for (int k = 0; k < ROWS * F1 * F3 / THREADS; k++) {
+                const uint32_t x = threadIdx.x + k * THREADS;
                 bsw_fwd2<F1, F2, F3>(S + (x / (F1 * F3)) * POLY, x % (F1 * F3), mem.tw2);
             }
             __syncthreads();
@@ -588,15 +594,19 @@ __device__ __forceinline__ void bsw_run_flat(const uint32_t* __restrict__ in, co
                 }
                 constexpr bool SKIP = !bsf_branch_free(NT, ROWS, K1);
                 constexpr bool AHEAD = SKIP && G == 3 && K1 == 2 && L == 3;
+                // The key in the paired layout (bsf_mac_group_at's PAIR,
+                // WideShape.PairedKey): a row's two words of a position in
+                // one 16-byte load, 42 loads a position where the t64
+                // kernels issue 84.
+                constexpr bool PAIR = AHEAD;
                 uint64_t kio[AHEAD ? ROWS : 1][K1];
-                if constexpr (AHEAD) bsf_key_term0<N, K1, K1, ROWS>(kio, key, threadIdx.x);
+                if constexpr (AHEAD) bsf_key_term0<N, K1, K1, ROWS, PAIR>(kio, key, threadIdx.x);
 #pragma unroll 1
                 for (uint32_t pos = threadIdx.x; pos < N; pos += THREADS) {
                     const uint32_t off = bsw_pad<F3>(pos);
                     uint64_t out[K1];
-                    bsf_mac_group_at<N, K1, K1, ROWS, NT, SKIP, AHEAD, true>(
-                        out, [&](int r) { return S + r * POLY; }, off, key, e, psiPow, pos, AHEAD ? kio : nullptr,
-                        pos + THREADS);
+                    bsf_mac_group_at<N, K1, K1, ROWS, NT, SKIP, AHEAD, true, PAIR>(
+                        out, [&](int r) { return S + r * POLY; }, off, key, e, psiPow, pos, kio, pos + THREADS);
 #pragma unroll
                     for (int cc = 0; cc < K1; cc++) S[cc * L * POLY + off] = out[cc];
                 }

@@ -244,8 +244,9 @@ func (b *BootstrapKernels) BlindRotateFused(s *Stream, sh BootstrapShape, f1, f2
 // of them, each owning the N/F1-th of an accumulator column that its
 // inverse stage 1 writes and the next step's forward stage 1 reads for all
 // l digit rows, the other stages spread over the block; psiPow staged
-// unpadded, so that three TFHELib128 blocks share an SM. The engine
-// prefers it to the t64 kernel where it exists.
+// unpadded, so that three TFHELib128 blocks share an SM. It reads the key
+// in the paired layout (PairedKey, PairKey). The engine runs it instead of
+// the t64 kernel for passes of at least a few of its waves.
 type WideShape struct {
 	F1, F2, F3, K, L, T int
 	Cluster             bool
@@ -532,6 +533,41 @@ func (b *BootstrapKernels) wideOperands(op string, sh BootstrapShape, ws WideSha
 	}
 }
 
+// PairedKey reports whether the kernel ws reads the bootstrapping key in
+// the paired layout of PairKey: the flat kernels, whose multiply-accumulate
+// loads a TRGSW row's two words of a position (k = 1) in one 16-byte
+// access, half the load instructions (TFHELib128 grouped by 3 on an H100,
+// 3,960 samples: 99.37-99.42 -> 97.88-97.91 ms; kernels/NOTES.md session
+// 20).
+func (w WideShape) PairedKey() bool { return w.Flat }
+
+// PairKey returns key, an NTT-domain bootstrapping key of sh (sh.BKLen()
+// words: for each TRGSW row, its k+1 columns of N words one after the
+// other), in the paired layout: for each row, its k+1 words of position 0,
+// then of position 1, and so on (word c of position i of a row at (k+1)·i
+// + c of the row's (k+1)·N). The key of a kernel whose
+// WideShape.PairedKey holds. It allocates the result; key is unchanged.
+func PairKey(sh BootstrapShape, key []uint64) ([]uint64, error) {
+	const op = "PairKey"
+	if err := sh.Check(); err != nil {
+		return nil, argErr(op, "%v", err)
+	}
+	if len(key) != sh.BKLen() {
+		return nil, argErr(op, "key of %d words, want BKLen %d", len(key), sh.BKLen())
+	}
+	cols, n := sh.K+1, sh.N()
+	out := make([]uint64, len(key))
+	for row := 0; row < len(key); row += cols * n {
+		src, dst := key[row:row+cols*n], out[row:row+cols*n]
+		for c := range cols {
+			for i, w := range src[c*n : (c+1)*n] {
+				dst[i*cols+c] = w
+			}
+		}
+	}
+	return out, nil
+}
+
 // BlindRotateWide (goldfhe_bs_wide_<F1>x<F2>x<F3>_k<k>_l<l>_t<T>, or
 // goldfhe_bs_cluster_… for a cluster shape) computes what BlindRotateFused
 // computes, bit for bit, with one block of ws.Threads() threads per
@@ -540,7 +576,8 @@ func (b *BootstrapKernels) wideOperands(op string, sh BootstrapShape, ws WideSha
 // with factors (F1, F2, F3) (smallntt.Plan.StageTables()[0] and [1]), and
 // for a grouped shape (ws.G = sh.Grouping = 2 or 3) then PsiPowers(N); bk
 // is in the NTT-domain order every plan of size N shares, sh.BKSamples()
-// TRGSW samples.
+// TRGSW samples, and for a kernel whose ws.PairedKey() holds in the
+// paired layout of that order (PairKey).
 //
 // A grouped kernel of factor G runs ⌈n/G⌉ steps: step q, of the r =
 // min(G, n − Gq) key bits Gq … Gq+r−1 with rotation amounts ā_{Gq+j},
@@ -560,8 +597,14 @@ func (b *BootstrapKernels) BlindRotateWide(s *Stream, sh BootstrapShape, ws Wide
 		return argErr(op, "no wide kernel %+v for N = %d, k = %d, l = %d, grouping %d on this device (have %v)", ws, sh.N(), sh.K, sh.BKLevels, sh.Grouping, wideShapes)
 	}
 	ptrs, h, err := b.prepare(op, s, sh, count, b.wideOperands(op, sh, ws, in, bk, tables, ext, count)...)
-	if err != nil || count == 0 {
+	if err != nil {
 		return err
+	}
+	if ws.PairedKey() && ptrs[1]%16 != 0 {
+		return argErr(op, "bk at %#x: %v reads the paired key 16 bytes at a time, from 16-byte boundaries (a view must start at an even word)", ptrs[1], ws)
+	}
+	if count == 0 {
+		return nil
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()

@@ -145,6 +145,11 @@ func testBlindRotateWide(t *testing.T, bk *BootstrapKernels, c *Context, rng *ra
 	dtab := devUint64(t, c, tables, len(tables))
 	key := randomWords(rng, sh.BKLen(), true)
 	dkey := devUint64(t, c, key, len(key))
+	if ws.PairedKey() {
+		paired, err := PairKey(sh, key)
+		must(t, err)
+		dkey = devUint64(t, c, paired, len(paired)) // the reference below reads key
+	}
 	counts := []int{1, 3, 37}
 	if ws.G == 3 && testing.Short() {
 		// -short: the reference's seven terms per step are slow, and a
@@ -197,13 +202,18 @@ func testBlindRotateWide(t *testing.T, bk *BootstrapKernels, c *Context, rng *ra
 	regrouped.Grouping = map[int]int{0: 2, 2: 3, 3: 0}[sh.Grouping]
 	din := devUint32(t, c, nil, 2*(sh.LWEDim+1))
 	dext := devUint32(t, c, nil, 2*(sh.ExtractedDim()+1))
-	for name, err := range map[string]error{
+	bad := map[string]error{
 		"shape mismatch":    bk.BlindRotateWide(nil, other, ws, din, dkey, dtab, dext, 1, 2),
 		"grouping mismatch": bk.BlindRotateWide(nil, regrouped, ws, din, dkey, dtab, dext, 1, 2),
 		"short key":         bk.BlindRotateWide(nil, sh, ws, din, dkey.View(0, sh.BKLen()-1), dtab, dext, 1, 2),
 		"short tables":      bk.BlindRotateWide(nil, sh, ws, din, dkey, dtab.View(0, ws.TablesLen()-1), dext, 1, 2),
 		"short ext":         bk.BlindRotateWide(nil, sh, ws, din, dkey, dtab, dext.View(0, 3), 1, 2),
-	} {
+	}
+	if ws.PairedKey() {
+		odd := devUint64(t, c, nil, sh.BKLen()+1)
+		bad["paired key at an odd word"] = bk.BlindRotateWide(nil, sh, ws, din, odd.View(1, sh.BKLen()+1), dtab, dext, 1, 2)
+	}
+	for name, err := range bad {
 		if err == nil || !strings.HasPrefix(err.Error(), "kernels: ") {
 			t.Errorf("%+v, %s: error %v", ws, name, err)
 		}
@@ -383,7 +393,11 @@ func fakeWide(g *fakeGPU, name string, grid, block dim3, a []uintptr) Result {
 	if r != 0 {
 		return r
 	}
-	ext := refWide(ws, f.sh, f.plan, fakeWords32(g, f.ptr(0), f.count*(f.sh.LWEDim+1)), fakeWords64(g, f.ptr(1), f.sh.BKLen()), f.mu, f.count)
+	key := fakeWords64(g, f.ptr(1), f.sh.BKLen())
+	if ws.PairedKey() {
+		key = unpairKey(f.sh, key) // as the kernel reads it (PairKey)
+	}
+	ext := refWide(ws, f.sh, f.plan, fakeWords32(g, f.ptr(0), f.count*(f.sh.LWEDim+1)), key, f.mu, f.count)
 	copy(fakeWords32(g, f.ptr(3), len(ext)), ext)
 	return 0
 }

@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"errors"
 	"fmt"
 	"math/bits"
 	"math/rand/v2"
@@ -483,6 +484,71 @@ func TestFlatShapes(t *testing.T) {
 	if n == 0 {
 		t.Fatal("no flat shapes")
 	}
+}
+
+// TestPairKey: PairKey puts word c of position i of each TRGSW row at
+// (k+1)·i + c of the row, for every k and grouping, leaves its input
+// alone, and refuses a key of another length or an invalid shape; every
+// flat kernel reads its key so (PairedKey), no other does.
+func TestPairKey(t *testing.T) {
+	for _, ws := range WideShapes() {
+		if ws.PairedKey() != ws.Flat {
+			t.Errorf("%s: PairedKey %v, Flat %v", ws.kernelName(), ws.PairedKey(), ws.Flat)
+		}
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, k := range []int{1, 2, 3} {
+		for _, g := range []int{0, 2, 3} {
+			sh := fusedTestShape(FusedShape{K: k, L: 2, F1: 32, F2: 1}, 5)
+			sh.Grouping = g
+			key := randomWords(rng, sh.BKLen(), true)
+			orig := slices.Clone(key)
+			got, err := PairKey(sh, key)
+			if err != nil {
+				t.Fatalf("k = %d, grouping %d: %v", k, g, err)
+			}
+			if !slices.Equal(key, orig) {
+				t.Fatalf("k = %d, grouping %d: PairKey changed its input", k, g)
+			}
+			if back := unpairKey(sh, got); !slices.Equal(back, key) {
+				t.Fatalf("k = %d, grouping %d: unpairKey(PairKey(key)) differs from key", k, g)
+			}
+			cols, n := k+1, sh.N()
+			for row := 0; row < sh.BKLen()/(cols*n); row++ {
+				for c := range cols {
+					for i := range n {
+						if w, want := got[row*cols*n+i*cols+c], key[row*cols*n+c*n+i]; w != want {
+							t.Fatalf("k = %d, grouping %d, row %d, column %d, position %d: %#x, want %#x", k, g, row, c, i, w, want)
+						}
+					}
+				}
+			}
+		}
+	}
+	sh := fusedTestShape(FusedShape{K: 1, L: 3, F1: 32, F2: 1}, 5)
+	if _, err := PairKey(sh, make([]uint64, sh.BKLen()-1)); !errors.Is(err, ErrArgument) {
+		t.Errorf("a short key: %v, want ErrArgument", err)
+	}
+	bad := sh
+	bad.LogN = 20
+	if _, err := PairKey(bad, nil); !errors.Is(err, ErrArgument) {
+		t.Errorf("an invalid shape: %v, want ErrArgument", err)
+	}
+}
+
+// unpairKey is PairKey's inverse (the fake launcher reads a flat
+// kernel's key back in sh's layout with it).
+func unpairKey(sh BootstrapShape, paired []uint64) []uint64 {
+	cols, n := sh.K+1, sh.N()
+	out := make([]uint64, len(paired))
+	for row := 0; row < len(paired); row += cols * n {
+		for i := range n {
+			for c := range cols {
+				out[row+c*n+i] = paired[row+i*cols+c]
+			}
+		}
+	}
+	return out
 }
 
 // TestGroupedKeyRules: a grouped key runs only on the grouped wide,

@@ -57,6 +57,10 @@ func TestWriteBlindRotateVectors(t *testing.T) {
 				// model runs beside the split kernel and checks against K'.
 				raw, key = key, refCombine(sh, plan, in, key, count)
 			}
+			if ws.PairedKey() {
+				key, err = PairKey(sh, key) // the kernel's layout; want is from the key as drawn
+				must(t, err)
+			}
 			var buf []byte
 			u32 := func(v ...uint32) {
 				for _, x := range v {

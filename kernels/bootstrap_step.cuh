@@ -344,10 +344,13 @@ __device__ __forceinline__ uint64_t bsg_factor(const uint64_t* P, uint32_t e, ui
 // with AHEAD lost: 104.9 -> 106.1 (kernels/NOTES.md session 19).
 // SWZ: P in the bsg_swz layout.
 template <int N, int K1, int NC, int ROWS, int NT, bool SKIP = true, bool AHEAD = false, bool SWZ = false, class Row,
-          class Key>
+          class Key, class KeyPair = std::nullptr_t>
 __device__ __forceinline__ void bsf_mac_group_by(uint64_t (&out)[NC], Row row, uint32_t o, Key keyAt,
                                                  const uint32_t (&e)[NT], const uint64_t* P, uint32_t pos,
-                                                 uint64_t (*kio)[NC] = nullptr, uint32_t nextpos = N) {
+                                                 uint64_t (*kio)[NC] = nullptr, uint32_t nextpos = N,
+                                                 KeyPair keyPair = nullptr) {
+    constexpr bool PAIR = !std::is_same_v<KeyPair, std::nullptr_t>;
+    static_assert(!PAIR || (AHEAD && NC == 2), "paired key loads: AHEAD, two columns");
     static_assert(SKIP || !AHEAD, "AHEAD loads within the terms' branches");
     constexpr int LOGN = hyb_lg<N>::v;
     uint64_t x[ROWS];
@@ -358,7 +361,14 @@ __device__ __forceinline__ void bsf_mac_group_by(uint64_t (&out)[NC], Row row, u
 #pragma unroll
     for (int c = 0; c < NC; c++) lz_acc_zero(total[c]);
     auto load = [&](int u, uint32_t dep) {  // AHEAD: term u's words into kio
-        if constexpr (AHEAD) {
+        if constexpr (PAIR) {
+#pragma unroll
+            for (int r = 0; r < ROWS; r++) {
+                const ulonglong2 v = __ldg(reinterpret_cast<const ulonglong2*>(keyPair(u, r, dep)));
+                kio[r][0] = v.x;
+                kio[r][1] = v.y;
+            }
+        } else if constexpr (AHEAD) {
 #pragma unroll
             for (int r = 0; r < ROWS; r++)
 #pragma unroll
@@ -422,40 +432,48 @@ __host__ __device__ constexpr bool bsf_branch_free(int nt, int rows, int nc) {
 // its own, which a last group may lack. SKIP's default is
 // bsf_branch_free's answer.
 template <int N, int K1, int NC, int ROWS, int NT, bool SKIP = !bsf_branch_free(NT, ROWS, NC), bool AHEAD = false,
-          bool SWZ = false, class Row>
+          bool SWZ = false, bool PAIR = false, class Row>
 __device__ __forceinline__ void bsf_mac_group_at(uint64_t (&out)[NC], Row row, uint32_t o,
                                                  const uint64_t* __restrict__ key, const uint32_t (&e)[NT],
                                                  const uint64_t* P, uint32_t pos, uint64_t (*kio)[NC] = nullptr,
                                                  uint32_t nextpos = N) {
     constexpr uint64_t TERM = (uint64_t)ROWS * K1 * N;
-    bsf_mac_group_by<N, K1, NC, ROWS, NT, SKIP, AHEAD, SWZ>(
-        out, row, o,
-        [&](int u, int r, int c, uint32_t dep = 0) {
-            if constexpr (AHEAD) {
-                // The term's offset as a 32-bit word count: a select of
-                // two 64-bit pointers per term, as below, cost TFHELib128's
-                // t64_g3 16 bytes of spill (nvcc 11.8). The other kernels
-                // keep the form below, and their SASS. u = NT: term 0 at
-                // nextpos (kio).
-                const uint32_t at = u < NT && e[u < NT ? u : 0] != 0 ? (uint32_t)(u * TERM) : 0u;  // < 2^32
-                return __ldg(key + (u < NT ? pos : nextpos) + dep + at + (r * K1 + c) * N);
-            } else {
-                const uint64_t* k = SKIP || e[u] != 0 ? key + u * TERM : key;
-                return __ldg(k + (r * K1 + c) * N + pos);
-            }
-        },
-        e, P, pos, kio, nextpos);
+    auto keyAt = [&](int u, int r, int c, uint32_t dep = 0) {
+        if constexpr (AHEAD) {
+            // The term's offset as a 32-bit word count: a select of
+            // two 64-bit pointers per term, as below, cost TFHELib128's
+            // t64_g3 16 bytes of spill (nvcc 11.8). The other kernels
+            // keep the form below, and their SASS. u = NT: term 0 at
+            // nextpos (kio).
+            const uint32_t at = u < NT && e[u < NT ? u : 0] != 0 ? (uint32_t)(u * TERM) : 0u;  // < 2^32
+            return __ldg(key + (u < NT ? pos : nextpos) + dep + at + (r * K1 + c) * N);
+        } else {
+            const uint64_t* k = SKIP || e[u] != 0 ? key + u * TERM : key;
+            return __ldg(k + (r * K1 + c) * N + pos);
+        }
+    };
+    if constexpr (PAIR) {
+        // key[u][r][pos][c] at key + u TERM + (r N + pos) K1 + c: the K1 =
+        // 2 words of a position side by side, one 16-byte load.
+        auto keyPair = [&](int u, int r, uint32_t dep) {
+            const uint32_t at = u < NT && e[u < NT ? u : 0] != 0 ? (uint32_t)(u * TERM) : 0u;  // < 2^32
+            return key + (u < NT ? pos : nextpos) * K1 + dep + at + r * N * K1;  // pointer sums: r's an immediate
+        };
+        bsf_mac_group_by<N, K1, NC, ROWS, NT, SKIP, AHEAD, SWZ>(out, row, o, keyAt, e, P, pos, kio, nextpos, keyPair);
+    } else {
+        bsf_mac_group_by<N, K1, NC, ROWS, NT, SKIP, AHEAD, SWZ>(out, row, o, keyAt, e, P, pos, kio, nextpos);
+    }
 }
 
 // bsf_key_term0: kio[r][c] = key[0][r][c] at position pos (bsf_mac_group_at's
 // layout), the words a first call of bsf_mac_group_at with kio takes.
-template <int N, int K1, int NC, int ROWS>
+template <int N, int K1, int NC, int ROWS, bool PAIR = false>
 __device__ __forceinline__ void bsf_key_term0(uint64_t (&kio)[ROWS][NC], const uint64_t* __restrict__ key,
                                               uint32_t pos) {
 #pragma unroll
     for (int r = 0; r < ROWS; r++)
 #pragma unroll
-        for (int c = 0; c < NC; c++) kio[r][c] = __ldg(key + pos + (r * K1 + c) * N);
+        for (int c = 0; c < NC; c++) kio[r][c] = PAIR ? __ldg(key + (r * N + pos) * K1 + c) : __ldg(key + pos + (r * K1 + c) * N);
 }
 
 // bsf_mac_group_pipe: one output column c of bsf_mac_group_by (out =

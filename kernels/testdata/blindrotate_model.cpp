@@ -104,6 +104,8 @@ static inline uint64_t __shfl_xor_sync(unsigned, uint64_t v, int mask) {
 }
 static inline uint64_t __umul64hi(uint64_t a, uint64_t b) { return (uint64_t)(((unsigned __int128)a * b) >> 64); }
 template <class T> static inline T __ldg(const T* p) { return *p; }
+// CUDA's vector type of the flat kernel's paired key loads (PAIR).
+struct ulonglong2 { unsigned long long x, y; };
 static inline unsigned __brev(unsigned x) {
     unsigned r = 0;
     for (int i = 0; i < 32; i++) r |= ((x >> i) & 1u) << (31 - i);

@@ -514,7 +514,8 @@ BSW_DEFINE_GROUPED(8, 8, 8, 3, 2, 32, 2)
 // them. The multiply-accumulate writes column c's output over digit row
 // c L (the row its own inverse stage 1 reads before stage 1 of the next
 // step overwrites it, in the same thread). psiPow is staged unpadded
-// (bsg_swz), so shared memory is bsw_shared less 128 bytes: 76,800 bytes
+// (bsg_swz) and less 1 (the factors themselves: bsg_stage_psi), so shared
+// memory is bsw_shared less 128 bytes: 76,800 bytes
 // for TFHELib128, three blocks in an SM's 228 KiB (with the 1 KiB each
 // reserves). Grouped keys only (a plain step's digits depend on its
 // rotation, which the previous step does not know), and built for G = 3

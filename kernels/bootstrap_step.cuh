@@ -277,11 +277,16 @@ __device__ __forceinline__ uint32_t bsg_psi_at(uint32_t i) {
     }
 }
 
-// bsg_stage_psi: P[bsg_psi_at(i)] = psiPow[i] for i < 2N; the caller's
-// next block barrier publishes it.
+// bsg_stage_psi: P[bsg_psi_at(i)] = psiPow[i] for i < 2N, or for SWZ (the
+// flat kernels' table) psiPow[i] - 1, the factor bsg_factor returns, so
+// that its seven lookups a position skip the subtraction (psi^i is in [1,
+// p): minus 1 is canonical, no wrap); the caller's next block barrier
+// publishes it.
 template <int LOGN, bool SWZ = false>
 __device__ __forceinline__ void bsg_stage_psi(uint64_t* P, const uint64_t* __restrict__ psiPow, int threads) {
-    for (uint32_t i = threadIdx.x; i < (2u << LOGN); i += threads) P[bsg_psi_at<LOGN, SWZ>(i)] = __ldg(psiPow + i);
+    for (uint32_t i = threadIdx.x; i < (2u << LOGN); i += threads) {
+        P[bsg_psi_at<LOGN, SWZ>(i)] = __ldg(psiPow + i) - (SWZ ? 1 : 0);
+    }
 }
 
 // bsg_odd: 2 brv(pos) + 1, the exponent of psi at NTT-domain position pos:
@@ -292,12 +297,12 @@ __device__ __forceinline__ uint32_t bsg_odd(uint32_t pos) {
 }
 
 // bsg_factor: m = psi^(e odd) - 1, X^e - 1 in the NTT domain at the
-// position of odd = bsg_odd(pos), from P (bsg_pad layout, or bsg_swz for
-// SWZ). psi^i is in [1, p): minus 1 is canonical, no wrap (psi^0 - 1 = 0
-// for e = 0). e odd < 2^28.
+// position of odd = bsg_odd(pos), from P (bsg_pad layout, or for SWZ
+// bsg_swz's, holding psi^i - 1: bsg_stage_psi). psi^i is in [1, p): minus
+// 1 is canonical, no wrap (psi^0 - 1 = 0 for e = 0). e odd < 2^28.
 template <int LOGN, bool SWZ = false>
 __device__ __forceinline__ uint64_t bsg_factor(const uint64_t* P, uint32_t e, uint32_t odd) {
-    return P[bsg_psi_at<LOGN, SWZ>((e * odd) & ((2u << LOGN) - 1))] - 1;
+    return P[bsg_psi_at<LOGN, SWZ>((e * odd) & ((2u << LOGN) - 1))] - (SWZ ? 0 : 1);
 }
 
 // bsf_mac_group_by: the multiply-accumulate of a grouped step, for NC
@@ -342,7 +347,7 @@ __device__ __forceinline__ uint64_t bsg_factor(const uint64_t* P, uint32_t e, ui
 // branch each), 3,960 samples on an H100: 108.2 -> 102.8 ms. Grouped by 2,
 // whose branch-free terms issue all 36 loads at once, per-term branches
 // with AHEAD lost: 104.9 -> 106.1 (kernels/NOTES.md session 19).
-// SWZ: P in the bsg_swz layout.
+// SWZ: P in the bsg_swz layout, holding psi^i - 1 (bsg_stage_psi).
 template <int N, int K1, int NC, int ROWS, int NT, bool SKIP = true, bool AHEAD = false, bool SWZ = false, class Row,
           class Key, class KeyPair = std::nullptr_t>
 __device__ __forceinline__ void bsf_mac_group_by(uint64_t (&out)[NC], Row row, uint32_t o, Key keyAt,

@@ -515,14 +515,15 @@ BSW_DEFINE_GROUPED(8, 8, 8, 3, 2, 32, 2)
 // c L (the row its own inverse stage 1 reads before stage 1 of the next
 // step overwrites it, in the same thread). psiPow is staged unpadded
 // (bsg_swz) and less 1 (the factors themselves: bsg_stage_psi), so shared
-// memory is bsw_shared less 128 bytes: 76,800 bytes
-// for TFHELib128, three blocks in an SM's 228 KiB (with the 1 KiB each
-// reserves). Grouped keys only (a plain step's digits depend on its
-// rotation, which the previous step does not know), and built for G = 3
-// only: TFHELib128 on an H100 at 3,960 samples, f256_g3 99.6 ms against
-// t64_g3 102.1 (both with AHEAD), but f256_g2 127.7 against t64_g2 104.9,
-// where ptxas keeps the three terms' carries in register bits (LOP3 147
-// against 4 per position, nvcc 11.8; kernels/NOTES.md session 19).
+// memory is bsw_shared less 128 bytes: 76,800 bytes for TFHELib128, three
+// blocks in an SM's 228 KiB (with the 1 KiB each reserves). The key comes
+// in the paired layout (WideShape.PairedKey). Grouped keys only (a plain
+// step's digits depend on its rotation, which the previous step does not
+// know), and built for G = 3 only: TFHELib128 on an H100 at 3,960
+// samples, f256_g3 99.6 ms against t64_g3 102.1 (both with AHEAD; 97.9
+// since the paired key, session 20), but f256_g2 127.7 against t64_g2
+// 104.9, where ptxas keeps the three terms' carries in register bits (LOP3
+// 147 against 4 per position, nvcc 11.8; kernels/NOTES.md session 19).
 __host__ __device__ constexpr int bsw_flat_shared(int f1, int f2, int f3, int k1, int l) {
     return k1 * l * (f1 * f2 * f3 + f1 * f2) * 8 + k1 * f1 * f2 * f3 * 4 + 2 * f1 * f2 * f3 * 8;
 }

@@ -348,6 +348,10 @@ __device__ __forceinline__ uint64_t bsg_factor(const uint64_t* P, uint32_t e, ui
 // whose branch-free terms issue all 36 loads at once, per-term branches
 // with AHEAD lost: 104.9 -> 106.1 (kernels/NOTES.md session 19).
 // SWZ: P in the bsg_swz layout, holding psi^i - 1 (bsg_stage_psi).
+// keyPair (AHEAD, NC = 2 only; bsf_mac_group_at's PAIR): keyPair(u, r,
+// dep) is the 16-byte-aligned address of row r's two words of term u
+// (u = NT: the next position's term 0), whose one 16-byte load replaces
+// keyAt's two 8-byte loads.
 template <int N, int K1, int NC, int ROWS, int NT, bool SKIP = true, bool AHEAD = false, bool SWZ = false, class Row,
           class Key, class KeyPair = std::nullptr_t>
 __device__ __forceinline__ void bsf_mac_group_by(uint64_t (&out)[NC], Row row, uint32_t o, Key keyAt,

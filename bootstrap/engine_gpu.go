@@ -114,7 +114,9 @@ const DefaultMaxBatch = 8192
 // same key and inputs (DESIGN.md §3).
 //
 // The bootstrapping key (in the NTT domain) and the key-switching table
-// are uploaded once, by NewGPU. A batch runs as: upload; the blind
+// are uploaded once, by NewGPU; with the flat kernel (TFHELib128 grouped
+// by 3) the bootstrapping key twice, the second copy in the paired layout
+// it reads (kernels.PairKey: 144 MB more). A batch runs as: upload; the blind
 // rotation; key switching (one kernel); download. For the named parameter
 // sets the blind rotation is one launch of the wide kernel
 // (kernels.BlindRotateWide: one thread block per sample, from modulus

@@ -447,15 +447,15 @@ __device__ __forceinline__ void bsf_mac_group_at(uint64_t (&out)[NC], Row row, u
                                                  const uint64_t* P, uint32_t pos, uint64_t (*kio)[NC] = nullptr,
                                                  uint32_t nextpos = N) {
     constexpr uint64_t TERM = (uint64_t)ROWS * K1 * N;
+    // AHEAD: term u's offset as a 32-bit word count (a select of two
+    // 64-bit pointers per term, as below, cost TFHELib128's t64_g3 16
+    // bytes of spill, nvcc 11.8; the other kernels keep that form, and
+    // their SASS), term 0's for e_u = 0; u = NT: term 0 at nextpos (kio).
+    auto termAt = [&](int u) { return u < NT && e[u < NT ? u : 0] != 0 ? (uint32_t)(u * TERM) : 0u; };  // < 2^32
+    auto posAt = [&](int u) { return u < NT ? pos : nextpos; };
     auto keyAt = [&](int u, int r, int c, uint32_t dep = 0) {
         if constexpr (AHEAD) {
-            // The term's offset as a 32-bit word count: a select of
-            // two 64-bit pointers per term, as below, cost TFHELib128's
-            // t64_g3 16 bytes of spill (nvcc 11.8). The other kernels
-            // keep the form below, and their SASS. u = NT: term 0 at
-            // nextpos (kio).
-            const uint32_t at = u < NT && e[u < NT ? u : 0] != 0 ? (uint32_t)(u * TERM) : 0u;  // < 2^32
-            return __ldg(key + (u < NT ? pos : nextpos) + dep + at + (r * K1 + c) * N);
+            return __ldg(key + posAt(u) + dep + termAt(u) + (r * K1 + c) * N);
         } else {
             const uint64_t* k = SKIP || e[u] != 0 ? key + u * TERM : key;
             return __ldg(k + (r * K1 + c) * N + pos);
@@ -465,8 +465,7 @@ __device__ __forceinline__ void bsf_mac_group_at(uint64_t (&out)[NC], Row row, u
         // key[u][r][pos][c] at key + u TERM + (r N + pos) K1 + c: the K1 =
         // 2 words of a position side by side, one 16-byte load.
         auto keyPair = [&](int u, int r, uint32_t dep) {
-            const uint32_t at = u < NT && e[u < NT ? u : 0] != 0 ? (uint32_t)(u * TERM) : 0u;  // < 2^32
-            return key + (u < NT ? pos : nextpos) * K1 + dep + at + r * N * K1;  // pointer sums: r's an immediate
+            return key + posAt(u) * K1 + dep + termAt(u) + r * N * K1;  // pointer sums: r's an immediate
         };
         bsf_mac_group_by<N, K1, NC, ROWS, NT, SKIP, AHEAD, SWZ>(out, row, o, keyAt, e, P, pos, kio, nextpos, keyPair);
     } else {

@@ -538,6 +538,12 @@ __device__ __forceinline__ void bsw_run_flat(const uint32_t* __restrict__ in, co
     constexpr int POLY = N + N / F3, T1 = N / F1;
     constexpr int THREADS = K1 * T1;
     static_assert(K1 * F1 * F3 == THREADS, "one inverse stage-2 transform per thread");
+    // The launch's shared memory (bsw_flat_shared, WideShape.SharedBytes)
+    // ends where bsw_mem's unpadded psiPow does, 128 bytes short of the
+    // padded layout's.
+    static_assert(bsw_flat_shared(F1, F2, F3, K1, L) == (ROWS * POLY + K1 * N / 2 + 2 * N) * 8 &&
+                      bsw_flat_shared(F1, F2, F3, K1, L) == bsw_shared(F1, F2, F3, K1, L, G) - 128,
+                  "bsw_flat_shared: digit rows, ACC and 2N psiPow words");
     const bsw_mem<F1, F2, F3, K1, L> mem(tables);
     uint64_t* S = mem.S;
     uint32_t* acc = mem.acc;

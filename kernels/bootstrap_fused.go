@@ -244,7 +244,7 @@ func (b *BootstrapKernels) BlindRotateFused(s *Stream, sh BootstrapShape, f1, f2
 // of them, each owning the N/F1-th of an accumulator column that its
 // inverse stage 1 writes and the next step's forward stage 1 reads for all
 // l digit rows, the other stages spread over the block; psiPow staged
-// unpadded, so that three TFHELib128 blocks share an SM. It reads the key
+// unpadded (and less 1), so that three TFHELib128 blocks share an SM. It reads the key
 // in the paired layout (PairedKey, PairKey). The engine runs it instead of
 // the t64 kernel for passes of at least a few of its waves.
 type WideShape struct {

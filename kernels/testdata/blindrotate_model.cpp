@@ -31,10 +31,11 @@
 // shared-memory accesses: each block's array is SharedBytes long.)
 // Vector file (little-endian): 18 uint32 F1, F2, F3, k, l, T, kind (0
 // wide, 1 cluster, 2 split, 3 Pre split, 4 flat; T is a split kernel's
-// compute threads per block, a flat kernel's threads), G, n, beta, offset, mu, count, shared bytes, then
-// the lengths of tables, key (uint64; K' for a Pre split kernel), in and
-// ext (uint32), then those four arrays; for a Pre split kernel then the
-// length of the key and the key (uint64).
+// compute threads per block, a flat kernel's threads), G, n, beta,
+// offset, mu, count, shared bytes, then the lengths of tables, key
+// (uint64; K' for a Pre split kernel, the paired layout for a flat one),
+// in and ext (uint32), then those four arrays; for a Pre split kernel
+// then the length of the key and the key (uint64).
 #include <algorithm>
 #include <barrier>
 #include <cstdint>

@@ -116,8 +116,11 @@ const DefaultMaxBatch = 8192
 // The bootstrapping key (in the NTT domain) and the key-switching table
 // are uploaded once, by NewGPU; with the flat kernel (TFHELib128 grouped
 // by 3) the bootstrapping key twice, the second copy in the paired layout
-// it reads (kernels.PairKey: 144 MB more). A batch runs as: upload; the blind
-// rotation; key switching (one kernel); download. For the named parameter
+// it reads (kernels.PairKey: 144 MB more), and for a key-switching key of
+// basebit 2 (TFHELib128, CuFHE80) the table twice, the second copy packed
+// for the tensor cores (kernels.PackKSTable: 41 MB more for TFHELib128),
+// which key switching reads from 64 samples on. A batch runs as: upload;
+// the blind rotation; key switching (one kernel); download. For the named parameter
 // sets the blind rotation is one launch of the wide kernel
 // (kernels.BlindRotateWide: one thread block per sample, from modulus
 // switching through the n CMux steps — gadget digits straight into the
@@ -198,6 +201,11 @@ type gpuBuffers struct {
 	// bkPaired is bk in the paired layout (kernels.PairKey) that the flat
 	// kernel reads; nil without one.
 	bkPaired *kernels.DeviceBuffer[uint64]
+	// kskPacked is ksk packed for the tensor-core fragments
+	// (kernels.PackKSTable) that KeySwitchPacked reads from 64 samples on;
+	// nil for a key without that form (basebit 3) or a fatbin without the
+	// kernel.
+	kskPacked *kernels.DeviceBuffer[uint32]
 	// wideTables are the wide kernel's twiddle tables (WideShape.TablesLen).
 	wideTables *kernels.DeviceBuffer[uint64]
 	// slots are the pipeline's stages (two with the one-launch kernels,
@@ -231,7 +239,7 @@ func (b *gpuBuffers) free() error {
 			errs = append(errs, d.Free())
 		}
 	}
-	for _, d := range []*kernels.DeviceBuffer[uint32]{b.ksk, b.abar, b.acc} {
+	for _, d := range []*kernels.DeviceBuffer[uint32]{b.ksk, b.kskPacked, b.abar, b.acc} {
 		if d != nil {
 			errs = append(errs, d.Free())
 		}
@@ -493,8 +501,18 @@ func (e *GPU) init(ck *tfhe.CloudKey, maxBatch int, auto bool) error {
 			return fmt.Errorf("uploading the bootstrapping key (paired layout): %w", err)
 		}
 	}
-	if e.buf.ksk, err = upload(ctx, ksTable(ck)); err != nil {
+	table := ksTable(ck)
+	if e.buf.ksk, err = upload(ctx, table); err != nil {
 		return fmt.Errorf("uploading the key-switching key: %w", err)
+	}
+	if s.KSPackable() && e.bsk.HasKeySwitchPacked() {
+		packed, err := kernels.PackKSTable(s, table)
+		if err != nil {
+			return err
+		}
+		if e.buf.kskPacked, err = upload(ctx, packed); err != nil {
+			return fmt.Errorf("uploading the key-switching key (packed): %w", err)
+		}
 	}
 	if w := e.wide; w.T != 0 {
 		wp, err := smallntt.NewPlan(s.N(), smallntt.Hybrid, w.F1, w.F2, w.F3)
@@ -1012,7 +1030,13 @@ func (e *GPU) enqueue(sl *passSlot, op opKind, out, in []*tfhe.TLWE, mu torus.To
 	// Key switching.
 	res := sl.ext
 	if op != opBootstrapNoKS {
-		if err := e.bsk.KeySwitch(st, s, sl.out, sl.ext, e.buf.ksk, count); err != nil {
+		var err error
+		if e.buf.kskPacked != nil {
+			err = e.bsk.KeySwitchPacked(st, s, sl.out, sl.ext, e.buf.ksk, e.buf.kskPacked, count)
+		} else {
+			err = e.bsk.KeySwitch(st, s, sl.out, sl.ext, e.buf.ksk, count)
+		}
+		if err != nil {
 			return err
 		}
 		res = sl.out

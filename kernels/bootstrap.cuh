@@ -25,6 +25,8 @@
 //   goldfhe_bs_keyswitch_s16_b*  the same, samples tiled (basebit 2 and 3)
 //   goldfhe_bs_keyswitch_mma_b2  the same on the tensor cores (basebit 2, t <= 8)
 //   goldfhe_bs_keyswitch_mma_b3  the same on the tensor cores (basebit 3)
+//   goldfhe_bs_keyswitch_packed_b2  the same, its table packed for the tensor
+//                                cores (kernels.PackKSTable; basebit 2, t <= 8)
 //
 // Layouts (all arrays of one batch of `count` ciphertexts, ciphertext after
 // ciphertext, 32-bit torus values as uint32_t):
@@ -646,6 +648,176 @@ extern "C" __global__ void __launch_bounds__(KSM_WARPS * 32, 2)
             bs_ksm_products(acc, a, words);
         }
         bs_ksm_store(out, in, acc, sl, sh, q, n, kn, count);
+    }
+}
+
+// goldfhe_bs_keyswitch_packed_b2: goldfhe_bs_keyswitch_mma_b2's product
+// (basebit 2, t <= 8; the same A and B, k-step u = coordinates 2u, 2u + 1)
+// with both operands laid out for their fragments, so that a warp's loads
+// are whole cache lines and nothing is transposed in the loop:
+// - B comes packed (kernels.PackKSTable): per k-step u and octet o of
+//   output words, the 32 lanes' b0/b1 registers of the four byte n-tiles,
+//   in two halves of 512 bytes, lane (g, q)'s uint4 at half h, lane:
+//   {b0, b1} of bytes 2h and 2h + 1 of word 8 o + g. Levels past t,
+//   coordinates past kn and words past n are zero bytes.
+// - A is staged in shared memory by the block, a chunk of KSP_STEPS
+//   k-steps at a time, as each lane's four registers (one uint4) per
+//   k-step and 16-sample fragment; the 16-byte slot of lane L is L ^
+//   ksp_swz(u), so that neither the staging stores nor the warp's loads
+//   meet in a bank.
+// A block is KSP_MW x KSP_NW warps over 32 KSP_MW samples x 8 KSP_OCTETS
+// words; warp (mw, nw) holds samples 32 mw .. + 31 (two fragments) and
+// octets 2 nw, 2 nw + 1. Per k-step a warp loads 2 KB of B (each byte
+// times 32 samples) and 1 KB of A from shared memory for 16 mma, where
+// goldfhe_bs_keyswitch_mma_b2 makes 32 four-sector loads and 64 byte
+// permutations for as many. Tiles of samples in steps of gridDim.y;
+// gridDim.z blocks split the chunks and add into out (zeroed) with
+// atomicAdd, block z = 0 adding the body, as in goldfhe_bs_keyswitch_mma_b2.
+#define KSP_MW 4
+#define KSP_NW 2
+#define KSP_SAMPLES (32 * KSP_MW)
+#define KSP_OCTETS (2 * KSP_NW)
+#define KSP_STEPS 8
+// The staging: thread (pair p, coordinate c) of the block, c = threadIdx.x
+// % (2 KSP_STEPS), loads coordinate c of the chunk for samples g and g + 8
+// of fragment p / 8 (p = threadIdx.x / (2 KSP_STEPS) + KSP_PAIR_STRIDE r).
+#define KSP_PAIR_STRIDE (KSP_MW * KSP_NW * 32 / (2 * KSP_STEPS))
+#define KSP_ROUNDS (KSP_SAMPLES / 2 / KSP_PAIR_STRIDE)
+
+// ksp_swz: the XOR that spreads a chunk's k-steps over the banks: the
+// staging stores of k-steps u = 0..3 (and 4..7) with the same lane of
+// either coordinate parity then fill eight different 16-byte slots.
+__device__ __forceinline__ uint32_t ksp_swz(uint32_t u) { return (u & 1) | ((u & 2) << 1); }
+
+// ksp_coeffs: A's c1 bytes (x) and c2 bytes (y) of the four levels whose
+// raw digits are the bit pairs of f8, the first level in bits 7..6 (the
+// bytes of bs_ksm_coeffs, without its table).
+__device__ __forceinline__ uint2 ksp_coeffs(uint32_t f8) {
+    const uint32_t x = ((f8 >> 6) & 3) | (((f8 >> 4) & 3) << 8) | (((f8 >> 2) & 3) << 16) | ((f8 & 3) << 24);
+    const uint32_t lo = x & 0x01010101u, hi = (x >> 1) & 0x01010101u, both = lo & hi;
+    return make_uint2((lo ^ both) | (both * 0xFFu), (lo | hi) ^ 0x01010101u);
+}
+
+extern "C" __global__ void __launch_bounds__(KSP_MW * KSP_NW * 32, 2)
+    goldfhe_bs_keyswitch_packed_b2(uint32_t* __restrict__ out, const uint32_t* __restrict__ in,
+                                   const uint4* __restrict__ packed, uint32_t n, uint32_t kn, uint32_t t,
+                                   uint32_t offset, uint32_t count) {
+    __shared__ uint4 as[KSP_STEPS][KSP_MW][2][32];
+    const uint32_t lane = threadIdx.x % 32, wp = threadIdx.x / 32, mw = wp % KSP_MW, nw = wp / KSP_MW;
+    const uint32_t g = lane / 4, q = lane % 4;
+    const uint32_t octets = (n + 8) / 8, steps = (kn + 1) / 2;
+    const uint64_t w = (uint64_t)n + 1, stride = (uint64_t)kn + 1;
+    (void)t;  // levels past t are zero in packed
+    uint32_t oc[2];  // this warp's octets, clamped to the last (not stored)
+#pragma unroll
+    for (int Q = 0; Q < 2; Q++) oc[Q] = min(blockIdx.x * KSP_OCTETS + 2 * nw + Q, octets - 1);
+    // The staging thread's coordinate in a chunk and its pairs' samples.
+    const uint32_t sc = threadIdx.x % (2 * KSP_STEPS), sp = threadIdx.x / (2 * KSP_STEPS);
+    const uint32_t first = blockIdx.z * KSP_STEPS, jump = gridDim.z * KSP_STEPS;
+    for (uint32_t s0 = blockIdx.y * KSP_SAMPLES; s0 < count; s0 += gridDim.y * KSP_SAMPLES) {
+        // vin: this thread's coordinate of the next chunk, samples lo, hi
+        // of each of its pairs.
+        uint32_t vin[KSP_ROUNDS][2];
+        auto load = [&](uint32_t u0) {
+            const uint32_t i = 2 * u0 + sc;
+#pragma unroll
+            for (int r = 0; r < KSP_ROUNDS; r++) {
+                const uint32_t p = sp + KSP_PAIR_STRIDE * r, s = s0 + 16 * (p / 8) + p % 8;
+                vin[r][0] = i < kn && s < count ? __ldg(in + s * stride + i) : 0;
+                vin[r][1] = i < kn && s + 8 < count ? __ldg(in + (s + 8) * stride + i) : 0;
+            }
+        };
+        int32_t acc[2][2][4][4];
+#pragma unroll
+        for (int r = 0; r < 2; r++)
+#pragma unroll
+            for (int Q = 0; Q < 2; Q++)
+#pragma unroll
+                for (int b = 0; b < 4; b++)
+#pragma unroll
+                    for (int c = 0; c < 4; c++) acc[r][Q][b][c] = 0;
+        // B of k-step u, octet Q: bq[Q][0], bq[Q][1] the two halves.
+        auto loadB = [&](uint4 (&bq)[2][2], uint32_t u) {
+            u = min(u, steps - 1);
+#pragma unroll
+            for (int Q = 0; Q < 2; Q++) {
+                const uint4* at = packed + ((uint64_t)u * octets + oc[Q]) * 64 + lane;
+                bq[Q][0] = __ldg(at);
+                bq[Q][1] = __ldg(at + 32);
+            }
+        };
+        uint4 bcur[2][2], bnxt[2][2];
+        if (first < steps) {
+            load(first);
+            loadB(bcur, first);
+        }
+        for (uint32_t u0 = first; u0 < steps; u0 += jump) {
+            __syncthreads();  // the last chunk's A read
+            // Stage the chunk's A: coordinate i = 2 u0 + sc is k-step u0 +
+            // sc / 2 at lanes q = 2 (sc % 2) + h.
+            {
+                const uint32_t ul = sc / 2, sw = ksp_swz(ul);
+#pragma unroll
+                for (int r = 0; r < KSP_ROUNDS; r++) {
+                    const uint32_t p = sp + KSP_PAIR_STRIDE * r, f = p / 8, gg = p % 8;
+                    const uint32_t lo = vin[r][0] + offset, hi = vin[r][1] + offset;
+                    const uint32_t i = 2 * u0 + sc, slo = s0 + 16 * f + gg;
+                    const bool vlo = i < kn && slo < count, vhi = i < kn && slo + 8 < count;
+#pragma unroll
+                    for (uint32_t h = 0; h < 2; h++) {
+                        const uint2 cl = vlo ? ksp_coeffs((lo >> (24 - 8 * h)) & 0xFF) : make_uint2(0, 0);
+                        const uint2 ch = vhi ? ksp_coeffs((hi >> (24 - 8 * h)) & 0xFF) : make_uint2(0, 0);
+                        const uint32_t L = 4 * gg + 2 * (sc % 2) + h;
+                        as[ul][f / 2][f % 2][L ^ sw] = make_uint4(cl.x, ch.x, cl.y, ch.y);
+                    }
+                }
+            }
+            __syncthreads();
+            if (u0 + jump < steps) load(u0 + jump);  // in flight over the products
+            const uint32_t end = min(u0 + KSP_STEPS, steps);
+            for (uint32_t u = u0; u < end; u++) {
+                loadB(bnxt, u + 1 < end ? u + 1 : u0 + jump);
+                const uint32_t ul = u - u0;
+                uint32_t a[2][4];
+#pragma unroll
+                for (int r = 0; r < 2; r++) {
+                    const uint4 v = as[ul][mw][r][lane ^ ksp_swz(ul)];
+                    a[r][0] = v.x, a[r][1] = v.y, a[r][2] = v.z, a[r][3] = v.w;
+                }
+#pragma unroll
+                for (int Q = 0; Q < 2; Q++) {
+                    const uint32_t b0[4] = {bcur[Q][0].x, bcur[Q][0].z, bcur[Q][1].x, bcur[Q][1].z};
+                    const uint32_t b1[4] = {bcur[Q][0].y, bcur[Q][0].w, bcur[Q][1].y, bcur[Q][1].w};
+#pragma unroll
+                    for (int r = 0; r < 2; r++)
+#pragma unroll
+                        for (int b = 0; b < 4; b++) bs_mma_s8u8(acc[r][Q][b], a[r], b0[b], b1[b]);
+                }
+#pragma unroll
+                for (int Q = 0; Q < 2; Q++) bcur[Q][0] = bnxt[Q][0], bcur[Q][1] = bnxt[Q][1];
+            }
+        }
+        // out[m] = body + sum_b C[(m, b)] << 8 b (bs_ksm_store's sum), C
+        // registers c of fragment r: sample 16 r + g (+ 8 for c >= 2) of
+        // this warp's 32, word 8 o + 2 q + c % 2.
+#pragma unroll
+        for (int r = 0; r < 2; r++)
+#pragma unroll
+            for (int Q = 0; Q < 2; Q++)
+#pragma unroll
+                for (int c = 0; c < 4; c++) {
+                    const uint32_t s = s0 + 32 * mw + 16 * r + g + (c >= 2 ? 8 : 0);
+                    const uint32_t o = blockIdx.x * KSP_OCTETS + 2 * nw + Q, m = 8 * o + 2 * q + (c & 1);
+                    if (s >= count || m > n) continue;
+                    uint32_t v = (uint32_t)acc[r][Q][0][c] + ((uint32_t)acc[r][Q][1][c] << 8) +
+                                 ((uint32_t)acc[r][Q][2][c] << 16) + ((uint32_t)acc[r][Q][3][c] << 24);
+                    if (m == n && blockIdx.z == 0) v += in[s * stride + kn];
+                    if (gridDim.z == 1) {
+                        out[s * w + m] = v;
+                    } else {
+                        atomicAdd(out + s * w + m, v);
+                    }
+                }
     }
 }
 

@@ -108,6 +108,9 @@ type BootstrapKernels struct {
 	// goldfhe_bs_keyswitch_mma_b<BB>, basebit 2 (t ≤ 8) and 3 (any t), each
 	// f nil in a fatbin built before it (ksMMANames).
 	keyswM [2]bsKernel
+	// keyswP is goldfhe_bs_keyswitch_packed_b2 (KeySwitchPacked), f nil in a
+	// fatbin built before it.
+	keyswP bsKernel
 	fused  map[FusedShape]*fusedKernel // bootstrap_fused.cuh, read-only after lookup
 	wide   map[WideShape]*fusedKernel
 	// combine are the combine kernels of the Pre split kernels in wide;
@@ -191,6 +194,10 @@ func (l *Library) BootstrapKernels() (*BootstrapKernels, error) {
 			b.keyswM[i].bind(3, 5, false) // out, in, table; n, kn, t, offset, count
 		}
 	}
+	if f, err := l.m.Function(ksPackedName); err == nil {
+		b.keyswP.f = f
+		b.keyswP.bind(3, 5, false) // out, in, packed; n, kn, t, offset, count
+	}
 	if err := b.lookupFused(); err != nil {
 		return nil, err
 	}
@@ -205,6 +212,9 @@ func (b *BootstrapKernels) Functions() []*Function {
 		if f := b.keyswM[i].f; f != nil {
 			fs = append(fs, f)
 		}
+	}
+	if b.keyswP.f != nil {
+		fs = append(fs, b.keyswP.f)
 	}
 	return fs
 }

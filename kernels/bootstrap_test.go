@@ -302,7 +302,8 @@ func bsFakeLaunch(g *fakeGPU, name string, a []uintptr) Result {
 	tiled := strings.HasPrefix(name, "goldfhe_bs_keyswitch_s")
 	mmaAt := slices.Index(ksMMANames[:], name) // basebit 2 + mmaAt
 	mma := mmaAt >= 0
-	if tiled || mma {
+	packed := name == ksPackedName
+	if tiled || mma || packed {
 		np = 8
 	}
 	params := unsafe.Slice((*unsafe.Pointer)(arg(a, 9)), np)
@@ -323,6 +324,22 @@ func bsFakeLaunch(g *fakeGPU, name string, a []uintptr) Result {
 		return unsafe.Slice((*uint64)(unsafe.Pointer(&b[0])), n)
 	}
 	switch {
+	case packed:
+		n, kn := u(3), u(4)
+		sh := BootstrapShape{LWEDim: n, LogN: 0, K: kn, KSLevels: u(5), KSBaseLog: 2, KSOffset: uint32(u(6))}
+		count := u(7)
+		if int(block.x) != kspWarps*32 || int(grid.x)*kspOctets*8 < n+1 || !sh.KSPackable() {
+			panic("fake " + name + ": grid does not cover n+1 coordinates, or a shape the kernel does not take")
+		}
+		if int(grid.y)*kspSamples < count && int(grid.y) < maxGridY {
+			panic(fmt.Sprintf("fake %s: grid.y %d for %d samples", name, grid.y, count))
+		}
+		if ptr(2)%16 != 0 {
+			panic("fake " + name + ": packed table not on a 16-byte boundary")
+		}
+		out := refKeySwitch(sh, w32(ptr(1), count*(kn+1)), unpackKSTable(sh, w32(ptr(2), sh.KSPackedLen())), count)
+		copy(w32(ptr(0), len(out)), out)
+		return 0
 	case mma:
 		n, kn := u(3), u(4)
 		bb := 2 + mmaAt

@@ -177,16 +177,19 @@ func BenchmarkKeySwitch(b *testing.B) {
 	dtab := devUint32(b, c, randU32(rng, sh.KSTableLen()), sh.KSTableLen())
 	din := devUint32(b, c, randU32(rng, maxCount*(kn+1)), maxCount*(kn+1))
 	dout := devUint32(b, c, nil, maxCount*(n+1))
-	timeShape := func(b *testing.B, sh BootstrapShape, dout, din, dtab *DeviceBuffer[uint32], count int) {
-		must(b, bk.KeySwitch(nil, sh, dout, din, dtab, count)) // warm-up
+	timeCall := func(b *testing.B, count int, call func() error) {
+		must(b, call()) // warm-up
 		must(b, c.Synchronize())
 		b.ResetTimer()
 		for range b.N {
-			must(b, bk.KeySwitch(nil, sh, dout, din, dtab, count))
+			must(b, call())
 		}
 		must(b, c.Synchronize())
 		b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*count), "µs/sample")
 		b.ReportMetric(float64(b.N*count)/b.Elapsed().Seconds(), "samples/s")
+	}
+	timeShape := func(b *testing.B, sh BootstrapShape, dout, din, dtab *DeviceBuffer[uint32], count int) {
+		timeCall(b, count, func() error { return bk.KeySwitch(nil, sh, dout, din, dtab, count) })
 	}
 	run := func(b *testing.B, count int) { timeShape(b, sh, dout, din, dtab, count) }
 	for _, count := range []int{1, 4, 8, 16, 32, 48, 66, 132, 264, 1024, maxCount} {
@@ -202,6 +205,23 @@ func BenchmarkKeySwitch(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/count=%d", k.name, count), func(b *testing.B) {
 				defer func(f func(int, int, int) int) { ksTileFor = f }(ksTileFor)
 				ksTileFor = func(int, int, int) int { return k.tile }
+				run(b, count)
+			})
+		}
+	}
+	// The packed kernel (KeySwitchPacked) against the tensor-core kernel
+	// it replaces, at the batch sizes the engine's passes take.
+	if bk.HasKeySwitchPacked() {
+		packed, err := PackKSTable(sh, host32(b, dtab))
+		must(b, err)
+		dpk := devUint32(b, c, packed, len(packed))
+		for _, count := range []int{ksPackedMin, 132, 264, 1024, 4096, 4224, maxCount} {
+			b.Run(fmt.Sprintf("packed/count=%d", count), func(b *testing.B) {
+				timeCall(b, count, func() error { return bk.KeySwitchPacked(nil, sh, dout, din, dtab, dpk, count) })
+			})
+			b.Run(fmt.Sprintf("mma/count=%d", count), func(b *testing.B) {
+				defer func(f func(int, int, int) int) { ksTileFor = f }(ksTileFor)
+				ksTileFor = func(int, int, int) int { return ksMMA }
 				run(b, count)
 			})
 		}

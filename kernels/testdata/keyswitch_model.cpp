@@ -40,6 +40,9 @@ static inline void __syncthreads() { bar->arrive_and_wait(); }
 // Blocks run one after another, so a plain add is atomic enough.
 static inline void atomicAdd(uint32_t* p, uint32_t v) { *p += v; }
 struct uint2 { uint32_t x, y; };
+struct uint4 { uint32_t x, y, z, w; };
+static inline uint2 make_uint2(uint32_t x, uint32_t y) { return {x, y}; }
+static inline uint4 make_uint4(uint32_t x, uint32_t y, uint32_t z, uint32_t w) { return {x, y, z, w}; }
 template <class T> static inline T __ldg(const T* p) { return *p; }
 static inline uint32_t min(uint32_t a, uint32_t b) { return a < b ? a : b; }
 static inline uint32_t __byte_perm(uint32_t x, uint32_t y, uint32_t sel) {
@@ -71,6 +74,34 @@ static void reference(std::vector<uint32_t>& want, const std::vector<uint32_t>& 
                 r += d > 0 ? -e : e; } }
         want[s * w + m] = r; }
 }
+// pack is kernels.PackKSTable, written again from the layout in
+// goldfhe_bs_keyswitch_packed_b2's comment: per k-step u, octet o, half h
+// and lane (g, q) four words {b0, b1} of bytes 2h and 2h + 1, where b0
+// (b1) of byte b holds byte b of word 8 o + g of row 1 (row 2) of
+// coordinate 2 u + q / 2, levels 4 (q % 2) + 1 .. + 4, the first in byte 0.
+static std::vector<uint32_t> pack(const std::vector<uint32_t>& table, uint32_t n, uint32_t kn, uint32_t t) {
+    const uint32_t w = n + 1, steps = (kn + 1) / 2, octets = (n + 8) / 8;
+    std::vector<uint32_t> p((size_t)steps * octets * 256);
+    for (uint32_t u = 0; u < steps; u++) for (uint32_t o = 0; o < octets; o++) for (uint32_t lane = 0; lane < 32; lane++) {
+        const uint32_t g = lane / 4, q = lane % 4, i = 2 * u + q / 2, m = 8 * o + g;
+        uint32_t b0[4] = {}, b1[4] = {};
+        for (uint32_t e = 0; e < 4; e++) {
+            const uint32_t j = 4 * (q % 2) + e + 1;
+            if (i >= kn || j > t || m > n) continue;
+            const uint32_t r1 = table[(((size_t)i * t + j - 1) * 2) * w + m], r2 = table[(((size_t)i * t + j - 1) * 2 + 1) * w + m];
+            for (uint32_t b = 0; b < 4; b++) {
+                b0[b] |= ((r1 >> (8 * b)) & 0xFF) << (8 * e);
+                b1[b] |= ((r2 >> (8 * b)) & 0xFF) << (8 * e);
+            }
+        }
+        for (uint32_t h = 0; h < 2; h++) {
+            uint32_t* at = &p[((((size_t)u * octets + o) * 2 + h) * 32 + lane) * 4];
+            at[0] = b0[2 * h], at[1] = b1[2 * h], at[2] = b0[2 * h + 1], at[3] = b1[2 * h + 1];
+        }
+    }
+    return p;
+}
+
 int main() {
     std::mt19937 rng(5);
     struct Shape { uint32_t n, kn, t, bb; } shapes[] = {{11, 64, 8, 2}, {130, 32, 5, 3}, {127, 16, 4, 8}, {33, 20, 32, 1}};
@@ -151,6 +182,38 @@ int main() {
             for (auto& t : th) t.join();
         }
         if (out != want) { fails++; printf("FAIL mma n=%u kn=%u t=%u bb=%u count=%u gy=%u gz=%u\n", sh.n, sh.kn, sh.t, sh.bb, count, gy, gz); }
+    }
+    // The packed kernel (basebit 2, t <= 8): odd kn (a last pair with one
+    // coordinate), a last partial chunk of k-steps (kn = 33: 17 steps),
+    // t < 8 (zero levels), n past a block's 32 words and a warp's octets,
+    // counts past a warp's 32 and a block's 128 samples, several tiles per
+    // block (gridDim.y) and chunks (gridDim.z).
+    struct PShape { uint32_t n, kn, t; } pshapes[] = {{11, 64, 8}, {630, 24, 8}, {40, 9, 5}, {70, 16, 1}, {33, 33, 8}};
+    for (auto sh : pshapes) for (uint32_t count : {1u, 9u, 40u, 130u, 300u}) for (uint32_t gy : {1u, 2u}) for (uint32_t gz : {1u, 3u}) {
+        if ((count < 130 && gy > 1) || (sh.n > 100 && (count != 130 || gy > 1 || gz > 1))) continue;  // time
+        uint32_t w = sh.n + 1, offset = rng();
+        std::vector<uint32_t> table((size_t)sh.kn * sh.t * 2 * w), in((size_t)count * (sh.kn + 1)), out((size_t)count * w, 0xdeadbeef), want(out.size());
+        for (auto& x : table) x = rng(); for (auto& x : in) x = rng();
+        for (uint32_t i = 0; i < sh.kn; i += 5) in[i] = 0u - offset;
+        for (uint32_t i = 3; i < sh.kn; i += 7) in[i] = 0x55555555u - offset;  // every raw digit 1
+        for (uint32_t i = 4; i < sh.kn; i += 11) in[i] = 0xFFFFFFFFu - offset;  // every raw digit 3
+        reference(want, in, table, sh.n, sh.kn, sh.t, 2, offset, count);
+        const std::vector<uint32_t> packed = pack(table, sh.n, sh.kn, sh.t);
+        uint32_t gx = ((sh.n + 8) / 8 + KSP_OCTETS - 1) / KSP_OCTETS;
+        gridDim = {gx, gy, gz};
+        if (gz > 1) std::fill(out.begin(), out.end(), 0u);
+        const uint32_t threads = KSP_MW * KSP_NW * 32;
+        for (uint32_t bx = 0; bx < gx; bx++) for (uint32_t by = 0; by < gy; by++) for (uint32_t bz = 0; bz < gz; bz++) {
+            std::barrier<> b(threads); bar = &b;
+            std::vector<std::unique_ptr<hm_mma_slots>> warps;
+            for (uint32_t i = 0; i < threads / 32; i++) warps.emplace_back(new hm_mma_slots);
+            std::vector<std::thread> th;
+            for (uint32_t tx = 0; tx < threads; tx++)
+                th.emplace_back([&, tx] { threadIdx = {tx, 0, 0}; blockIdx = {bx, by, bz}; hm_warp = warps[tx / 32].get();
+                    goldfhe_bs_keyswitch_packed_b2(out.data(), in.data(), (const uint4*)packed.data(), sh.n, sh.kn, sh.t, offset, count); });
+            for (auto& t : th) t.join();
+        }
+        if (out != want) { fails++; printf("FAIL packed n=%u kn=%u t=%u count=%u gy=%u gz=%u\n", sh.n, sh.kn, sh.t, count, gy, gz); }
     }
     printf("%d failures\n", fails);
     return fails != 0;

@@ -1,0 +1,144 @@
+package kernels
+
+import "unsafe"
+
+// ksPackedName is the key-switching kernel that reads the table packed in
+// its tensor-core fragments' order (bootstrap.cuh), optional: a fatbin
+// built before it lacks it, and KeySwitchPacked then runs KeySwitch.
+const ksPackedName = "goldfhe_bs_keyswitch_packed_b2"
+
+// The packed kernel's tile (KSP_* in bootstrap.cuh): blocks of ksp warps
+// over kspSamples samples × kspOctets octets of output words, the input
+// coordinates in chunks of 2·kspSteps.
+const (
+	kspWarps   = 8
+	kspSamples = 128
+	kspOctets  = 4
+	kspSteps   = 8
+)
+
+// KSPackable reports whether the key-switching table of shape s has a
+// packed form (PackKSTable): basebit 2 with t ≤ 8, the form of
+// TFHELib128's and CuFHE80's keys.
+func (s BootstrapShape) KSPackable() bool { return s.KSBaseLog == 2 && s.KSLevels <= 8 }
+
+// KSPackedLen returns the number of uint32 of the packed key-switching
+// table: ⌈k·N/2⌉ coordinate pairs × ⌈(n+1)/8⌉ octets of output words ×
+// 256 words.
+func (s BootstrapShape) KSPackedLen() int {
+	return (s.ExtractedDim() + 1) / 2 * ((s.LWEDim + 8) / 8) * 256
+}
+
+// PackKSTable returns the key-switching table of shape s (sh.KSTableLen()
+// words, the layout of tfhe.KeySwitchingKey) in the order its tensor-core
+// fragments are loaded by goldfhe_bs_keyswitch_packed_b2: for each pair of
+// input coordinates u (coordinates 2u and 2u+1), each octet o of output
+// words and each half h, 32 lanes (g, q) of four words {b0, b1} of bytes
+// 2h and 2h+1, where b0 (b1) of byte b packs byte b of word 8o+g of the
+// |digit| = 1 (= 2) rows of coordinate 2u + q/2 at levels 4(q%2)+1 …
+// 4(q%2)+4, the first level in its low byte. Levels past t, coordinates
+// past k·N and words past n are zero. Only basebit 2 with t ≤ 8 has this
+// form (KSPackable).
+func PackKSTable(sh BootstrapShape, table []uint32) ([]uint32, error) {
+	const op = "PackKSTable"
+	if err := sh.Check(); err != nil {
+		return nil, argErr(op, "%v", err)
+	}
+	if !sh.KSPackable() {
+		return nil, argErr(op, "basebit %d, t = %d: only basebit 2 with t ≤ 8 packs", sh.KSBaseLog, sh.KSLevels)
+	}
+	if len(table) != sh.KSTableLen() {
+		return nil, argErr(op, "table of %d words, want KSTableLen %d", len(table), sh.KSTableLen())
+	}
+	n, kn, t := sh.LWEDim, sh.ExtractedDim(), sh.KSLevels
+	w, octets := n+1, (n+8)/8
+	out := make([]uint32, sh.KSPackedLen())
+	for u := range (kn + 1) / 2 {
+		for o := range octets {
+			for lane := range 32 {
+				g, q := lane/4, lane%4
+				i, m := 2*u+q/2, 8*o+g
+				var b0, b1 [4]uint32
+				for e := range 4 {
+					j := 4*(q%2) + e + 1 // level
+					if i >= kn || j > t || m > n {
+						continue
+					}
+					row := (i*t + j - 1) * 2 * w
+					r1, r2 := table[row+m], table[row+w+m]
+					for b := range 4 {
+						b0[b] |= (r1 >> (8 * b) & 0xFF) << (8 * e)
+						b1[b] |= (r2 >> (8 * b) & 0xFF) << (8 * e)
+					}
+				}
+				for h := range 2 {
+					at := (((u*octets+o)*2+h)*32 + lane) * 4
+					out[at], out[at+1], out[at+2], out[at+3] = b0[2*h], b1[2*h], b0[2*h+1], b1[2*h+1]
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// HasKeySwitchPacked reports whether the fatbin has the packed
+// key-switching kernel (a fatbin built before it has not).
+func (b *BootstrapKernels) HasKeySwitchPacked() bool { return b.keyswP.f != nil }
+
+// KeySwitchPacked computes what KeySwitch computes, bit for bit, from
+// ksPackedMin samples on with the packed table (PackKSTable of table;
+// sh.KSPackedLen() words on a 16-byte boundary) on the tensor cores, and
+// below that, or for a shape without a packed form or a fatbin without
+// the kernel, with KeySwitch on table. Both tables must be given.
+func (b *BootstrapKernels) KeySwitchPacked(s *Stream, sh BootstrapShape, out, in, table, packed *DeviceBuffer[uint32], count int) error {
+	const op = "BootstrapKernels.KeySwitchPacked"
+	if !sh.KSPackable() || b.keyswP.f == nil || count < ksPackedMin {
+		return b.KeySwitch(s, sh, out, in, table, count)
+	}
+	l := b.l
+	n, kn := sh.LWEDim, sh.ExtractedDim()
+	ptrs, h, err := b.prepare(op, s, sh, count,
+		opnd(l, op, "out", out, count*(n+1), true),
+		opnd(l, op, "in", in, count*(kn+1), false),
+		opnd(l, op, "packed", packed, sh.KSPackedLen(), false))
+	if err != nil {
+		return err
+	}
+	if ptrs[2]%16 != 0 {
+		return argErr(op, "packed table at %#x: the kernel reads it 16 bytes at a time, from 16-byte boundaries (a view must start at a multiple of 4 words)", ptrs[2])
+	}
+	octets, steps := (n+8)/8, (kn+1)/2
+	grid := dim3{uint32((octets + kspOctets - 1) / kspOctets), uint32(min((count+kspSamples-1)/kspSamples, maxGridY)), 1}
+	grid.z = uint32(ksPackedChunksFor(int(grid.x)*int(grid.y), steps, l.c.info.SMs))
+	k := &b.keyswP
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	copy(k.args.p[:], ptrs)
+	k.args.u = [9]uint32{uint32(n), uint32(kn), uint32(sh.KSLevels), sh.KSOffset, uint32(count)}
+	if grid.z > 1 {
+		// The chunks add into out with atomicAdd: it starts at zero.
+		if err := out.View(0, count*(n+1)).Memset32Async(0, s); err != nil {
+			return err
+		}
+	}
+	return launchPinned(k.f, grid, dim3{kspWarps * 32, 1, 1}, h, &k.args, unsafe.Pointer(&k.args.params[0]))
+}
+
+// ksPackedMin is the smallest batch KeySwitchPacked runs on the packed
+// kernel; below, a block's 128 samples are mostly empty.
+const ksPackedMin = 64
+
+// ksPackedChunks is how many blocks of the packed kernel share the input
+// coordinates (the grid's z): none while the grid has two blocks per SM
+// (as many as fit), else enough for that, each chunk keeping at least two
+// of the kernel's chunks of k-steps, at most 32.
+func ksPackedChunks(blocks, steps, sms int) int {
+	if blocks >= 2*sms {
+		return 1
+	}
+	return max(1, min((2*sms+max(blocks, 1)-1)/max(blocks, 1), steps/(2*kspSteps), 32))
+}
+
+// ksPackedChunksFor is the chunk policy of the packed kernel:
+// ksPackedChunks, which tests and benchmarks replace to run other choices.
+var ksPackedChunksFor = ksPackedChunks

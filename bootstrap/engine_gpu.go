@@ -970,11 +970,14 @@ func (e *GPU) finish(sl *passSlot) error {
 }
 
 // spread runs f on [0, count) in parts of about spreadMin samples or
-// more, at most spreadMax of them at once (one on this goroutine): the copies
-// between the samples and the pinned staging buffers of a pass. The first
-// pass's staging and the last one's copy back wait for the GPU or keep it
-// waiting; one goroutine copies about 10 MB (4,096 TFHELib128 samples) in
-// 1.2 ms, a quarter of a percent of a 16,384-gate call each way.
+// more, at most spreadMax of them at once (one on this goroutine): the
+// copies between the samples and the pinned staging buffers of a pass.
+// The first pass's staging keeps the GPU waiting and the last one's copy
+// back keeps the caller waiting; one goroutine copies 4,096 TFHELib128
+// samples (10 MB) in about 1.2 ms (a 2-vCPU Xeon), a quarter of a
+// percent of a 16,384-gate call each way. On an H100, TFHELib128 grouped
+// by 3: 16,384 gates 39,612-40,096 -> 40,173-40,327 gates/s, 65,536
+// gates 39,837-39,858 -> 40,263-40,421 (BENCHMARKS.md session 21).
 func spread(count int, f func(lo, hi int)) {
 	parts := min(count/spreadMin, spreadMax, runtime.GOMAXPROCS(0))
 	if parts <= 1 {
@@ -994,8 +997,8 @@ func spread(count int, f func(lo, hi int)) {
 	wg.Wait()
 }
 
-// The parts spread makes: at least spreadMin samples (a goroutine costs
-// about a microsecond, 256 samples' copy 75), at most spreadMax at once.
+// The parts spread makes: at least spreadMin samples (about 75 µs of
+// copying, far more than starting a goroutine), at most spreadMax at once.
 const (
 	spreadMin = 256
 	spreadMax = 8

@@ -104,7 +104,9 @@
 //     and decompose, NTT-domain multiply-accumulate, centred add, sample
 //     extraction, key switching), one kernel each; key switching also
 //     tiled over 16 samples and, for basebit 2 and 3, as an integer matrix
-//     product on the tensor cores (mma.sync s8 × u8).
+//     product on the tensor cores (mma.sync s8 × u8); for basebit 2 from
+//     64 samples on with the table packed in the fragments' load order
+//     (PackKSTable, KeySwitchPacked).
 //   - bootstrap_step.cuh, bootstrap_fused.cuh, bootstrap_cluster.cuh,
 //     bootstrap_split.cuh: the whole blind rotation of a batch in one
 //     launch, the accumulator in shared memory: one block of (k+1)·l warps

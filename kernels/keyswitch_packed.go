@@ -50,35 +50,39 @@ func PackKSTable(sh BootstrapShape, table []uint32) ([]uint32, error) {
 	if len(table) != sh.KSTableLen() {
 		return nil, argErr(op, "table of %d words, want KSTableLen %d", len(table), sh.KSTableLen())
 	}
+	out := make([]uint32, sh.KSPackedLen())
+	ksPackWalk(sh, func(src, dst, b, e int) { out[dst] |= (table[src] >> (8 * b) & 0xFF) << (8 * e) })
+	return out, nil
+}
+
+// ksPackWalk calls visit for every byte of the table of shape sh
+// (KSPackable): byte b of table word src is byte e of packed word dst
+// (PackKSTable's layout). Each table byte is visited once; packed bytes
+// not visited are zero.
+func ksPackWalk(sh BootstrapShape, visit func(src, dst, b, e int)) {
 	n, kn, t := sh.LWEDim, sh.ExtractedDim(), sh.KSLevels
 	w, octets := n+1, (n+8)/8
-	out := make([]uint32, sh.KSPackedLen())
 	for u := range (kn + 1) / 2 {
 		for o := range octets {
 			for lane := range 32 {
 				g, q := lane/4, lane%4
 				i, m := 2*u+q/2, 8*o+g
-				var b0, b1 [4]uint32
 				for e := range 4 {
 					j := 4*(q%2) + e + 1 // level
 					if i >= kn || j > t || m > n {
 						continue
 					}
-					row := (i*t + j - 1) * 2 * w
-					r1, r2 := table[row+m], table[row+w+m]
-					for b := range 4 {
-						b0[b] |= (r1 >> (8 * b) & 0xFF) << (8 * e)
-						b1[b] |= (r2 >> (8 * b) & 0xFF) << (8 * e)
+					for row := range 2 { // |digit| = 1, 2: b0, b1
+						src := ((i*t+j-1)*2+row)*w + m
+						for b := range 4 {
+							// b0, b1 of bytes 2h and 2h+1 in half h = b/2.
+							visit(src, (((u*octets+o)*2+b/2)*32+lane)*4+2*(b%2)+row, b, e)
+						}
 					}
-				}
-				for h := range 2 {
-					at := (((u*octets+o)*2+h)*32 + lane) * 4
-					out[at], out[at+1], out[at+2], out[at+3] = b0[2*h], b1[2*h], b0[2*h+1], b1[2*h+1]
 				}
 			}
 		}
 	}
-	return out, nil
 }
 
 // HasKeySwitchPacked reports whether the fatbin has the packed

@@ -8,36 +8,13 @@ import (
 	"testing"
 )
 
-// unpackKSTable is PackKSTable's inverse: every word of the table is in
-// the packed form once, byte by byte.
+// unpackKSTable is PackKSTable's inverse: every byte of the table is in
+// the packed form once (ksPackWalk). The hand-placed word of
+// TestPackKSTable and the host model's own packing
+// (testdata/keyswitch_model.cpp) check the walk itself.
 func unpackKSTable(sh BootstrapShape, packed []uint32) []uint32 {
-	n, kn, t := sh.LWEDim, sh.ExtractedDim(), sh.KSLevels
-	w, octets := n+1, (n+8)/8
 	table := make([]uint32, sh.KSTableLen())
-	for u := range (kn + 1) / 2 {
-		for o := range octets {
-			for lane := range 32 {
-				g, q := lane/4, lane%4
-				i, m := 2*u+q/2, 8*o+g
-				var b0, b1 [4]uint32
-				for h := range 2 {
-					at := (((u*octets+o)*2+h)*32 + lane) * 4
-					b0[2*h], b1[2*h], b0[2*h+1], b1[2*h+1] = packed[at], packed[at+1], packed[at+2], packed[at+3]
-				}
-				for e := range 4 {
-					j := 4*(q%2) + e + 1
-					if i >= kn || j > t || m > n {
-						continue
-					}
-					row := (i*t + j - 1) * 2 * w
-					for b := range 4 {
-						table[row+m] |= (b0[b] >> (8 * e) & 0xFF) << (8 * b)
-						table[row+w+m] |= (b1[b] >> (8 * e) & 0xFF) << (8 * b)
-					}
-				}
-			}
-		}
-	}
+	ksPackWalk(sh, func(src, dst, b, e int) { table[src] |= (packed[dst] >> (8 * e) & 0xFF) << (8 * b) })
 	return table
 }
 

@@ -129,8 +129,12 @@ func (b *BootstrapKernels) KeySwitchPacked(s *Stream, sh BootstrapShape, out, in
 }
 
 // ksPackedMin is the smallest batch KeySwitchPacked runs on the packed
-// kernel; below, a block's 128 samples are mostly empty.
-const ksPackedMin = 64
+// kernel: where KeySwitch's tensor-core kernel starts (ksMMAMin), which
+// it beats from there on (H100, kernels BenchmarkKeySwitch, ms per call:
+// 64 samples 0.043 against 0.105, 4,096 0.85 against 3.06; BENCHMARKS.md
+// session 21). Below, its blocks of 128 samples would be mostly empty and
+// KeySwitch takes the kernels without tensor cores.
+const ksPackedMin = ksMMAMin
 
 // ksPackedChunks is how many blocks of the packed kernel share the input
 // coordinates (the grid's z): none while the grid has two blocks per SM

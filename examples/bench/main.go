@@ -79,10 +79,12 @@ var defaultBatches = []int{1, 4, 16, 64, 256, 1024, 4096, 16384}
 
 const (
 	defaultReps = 5
-	// defaultMaxGates bounds the gates timed per case and batch size: at
-	// ~8.5k gates/s (TFHELib128 on an H200) the largest default batch then
-	// gets two runs, and the whole default GPU run stays near 2–3 minutes.
-	defaultMaxGates = 1 << 15
+	// defaultMaxGates bounds the gates timed per case and batch size: the
+	// largest default batch, 16,384, gets five runs (about 0.4–0.7 s each
+	// for TFHELib128 on an H100). With 1 << 15 it got two, whose median
+	// varied by up to 1.5% between rounds on one machine (BENCHMARKS.md
+	// session 21, run B); timeCap still ends slow cases.
+	defaultMaxGates = 1 << 17
 	// cpuMaxBatch bounds the CPU's default batch sizes (without -cpu-all).
 	cpuMaxBatch = 64
 	// maxBatchFlag bounds -batches: 2^20 TFHErsDefault samples are 3 GiB

@@ -1070,13 +1070,7 @@ func (e *GPU) enqueue(sl *passSlot, op opKind, out, in []*tfhe.TLWE, mu torus.To
 	// Key switching.
 	res := sl.ext
 	if op != opBootstrapNoKS {
-		var err error
-		if e.buf.kskPacked != nil {
-			err = e.bsk.KeySwitchPacked(st, s, sl.out, sl.ext, e.buf.ksk, e.buf.kskPacked, count)
-		} else {
-			err = e.bsk.KeySwitch(st, s, sl.out, sl.ext, e.buf.ksk, count)
-		}
-		if err != nil {
+		if err := e.bsk.KeySwitchPacked(st, s, sl.out, sl.ext, e.buf.ksk, e.buf.kskPacked, count); err != nil {
 			return err
 		}
 		res = sl.out

@@ -92,11 +92,12 @@ func (b *BootstrapKernels) HasKeySwitchPacked() bool { return b.keyswP.f != nil 
 // KeySwitchPacked computes what KeySwitch computes, bit for bit, from
 // ksPackedMin samples on with the packed table (PackKSTable of table;
 // sh.KSPackedLen() words on a 16-byte boundary) on the tensor cores, and
-// below that, or for a shape without a packed form or a fatbin without
-// the kernel, with KeySwitch on table. Both tables must be given.
+// below that, without a packed table (packed nil), for a shape without a
+// packed form or with a fatbin without the kernel, with KeySwitch on
+// table.
 func (b *BootstrapKernels) KeySwitchPacked(s *Stream, sh BootstrapShape, out, in, table, packed *DeviceBuffer[uint32], count int) error {
 	const op = "BootstrapKernels.KeySwitchPacked"
-	if !sh.KSPackable() || b.keyswP.f == nil || count < ksPackedMin {
+	if packed == nil || !sh.KSPackable() || b.keyswP.f == nil || count < ksPackedMin {
 		return b.KeySwitch(s, sh, out, in, table, count)
 	}
 	l := b.l

@@ -163,6 +163,10 @@ func TestKeySwitchPacked(t *testing.T) {
 					must(t, dout.Memset32(0x5A5A5A5A))
 					must(t, bk.KeySwitchPacked(nil, sh, dout, din, dtab, dpk, count))
 					compareWords(t, "KeySwitchPacked, 3 chunks", host32(t, dout), want)
+					// Without a packed table: KeySwitch on the plain one.
+					must(t, dout.Memset32(0x5A5A5A5A))
+					must(t, bk.KeySwitchPacked(nil, sh, dout, din, dtab, nil, count))
+					compareWords(t, "KeySwitchPacked, no packed table", host32(t, dout), want)
 				})
 			}
 			if sh.KSPackable() {

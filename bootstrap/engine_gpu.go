@@ -231,6 +231,9 @@ type passSlot struct {
 	// stream is done, and the width of each output sample.
 	pending []*tfhe.TLWE
 	outW    int
+	// copier is the slot's copy between samples and a staging buffer,
+	// held here so that a pass's copy allocates nothing (sampleCopy).
+	copier sampleCopy
 }
 
 func (b *gpuBuffers) free() error {
@@ -960,44 +963,72 @@ func (e *GPU) finish(sl *passSlot) error {
 	if err := sl.stream.Synchronize(); err != nil {
 		return err
 	}
-	got := sl.hostOut.Slice()[:len(out)*w]
-	spread(len(out), func(lo, hi int) {
-		for i, c := range out[lo:hi] {
-			copy(torusWords(c.Value), got[(lo+i)*w:(lo+i+1)*w])
-		}
-	})
+	sl.copier.run(sl.hostOut.Slice()[:len(out)*w], out, w, false)
 	return nil
 }
 
-// spread runs f on [0, count) in parts of about spreadMin samples or
-// more, at most spreadMax of them at once (one on this goroutine): the
-// copies between the samples and the pinned staging buffers of a pass.
-// The first pass's staging keeps the GPU waiting and the last one's copy
-// back keeps the caller waiting; one goroutine copies 4,096 TFHELib128
-// samples (10 MB) in about 1.2 ms (a 2-vCPU Xeon), a quarter of a
-// percent of a 16,384-gate call each way. On an H100, TFHELib128 grouped
-// by 3: 16,384 gates 39,612-40,096 -> 40,173-40,327 gates/s, 65,536
-// gates 39,837-39,858 -> 40,263-40,421 (BENCHMARKS.md session 21).
-func spread(count int, f func(lo, hi int)) {
-	parts := min(count/spreadMin, spreadMax, runtime.GOMAXPROCS(0))
+// sampleCopy copies between a pass's samples and a pinned staging buffer
+// (w words a sample, one after another), in parts of about spreadMin
+// samples or more, at most spreadMax of them at once (one on the calling
+// goroutine: spreadStep). The first pass's staging keeps the GPU waiting
+// and the last one's copy back keeps the caller waiting; one goroutine
+// copies 4,096 TFHELib128 samples (10 MB) in about 1.2 ms (a 2-vCPU
+// Xeon), a quarter of a percent of a 16,384-gate call each way. On an
+// H100, TFHELib128 grouped by 3: 16,384 gates 39,612-40,096 ->
+// 40,173-40,327 gates/s, 65,536 gates 39,837-39,858 -> 40,263-40,421
+// (BENCHMARKS.md session 21). A copy in one part allocates nothing; its
+// fields are cleared when it returns, so that no caller's samples stay
+// referenced.
+type sampleCopy struct {
+	flat    []uint32
+	samples []*tfhe.TLWE
+	w       int
+	toFlat  bool
+}
+
+// run copies samples into flat (toFlat) or flat into samples.
+func (c *sampleCopy) run(flat []uint32, samples []*tfhe.TLWE, w int, toFlat bool) {
+	*c = sampleCopy{flat: flat, samples: samples, w: w, toFlat: toFlat}
+	defer func() { *c = sampleCopy{} }()
+	count := len(samples)
+	parts, step := spreadStep(count)
 	if parts <= 1 {
-		f(0, count)
+		c.part(0, count)
 		return
 	}
 	var wg sync.WaitGroup
-	step := (count + parts - 1) / parts
 	for lo := step; lo < count; lo += step {
 		wg.Add(1)
 		go func(lo, hi int) {
 			defer wg.Done()
-			f(lo, hi)
+			c.part(lo, hi)
 		}(lo, min(lo+step, count))
 	}
-	f(0, step)
+	c.part(0, step)
 	wg.Wait()
 }
 
-// The parts spread makes: at least spreadMin samples (about 75 µs of
+// part copies samples [lo, hi).
+func (c *sampleCopy) part(lo, hi int) {
+	for i := lo; i < hi; i++ {
+		s, f := torusWords(c.samples[i].Value), c.flat[i*c.w:(i+1)*c.w]
+		if c.toFlat {
+			copy(f, s)
+		} else {
+			copy(s, f)
+		}
+	}
+}
+
+// spreadStep returns how many parts a copy of count samples runs in and
+// their length (the last one shorter): one part below 2·spreadMin samples
+// or with one processor.
+func spreadStep(count int) (parts, step int) {
+	parts = max(min(count/spreadMin, spreadMax, runtime.GOMAXPROCS(0)), 1)
+	return parts, (count + parts - 1) / parts
+}
+
+// The parts sampleCopy makes: at least spreadMin samples (about 75 µs of
 // copying, far more than starting a goroutine), at most spreadMax at once.
 const (
 	spreadMin = 256
@@ -1028,12 +1059,7 @@ func (e *GPU) enqueue(sl *passSlot, op opKind, out, in []*tfhe.TLWE, mu torus.To
 	st := sl.stream
 	// Upload: the samples one after another, through pinned memory.
 	host := sl.hostIn.View(0, count*inW)
-	staged := host.Slice()
-	spread(count, func(lo, hi int) {
-		for i, c := range in[lo:hi] {
-			copy(staged[(lo+i)*inW:(lo+i+1)*inW], torusWords(c.Value))
-		}
-	})
+	sl.copier.run(host.Slice(), in, inW, true)
 	src := sl.in
 	if op == opKeySwitch {
 		src = sl.ext

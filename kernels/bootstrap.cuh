@@ -460,16 +460,15 @@ __device__ __forceinline__ void bs_mma_s8u8(int32_t (&d)[4], const uint32_t (&a)
 }
 
 // bs_ksm_coeffs: A's c1 (x) and c2 (y) bytes of the four levels whose raw
-// digits are the bit pairs of f8, the first level in bits 7..6.
+// digits are the bit pairs of f8, the first level in bits 7..6: byte e of
+// x is +1 for raw 1, -1 (0xFF) for raw 3, else 0; of y, 1 for raw 0. With
+// the raw digits spread into bytes, bit 0 (lo) and bit 1 (hi) of each
+// byte give them without branches (goldfhe_bs_keyswitch_packed_b2 calls it
+// per staged coordinate; goldfhe_bs_keyswitch_mma_b2 fills a table).
 __device__ __forceinline__ uint2 bs_ksm_coeffs(uint32_t f8) {
-    uint2 c = {0, 0};
-#pragma unroll
-    for (int e = 0; e < 4; e++) {
-        const uint32_t raw = (f8 >> (6 - 2 * e)) & 3;
-        c.x |= (raw == 1 ? 0x01u : raw == 3 ? 0xFFu : 0u) << (8 * e);
-        c.y |= (raw == 0 ? 1u : 0u) << (8 * e);
-    }
-    return c;
+    const uint32_t x = ((f8 >> 6) & 3) | (((f8 >> 4) & 3) << 8) | (((f8 >> 2) & 3) << 16) | ((f8 & 3) << 24);
+    const uint32_t lo = x & 0x01010101u, hi = (x >> 1) & 0x01010101u, both = lo & hi;
+    return make_uint2((lo ^ both) | (both * 0xFFu), (lo | hi) ^ 0x01010101u);
 }
 
 // bs_ksm_products: one k-step of a warp's tile, C += A B for the KSM_Q
@@ -689,15 +688,6 @@ extern "C" __global__ void __launch_bounds__(KSM_WARPS * 32, 2)
 // either coordinate parity then fill eight different 16-byte slots.
 __device__ __forceinline__ uint32_t ksp_swz(uint32_t u) { return (u & 1) | ((u & 2) << 1); }
 
-// ksp_coeffs: A's c1 bytes (x) and c2 bytes (y) of the four levels whose
-// raw digits are the bit pairs of f8, the first level in bits 7..6 (the
-// bytes of bs_ksm_coeffs, without its table).
-__device__ __forceinline__ uint2 ksp_coeffs(uint32_t f8) {
-    const uint32_t x = ((f8 >> 6) & 3) | (((f8 >> 4) & 3) << 8) | (((f8 >> 2) & 3) << 16) | ((f8 & 3) << 24);
-    const uint32_t lo = x & 0x01010101u, hi = (x >> 1) & 0x01010101u, both = lo & hi;
-    return make_uint2((lo ^ both) | (both * 0xFFu), (lo | hi) ^ 0x01010101u);
-}
-
 extern "C" __global__ void __launch_bounds__(KSP_MW * KSP_NW * 32, 2)
     goldfhe_bs_keyswitch_packed_b2(uint32_t* __restrict__ out, const uint32_t* __restrict__ in,
                                    const uint4* __restrict__ packed, uint32_t n, uint32_t kn, uint32_t t,
@@ -765,8 +755,8 @@ extern "C" __global__ void __launch_bounds__(KSP_MW * KSP_NW * 32, 2)
                     const bool vlo = i < kn && slo < count, vhi = i < kn && slo + 8 < count;
 #pragma unroll
                     for (uint32_t h = 0; h < 2; h++) {
-                        const uint2 cl = vlo ? ksp_coeffs((lo >> (24 - 8 * h)) & 0xFF) : make_uint2(0, 0);
-                        const uint2 ch = vhi ? ksp_coeffs((hi >> (24 - 8 * h)) & 0xFF) : make_uint2(0, 0);
+                        const uint2 cl = vlo ? bs_ksm_coeffs((lo >> (24 - 8 * h)) & 0xFF) : make_uint2(0, 0);
+                        const uint2 ch = vhi ? bs_ksm_coeffs((hi >> (24 - 8 * h)) & 0xFF) : make_uint2(0, 0);
                         const uint32_t L = 4 * gg + 2 * (sc % 2) + h;
                         as[ul][f / 2][f % 2][L ^ sw] = make_uint4(cl.x, ch.x, cl.y, ch.y);
                     }

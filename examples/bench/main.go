@@ -16,8 +16,10 @@
 // (hybrid) and the butterfly. The variant "default" leaves the choice to
 // the engine, as a nil Plan does; "grouped" does too, with a grouped
 // bootstrapping key (tfhe.WithGrouping(2): two key bits per blind-rotation
-// step, on both engines), and "grouped3" with three (tfhe.WithGrouping(3)). Keys are generated once per set from fixed
-// seeds, so runs are reproducible; the outputs of a grouped key differ
+// step, on both engines), and "grouped3" with three (tfhe.WithGrouping(3)),
+// TFHELib128's fastest form on the GPU; both engines run both groupings by
+// default. Keys are generated once per set from fixed seeds, so runs are
+// reproducible; the outputs of a grouped key differ
 // from a plain key's (another key, another algorithm), so each key has
 // its own bit-for-bit reference.
 //
@@ -152,7 +154,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	variants := fs.String("variants", "", "comma-separated variants: default (the engine's own choice), grouped and grouped3 (the same with a key grouped by 2 or 3), hybrid, butterfly or matrix,\n"+
 		"the last two optionally with a factorisation (matrix:4x4x4x4x4, hybrid:32x32); on the GPU also fused,\n"+
 		"wide and unfused (the hybrid plan with those blind-rotation kernels forced, bootstrap.BlindRotation);\n"+
-		"default: default,fused,wide,unfused,butterfly,matrix on the GPU and hybrid,butterfly on the CPU")
+		"default: "+variantList(gpuVariants)+" on the GPU and "+variantList(cpuVariants)+" on the CPU")
 	fs.StringVar(&cfg.engine, "engine", "both", "auto (the GPU when usable, else the CPU), cpu, gpu, or both (the GPU when usable, plus the CPU)")
 	fs.BoolVar(&cfg.cpuAll, "cpu-all", false, "on the CPU too, run every set and batch size")
 	fs.BoolVar(&cfg.quick, "quick", false, "smoke run: one set ("+tfhe.TFHELib128.Name()+" or the first of -sets), batches "+

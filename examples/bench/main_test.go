@@ -49,9 +49,9 @@ func TestQuickCPU(t *testing.T) {
 	if len(rows) == 0 || !slices.Equal(rows[0], csvHeader) {
 		t.Fatalf("CSV header %q, want %q", rows[0], csvHeader)
 	}
-	// Three CPU variants (hybrid, grouped, butterfly) × batches 1 and 4.
-	if len(rows) != 1+3*2 {
-		t.Fatalf("%d CSV rows, want 7:\n%q", len(rows), rows)
+	// Four CPU variants (hybrid, grouped by 2 and 3, butterfly) × batches 1 and 4.
+	if len(rows) != 1+4*2 {
+		t.Fatalf("%d CSV rows, want 9:\n%q", len(rows), rows)
 	}
 	variants := map[string]bool{}
 	for _, r := range rows[1:] {
@@ -70,8 +70,8 @@ func TestQuickCPU(t *testing.T) {
 			t.Errorf("row %q: gates/s %v, batch/time gives %v", r, gps, got)
 		}
 	}
-	if !variants["butterfly"] || !variants["hybrid/32x32/grouped"] || len(variants) != 3 {
-		t.Errorf("variants %v, want a hybrid plan, it with a grouped key, and the butterfly", variants)
+	if !variants["butterfly"] || !variants["hybrid/32x32/grouped"] || !variants["hybrid/32x32/grouped3"] || len(variants) != 4 {
+		t.Errorf("variants %v, want a hybrid plan, it with keys grouped by 2 and 3, and the butterfly", variants)
 	}
 
 	entries, err := os.ReadDir(dir)
@@ -192,12 +192,18 @@ func TestPlanCases(t *testing.T) {
 		}
 		return n, sets, maxB
 	}
-	// GPU and CPU: 3 sets × 7 GPU variants; the CPU TFHELib128 only, ≤ 64.
+	// GPU and CPU: 3 sets × the GPU variants; the CPU TFHELib128 only, ≤ 64.
 	cs, notes := planCases(cfg, true, true)
-	if n, _, maxB := count(cs, engGPU); n != 21 || maxB != 16384 {
-		t.Errorf("GPU: %d cases up to batch %d, want 21 up to 16384", n, maxB)
+	nGPU, nCPU := len(gpuVariants), len(cpuVariants)
+	for _, vs := range [][]variantSpec{gpuVariants, cpuVariants} {
+		if !slices.ContainsFunc(vs, func(v variantSpec) bool { return v.grouping() == 3 }) {
+			t.Errorf("default variants %s lack a key grouped by 3 (TFHELib128's fastest form)", variantList(vs))
+		}
 	}
-	if n, sets, maxB := count(cs, engCPU); n != 3 || len(sets) != 1 || !sets["TFHELib128"] || maxB != cpuMaxBatch {
+	if n, _, maxB := count(cs, engGPU); n != 3*nGPU || maxB != 16384 {
+		t.Errorf("GPU: %d cases up to batch %d, want %d up to 16384", n, maxB, 3*nGPU)
+	}
+	if n, sets, maxB := count(cs, engCPU); n != nCPU || len(sets) != 1 || !sets["TFHELib128"] || maxB != cpuMaxBatch {
 		t.Errorf("CPU: %d cases, sets %v, up to batch %d", n, sets, maxB)
 	}
 	if len(notes) != 2 {
@@ -206,17 +212,17 @@ func TestPlanCases(t *testing.T) {
 	// The CPU alone honours -sets and -batches as given, not the defaults.
 	cfg.setsSet, cfg.batchesSet = true, true
 	cs, _ = planCases(cfg, false, true)
-	if n, sets, maxB := count(cs, engCPU); n != 9 || len(sets) != 3 || maxB != 16384 {
+	if n, sets, maxB := count(cs, engCPU); n != 3*nCPU || len(sets) != 3 || maxB != 16384 {
 		t.Errorf("CPU alone, explicit flags: %d cases, sets %v, up to batch %d", n, sets, maxB)
 	}
 	cfg.setsSet, cfg.batchesSet = false, false
 	cs, _ = planCases(cfg, false, true)
-	if n, sets, maxB := count(cs, engCPU); n != 3 || len(sets) != 1 || maxB != cpuMaxBatch {
+	if n, sets, maxB := count(cs, engCPU); n != nCPU || len(sets) != 1 || maxB != cpuMaxBatch {
 		t.Errorf("CPU alone, defaults: %d cases, sets %v, up to batch %d", n, sets, maxB)
 	}
 	cfg.cpuAll = true
 	cs, _ = planCases(cfg, true, true)
-	if n, sets, maxB := count(cs, engCPU); n != 9 || len(sets) != 3 || maxB != 16384 {
+	if n, sets, maxB := count(cs, engCPU); n != 3*nCPU || len(sets) != 3 || maxB != 16384 {
 		t.Errorf("-cpu-all: %d cases, sets %v, up to batch %d", n, sets, maxB)
 	}
 }

@@ -49,8 +49,8 @@
 // It prints, last, a table headed by the device, and writes to -out:
 // results.csv (device,engine,set,variant,batch,median_ms,gates_per_s),
 // summary.txt (the table), gates_per_s.png (throughput against batch size,
-// log-log, one line per engine, set and variant) and latency.png (the
-// single-gate latencies).
+// log-log, one panel per set on common axes, one line per engine and
+// variant) and latency.png (the single-gate latencies).
 //
 //	make bench                              # or: go run ./examples/bench
 //	go run ./examples/bench -quick          # smoke run: one set, batches 1 and 4, one run each

@@ -5,6 +5,7 @@ import (
 	"image/color"
 	"math"
 	"runtime"
+	"slices"
 
 	"github.com/goldfhe/goldfhe/examples/internal/benchio"
 
@@ -16,11 +17,13 @@ import (
 )
 
 // writePlots draws the plots whose data was measured (gonum.org/v1/plot)
-// and returns the names of the files written.
+// and returns the names of the files written: the throughput as one panel
+// per parameter set, one above the other (28 lines in one panel, as
+// make bench measures, could not be told apart), and the latencies.
 func writePlots(dir string, m machine, rs []caseResult) (written []string, errs []error) {
 	ps := benchio.PlotSaver{Dir: dir}
-	ps.Save(fileGates, func() (*plot.Plot, vg.Length, vg.Length, error) {
-		p, err := throughputPlot(rs, m)
+	ps.SaveColumn(fileGates, func() ([]*plot.Plot, vg.Length, vg.Length, error) {
+		p, err := throughputPlots(rs, m)
 		return p, 10 * vg.Inch, 7 * vg.Inch, err
 	})
 	ps.Save(fileLatency, func() (*plot.Plot, vg.Length, vg.Length, error) { return latencyPlot(rs, m) })
@@ -36,7 +39,7 @@ func (m machine) shortDevice() string {
 	return cpu + "; no GPU"
 }
 
-// caseLabel names a case in a legend.
+// caseLabel names a case in the latency plot.
 func caseLabel(r caseResult) string {
 	return fmt.Sprintf("%s %s %s", r.c.engine, setLabel(r.c.set), r.variant)
 }
@@ -80,53 +83,30 @@ func variantGlyph(v variantSpec) draw.GlyphDrawer {
 	return draw.CircleGlyph{}
 }
 
-// lineColour is the set's colour, or, when every case is of one set, a
-// colour per case so that the variants differ by colour too.
-func lineColour(rs []caseResult, i int) color.Color {
-	for _, r := range rs {
-		if r.c.set.Name() != rs[0].c.set.Name() {
-			return setColour(rs[i])
-		}
-	}
-	return plotutil.Color(i)
-}
-
-// setColour gives each named set a colour.
-func setColour(r caseResult) color.Color {
-	switch r.c.set.Name() {
-	case "TFHELib128":
-		return plotutil.Color(0)
-	case "TFHErsDefault":
-		return plotutil.Color(1)
-	case "CuFHE80":
-		return plotutil.Color(2)
-	}
-	return color.Black
-}
-
-// throughputPlot draws gates/s against batch size (log-log), one line per
-// case; nil when nothing was measured.
-func throughputPlot(rs []caseResult, m machine) (*plot.Plot, error) {
-	p := plot.New()
-	p.Title.Text = "Gate bootstrapping throughput\n" + m.shortDevice()
-	p.X.Label.Text = "batch size (gates per Engine.Bootstrap call)"
-	p.Y.Label.Text = "gates per second (batch / median time)"
-	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
-	p.Y.Tick.Marker = benchio.LogTicks{}
-	p.Add(plotter.NewGrid())
-	p.Legend.Top, p.Legend.Left = true, true
-	p.Legend.TextStyle.Font.Size = vg.Points(9)
+// throughputPlots draws gates/s against batch size (log-log), one plot
+// per parameter set in the order the sets first appear in rs, one line per
+// case in a colour of its own; every plot has the same axes, so that the
+// sets compare at a glance. Nil when nothing was measured.
+func throughputPlots(rs []caseResult, m machine) ([]*plot.Plot, error) {
 	var (
-		batches          []int
-		minX, maxX       = math.Inf(1), math.Inf(-1)
-		minY, maxY       = math.Inf(1), math.Inf(-1)
-		seenBatch, lines = map[int]bool{}, 0
+		sets       []string
+		bySet      = map[string][]caseResult{}
+		batches    []int
+		seenBatch  = map[int]bool{}
+		minX, maxX = math.Inf(1), math.Inf(-1)
+		minY, maxY = math.Inf(1), math.Inf(-1)
 	)
-	for i, r := range rs {
-		var pts plotter.XYs
+	for _, r := range rs {
+		if len(r.ms) == 0 {
+			continue
+		}
+		name := r.c.set.Name()
+		if _, ok := bySet[name]; !ok {
+			sets = append(sets, name)
+		}
+		bySet[name] = append(bySet[name], r)
 		for _, x := range r.ms {
 			g := x.gatesPerSecond()
-			pts = append(pts, plotter.XY{X: float64(x.batch), Y: g})
 			minX, maxX = min(minX, float64(x.batch)), max(maxX, float64(x.batch))
 			minY, maxY = min(minY, g), max(maxY, g)
 			if !seenBatch[x.batch] {
@@ -134,32 +114,52 @@ func throughputPlot(rs []caseResult, m machine) (*plot.Plot, error) {
 				batches = append(batches, x.batch)
 			}
 		}
-		if len(pts) == 0 {
-			continue
-		}
-		line, scatter, err := plotter.NewLinePoints(pts)
-		if err != nil {
-			return nil, err
-		}
-		col := lineColour(rs, i)
-		line.Color, line.Dashes, line.Width = col, variantDashes(r.c.variant), vg.Points(1.5)
-		scatter.Color, scatter.Radius = col, vg.Points(3)
-		scatter.Shape = variantGlyph(r.c.variant)
-		if r.c.engine == engCPU {
-			scatter.Shape, line.Width = draw.TriangleGlyph{}, vg.Points(1)
-		}
-		p.Add(line, scatter)
-		p.Legend.Add(caseLabel(r), line, scatter)
-		lines++
 	}
-	if lines == 0 {
+	if len(sets) == 0 {
 		return nil, nil
 	}
-	p.X.Tick.Marker = benchio.BatchTicks(batches)
-	// Explicit ranges: the log scales need positive, distinct ends.
-	p.X.Min, p.X.Max = minX/1.5, maxX*1.5
-	p.Y.Min, p.Y.Max = minY/2, maxY*3 // room for the legend above the lines
-	return p, nil
+	slices.Sort(batches)
+	var plots []*plot.Plot
+	for i, name := range sets {
+		cases := bySet[name]
+		p := plot.New()
+		p.Title.Text = "Gate bootstrapping throughput, " + setLabel(cases[0].c.set)
+		if i == 0 {
+			p.Title.Text += "\n" + m.shortDevice()
+		}
+		p.X.Label.Text = "batch size (gates per Engine.Bootstrap call)"
+		p.Y.Label.Text = "gates per second (batch / median time)"
+		p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
+		p.Y.Tick.Marker = benchio.LogTicks{}
+		p.X.Tick.Marker = benchio.BatchTicks(batches)
+		p.Add(plotter.NewGrid())
+		p.Legend.Top, p.Legend.Left = true, true
+		p.Legend.TextStyle.Font.Size = vg.Points(9)
+		for j, r := range cases {
+			pts := make(plotter.XYs, len(r.ms))
+			for k, x := range r.ms {
+				pts[k] = plotter.XY{X: float64(x.batch), Y: x.gatesPerSecond()}
+			}
+			line, scatter, err := plotter.NewLinePoints(pts)
+			if err != nil {
+				return nil, err
+			}
+			col := plotutil.Color(j)
+			line.Color, line.Dashes, line.Width = col, variantDashes(r.c.variant), vg.Points(1.5)
+			scatter.Color, scatter.Radius = col, vg.Points(3)
+			scatter.Shape = variantGlyph(r.c.variant)
+			if r.c.engine == engCPU {
+				scatter.Shape, line.Width = draw.TriangleGlyph{}, vg.Points(1)
+			}
+			p.Add(line, scatter)
+			p.Legend.Add(r.c.engine+" "+r.variant, line, scatter)
+		}
+		// Explicit ranges: the log scales need positive, distinct ends.
+		p.X.Min, p.X.Max = minX/1.5, maxX*1.5
+		p.Y.Min, p.Y.Max = minY/2, maxY*3 // room for the legend above the lines
+		plots = append(plots, p)
+	}
+	return plots, nil
 }
 
 // latencyPlot draws each case's single-gate latency (the median time of

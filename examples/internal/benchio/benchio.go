@@ -15,6 +15,7 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 )
 
 // CPUModel returns the first "model name" of /proc/cpuinfo, or the
@@ -90,18 +91,40 @@ type PlotSaver struct {
 }
 
 // Save draws one plot of width w and height h and saves it as Dir/name.
-func (s *PlotSaver) Save(name string, draw func() (p *plot.Plot, w, h vg.Length, err error)) {
+func (s *PlotSaver) Save(name string, mk func() (p *plot.Plot, w, h vg.Length, err error)) {
+	s.SaveColumn(name, func() ([]*plot.Plot, vg.Length, vg.Length, error) {
+		p, w, h, err := mk()
+		if p == nil {
+			return nil, w, h, err
+		}
+		return []*plot.Plot{p}, w, h, err
+	})
+}
+
+// SaveColumn draws plots one above the other, each of width w and height
+// h, their axes aligned (plot.Align), and saves them as one image
+// Dir/name. Nil entries are skipped; nothing is written when none is left.
+func (s *PlotSaver) SaveColumn(name string, mk func() (ps []*plot.Plot, w, h vg.Length, err error)) {
 	err := func() (err error) {
 		defer func() {
 			if r := recover(); r != nil {
 				err = fmt.Errorf("%v", r)
 			}
 		}()
-		p, w, h, err := draw()
-		if err != nil || p == nil {
+		ps, w, h, err := mk()
+		if err != nil {
 			return err
 		}
-		if err := p.Save(w, h, filepath.Join(s.Dir, name)); err != nil {
+		var rows [][]*plot.Plot
+		for _, p := range ps {
+			if p != nil {
+				rows = append(rows, []*plot.Plot{p})
+			}
+		}
+		if len(rows) == 0 {
+			return nil
+		}
+		if err := saveColumn(rows, w, h, filepath.Join(s.Dir, name)); err != nil {
 			return err
 		}
 		s.Written = append(s.Written, name)
@@ -110,4 +133,34 @@ func (s *PlotSaver) Save(name string, draw func() (p *plot.Plot, w, h vg.Length,
 	if err != nil {
 		s.Errs = append(s.Errs, fmt.Errorf("plot %s: %w", name, err))
 	}
+}
+
+// saveColumn writes rows (one plot each) to file, the format from its
+// extension, as plot.Plot.Save does for one.
+func saveColumn(rows [][]*plot.Plot, w, h vg.Length, file string) (err error) {
+	if len(rows) == 1 {
+		return rows[0][0].Save(w, h, file)
+	}
+	format := strings.ToLower(strings.TrimPrefix(filepath.Ext(file), "."))
+	c, err := draw.NewFormattedCanvas(w, h*vg.Length(len(rows)), format)
+	if err != nil {
+		return err
+	}
+	tiles := draw.Tiles{Rows: len(rows), Cols: 1, PadY: vg.Points(12), PadTop: vg.Points(4), PadBottom: vg.Points(4),
+		PadLeft: vg.Points(4), PadRight: vg.Points(8)}
+	canvases := plot.Align(rows, tiles, draw.New(c))
+	for i, r := range rows {
+		r[0].Draw(canvases[i][0])
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if e := f.Close(); err == nil {
+			err = e
+		}
+	}()
+	_, err = c.WriteTo(f)
+	return err
 }

@@ -848,13 +848,15 @@ func (e *GPU) run(op opKind, out, in []*tfhe.TLWE, mu torus.Torus32) error {
 	e.pipe.Lock()
 	defer e.pipe.Unlock()
 	slots := e.buf.slots
-	// Whole waves of the wide kernel in passes of passSize, then the rest
-	// in at most two passes of their own (tailPasses).
+	// Whole waves of the wide kernel in passes of passSize (or whole waves
+	// of the flat kernel: bodyPasses), then the rest in at most two passes
+	// of their own (tailPasses).
 	few, tail := e.tailPasses(op, len(in))
 	body := len(in) - few - tail
+	whole, chunk := e.bodyPasses(op, body)
 	var err error
 	i := 0
-	for lo, hi := range passBounds(len(in), body, e.passSize(body), few) {
+	for lo, hi := range passBounds(len(in), whole, chunk, body-whole, few) {
 		sl := &slots[i%len(slots)]
 		i++
 		if err = e.finish(sl); err != nil {
@@ -885,18 +887,51 @@ func (e *GPU) passSize(count int) int {
 	return min(max((count+3)/4, minPipelined), e.maxBatch)
 }
 
+// bodyPasses is how a call's body (its samples before tailPasses' last
+// passes) is split: the first whole samples in passes of chunk (the last
+// one shorter), the rest of the body in one pass after them. By default
+// whole = body in passes of passSize. Where those passes would be too
+// small for the flat kernel (fewer than flatMinWaves of its waves: bodies
+// below about 12,700 samples for TFHELib128 grouped by 3 on 132 SMs), the
+// whole waves of the flat kernel in the body run it instead, in about as
+// many passes of whole waves, and what is left (less than a wave) runs in
+// a pass of its own on the kernel wideFor gives it. A pass of whole waves
+// has no partial wave to lose time on, so the flat kernel pays there at
+// any size (wideFor). On an H200, TFHELib128 grouped by 3, two alternated
+// rounds: 4,096 gates 37,152 / 37,282 -> 38,628 / 38,625 gates/s, 8,192
+// 37,941 / 38,018 -> 39,401 / 39,417, 12,000 37,959 / 38,017 -> 39,976 /
+// 40,007, 1,024 to 2,048 1-3% faster, 16,384 and 65,536 as before
+// (BENCHMARKS.md session 23).
+func (e *GPU) bodyPasses(op opKind, body int) (whole, chunk int) {
+	chunk = e.passSize(body)
+	f := e.flatWaveSize()
+	if op == opKeySwitch || f == 0 || e.kernelFor() != BlindRotationWide || chunk >= flatMinWaves*f || body < f {
+		return body, chunk
+	}
+	waves := body / f
+	passes := (body + chunk - 1) / chunk
+	return waves * f, (waves + passes - 1) / passes * f
+}
+
 // passBounds yields the passes [lo, hi) of a call of count samples: passes
-// of chunk samples (the last one shorter) up to body, then a pass of mid
-// samples when mid > 0, then the rest in one pass. chunk ≥ 1 when body > 0.
-func passBounds(count, body, chunk, mid int) iter.Seq2[int, int] {
+// of chunk samples (the last one shorter) up to body, then a pass of each
+// size in then that is above 0, then the rest in one pass. chunk ≥ 1 when
+// body > 0.
+func passBounds(count, body, chunk int, then ...int) iter.Seq2[int, int] {
 	return func(yield func(int, int) bool) {
+		next := 0 // the first of then not yet run
 		for lo := 0; lo < count; {
 			hi := count
-			switch {
-			case lo < body:
+			if lo < body {
 				hi = min(lo+chunk, body)
-			case lo == body && mid > 0:
-				hi = min(body+mid, count)
+			} else {
+				for next < len(then) && then[next] <= 0 {
+					next++
+				}
+				if next < len(then) {
+					hi = min(lo+then[next], count)
+					next++
+				}
 			}
 			if !yield(lo, hi) {
 				return
@@ -1174,7 +1209,7 @@ func (e *GPU) splitPassMax() int {
 // split kernel or the cluster kernel while all their blocks get an SM of
 // their own (the split kernel: up to splitPassMax), then the N/8-thread
 // wide kernel up to a sample per SM, the flat kernel from flatMinWaves of
-// its waves, else the wide kernel.
+// its waves or for whole waves of it, else the wide kernel.
 func (e *GPU) wideFor(count int) kernels.WideShape {
 	if e.split.T != 0 && count <= e.splitPassMax() {
 		return e.split
@@ -1185,20 +1220,22 @@ func (e *GPU) wideFor(count int) kernels.WideShape {
 	if e.few.T != 0 && count <= e.info.SMs {
 		return e.few
 	}
-	if e.flat.T != 0 && count >= flatMinWaves*e.flatWaveSize() {
+	if f := e.flatWaveSize(); f > 0 && (count >= flatMinWaves*f || count%f == 0) {
 		return e.flat
 	}
 	return e.wide
 }
 
-// flatMinWaves is the fewest of its waves a pass runs on the flat kernel.
-// Its waves (three samples per SM) are 1.5 times the wide kernel's and
-// take about 1.46 times as long (TFHELib128 grouped by 3 on an H100,
-// 3,960 samples: 99.7 against 102.1 ms), so it pays only where a pass's
-// last, partial waves matter little; below, for instance AES-128's levels
-// of up to 264 gates, one wave of it took longer than one of the wide
-// kernel (AES-128 grouped by 3 0.94 -> 1.01 s; kernels/NOTES.md session
-// 19).
+// flatMinWaves is the fewest of its waves a pass runs on the flat kernel
+// unless the pass is whole waves of it. Its waves (three samples per SM)
+// are 1.5 times the wide kernel's and take about 1.46 times as long
+// (TFHELib128 grouped by 3 on an H100, 3,960 samples: 99.7 against 102.1
+// ms), so a partial wave of it pays only where it matters little; below,
+// for instance AES-128's levels of up to 264 gates, one wave of it took
+// longer than one of the wide kernel (AES-128 grouped by 3 0.94 -> 1.01
+// s; kernels/NOTES.md session 19). A pass of whole waves loses nothing
+// (396 samples: 10.77 against 11.05 ms; BENCHMARKS.md session 21), and
+// bodyPasses makes such passes for the bodies below this bound.
 const flatMinWaves = 8
 
 // keyFor is the key buffer in the layout the wide-family kernel ws reads.

@@ -53,7 +53,8 @@ func choiceEngine(t *testing.T, g, sms, sharedPerSM int) *GPU {
 // combine kernel, up to SMs/4 grouped by 2 and 60 of 132 SMs grouped by
 // 3), the cluster kernel up to SMs/2, the N/8-thread wide kernel up to
 // SMs, then the wide one; grouped by 3, the flat kernel from 8 of its
-// waves (three samples per SM: 3,168 samples).
+// waves (three samples per SM: 3,168 samples) and for whole waves of it
+// (396 samples, 792, …).
 func TestGPUKernelChoice(t *testing.T) {
 	const sms, smem = 132, 228 << 10
 	for _, tc := range []struct {
@@ -85,6 +86,8 @@ func TestGPUKernelChoice(t *testing.T) {
 			{1, e.split}, {tc.split, e.split}, {tc.split + 1, e.cluster}, {sms / 2, e.cluster},
 			{sms/2 + 1, e.few}, {sms, e.few}, {sms + 1, e.wide}, {264, e.wide},
 			{8*3*sms - 1, e.wide}, {8 * 3 * sms, large}, {16384, large},
+			// Whole waves of the flat kernel (grouped by 3) at any size.
+			{3 * sms, large}, {3*sms + 1, e.wide}, {6 * sms, large}, {6*sms - 1, e.wide}, {30 * sms, large},
 		} {
 			if got := e.wideFor(c.count); got != c.want {
 				t.Errorf("grouping %d, %d samples: %s, want %s", tc.g, c.count, got, c.want)
@@ -188,9 +191,67 @@ func TestGPUTailPasses(t *testing.T) {
 	}
 }
 
+// TestGPUBodyPasses: on 132 SMs with two slots, a body too small for
+// passes of flatMinWaves flat waves (3,168 samples) runs its whole flat
+// waves (396 samples) in about as many passes as passSize would make, and
+// the rest after them in one pass; larger bodies, other groupings and key
+// switching alone keep passSize's passes. A call of 4,096 gates grouped by
+// 3 so runs four flat passes, then 132 samples on the N/8-thread kernel
+// and 4 on the split kernel.
+func TestGPUBodyPasses(t *testing.T) {
+	const sms, smem = 132, 228 << 10
+	engine := func(g int) *GPU {
+		e := choiceEngine(t, g, sms, smem)
+		e.maxBatch = 16384
+		e.buf.slots = make([]passSlot, 2)
+		return e
+	}
+	e := engine(3)
+	for _, c := range []struct {
+		op                 opKind
+		body, whole, chunk int
+	}{
+		{opBootstrap, 300, 300, 300},      // below a flat wave
+		{opBootstrap, 396, 396, 396},      // one wave
+		{opBootstrap, 1000, 792, 792},     // one pass (passSize), two waves, 208 after
+		{opBootstrap, 3960, 3960, 1188},   // four passes of 990 -> 3, 3, 3 and 1 waves
+		{opBootstrap, 8184, 7920, 1980},   // 4 x 2,046 -> 4 x 5 waves, 264 after
+		{opBootstrap, 12000, 11880, 3168}, // 4 x 3,000 -> 4 x 8 waves (less in the last), 120 after
+		{opBootstrap, 12672, 12672, 3168}, // passSize's passes are 8 waves: unchanged
+		{opBootstrap, 16368, 16368, 4092},
+		{opBootstrapNoKS, 3960, 3960, 1188},
+		{opKeySwitch, 3960, 3960, 990}, // no blind rotation
+	} {
+		if whole, chunk := e.bodyPasses(c.op, c.body); whole != c.whole || chunk != c.chunk {
+			t.Errorf("grouped by 3, op %d, body %d: %d in passes of %d, want %d in passes of %d", c.op, c.body, whole, chunk, c.whole, c.chunk)
+		}
+	}
+	for _, g := range []int{0, 2} {
+		if whole, chunk := engine(g).bodyPasses(opBootstrap, 3960); whole != 3960 || chunk != 990 {
+			t.Errorf("grouping %d (no flat kernel), body 3960: %d in passes of %d, want 3960 in passes of 990", g, whole, chunk)
+		}
+	}
+
+	// The whole plan of a 4,096-gate call, as run makes it.
+	few, tail := e.tailPasses(opBootstrap, 4096)
+	body := 4096 - few - tail
+	whole, chunk := e.bodyPasses(opBootstrap, body)
+	var got [][2]int
+	var kinds []kernels.WideShape
+	for lo, hi := range passBounds(4096, whole, chunk, body-whole, few) {
+		got = append(got, [2]int{lo, hi})
+		kinds = append(kinds, e.wideFor(hi-lo))
+	}
+	want := [][2]int{{0, 1188}, {1188, 2376}, {2376, 3564}, {3564, 3960}, {3960, 4092}, {4092, 4096}}
+	wantKinds := []kernels.WideShape{e.flat, e.flat, e.flat, e.flat, e.few, e.split}
+	if !slices.Equal(got, want) || !slices.Equal(kinds, wantKinds) {
+		t.Errorf("4,096 gates: passes %v on %v, want %v on %v", got, kinds, want, wantKinds)
+	}
+}
+
 // TestPassBounds: passes cover the call in order, none empty, none longer
-// than chunk before body, then mid samples in one pass, then the rest in
-// one; a caller that stops early gets no more.
+// than chunk before body, then each positive size of then in one pass,
+// then the rest in one; a caller that stops early gets no more.
 func TestPassBounds(t *testing.T) {
 	for _, c := range []struct {
 		count, body, chunk, mid int
@@ -211,6 +272,27 @@ func TestPassBounds(t *testing.T) {
 		}
 		if !slices.Equal(got, c.want) {
 			t.Errorf("passBounds(%d, %d, %d, %d) = %v, want %v", c.count, c.body, c.chunk, c.mid, got, c.want)
+		}
+	}
+	// Several passes after the body, empty ones skipped, the last clipped
+	// to the call.
+	for _, c := range []struct {
+		count, body, chunk int
+		then               []int
+		want               [][2]int
+	}{
+		{4096, 3960, 1188, []int{0, 132}, [][2]int{{0, 1188}, {1188, 2376}, {2376, 3564}, {3564, 3960}, {3960, 4092}, {4092, 4096}}},
+		{8192, 7920, 1980, []int{264, 0}, [][2]int{{0, 1980}, {1980, 3960}, {3960, 5940}, {5940, 7920}, {7920, 8184}, {8184, 8192}}},
+		{1000, 792, 792, []int{208, 0}, [][2]int{{0, 792}, {792, 1000}}},
+		{100, 0, 0, []int{30, 200, 5}, [][2]int{{0, 30}, {30, 100}}},
+		{10, 4, 4, nil, [][2]int{{0, 4}, {4, 10}}},
+	} {
+		var got [][2]int
+		for lo, hi := range passBounds(c.count, c.body, c.chunk, c.then...) {
+			got = append(got, [2]int{lo, hi})
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("passBounds(%d, %d, %d, %v) = %v, want %v", c.count, c.body, c.chunk, c.then, got, c.want)
 		}
 	}
 	n := 0

@@ -234,7 +234,8 @@ func testGPUMatchesCPU(t *testing.T, p tfhe.Params, mode BlindRotation, kp keyPa
 	// and 20 too with a grouped key (the split kernel that takes K' from
 	// the combine kernel, up to 33 grouped by 2), and 40 too grouped by 3
 	// (up to 60); 20 and 40 the cluster kernel otherwise, 132 and 1000 the
-	// wide one; 140 a pass of 132 on the N/8-thread wide kernel and one of
+	// wide one (grouped by 3, 1000 is two waves of the flat kernel and 208
+	// samples on the wide one: bodyPasses); 140 a pass of 132 on the N/8-thread wide kernel and one of
 	// 8 on the split kernel, 280 a wave of the wide one (264) and a last
 	// pass of 16 on the split kernel (tailPasses).
 	batches := []int{1, 7, 20, 40, 132, 140, 280, 1000}
@@ -246,8 +247,11 @@ func testGPUMatchesCPU(t *testing.T, p tfhe.Params, mode BlindRotation, kp keyPa
 		if g.flat.T != 0 {
 			// Passes of a quarter of the call (passSize) of at least
 			// flatMinWaves waves of the flat kernel, which the engine
-			// runs for them (wideFor): 13,000 on 132 SMs.
-			batches = append(batches, 4*flatMinWaves*g.flatWaveSize()+328)
+			// runs for them (wideFor): 13,000 on 132 SMs; and a body too
+			// small for those, in passes of whole flat waves and the
+			// N/8-thread and split kernels after them (bodyPasses): 4,096
+			// on 132 SMs.
+			batches = append(batches, 4*flatMinWaves*g.flatWaveSize()+328, 10*g.flatWaveSize()+136)
 		}
 	}
 	for _, count := range batches {

@@ -905,12 +905,13 @@ func (e *GPU) passSize(count int) int {
 func (e *GPU) bodyPasses(op opKind, body int) (whole, chunk int) {
 	chunk = e.passSize(body)
 	f := e.flatWaveSize()
-	if op == opKeySwitch || f == 0 || e.kernelFor() != BlindRotationWide || chunk >= flatMinWaves*f || body < f {
+	if op == opKeySwitch || f == 0 || e.kernelFor() != BlindRotationWide || chunk >= flatMinWaves*f || body < f ||
+		e.maxBatch < f {
 		return body, chunk
 	}
 	waves := body / f
 	passes := (body + chunk - 1) / chunk
-	return waves * f, (waves + passes - 1) / passes * f
+	return waves * f, min((waves+passes-1)/passes, e.maxBatch/f) * f // a pass holds at most maxBatch
 }
 
 // passBounds yields the passes [lo, hi) of a call of count samples: passes

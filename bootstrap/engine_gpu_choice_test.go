@@ -226,6 +226,36 @@ func TestGPUBodyPasses(t *testing.T) {
 			t.Errorf("grouped by 3, op %d, body %d: %d in passes of %d, want %d in passes of %d", c.op, c.body, whole, chunk, c.whole, c.chunk)
 		}
 	}
+	// A pass holds at most maxBatch samples: whole waves up to it, or
+	// passSize's passes where a wave does not fit.
+	for _, c := range []struct{ maxBatch, body, whole, chunk int }{
+		{1000, 3960, 3960, 792},  // passSize 990: four passes, three waves each would be 1,188
+		{1188, 3960, 3960, 1188}, // exactly three waves
+		{395, 3960, 3960, 395},   // not one wave
+	} {
+		e.maxBatch = c.maxBatch
+		if whole, chunk := e.bodyPasses(opBootstrap, c.body); whole != c.whole || chunk != c.chunk || chunk > c.maxBatch {
+			t.Errorf("maxBatch %d, body %d: %d in passes of %d, want %d in passes of %d", c.maxBatch, c.body, whole, chunk, c.whole, c.chunk)
+		}
+	}
+	// Every plan covers its body in order, no pass empty or above maxBatch.
+	for _, mb := range []int{1, 100, 395, 396, 500, 1000, 1188, 2000, 8192, 16384} {
+		e.maxBatch = mb
+		for body := 1; body <= 14000; body += 37 {
+			whole, chunk := e.bodyPasses(opBootstrap, body)
+			next := 0
+			for lo, hi := range passBounds(body, whole, chunk, body-whole) {
+				if lo != next || hi <= lo || hi-lo > mb {
+					t.Fatalf("maxBatch %d, body %d (%d in passes of %d): pass [%d, %d) after %d", mb, body, whole, chunk, lo, hi, next)
+				}
+				next = hi
+			}
+			if next != body {
+				t.Fatalf("maxBatch %d, body %d: passes end at %d", mb, body, next)
+			}
+		}
+	}
+	e.maxBatch = 16384
 	for _, g := range []int{0, 2} {
 		if whole, chunk := engine(g).bodyPasses(opBootstrap, 3960); whole != 3960 || chunk != 990 {
 			t.Errorf("grouping %d (no flat kernel), body 3960: %d in passes of %d, want 3960 in passes of 990", g, whole, chunk)

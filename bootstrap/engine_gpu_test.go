@@ -324,19 +324,26 @@ func firstDiff(a, b *tfhe.TLWE) string {
 }
 
 // TestGPUSplitAndInPlace: a batch larger than MaxBatch is split into passes
-// with the same results, and out[i] = in[i] works.
+// with the same results, and out[i] = in[i] works. TFHELib128 with a key
+// grouped by 3 takes 4,096 samples in passes of at most 1,000: two flat
+// waves a pass (bodyPasses), then the N/8-thread and split kernels.
 func TestGPUSplitAndInPlace(t *testing.T) {
 	requireGPU(t)
-	for _, p := range []tfhe.Params{toyParams, tfhe.TFHELib128} {
-		t.Run(p.Name(), func(t *testing.T) {
-			kp := testKeys(p, 0)
+	for _, c := range []struct {
+		p               tfhe.Params
+		g               int
+		maxBatch, count int
+	}{{toyParams, 1, 50, 132}, {tfhe.TFHELib128, 1, 50, 132}, {tfhe.TFHELib128, 3, 1000, 4096}} {
+		p := c.p
+		t.Run(fmt.Sprintf("%s/g%d", p.Name(), c.g), func(t *testing.T) {
+			kp := keyCache(p, 0, c.g)
 			g := newGPU(t, kp.ck, GPUOptions{})
-			small := newGPU(t, kp.ck, GPUOptions{MaxBatch: 50})
-			if small.MaxBatch() != 50 {
+			small := newGPU(t, kp.ck, GPUOptions{MaxBatch: c.maxBatch})
+			if small.MaxBatch() != c.maxBatch {
 				t.Fatalf("MaxBatch() = %d", small.MaxBatch())
 			}
 			rng := rand.New(rand.NewPCG(3, 4))
-			const count = 132
+			count := c.count
 			in, _ := mixedInputs(t, p, kp, rng, count)
 			n := p.LWEDimension()
 			a, b := newTLWEs(count, n), newTLWEs(count, n)

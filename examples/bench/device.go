@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"time"
 
+	"github.com/goldfhe/goldfhe/examples/internal/gpumon"
 	"github.com/goldfhe/goldfhe/kernels"
 )
 
@@ -13,6 +15,41 @@ type machine struct {
 	gpu      *kernels.DeviceInfo // GPU 0, nil when the GPU engine does not run
 	noGPU    string              // why not, when gpu is nil
 	cpuModel string
+	// mon samples GPU 0's clock and power while the cases run (nil
+	// without NVML: noMon says why).
+	mon   *gpumon.Monitor
+	noMon string
+}
+
+// monitorEvery is how often mon samples: nvidia-smi -lms 250's rate.
+const monitorEvery = 250 * time.Millisecond
+
+// startMonitor samples GPU 0 through NVML while the cases run, or notes
+// why it cannot; close stops it.
+func (m *machine) startMonitor() (close func()) {
+	if m.gpu == nil {
+		return func() {}
+	}
+	mon, err := gpumon.Open(m.gpu.PCIBus)
+	if err == nil {
+		err = mon.Start(monitorEvery)
+	}
+	if err != nil {
+		m.noMon = err.Error()
+		return func() {}
+	}
+	m.mon = mon
+	return func() { mon.Close() }
+}
+
+// power summarises GPU 0's samples during x's timed runs; ok is false
+// without a monitor, err the read error that ended the sampling, if any.
+func (m machine) power(x measurement) (s gpumon.Stats, ok bool, err error) {
+	if m.mon == nil {
+		return gpumon.Stats{}, false, nil
+	}
+	samples, err := m.mon.Window(x.from, x.to)
+	return gpumon.Summarize(samples), true, err
 }
 
 // probeGPU returns GPU 0, or why there is none. A GPU that is there but
@@ -36,7 +73,11 @@ var errNoGPU = errors.New("no usable GPU")
 func (m machine) header() string {
 	host := fmt.Sprintf("%s, %d logical CPUs (%s/%s, GOMAXPROCS %d)", m.cpuModel, runtime.NumCPU(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0))
 	if m.gpu != nil {
-		return fmt.Sprintf("GPU %d: %v; host CPU: %s", m.gpu.Ordinal, *m.gpu, host)
+		limit := ""
+		if m.mon != nil && m.mon.PowerLimitW > 0 {
+			limit = fmt.Sprintf(", power limit %.0f W", m.mon.PowerLimitW)
+		}
+		return fmt.Sprintf("GPU %d: %v%s; host CPU: %s", m.gpu.Ordinal, *m.gpu, limit, host)
 	}
 	return fmt.Sprintf("CPU: %s; no GPU: %s", host, m.noGPU)
 }

@@ -46,6 +46,14 @@
 // the CPU is the only engine that runs (-engine cpu, or no GPU) the -sets
 // and -batches given are honoured as they are.
 //
+// With a GPU it samples the GPU's SM clock, board power, temperature and
+// clock-event reasons through NVML every 250 ms (examples/internal/gpumon:
+// the driver's libnvidia-ml.so.1, no cgo), and the summary ends with each
+// GPU case's figures during the timed runs of its largest batch: whether
+// the card ran at full clock or at its power cap, which moves large-batch
+// throughput by a few percent from card to card (BENCHMARKS.md). Without
+// NVML the summary's notes say why.
+//
 // It prints, last, a table headed by the device, and writes to -out:
 // results.csv (device,engine,set,variant,batch,median_ms,gates_per_s),
 // summary.txt (the table), gates_per_s.png (throughput against batch size,

@@ -177,6 +177,9 @@ type measurement struct {
 	batch  int
 	median time.Duration
 	runs   int // timed runs the median is over
+	// from and to bound the timed runs (the GPU's clock and power
+	// samples of this batch size are those between them).
+	from, to time.Time
 }
 
 func (m measurement) ms() float64 { return float64(m.median.Nanoseconds()) / 1e6 }
@@ -283,6 +286,7 @@ func runCase(c benchCase, fx *fixture, reps, maxGates int, w io.Writer, tag stri
 		n := min(reps, max(1, maxGates/b))
 		var ts []time.Duration
 		var spent time.Duration
+		from := time.Now()
 		for range n {
 			d, err := call(b)
 			if err != nil {
@@ -294,7 +298,7 @@ func runCase(c benchCase, fx *fixture, reps, maxGates int, w io.Writer, tag stri
 				break
 			}
 		}
-		prev = measurement{batch: b, median: median(ts), runs: len(ts)}
+		prev = measurement{batch: b, median: median(ts), runs: len(ts), from: from, to: time.Now()}
 		res.ms = append(res.ms, prev)
 		fmt.Fprintf(w, "bench: %s %s %s %s: batch %6d  %10.3f ms  %9.1f gates/s  (median of %d)\n",
 			tag, c.engine, c.set.Name(), label, b, prev.ms(), prev.gatesPerSecond(), prev.runs)

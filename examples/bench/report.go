@@ -133,6 +133,7 @@ func writeSummary(w io.Writer, m machine, cfg config, rs []caseResult, notes []s
 		fmt.Fprintf(w, "no case ran\n")
 	}
 	fmt.Fprintf(w, "(columns b=…: gates/s at that batch size)\n")
+	writePower(w, m, rs)
 
 	var engines []string
 	for _, r := range rs {
@@ -157,5 +158,31 @@ func writeSummary(w io.Writer, m machine, cfg config, rs []caseResult, notes []s
 		for _, e := range failed {
 			fmt.Fprintf(w, "  %v\n", e)
 		}
+	}
+}
+
+// writePower lists, for each GPU case, the GPU's clock and power during the
+// timed runs of its largest batch size (machine.power), which tell whether
+// the card ran at full clock or at its power cap.
+func writePower(w io.Writer, m machine, rs []caseResult) {
+	head := false
+	for _, r := range rs {
+		if r.c.engine != engGPU || len(r.ms) == 0 {
+			continue
+		}
+		x := r.ms[len(r.ms)-1]
+		s, ok, err := m.power(x)
+		if !ok {
+			return
+		}
+		if !head {
+			fmt.Fprintf(w, "\nGPU clock and power (NVML, every %v) during the timed runs of each GPU case's largest batch:\n", monitorEvery)
+			head = true
+		}
+		line := fmt.Sprintf("  %s %s %s b=%d: %v", r.c.engine, r.c.set.Name(), r.variant, x.batch, s)
+		if err != nil {
+			line += fmt.Sprintf(" (sampling stopped: %v)", err)
+		}
+		fmt.Fprintln(w, line)
 	}
 }

@@ -65,6 +65,15 @@ func run(cfg config, stdout, stderr io.Writer) (err error) {
 	if err := os.MkdirAll(cfg.out, 0o755); err != nil {
 		return err
 	}
+	if useGPU {
+		defer m.startMonitor()()
+		if m.noMon != "" {
+			notes = append(notes, "GPU clock and power not sampled: "+m.noMon)
+			fmt.Fprintf(stderr, "bench: GPU clock and power not sampled: %s\n", m.noMon)
+		} else {
+			fmt.Fprintf(stderr, "bench: sampling %s's clock and power through NVML every %v\n", m.mon.Device, monitorEvery)
+		}
+	}
 	fmt.Fprintf(stderr, "bench: %s\nbench: %d cases; up to %d runs per batch size\n", m.header(), len(cases), cfg.reps)
 
 	var (

@@ -4,9 +4,9 @@
 // purego: no cgo, nothing to build), so that a benchmark can say whether
 // its GPU ran at full clock or held back by its power limit. Large-batch
 // gate bootstrapping draws about 680–700 W on an H100 at 1,980 MHz, and a
-// card at its 700 W cap lowers its clock by 1–4% (BENCHMARKS.md, "At a
-// glance"): the same code measures differently on different cards, and
-// these samples tell which case a run was in. It is what nvidia-smi
+// card at its 700 W cap lowers its clock by 1–4% on average (BENCHMARKS.md,
+// "At a glance"): the same code measures differently on different cards,
+// and these samples tell which case a run was in. It is what nvidia-smi
 // --query-gpu=clocks.sm,power.draw,temperature.gpu,
 // clocks_event_reasons.active reports, read in-process.
 //

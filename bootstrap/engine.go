@@ -12,9 +12,12 @@ import (
 //
 // Every method checks its input and returns an error — never panics — for
 // mismatched lengths, nil samples, samples of the wrong dimension, an engine
-// that is closed or was not built by its constructor. On error no output is
-// written. On success out[i] depends only on in[i] (and the keys), so any
-// split of a batch gives the same results.
+// that is closed or was not built by its constructor. Those checks come
+// before any work: on such an error no output is written. An engine that
+// runs a batch in passes may fail in a later pass (a device error of the
+// GPU engine) and then leaves the outputs of the earlier passes written.
+// On success out[i] depends only on in[i] (and the keys), so any split of a
+// batch gives the same results.
 //
 // Aliasing: out[i] may be the same *tfhe.TLWE as in[i] (in-place
 // bootstrapping); out[i] must not share memory with in[j] for j ≠ i, nor

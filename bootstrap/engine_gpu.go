@@ -17,9 +17,11 @@ import (
 )
 
 // ErrNoGPU is wrapped by the error of NewGPU when no GPU can be used at all:
-// no CUDA driver, or no CUDA device. The error also wraps the kernels
-// sentinel that says which (kernels.ErrNoDriver, kernels.ErrNoDevice), and
-// its text gives the driver's reason.
+// no CUDA driver, no CUDA device, or none with the ordinal GPUOptions.Device
+// names. The error also wraps the kernels sentinel that says which
+// (kernels.ErrNoDriver, kernels.ErrNoDevice), and its text gives the
+// driver's reason (for an ordinal out of range, the range), which New's
+// Reason repeats when UseAuto falls back to the CPU engine.
 var ErrNoGPU = errors.New("bootstrap: no usable GPU")
 
 // GPUOptions configures NewGPU. The zero value selects GPU 0, the fastest
@@ -317,8 +319,8 @@ func NewGPU(ck *tfhe.CloudKey, opts GPUOptions) (*GPU, error) {
 	}
 	e := &GPU{params: p, shape: shape, info: dev.Info(), cpuPlan: plan, dev: dev, mode: opts.BlindRotation}
 	if err := e.init(ck, opts.MaxBatch, auto); err != nil {
-		e.release()
-		return nil, fmt.Errorf("bootstrap: NewGPU: %w", err)
+		// The release's own error (a failed free) is kept beside the cause.
+		return nil, fmt.Errorf("bootstrap: NewGPU: %w", errors.Join(err, e.release()))
 	}
 	e.name = fmt.Sprintf("gpu/%s/%v%s/maxbatch=%d", e.info.Name, plan, e.kernelsName(), e.maxBatch)
 	if g := shape.Grouping; g > 1 {
@@ -633,8 +635,7 @@ func upload[T kernels.Elem](c *kernels.Context, src []T) (*kernels.DeviceBuffer[
 		return nil, err
 	}
 	if err := b.CopyFromHost(src); err != nil {
-		b.Free()
-		return nil, err
+		return nil, errors.Join(err, b.Free())
 	}
 	return b, nil
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/goldfhe/goldfhe/tfhe"
+	"github.com/goldfhe/goldfhe/torus"
 )
 
 // Use says which engine New builds.
@@ -41,17 +42,85 @@ type Options struct {
 
 // Selected is the engine New built, with the reason it was chosen. It
 // implements Engine by forwarding to that engine (a *GPU or a *CPU), with
-// the same concurrency guarantees.
+// the same concurrency guarantees. A nil *Selected (what New returns with
+// an error) or a zero Selected is an engine not built by its constructor:
+// its methods return ErrNotInitialized, as Engine promises, and do not
+// panic, so that `defer s.Close()` before checking New's error is safe.
 type Selected struct {
 	Engine
 	reason string
 	gpu    bool
 }
 
+// engine is the engine s forwards to, nil for a nil or zero Selected.
+func (s *Selected) engine() Engine {
+	if s == nil {
+		return nil
+	}
+	return s.Engine
+}
+
+// Name is the Name of the engine s forwards to; "uninitialized" for a nil
+// or zero Selected.
+func (s *Selected) Name() string {
+	if e := s.engine(); e != nil {
+		return e.Name()
+	}
+	return "uninitialized"
+}
+
+// Params is the Params of the engine s forwards to; the zero Params for a
+// nil or zero Selected.
+func (s *Selected) Params() tfhe.Params {
+	if e := s.engine(); e != nil {
+		return e.Params()
+	}
+	return tfhe.Params{}
+}
+
+// Bootstrap is the Bootstrap of the engine s forwards to.
+func (s *Selected) Bootstrap(out, in []*tfhe.TLWE, mu torus.Torus32) error {
+	if e := s.engine(); e != nil {
+		return e.Bootstrap(out, in, mu)
+	}
+	return ErrNotInitialized
+}
+
+// BootstrapNoKeySwitch is the BootstrapNoKeySwitch of the engine s
+// forwards to.
+func (s *Selected) BootstrapNoKeySwitch(out, in []*tfhe.TLWE, mu torus.Torus32) error {
+	if e := s.engine(); e != nil {
+		return e.BootstrapNoKeySwitch(out, in, mu)
+	}
+	return ErrNotInitialized
+}
+
+// KeySwitch is the KeySwitch of the engine s forwards to.
+func (s *Selected) KeySwitch(out, in []*tfhe.TLWE) error {
+	if e := s.engine(); e != nil {
+		return e.KeySwitch(out, in)
+	}
+	return ErrNotInitialized
+}
+
+// Close closes the engine s forwards to.
+func (s *Selected) Close() error {
+	if e := s.engine(); e != nil {
+		return e.Close()
+	}
+	return ErrNotInitialized
+}
+
 // Reason says which engine was built and why, for example
 // "GPU: NVIDIA H100 80GB HBM3 (sm_90, …)" or "CPU: no usable GPU:
-// kernels: no CUDA driver: libcuda.so.1 not found …".
-func (s *Selected) Reason() string { return s.reason }
+// kernels: no CUDA driver: libcuda.so.1 not found …"; empty for a nil or
+// zero Selected.
+func (s *Selected) Reason() string {
+	if s == nil {
+		return ""
+	}
+	return s.reason
+}
 
 // Grouping returns the grouping factor of the engine's bootstrapping key
 // (KeyGrouping of the engine it forwards to).
@@ -70,8 +139,9 @@ func (s *Selected) BatchTiers() []int {
 	return BatchTiers(s.Engine)
 }
 
-// OnGPU reports whether the engine runs on a GPU.
-func (s *Selected) OnGPU() bool { return s.gpu }
+// OnGPU reports whether the engine runs on a GPU (false for a nil or zero
+// Selected).
+func (s *Selected) OnGPU() bool { return s != nil && s.gpu }
 
 // New builds the engine opts.Use asks for: with UseAuto (the zero Options)
 // the GPU engine when NewGPU succeeds, and the CPU engine otherwise — when

@@ -126,6 +126,38 @@ func TestNewSelection(t *testing.T) {
 			t.Errorf("%s GPU engine: name %q", name, en.Name())
 		}
 	}
+	// Zero and nil Selected (New returns nil with its error), and one that
+	// forwards to a zero engine: errors, no panic.
+	var zeroSel Selected
+	var nilSel *Selected
+	for name, sel := range map[string]*Selected{"zero": &zeroSel, "nil": nilSel, "zero-engine": {Engine: &zero}} {
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Errorf("%s Selected: panic %v", name, r)
+				}
+			}()
+			var en Engine = sel
+			if err := en.Bootstrap(newTLWEs(1, n), newTLWEs(1, n), mu8); !errors.Is(err, ErrNotInitialized) {
+				t.Errorf("%s Selected Bootstrap: %v", name, err)
+			}
+			if err := en.BootstrapNoKeySwitch(newTLWEs(1, kn), newTLWEs(1, n), mu8); !errors.Is(err, ErrNotInitialized) {
+				t.Errorf("%s Selected BootstrapNoKeySwitch: %v", name, err)
+			}
+			if err := en.KeySwitch(newTLWEs(1, n), newTLWEs(1, kn)); !errors.Is(err, ErrNotInitialized) {
+				t.Errorf("%s Selected KeySwitch: %v", name, err)
+			}
+			if err := en.Close(); !errors.Is(err, ErrNotInitialized) {
+				t.Errorf("%s Selected Close: %v", name, err)
+			}
+			if !en.Params().IsZero() || !strings.Contains(en.Name(), "uninitialized") || sel.OnGPU() || sel.Grouping() != 0 || sel.BatchTiers() != nil {
+				t.Errorf("%s Selected: name %q, OnGPU %v, grouping %d, params %v", name, en.Name(), sel.OnGPU(), sel.Grouping(), en.Params())
+			}
+			if name != "zero-engine" && sel.Reason() != "" {
+				t.Errorf("%s Selected: reason %q", name, sel.Reason())
+			}
+		}()
+	}
 }
 
 // gpuSets are the parameter sets the GPU tests run: all named sets and the

@@ -90,9 +90,9 @@ func NewSplitScratch(c *Context, sh BootstrapShape, samples int) (*SplitScratch,
 		err = flags.Memset32(0)
 	}
 	if err != nil {
-		kp.Free()
+		err = errors.Join(err, kp.Free())
 		if flags != nil {
-			flags.Free()
+			err = errors.Join(err, flags.Free())
 		}
 		return nil, err
 	}

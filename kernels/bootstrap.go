@@ -295,33 +295,51 @@ func checkOperands(op string, ops []operand) error {
 	return nil
 }
 
-func (b *BootstrapKernels) prepare(op string, s *Stream, sh BootstrapShape, count int, ops ...func() (operand, error)) ([]devicePtr, uintptr, error) {
+// maxOperands is the most device-buffer operands a bootstrapping kernel
+// takes (the split kernel with K' formed ahead: in, key, tables, ext, K',
+// flags).
+const maxOperands = 6
+
+// prepare checks a launch's shape, count and operands (bsOperand, then
+// that no output overlaps another operand) and returns the operands'
+// device pointers, in order, and the stream's handle. It allocates
+// nothing: the operands come as values (opnd) and the pointers as an
+// array, so that a launch costs only the driver calls' allocations
+// (package doc).
+func (b *BootstrapKernels) prepare(op string, s *Stream, sh BootstrapShape, count int, ops ...operandSpec) (ptrs [maxOperands]devicePtr, h uintptr, err error) {
 	if err := sh.Check(); err != nil {
-		return nil, 0, fmt.Errorf("%w (%s)", err, op)
+		return ptrs, 0, fmt.Errorf("%w (%s)", err, op)
 	}
 	if count < 0 || count > 1<<24 {
-		return nil, 0, argErr(op, "count = %d, want [0, 2^24]", count)
+		return ptrs, 0, argErr(op, "count = %d, want [0, 2^24]", count)
 	}
-	var list []operand
-	for _, f := range ops {
-		o, err := f()
-		if err != nil {
-			return nil, 0, err
-		}
-		list = append(list, o)
+	var list [maxOperands]operand
+	if err := checkSpecs(b.l, op, ops, list[:]); err != nil {
+		return ptrs, 0, err
 	}
-	if err := checkOperands(op, list); err != nil {
-		return nil, 0, err
+	if h, err = streamHandle(op, b.l.c, s); err != nil {
+		return ptrs, 0, err
 	}
-	h, err := streamHandle(op, b.l.c, s)
-	if err != nil {
-		return nil, 0, err
-	}
-	ptrs := make([]devicePtr, len(list))
-	for i, o := range list {
-		ptrs[i] = o.p
+	for i := range ops {
+		ptrs[i] = list[i].p
 	}
 	return ptrs, h, nil
+}
+
+// checkSpecs checks each operand of ops into list (at least len(ops)
+// long), the first failure returned, then that no output overlaps
+// another operand (checkOperands).
+func checkSpecs(l *Library, op string, ops []operandSpec, list []operand) error {
+	if len(ops) > len(list) {
+		return fmt.Errorf("kernels: %s: %d operands, more than the %d a kernel takes", op, len(ops), len(list))
+	}
+	for i, o := range ops {
+		var err error
+		if list[i], err = o.buf.operand(l, op, o.name, o.need, o.output); err != nil {
+			return err
+		}
+	}
+	return checkOperands(op, list[:len(ops)])
 }
 
 // plainKey fails for a grouped bootstrapping key (sh.Grouping 2 or 3),
@@ -335,8 +353,28 @@ func plainKey(op string, sh BootstrapShape) error {
 	return nil
 }
 
-func opnd[T Elem](l *Library, op, name string, buf *DeviceBuffer[T], need int, output bool) func() (operand, error) {
-	return func() (operand, error) { return bsOperand(l, op, name, buf, need, output) }
+func opnd[T Elem](name string, buf *DeviceBuffer[T], need int, output bool) operandSpec {
+	return operandSpec{name: name, buf: buf, need: need, output: output}
+}
+
+// operandSpec is one operand of a bootstrapping kernel as prepare checks
+// it (bsOperand): the buffer, at least need elements of it, and whether
+// the kernel writes it.
+type operandSpec struct {
+	name   string
+	buf    operandBuf
+	need   int
+	output bool
+}
+
+// operandBuf is a *DeviceBuffer of any element type (a nil one included),
+// checked as an operand by bsOperand.
+type operandBuf interface {
+	operand(l *Library, op, name string, need int, output bool) (operand, error)
+}
+
+func (b *DeviceBuffer[T]) operand(l *Library, op, name string, need int, output bool) (operand, error) {
+	return bsOperand(l, op, name, b, need, output)
 }
 
 // Init (goldfhe_bs_init) starts blind rotation for count TLWE samples of
@@ -346,19 +384,18 @@ func opnd[T Elem](l *Library, op, name string, buf *DeviceBuffer[T], need int, o
 // (k+1)·N words each.
 func (b *BootstrapKernels) Init(s *Stream, sh BootstrapShape, in, abar, acc *DeviceBuffer[uint32], mu uint32, count int) error {
 	const op = "BootstrapKernels.Init"
-	l := b.l
 	n, accLen := sh.LWEDim, (sh.K+1)<<sh.LogN
 	ptrs, h, err := b.prepare(op, s, sh, count,
-		opnd(l, op, "in", in, count*(n+1), false),
-		opnd(l, op, "abar", abar, count*n, true),
-		opnd(l, op, "acc", acc, count*accLen, true))
+		opnd("in", in, count*(n+1), false),
+		opnd("abar", abar, count*n, true),
+		opnd("acc", acc, count*accLen, true))
 	if err != nil || count == 0 {
 		return err
 	}
 	k := &b.init
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	copy(k.args.p[:], ptrs)
+	copy(k.args.p[:], ptrs[:])
 	k.args.u = [9]uint32{uint32(n), uint32(sh.LogN), uint32(sh.K), mu, uint32(count)}
 	return launchPinned(k.f, flatGrid(count*(n+accLen)), dim3{bsThreads, 1, 1}, h, &k.args, unsafe.Pointer(&k.args.params[0]))
 }
@@ -370,22 +407,21 @@ func (b *BootstrapKernels) Init(s *Stream, sh BootstrapShape, in, abar, acc *Dev
 // words per sample.
 func (b *BootstrapKernels) RotateDecompose(s *Stream, sh BootstrapShape, acc, abar *DeviceBuffer[uint32], dec *DeviceBuffer[uint64], iter, count int) error {
 	const op = "BootstrapKernels.RotateDecompose"
-	l := b.l
 	n, N := sh.LWEDim, sh.N()
 	if iter < 0 || iter >= n {
 		return argErr(op, "iter = %d, want [0, %d)", iter, n)
 	}
 	ptrs, h, err := b.prepare(op, s, sh, count,
-		opnd(l, op, "acc", acc, count*(sh.K+1)*N, false),
-		opnd(l, op, "abar", abar, count*n, false),
-		opnd(l, op, "dec", dec, count*sh.Rows()*N, true))
+		opnd("acc", acc, count*(sh.K+1)*N, false),
+		opnd("abar", abar, count*n, false),
+		opnd("dec", dec, count*sh.Rows()*N, true))
 	if err != nil || count == 0 {
 		return err
 	}
 	k := &b.rotdec
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	copy(k.args.p[:], ptrs)
+	copy(k.args.p[:], ptrs[:])
 	k.args.u = [9]uint32{uint32(iter), uint32(n), uint32(sh.LogN), uint32(sh.K), uint32(sh.BKLevels), uint32(sh.BKBaseLog), sh.BKOffset, uint32(count)}
 	return launchPinned(k.f, flatGrid(count*(sh.K+1)*N), dim3{bsThreads, 1, 1}, h, &k.args, unsafe.Pointer(&k.args.params[0]))
 }
@@ -401,22 +437,21 @@ func (b *BootstrapKernels) MAC(s *Stream, sh BootstrapShape, dec, bk, prod *Devi
 	if err := plainKey(op, sh); err != nil {
 		return err
 	}
-	l := b.l
 	N := sh.N()
 	if iter < 0 || iter >= sh.LWEDim {
 		return argErr(op, "iter = %d, want [0, %d)", iter, sh.LWEDim)
 	}
 	ptrs, h, err := b.prepare(op, s, sh, count,
-		opnd(l, op, "dec", dec, count*sh.Rows()*N, false),
-		opnd(l, op, "bk", bk, sh.BKLen(), false),
-		opnd(l, op, "prod", prod, count*(sh.K+1)*N, true))
+		opnd("dec", dec, count*sh.Rows()*N, false),
+		opnd("bk", bk, sh.BKLen(), false),
+		opnd("prod", prod, count*(sh.K+1)*N, true))
 	if err != nil || count == 0 {
 		return err
 	}
 	k := &b.mac
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	copy(k.args.p[:], ptrs)
+	copy(k.args.p[:], ptrs[:])
 	k.args.u = [9]uint32{uint32(iter), uint32(sh.LogN), uint32(sh.K), uint32(sh.BKLevels), uint32(count)}
 	return launchPinned(k.f, flatGrid(count*N), dim3{bsThreads, 1, 1}, h, &k.args, unsafe.Pointer(&k.args.params[0]))
 }
@@ -431,15 +466,8 @@ func (b *BootstrapKernels) AddCentered(s *Stream, acc *DeviceBuffer[uint32], pro
 	if total < 0 {
 		return argErr(op, "total = %d", total)
 	}
-	var list []operand
-	for _, f := range []func() (operand, error){opnd(l, op, "acc", acc, total, true), opnd(l, op, "prod", prod, total, false)} {
-		o, err := f()
-		if err != nil {
-			return err
-		}
-		list = append(list, o)
-	}
-	if err := checkOperands(op, list); err != nil {
+	var list [2]operand
+	if err := checkSpecs(l, op, []operandSpec{opnd("acc", acc, total, true), opnd("prod", prod, total, false)}, list[:]); err != nil {
 		return err
 	}
 	h, err := streamHandle(op, l.c, s)
@@ -458,18 +486,17 @@ func (b *BootstrapKernels) AddCentered(s *Stream, acc *DeviceBuffer[uint32], pro
 // dimension k·N, (k·N+1) words each.
 func (b *BootstrapKernels) Extract(s *Stream, sh BootstrapShape, acc, ext *DeviceBuffer[uint32], count int) error {
 	const op = "BootstrapKernels.Extract"
-	l := b.l
 	kn := sh.ExtractedDim()
 	ptrs, h, err := b.prepare(op, s, sh, count,
-		opnd(l, op, "acc", acc, count*(sh.K+1)*sh.N(), false),
-		opnd(l, op, "ext", ext, count*(kn+1), true))
+		opnd("acc", acc, count*(sh.K+1)*sh.N(), false),
+		opnd("ext", ext, count*(kn+1), true))
 	if err != nil || count == 0 {
 		return err
 	}
 	k := &b.extract
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	copy(k.args.p[:], ptrs)
+	copy(k.args.p[:], ptrs[:])
 	k.args.u = [9]uint32{uint32(sh.LogN), uint32(sh.K), uint32(count)}
 	return launchPinned(k.f, flatGrid(count*(kn+1)), dim3{bsThreads, 1, 1}, h, &k.args, unsafe.Pointer(&k.args.params[0]))
 }
@@ -483,9 +510,9 @@ func (b *BootstrapKernels) KeySwitch(s *Stream, sh BootstrapShape, out, in, tabl
 	l := b.l
 	n, kn := sh.LWEDim, sh.ExtractedDim()
 	ptrs, h, err := b.prepare(op, s, sh, count,
-		opnd(l, op, "out", out, count*(n+1), true),
-		opnd(l, op, "in", in, count*(kn+1), false),
-		opnd(l, op, "table", table, sh.KSTableLen(), false))
+		opnd("out", out, count*(n+1), true),
+		opnd("in", in, count*(kn+1), false),
+		opnd("table", table, sh.KSTableLen(), false))
 	if err != nil || count == 0 {
 		return err
 	}
@@ -526,15 +553,23 @@ func (b *BootstrapKernels) KeySwitch(s *Stream, sh BootstrapShape, out, in, tabl
 	grid.z = uint32(chunks(int(grid.x)*int(grid.y), split, sms))
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	copy(k.args.p[:], ptrs)
+	copy(k.args.p[:], ptrs[:])
 	k.args.u = u
 	if grid.z > 1 {
 		// The chunks add into out with atomicAdd: it starts at zero.
-		if err := out.View(0, count*(n+1)).Memset32Async(0, s); err != nil {
+		if err := zeroWords(l.c, ptrs[0], count*(n+1), h); err != nil {
 			return err
 		}
 	}
 	return launchPinned(k.f, grid, block, h, &k.args, unsafe.Pointer(&k.args.params[0]))
+}
+
+// zeroWords clears words 32-bit words at p on the stream of handle h
+// (cuMemsetD32Async): a key-switching output whose chunks add into it.
+// The operand's pointer from prepare, where a View and its
+// Memset32Async would allocate on the engine's hot path.
+func zeroWords(c *Context, p devicePtr, words int, h uintptr) error {
+	return c.do("cuMemsetD32Async", symMemsetD32Async, uintptr(p), 0, uintptr(words), h)
 }
 
 // ksTile is the key-switching kernel for count samples: ksMMA for the

@@ -189,20 +189,19 @@ func (b *BootstrapKernels) BlindRotateFused(s *Stream, sh BootstrapShape, f1, f2
 	if k == nil || f1*f2 != sh.N() {
 		return argErr(op, "no fused kernel for %d×%d, k = %d, l = %d on this device (have %v)", f1, f2, sh.K, sh.BKLevels, fusedShapes)
 	}
-	l := b.l
 	n, N, kn := sh.LWEDim, sh.N(), sh.ExtractedDim()
 	ptrs, h, err := b.prepare(op, s, sh, count,
-		opnd(l, op, "in", in, count*(n+1), false),
-		opnd(l, op, "bk", bk, sh.BKLen(), false),
-		opnd(l, op, "tw", tw, N, false),
-		opnd(l, op, "twInv", twInv, N, false),
-		opnd(l, op, "ext", ext, count*(kn+1), true))
+		opnd("in", in, count*(n+1), false),
+		opnd("bk", bk, sh.BKLen(), false),
+		opnd("tw", tw, N, false),
+		opnd("twInv", twInv, N, false),
+		opnd("ext", ext, count*(kn+1), true))
 	if err != nil || count == 0 {
 		return err
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	copy(k.args.p[:], ptrs)
+	copy(k.args.p[:], ptrs[:])
 	k.args.u = [5]uint32{uint32(n), uint32(sh.BKBaseLog), sh.BKOffset, mu, uint32(count)}
 	grid := dim3{uint32(min(count, maxNTTGrid)), 1, 1}
 	return launchPinnedShared(k.f, grid, dim3{uint32(fs.threads()), 1, 1}, uint32(fs.SharedBytes()), h, &k.args, unsafe.Pointer(&k.args.params[0]))
@@ -523,13 +522,12 @@ func (b *BootstrapKernels) WideFor(sh BootstrapShape) []WideShape {
 
 // wideOperands are the checks of a wide kernel's operands (prepare): count
 // samples in, the key, the tables of ws and count extracted samples out.
-func (b *BootstrapKernels) wideOperands(op string, sh BootstrapShape, ws WideShape, in *DeviceBuffer[uint32], bk, tables *DeviceBuffer[uint64], ext *DeviceBuffer[uint32], count int) []func() (operand, error) {
-	l := b.l
-	return []func() (operand, error){
-		opnd(l, op, "in", in, count*(sh.LWEDim+1), false),
-		opnd(l, op, "bk", bk, sh.BKLen(), false),
-		opnd(l, op, "tables", tables, ws.TablesLen(), false),
-		opnd(l, op, "ext", ext, count*(sh.ExtractedDim()+1), true),
+func wideOperands(sh BootstrapShape, ws WideShape, in *DeviceBuffer[uint32], bk, tables *DeviceBuffer[uint64], ext *DeviceBuffer[uint32], count int) [4]operandSpec {
+	return [4]operandSpec{
+		opnd("in", in, count*(sh.LWEDim+1), false),
+		opnd("bk", bk, sh.BKLen(), false),
+		opnd("tables", tables, ws.TablesLen(), false),
+		opnd("ext", ext, count*(sh.ExtractedDim()+1), true),
 	}
 }
 
@@ -596,7 +594,8 @@ func (b *BootstrapKernels) BlindRotateWide(s *Stream, sh BootstrapShape, ws Wide
 	if k == nil || !ws.fits(sh) {
 		return argErr(op, "no wide kernel %+v for N = %d, k = %d, l = %d, grouping %d on this device (have %v)", ws, sh.N(), sh.K, sh.BKLevels, sh.Grouping, wideShapes)
 	}
-	ptrs, h, err := b.prepare(op, s, sh, count, b.wideOperands(op, sh, ws, in, bk, tables, ext, count)...)
+	ops := wideOperands(sh, ws, in, bk, tables, ext, count)
+	ptrs, h, err := b.prepare(op, s, sh, count, ops[:]...)
 	if err != nil {
 		return err
 	}
@@ -608,7 +607,7 @@ func (b *BootstrapKernels) BlindRotateWide(s *Stream, sh BootstrapShape, ws Wide
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	copy(k.args.p[:], ptrs)
+	copy(k.args.p[:], ptrs[:])
 	k.args.u = [5]uint32{uint32(sh.LWEDim), uint32(sh.BKBaseLog), sh.BKOffset, mu, uint32(count)}
 	bps := ws.BlocksPerSample()
 	grid := dim3{uint32(bps * min(count, maxNTTGrid/bps)), 1, 1}

@@ -178,9 +178,11 @@ func (b *BootstrapKernels) blindRotatePre(s *Stream, sh BootstrapShape, ws WideS
 		return argErr(op, "count = %d samples, the scratch holds %d", count, sc.samples)
 	}
 	l := b.l
-	ptrs, h, err := b.prepare(op, s, sh, count, append(b.wideOperands(op, sh, ws, in, bk, tables, ext, count),
-		opnd(l, op, "scratch K'", sc.kp, count*preWords(sh), true),
-		opnd(l, op, "scratch flags", sc.flags, count*preSteps(sh), true))...)
+	w := wideOperands(sh, ws, in, bk, tables, ext, count)
+	ops := [maxOperands]operandSpec{w[0], w[1], w[2], w[3],
+		opnd("scratch K'", sc.kp, count*preWords(sh), true),
+		opnd("scratch flags", sc.flags, count*preSteps(sh), true)}
+	ptrs, h, err := b.prepare(op, s, sh, count, ops[:]...)
 	if err != nil || count == 0 {
 		return err
 	}

@@ -37,7 +37,10 @@
 // it costs far less than the launch or copy it precedes. A read-write lock
 // keeps Close from running under a call in progress. Each driver call
 // costs one small heap allocation inside purego.SyscallN, so a kernel
-// launch makes two (cuCtxSetCurrent, cuLaunchKernel) and nothing else.
+// launch makes two (cuCtxSetCurrent, cuLaunchKernel). The bootstrapping
+// kernels' methods (BootstrapKernels) check their operands without
+// allocating and so make only those (TestLaunchAllocs); View allocates the
+// small header of the buffer it returns.
 //
 // # Errors
 //

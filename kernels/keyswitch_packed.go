@@ -103,9 +103,9 @@ func (b *BootstrapKernels) KeySwitchPacked(s *Stream, sh BootstrapShape, out, in
 	l := b.l
 	n, kn := sh.LWEDim, sh.ExtractedDim()
 	ptrs, h, err := b.prepare(op, s, sh, count,
-		opnd(l, op, "out", out, count*(n+1), true),
-		opnd(l, op, "in", in, count*(kn+1), false),
-		opnd(l, op, "packed", packed, sh.KSPackedLen(), false))
+		opnd("out", out, count*(n+1), true),
+		opnd("in", in, count*(kn+1), false),
+		opnd("packed", packed, sh.KSPackedLen(), false))
 	if err != nil {
 		return err
 	}
@@ -118,11 +118,11 @@ func (b *BootstrapKernels) KeySwitchPacked(s *Stream, sh BootstrapShape, out, in
 	k := &b.keyswP
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	copy(k.args.p[:], ptrs)
+	copy(k.args.p[:], ptrs[:])
 	k.args.u = [9]uint32{uint32(n), uint32(kn), uint32(sh.KSLevels), sh.KSOffset, uint32(count)}
 	if grid.z > 1 {
 		// The chunks add into out with atomicAdd: it starts at zero.
-		if err := out.View(0, count*(n+1)).Memset32Async(0, s); err != nil {
+		if err := zeroWords(l.c, ptrs[0], count*(n+1), h); err != nil {
 			return err
 		}
 	}

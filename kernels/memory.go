@@ -278,10 +278,19 @@ func (b *DeviceBuffer[T]) Memset32Async(v uint32, s *Stream) error {
 	return b.memset(32, v, s, true)
 }
 
+// memsetOps names memset's four forms (constants: memset runs on the
+// engine's hot path and allocates nothing itself).
+var memsetOps = [2][2]string{{"DeviceBuffer.Memset8", "DeviceBuffer.Memset8Async"}, {"DeviceBuffer.Memset32", "DeviceBuffer.Memset32Async"}}
+
 func (b *DeviceBuffer[T]) memset(bits int, v uint32, s *Stream, async bool) error {
-	op := fmt.Sprintf("DeviceBuffer.Memset%d", bits)
-	if async {
-		op += "Async"
+	op := memsetOps[0][0]
+	switch {
+	case bits == 32 && async:
+		op = memsetOps[1][1]
+	case bits == 32:
+		op = memsetOps[1][0]
+	case async:
+		op = memsetOps[0][1]
 	}
 	p, err := b.ptr(op)
 	if err != nil || b.n == 0 {

@@ -1,0 +1,117 @@
+package kernels
+
+import (
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/goldfhe/goldfhe/smallntt"
+)
+
+// TestLaunchAllocs: a bootstrapping kernel's launch method allocates
+// nothing of its own (prepare takes its operands as values), only what
+// its driver calls do: one allocation a call, the argument slice that
+// purego.SyscallN (or here the fake driver) takes, as the package doc
+// says. On a fake GPU whose goldfhe_bs_* launches do nothing, each method
+// makes at most as many heap allocations as driver calls.
+func TestLaunchAllocs(t *testing.T) {
+	g := newFakeGPU()
+	var calls atomic.Int64
+	mine := map[uintptr]bool{}
+	call := func(s sym, a []uintptr) Result {
+		calls.Add(1)
+		switch s {
+		case symModuleGetFunction:
+			name := cString((*byte)(arg(a, 2)), 256)
+			if !strings.HasPrefix(name, "goldfhe_bs_") {
+				break
+			}
+			g.mu.Lock()
+			defer g.mu.Unlock()
+			h := g.newHandle()
+			g.funcs[h] = name
+			g.attrs[h] = map[int32]int32{funcNumRegs: 32, funcMaxThreadsPerBlock: 1024}
+			mine[h] = true
+			put(a, 0, h)
+			return 0
+		case symLaunchKernel:
+			if mine[a[0]] {
+				return 0 // the launch itself: nothing to compute here
+			}
+		}
+		return g.call(s, a)
+	}
+	c, err := open(&driver{path: "fake", fake: call}, 0)
+	must(t, err)
+	c.SetDebug(false)
+	l, err := c.loadLibrary(fakeImage, "fake")
+	must(t, err)
+	t.Cleanup(func() {
+		l.Close()
+		c.Close()
+	})
+	bk, err := l.BootstrapKernels()
+	must(t, err)
+
+	const count = 64 // past ksPackedMin: the packed key switching runs
+	sh := tfheLib128Shape(630)
+	n, kn, N := sh.LWEDim, sh.ExtractedDim(), sh.N()
+	in := devUint32(t, c, nil, count*(n+1))
+	abar := devUint32(t, c, nil, count*n)
+	acc := devUint32(t, c, nil, count*(sh.K+1)*N)
+	dec := devUint64(t, c, nil, count*sh.Rows()*N)
+	prod := devUint64(t, c, nil, count*(sh.K+1)*N)
+	ext := devUint32(t, c, nil, count*(kn+1))
+	out := devUint32(t, c, nil, count*(n+1))
+	table := devUint32(t, c, nil, sh.KSTableLen())
+	packed := devUint32(t, c, nil, sh.KSPackedLen())
+	bkey := devUint64(t, c, nil, sh.BKLen())
+	gsh := sh
+	gsh.Grouping = 3
+	gkey := devUint64(t, c, nil, gsh.BKLen())
+	plan, err := smallntt.NewPlan(N, smallntt.Hybrid, 8, 8, 16)
+	must(t, err)
+	gtables := devUint64(t, c, wideTables(plan, true), len(wideTables(plan, true)))
+	fplan, err := smallntt.NewPlan(N, smallntt.Hybrid, 32, 32)
+	must(t, err)
+	st := fplan.StageTables()[0]
+	tw, twInv := devUint64(t, c, st.Twiddle, N), devUint64(t, c, st.TwiddleInv, N)
+
+	cases := []struct {
+		name string
+		run  func() error
+	}{
+		{"Init", func() error { return bk.Init(nil, sh, in, abar, acc, 1<<29, count) }},
+		{"RotateDecompose", func() error { return bk.RotateDecompose(nil, sh, acc, abar, dec, 3, count) }},
+		{"MAC", func() error { return bk.MAC(nil, sh, dec, bkey, prod, 3, count) }},
+		{"AddCentered", func() error { return bk.AddCentered(nil, acc, prod, count*(sh.K+1)*N) }},
+		{"Extract", func() error { return bk.Extract(nil, sh, acc, ext, count) }},
+		{"KeySwitch", func() error { return bk.KeySwitch(nil, sh, out, ext, table, count) }},
+		{"KeySwitchPacked", func() error { return bk.KeySwitchPacked(nil, sh, out, ext, table, packed, count) }},
+		{"BlindRotateFused", func() error { return bk.BlindRotateFused(nil, sh, 32, 32, in, bkey, tw, twInv, ext, 1<<29, count) }},
+	}
+	for _, ws := range bk.WideFor(gsh) {
+		if ws.BlocksPerSample() != 1 {
+			continue // cluster and split kernels: cuLaunchKernelEx, and the split kernel's scratch
+		}
+		cases = append(cases, struct {
+			name string
+			run  func() error
+		}{"BlindRotateWide/" + ws.String(), func() error {
+			return bk.BlindRotateWide(nil, gsh, ws, in, gkey, gtables, ext, 1<<29, count)
+		}})
+	}
+	for _, tc := range cases {
+		must(t, tc.run()) // warm-up: lazy set-up, pinner cache
+		before := calls.Load()
+		must(t, tc.run())
+		perCall := calls.Load() - before
+		if perCall == 0 {
+			t.Errorf("%s: no driver call", tc.name)
+		}
+		allocs := testing.AllocsPerRun(20, func() { must(t, tc.run()) })
+		if allocs > float64(perCall) {
+			t.Errorf("%s: %.1f heap allocations a call, %d driver calls", tc.name, allocs, perCall)
+		}
+	}
+}

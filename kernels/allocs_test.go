@@ -1,7 +1,6 @@
 package kernels
 
 import (
-	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -15,41 +14,9 @@ import (
 // says. On a fake GPU whose goldfhe_bs_* launches do nothing, each method
 // makes at most as many heap allocations as driver calls.
 func TestLaunchAllocs(t *testing.T) {
-	g := newFakeGPU()
 	var calls atomic.Int64
-	mine := map[uintptr]bool{}
-	call := func(s sym, a []uintptr) Result {
-		calls.Add(1)
-		switch s {
-		case symModuleGetFunction:
-			name := cString((*byte)(arg(a, 2)), 256)
-			if !strings.HasPrefix(name, "goldfhe_bs_") {
-				break
-			}
-			g.mu.Lock()
-			defer g.mu.Unlock()
-			h := g.newHandle()
-			g.funcs[h] = name
-			g.attrs[h] = map[int32]int32{funcNumRegs: 32, funcMaxThreadsPerBlock: 1024}
-			mine[h] = true
-			put(a, 0, h)
-			return 0
-		case symLaunchKernel:
-			if mine[a[0]] {
-				return 0 // the launch itself: nothing to compute here
-			}
-		}
-		return g.call(s, a)
-	}
-	c, err := open(&driver{path: "fake", fake: call}, 0)
-	must(t, err)
-	c.SetDebug(false)
-	l, err := c.loadLibrary(fakeImage, "fake")
-	must(t, err)
-	t.Cleanup(func() {
-		l.Close()
-		c.Close()
-	})
+	_, l := newBootstrapFakeWith(t, true, &calls)
+	c := l.Context()
 	bk, err := l.BootstrapKernels()
 	must(t, err)
 

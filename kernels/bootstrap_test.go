@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"unsafe"
 
@@ -230,9 +231,20 @@ func newBootstrapFake(t *testing.T) *Library {
 // failures).
 func newBootstrapFakeGPU(t *testing.T) (*fakeGPU, *Library) {
 	t.Helper()
+	return newBootstrapFakeWith(t, false, nil)
+}
+
+// newBootstrapFakeWith is newBootstrapFakeGPU whose goldfhe_bs_*
+// launches by cuLaunchKernel do nothing when noop (for TestLaunchAllocs),
+// and which counts every driver call in calls when it is not nil.
+func newBootstrapFakeWith(t *testing.T, noop bool, calls *atomic.Int64) (*fakeGPU, *Library) {
+	t.Helper()
 	g := newFakeGPU()
 	mine := map[uintptr]string{}
 	call := func(s sym, a []uintptr) Result {
+		if calls != nil {
+			calls.Add(1)
+		}
 		switch s {
 		case symModuleGetFunction:
 			name := cString((*byte)(arg(a, 2)), 256)
@@ -249,6 +261,9 @@ func newBootstrapFakeGPU(t *testing.T) (*fakeGPU, *Library) {
 			return 0
 		case symLaunchKernel:
 			if name, ok := mine[a[0]]; ok {
+				if noop {
+					return 0
+				}
 				g.mu.Lock()
 				defer g.mu.Unlock()
 				return bsFakeLaunch(g, name, a)

@@ -105,56 +105,50 @@ func TestNewSelection(t *testing.T) {
 	if _, err := NewGPU(kp.ck, GPUOptions{Plan: bad}); err == nil {
 		t.Error("NewGPU with a plan of the wrong size: no error")
 	}
-	// Zero and nil engines.
+	// Zero and nil engines, and zero and nil Selected (New returns nil with
+	// its error) and one that forwards to a zero engine: ErrNotInitialized
+	// from every method, no panic.
 	var zero GPU
 	var nilE *GPU
-	n, kn := toyParams.LWEDimension(), toyParams.ExtractedLWEDimension()
-	for name, en := range map[string]Engine{"zero": &zero, "nil": nilE} {
-		if err := en.Bootstrap(newTLWEs(1, n), newTLWEs(1, n), mu8); !errors.Is(err, ErrNotInitialized) {
-			t.Errorf("%s GPU engine Bootstrap: %v", name, err)
-		}
-		if err := en.BootstrapNoKeySwitch(newTLWEs(1, kn), newTLWEs(1, n), mu8); !errors.Is(err, ErrNotInitialized) {
-			t.Errorf("%s GPU engine BootstrapNoKeySwitch: %v", name, err)
-		}
-		if err := en.KeySwitch(newTLWEs(1, n), newTLWEs(1, kn)); !errors.Is(err, ErrNotInitialized) {
-			t.Errorf("%s GPU engine KeySwitch: %v", name, err)
-		}
-		if err := en.Close(); !errors.Is(err, ErrNotInitialized) {
-			t.Errorf("%s GPU engine Close: %v", name, err)
-		}
-		if en.Name() != "gpu/uninitialized" || !en.Params().IsZero() {
-			t.Errorf("%s GPU engine: name %q", name, en.Name())
-		}
-	}
-	// Zero and nil Selected (New returns nil with its error), and one that
-	// forwards to a zero engine: errors, no panic.
 	var zeroSel Selected
 	var nilSel *Selected
-	for name, sel := range map[string]*Selected{"zero": &zeroSel, "nil": nilSel, "zero-engine": {Engine: &zero}} {
+	n, kn := toyParams.LWEDimension(), toyParams.ExtractedLWEDimension()
+	for _, c := range []struct {
+		name, wantName string
+		en             Engine
+	}{
+		{"zero GPU", "gpu/uninitialized", &zero},
+		{"nil GPU", "gpu/uninitialized", nilE},
+		{"zero Selected", "uninitialized", &zeroSel},
+		{"nil Selected", "uninitialized", nilSel},
+		{"Selected of a zero GPU", "gpu/uninitialized", &Selected{Engine: &zero}},
+	} {
 		func() {
 			defer func() {
 				if r := recover(); r != nil {
-					t.Errorf("%s Selected: panic %v", name, r)
+					t.Errorf("%s: panic %v", c.name, r)
 				}
 			}()
-			var en Engine = sel
+			en := c.en
 			if err := en.Bootstrap(newTLWEs(1, n), newTLWEs(1, n), mu8); !errors.Is(err, ErrNotInitialized) {
-				t.Errorf("%s Selected Bootstrap: %v", name, err)
+				t.Errorf("%s Bootstrap: %v", c.name, err)
 			}
 			if err := en.BootstrapNoKeySwitch(newTLWEs(1, kn), newTLWEs(1, n), mu8); !errors.Is(err, ErrNotInitialized) {
-				t.Errorf("%s Selected BootstrapNoKeySwitch: %v", name, err)
+				t.Errorf("%s BootstrapNoKeySwitch: %v", c.name, err)
 			}
 			if err := en.KeySwitch(newTLWEs(1, n), newTLWEs(1, kn)); !errors.Is(err, ErrNotInitialized) {
-				t.Errorf("%s Selected KeySwitch: %v", name, err)
+				t.Errorf("%s KeySwitch: %v", c.name, err)
 			}
 			if err := en.Close(); !errors.Is(err, ErrNotInitialized) {
-				t.Errorf("%s Selected Close: %v", name, err)
+				t.Errorf("%s Close: %v", c.name, err)
 			}
-			if !en.Params().IsZero() || !strings.Contains(en.Name(), "uninitialized") || sel.OnGPU() || sel.Grouping() != 0 || sel.BatchTiers() != nil {
-				t.Errorf("%s Selected: name %q, OnGPU %v, grouping %d, params %v", name, en.Name(), sel.OnGPU(), sel.Grouping(), en.Params())
+			if en.Name() != c.wantName || !en.Params().IsZero() {
+				t.Errorf("%s: name %q, params %v", c.name, en.Name(), en.Params())
 			}
-			if name != "zero-engine" && sel.Reason() != "" {
-				t.Errorf("%s Selected: reason %q", name, sel.Reason())
+			if sel, ok := en.(*Selected); ok {
+				if sel.OnGPU() || sel.Grouping() != 0 || sel.BatchTiers() != nil || (sel.engine() == nil && sel.Reason() != "") {
+					t.Errorf("%s: OnGPU %v, grouping %d, tiers %v, reason %q", c.name, sel.OnGPU(), sel.Grouping(), sel.BatchTiers(), sel.Reason())
+				}
 			}
 		}()
 	}

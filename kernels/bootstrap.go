@@ -557,19 +557,11 @@ func (b *BootstrapKernels) KeySwitch(s *Stream, sh BootstrapShape, out, in, tabl
 	k.args.u = u
 	if grid.z > 1 {
 		// The chunks add into out with atomicAdd: it starts at zero.
-		if err := zeroWords(l.c, ptrs[0], count*(n+1), h); err != nil {
+		if err := memsetD32Async(l.c, ptrs[0], 0, count*(n+1), h); err != nil {
 			return err
 		}
 	}
 	return launchPinned(k.f, grid, block, h, &k.args, unsafe.Pointer(&k.args.params[0]))
-}
-
-// zeroWords clears words 32-bit words at p on the stream of handle h
-// (cuMemsetD32Async): a key-switching output whose chunks add into it.
-// The operand's pointer from prepare, where a View and its
-// Memset32Async would allocate on the engine's hot path.
-func zeroWords(c *Context, p devicePtr, words int, h uintptr) error {
-	return c.do("cuMemsetD32Async", symMemsetD32Async, uintptr(p), 0, uintptr(words), h)
 }
 
 // ksTile is the key-switching kernel for count samples: ksMMA for the

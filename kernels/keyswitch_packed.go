@@ -122,7 +122,7 @@ func (b *BootstrapKernels) KeySwitchPacked(s *Stream, sh BootstrapShape, out, in
 	k.args.u = [9]uint32{uint32(n), uint32(kn), uint32(sh.KSLevels), sh.KSOffset, uint32(count)}
 	if grid.z > 1 {
 		// The chunks add into out with atomicAdd: it starts at zero.
-		if err := zeroWords(l.c, ptrs[0], count*(n+1), h); err != nil {
+		if err := memsetD32Async(l.c, ptrs[0], 0, count*(n+1), h); err != nil {
 			return err
 		}
 	}

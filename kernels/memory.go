@@ -262,36 +262,28 @@ func (b *DeviceBuffer[T]) CopyToHostAsync(dst *HostPinned[T], s *Stream) error {
 }
 
 // Memset8 sets every byte of b to v (cuMemsetD8_v2).
-func (b *DeviceBuffer[T]) Memset8(v uint8) error { return b.memset(8, uint32(v), nil, false) }
+func (b *DeviceBuffer[T]) Memset8(v uint8) error {
+	return b.memset("DeviceBuffer.Memset8", 8, uint32(v), nil, false)
+}
 
 // Memset8Async is Memset8 enqueued on s (cuMemsetD8Async).
 func (b *DeviceBuffer[T]) Memset8Async(v uint8, s *Stream) error {
-	return b.memset(8, uint32(v), s, true)
+	return b.memset("DeviceBuffer.Memset8Async", 8, uint32(v), s, true)
 }
 
 // Memset32 sets every 32-bit word of b to v (cuMemsetD32_v2). b's size and
 // address must be multiples of 4 bytes.
-func (b *DeviceBuffer[T]) Memset32(v uint32) error { return b.memset(32, v, nil, false) }
+func (b *DeviceBuffer[T]) Memset32(v uint32) error {
+	return b.memset("DeviceBuffer.Memset32", 32, v, nil, false)
+}
 
 // Memset32Async is Memset32 enqueued on s (cuMemsetD32Async).
 func (b *DeviceBuffer[T]) Memset32Async(v uint32, s *Stream) error {
-	return b.memset(32, v, s, true)
+	return b.memset("DeviceBuffer.Memset32Async", 32, v, s, true)
 }
 
-// memsetOps names memset's four forms (constants: memset runs on the
-// engine's hot path and allocates nothing itself).
-var memsetOps = [2][2]string{{"DeviceBuffer.Memset8", "DeviceBuffer.Memset8Async"}, {"DeviceBuffer.Memset32", "DeviceBuffer.Memset32Async"}}
-
-func (b *DeviceBuffer[T]) memset(bits int, v uint32, s *Stream, async bool) error {
-	op := memsetOps[0][0]
-	switch {
-	case bits == 32 && async:
-		op = memsetOps[1][1]
-	case bits == 32:
-		op = memsetOps[1][0]
-	case async:
-		op = memsetOps[0][1]
-	}
+// memset is the Memset methods' body; op is the caller's name.
+func (b *DeviceBuffer[T]) memset(op string, bits, v uint32, s *Stream, async bool) error {
 	p, err := b.ptr(op)
 	if err != nil || b.n == 0 {
 		return err
@@ -317,7 +309,15 @@ func (b *DeviceBuffer[T]) memset(bits int, v uint32, s *Stream, async bool) erro
 	if bits == 8 {
 		return c.do("cuMemsetD8Async", symMemsetD8Async, uintptr(p), uintptr(v), uintptr(count), sh)
 	}
-	return c.do("cuMemsetD32Async", symMemsetD32Async, uintptr(p), uintptr(v), uintptr(count), sh)
+	return memsetD32Async(c, p, v, int(count), sh)
+}
+
+// memsetD32Async sets words 32-bit words at p to v on the stream of handle
+// h (cuMemsetD32Async). Memset32Async's driver call, and what the key
+// switching calls on its output's pointer from prepare, where a View would
+// allocate on the engine's hot path.
+func memsetD32Async(c *Context, p devicePtr, v uint32, words int, h uintptr) error {
+	return c.do("cuMemsetD32Async", symMemsetD32Async, uintptr(p), uintptr(v), uintptr(words), h)
 }
 
 // HostPinned is an array of n elements of page-locked host memory

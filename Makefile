@@ -7,7 +7,7 @@ NVCC    ?= nvcc
 GENCODE := -gencode arch=compute_80,code=sm_80 -gencode arch=compute_86,code=sm_86 \
            -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90,code=[sm_90,compute_90]
 
-.PHONY: test lint demo bench bench-cpu bench-ntt fuzz fatbin gpu-build
+.PHONY: test lint demo bench bench-cpu bench-ntt fuzz fatbin fault-fatbin gpu-build
 
 # The test command CI runs (.ci/run). Short mode keeps it to a few minutes on 2 cores.
 test:
@@ -61,6 +61,16 @@ fuzz:
 fatbin:
 	$(NVCC) -fatbin -O3 -std=c++17 $(GENCODE) -o kernels/goldfhe.fatbin kernels/goldfhe.cu
 	sh kernels/srchash.sh > kernels/goldfhe.fatbin.sha256
+
+# A fatbin whose third key-switching launch traps (GOLDFHE_FAULT_POINT in
+# kernels/bootstrap.cuh), for the GPU engine's fault test on the GPU machine:
+#   GOLDFHE_FAULT_FATBIN=$PWD/.gpu/fault.fatbin ./bootstrap.test -test.run GPUFault
+# FAULT_ARCH is the GPU's compute capability (90: H100, H200). Never committed.
+FAULT_ARCH ?= 90
+fault-fatbin:
+	mkdir -p .gpu
+	$(NVCC) -fatbin -O3 -std=c++17 -DGOLDFHE_FAULT_AFTER=3 -gencode arch=compute_$(FAULT_ARCH),code=sm_$(FAULT_ARCH) \
+		-o .gpu/fault.fatbin kernels/goldfhe.cu
 
 # Test binaries for the GPU machine (it has no Go): carry .gpu/ to it.
 gpu-build:

@@ -47,6 +47,27 @@
 
 #include "goldilocks.cuh"
 
+// GOLDFHE_FAULT_POINT: nothing in goldfhe.fatbin. A build with
+// -DGOLDFHE_FAULT_AFTER=n (`make fault-fatbin`, for bootstrap's
+// TestGPUFault) makes the n-th launch of any key-switching kernel trap,
+// counted per loaded module: the CUDA context is then unusable, as after a
+// GPU that fails mid-batch (an uncorrectable ECC error, a GPU fallen off
+// the bus), which no call of the library can otherwise cause.
+#ifdef GOLDFHE_FAULT_AFTER
+__device__ unsigned int goldfhe_fault_launches;
+#define GOLDFHE_FAULT_POINT()                                                                            \
+    do {                                                                                                 \
+        if (blockIdx.x == 0 && blockIdx.y == 0 && blockIdx.z == 0 && threadIdx.x == 0 &&                \
+            threadIdx.y == 0 && atomicAdd(&goldfhe_fault_launches, 1u) + 1 == (GOLDFHE_FAULT_AFTER)) { \
+            __trap();                                                                                    \
+        }                                                                                                \
+    } while (0)
+#else
+#define GOLDFHE_FAULT_POINT() \
+    do {                      \
+    } while (0)
+#endif
+
 // bs_modswitch is torus.ModSwitchPow2: t rounded to a multiple of
 // 2^(32 - logm), as an integer mod 2^logm (1 <= logm <= 31).
 __device__ __forceinline__ uint32_t bs_modswitch(uint32_t t, uint32_t logm) {
@@ -269,6 +290,7 @@ extern "C" __global__ void __launch_bounds__(KS_TX * KS_TY)
     goldfhe_bs_keyswitch(uint32_t* __restrict__ out, const uint32_t* __restrict__ in,
                          const uint32_t* __restrict__ table, uint32_t n, uint32_t kn, uint32_t t,
                          uint32_t basebit, uint32_t offset, uint32_t count, uint32_t spb, uint32_t cpt) {
+    GOLDFHE_FAULT_POINT();
     __shared__ uint32_t part[KS_TY][KS_TX * KS_CPT];
     const uint32_t m0 = blockIdx.x * (KS_TX * cpt) + threadIdx.x;
     const uint32_t half = 1u << (basebit - 1), mask = (1u << basebit) - 1;
@@ -418,6 +440,7 @@ __device__ __forceinline__ void bs_keyswitch_tiled(uint32_t* __restrict__ out, c
     extern "C" __global__ void __launch_bounds__(KST_W * 32) goldfhe_bs_keyswitch_s##ST##_b##BB(             \
         uint32_t* __restrict__ out, const uint32_t* __restrict__ in, const uint32_t* __restrict__ table,   \
         uint32_t n, uint32_t kn, uint32_t t, uint32_t offset, uint32_t count) {                            \
+        GOLDFHE_FAULT_POINT();                                                                              \
         bs_keyswitch_tiled<ST, BB>(out, in, table, n, kn, t, offset, count);                                \
     }
 KST_DEFINE(16, 2)
@@ -533,6 +556,7 @@ extern "C" __global__ void __launch_bounds__(KSM_WARPS * 32, 2)
     goldfhe_bs_keyswitch_mma_b2(uint32_t* __restrict__ out, const uint32_t* __restrict__ in,
                                 const uint32_t* __restrict__ table, uint32_t n, uint32_t kn, uint32_t t,
                                 uint32_t offset, uint32_t count) {
+    GOLDFHE_FAULT_POINT();
     __shared__ uint2 lut[256];  // bs_ksm_coeffs of every f8
     for (uint32_t f = threadIdx.x; f < 256; f += KSM_WARPS * 32) lut[f] = bs_ksm_coeffs(f);
     __syncthreads();
@@ -612,6 +636,7 @@ extern "C" __global__ void __launch_bounds__(KSM_WARPS * 32, 2)
     goldfhe_bs_keyswitch_mma_b3(uint32_t* __restrict__ out, const uint32_t* __restrict__ in,
                                 const uint32_t* __restrict__ table, uint32_t n, uint32_t kn, uint32_t t,
                                 uint32_t offset, uint32_t count) {
+    GOLDFHE_FAULT_POINT();
     const uint32_t lane = threadIdx.x % 32, wp = threadIdx.x / 32, g = lane / 4, q = lane % 4;
     const uint64_t w = (uint64_t)n + 1, stride = (uint64_t)kn + 1;
     const uint32_t pairs = kn * t, steps = (pairs + 7) / 8;
@@ -692,6 +717,7 @@ extern "C" __global__ void __launch_bounds__(KSP_MW * KSP_NW * 32, 2)
     goldfhe_bs_keyswitch_packed_b2(uint32_t* __restrict__ out, const uint32_t* __restrict__ in,
                                    const uint4* __restrict__ packed, uint32_t n, uint32_t kn, uint32_t t,
                                    uint32_t offset, uint32_t count) {
+    GOLDFHE_FAULT_POINT();
     __shared__ uint4 as[KSP_STEPS][KSP_MW][2][32];
     const uint32_t lane = threadIdx.x % 32, wp = threadIdx.x / 32, mw = wp % KSP_MW, nw = wp / KSP_MW;
     const uint32_t g = lane / 4, q = lane % 4;

@@ -74,6 +74,22 @@ func (c *Context) SetDebug(on bool) { c.debug.Store(on) }
 // Debug reports whether debug mode is on.
 func (c *Context) Debug() bool { return c.debug.Load() }
 
+// Err returns the error that left the context unusable, or nil while it is
+// usable: the first kernel fault or other error after which CUDA cannot use
+// the context (it wraps ErrLaunchFailed), as a GPU that fails or falls off
+// the bus mid-run gives. From then on every call on c fails at once with
+// it. CUDA documents these errors as leaving the process unable to use the
+// device until it restarts: close c (freeing what was made on it would
+// only repeat the error; see Close), and expect Open of that device to fail
+// with an error wrapping ErrLaunchFailed (bootstrap's TestGPUFault saw
+// this on an H100 and an H200).
+func (c *Context) Err() error {
+	if f := c.fault.Load(); f != nil {
+		return f
+	}
+	return nil
+}
+
 // Close releases the primary context. Buffers, streams, events and modules
 // still open are not freed one by one: when the last retain of the primary
 // context goes, the driver destroys it with everything in it, and using

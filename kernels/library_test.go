@@ -255,9 +255,16 @@ func TestDebugModeReportsFault(t *testing.T) {
 	f, err := m.Function("fault")
 	must(t, err)
 	c.SetDebug(true)
+	if err := c.Err(); err != nil {
+		t.Fatalf("Err before the fault: %v", err)
+	}
 	syncs := g.syncs
 	err = f.launch(dim3{1, 1, 1}, dim3{1, 1, 1}, 0, 0, nil)
 	wantErr(t, err, ErrLaunchFailed)
+	wantErr(t, c.Err(), ErrLaunchFailed)
+	if got := c.Err().Error(); !strings.Contains(got, "CUDA_ERROR_ILLEGAL_ADDRESS") {
+		t.Errorf("Err after the fault: %q", got)
+	}
 	if !strings.Contains(err.Error(), "fault (debug: cuCtxSynchronize after launch): CUDA_ERROR_ILLEGAL_ADDRESS") {
 		t.Errorf("error text %q", err)
 	}
@@ -303,6 +310,7 @@ func faultChild(t *testing.T) {
 	_, err = Alloc[uint64](c, 1)
 	wantErr(t, err, ErrLaunchFailed)
 	t.Log(err)
+	wantErr(t, c.Err(), ErrLaunchFailed)
 	t.Log("FAULT-REPORTED")
 }
 

@@ -141,6 +141,18 @@ const DefaultMaxBatch = 8192
 // Concurrency: a GPU is safe for concurrent use by several goroutines; its
 // device pipeline (one set of device buffers and pinned staging buffers) is
 // held by one call at a time, so concurrent calls run one after another.
+//
+// Device faults: a GPU that fails during a call (a kernel fault, an
+// uncorrectable memory error, a GPU fallen off the bus) leaves its CUDA
+// context unusable. The call returns an error wrapping
+// kernels.ErrLaunchFailed (the passes finished before it keep their
+// outputs, the others' outputs are not written), and so does every later
+// call, at once; Close then releases the engine. CUDA documents such faults
+// as leaving the process unable to use the device until it restarts: NewGPU
+// and New with UseGPU then fail with an error wrapping
+// kernels.ErrLaunchFailed, and New with UseAuto builds the CPU engine, its
+// Reason saying why (TestGPUFault checks all of this with a kernel that
+// traps; it passed on an H100 and an H200, kernels/NOTES.md session 27).
 type GPU struct {
 	params   tfhe.Params
 	shape    kernels.BootstrapShape
@@ -660,8 +672,17 @@ func ksTable(ck *tfhe.CloudKey) []uint32 {
 	return table
 }
 
-// release frees whatever init allocated and closes the device.
+// release frees whatever init allocated and closes the device. After a
+// device fault (kernels.Context.Err) each free would only repeat the
+// fault, so then only the context is released: the memory, streams and
+// modules made on it are the driver's to reclaim with it.
 func (e *GPU) release() error {
+	if e.dev != nil && e.dev.Context().Err() != nil {
+		e.buf, e.small, e.plan = gpuBuffers{}, nil, nil
+		err := e.dev.Context().Close()
+		e.dev = nil
+		return err
+	}
 	errs := []error{e.buf.free()}
 	if e.small != nil {
 		errs = append(errs, e.small.Close())
@@ -808,7 +829,9 @@ func (e *GPU) KeySwitch(out, in []*tfhe.TLWE) error {
 }
 
 // Close implements Engine: it waits for calls in progress, then frees the
-// device memory, the pinned buffers and the device context.
+// device memory, the pinned buffers and the device context. After a device
+// fault (see GPU) it releases only the context, the driver's to reclaim
+// the rest with, and returns nil.
 func (e *GPU) Close() error {
 	if e == nil || e.name == "" {
 		return ErrNotInitialized

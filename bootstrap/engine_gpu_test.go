@@ -518,15 +518,7 @@ func TestGPUErrors(t *testing.T) {
 	n, kn := p.LWEDimension(), p.ExtractedLWEDimension()
 	g := newGPU(t, kp.ck, GPUOptions{})
 	good := func(c int) []*tfhe.TLWE { return newTLWEs(c, n) }
-	poisoned := func(c, dim int) []*tfhe.TLWE {
-		s := newTLWEs(c, dim)
-		for _, x := range s {
-			for j := range x.Value {
-				x.Value[j] = 0x5A5A5A5A
-			}
-		}
-		return s
-	}
+	poisoned := poisonedTLWEs
 	cases := []struct {
 		name string
 		call func(out []*tfhe.TLWE) error
@@ -556,10 +548,8 @@ func TestGPUErrors(t *testing.T) {
 				t.Errorf("%s: no error", c.name)
 			}
 			for _, o := range c.out {
-				for _, v := range o.Value {
-					if v != 0x5A5A5A5A {
-						t.Fatalf("%s: output written on error", c.name)
-					}
+				if !isPoisoned(o) {
+					t.Fatalf("%s: output written on error", c.name)
 				}
 			}
 		}()

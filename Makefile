@@ -7,7 +7,7 @@ NVCC    ?= nvcc
 GENCODE := -gencode arch=compute_80,code=sm_80 -gencode arch=compute_86,code=sm_86 \
            -gencode arch=compute_89,code=sm_89 -gencode arch=compute_90,code=[sm_90,compute_90]
 
-.PHONY: test lint demo bench bench-cpu bench-ntt fuzz fatbin fault-fatbin gpu-build
+.PHONY: test lint demo bench bench-cpu bench-ntt fuzz fatbin fault-fatbin gpu-build gpu-test
 
 # The test command CI runs (.ci/run). Short mode keeps it to a few minutes on 2 cores.
 test:
@@ -76,3 +76,21 @@ fault-fatbin:
 gpu-build:
 	mkdir -p .gpu
 	CGO_ENABLED=0 $(GO) test -c -o .gpu/ ./...
+
+# On the GPU machine, in a copy of the tree with the .gpu/ of gpu-build (no
+# Go needed): every GPU test against the embedded fatbin (or GOLDFHE_FATBIN),
+# the bootstrap ones in full mode, and with nvcc there the fault test too
+# (fault-fatbin). Logs in .gpu/logs/; fails if any test failed.
+gpu-test:
+	@set -e; mkdir -p .gpu/logs; \
+	if command -v $(NVCC) >/dev/null 2>&1 && \
+		$(MAKE) --no-print-directory fault-fatbin >.gpu/logs/fault-fatbin.log 2>&1; then fault=$$PWD/.gpu/fault.fatbin; \
+	else echo "gpu-test: no fault fatbin (no $(NVCC), or see .gpu/logs/fault-fatbin.log), so TestGPUFault skips"; fault=; fi; \
+	rc=0; \
+	(cd kernels && ../.gpu/kernels.test -test.v) >.gpu/logs/kernels.log 2>&1 || rc=1; \
+	.gpu/gpuntt.test -test.v >.gpu/logs/gpuntt.log 2>&1 || rc=1; \
+	GOLDFHE_FAULT_FATBIN=$$fault .gpu/bootstrap.test -test.run 'GPU|NewSelection' -test.v >.gpu/logs/bootstrap.log 2>&1 || rc=1; \
+	for f in kernels gpuntt bootstrap; do \
+		echo "gpu-test: $$f: $$(grep -c -- '^--- PASS' .gpu/logs/$$f.log) passed, $$(grep -c -- '--- FAIL' .gpu/logs/$$f.log) failed, $$(grep -c -- '^--- SKIP' .gpu/logs/$$f.log) skipped"; \
+	done; \
+	exit $$rc

@@ -120,15 +120,7 @@ func gpuFaultChild(t *testing.T, name string) {
 	if written == 0 || written == count {
 		t.Fatalf("%d of %d outputs written, want the first passes' (the third key switching traps)", written, count)
 	}
-	want := newTLWEs(written, n)
-	if err := cpu.Bootstrap(want, in[:written], mu8); err != nil {
-		t.Fatal(err)
-	}
-	for i := range written {
-		if !equalTLWE(out[i], want[i]) {
-			t.Fatalf("output %d of the passes before the fault differs from the CPU engine's", i)
-		}
-	}
+	matchCPU(t, cpu, out[:written], in[:written], "the passes before the fault")
 	t.Logf("outputs 0 to %d written before the fault, equal to the CPU engine's; %d to %d untouched", written-1, written, count-1)
 
 	// Later calls fail at once, concurrent ones included.
@@ -195,19 +187,26 @@ func gpuFaultChild(t *testing.T, name string) {
 	}
 	t.Logf("New(UseAuto) after the fault: %s", s2.Reason())
 	rest := in[written : written+min(8, count-written)]
-	out2, want2 := newTLWEs(len(rest), n), newTLWEs(len(rest), n)
+	out2 := newTLWEs(len(rest), n)
 	if err := s2.Bootstrap(out2, rest, mu8); err != nil {
 		t.Fatal(err)
 	}
-	if err := cpu.Bootstrap(want2, rest, mu8); err != nil {
+	matchCPU(t, cpu, out2, rest, "the fallback engine")
+	t.Log("FAULT-HANDLED")
+}
+
+// matchCPU fails t unless got are cpu's bootstraps of in (of mu8).
+func matchCPU(t *testing.T, cpu *CPU, got, in []*tfhe.TLWE, what string) {
+	t.Helper()
+	want := newTLWEs(len(in), cpu.Params().LWEDimension())
+	if err := cpu.Bootstrap(want, in, mu8); err != nil {
 		t.Fatal(err)
 	}
-	for i := range out2 {
-		if !equalTLWE(out2[i], want2[i]) {
-			t.Fatalf("the fallback engine's output %d differs from the CPU engine's", i)
+	for i := range got {
+		if !equalTLWE(got[i], want[i]) {
+			t.Fatalf("%s: output %d differs from the CPU engine's", what, i)
 		}
 	}
-	t.Log("FAULT-HANDLED")
 }
 
 const poison = 0x5A5A5A5A

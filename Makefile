@@ -65,8 +65,9 @@ fatbin:
 # A fatbin whose third key-switching launch traps (GOLDFHE_FAULT_POINT in
 # kernels/bootstrap.cuh), for the GPU engine's fault test on the GPU machine:
 #   GOLDFHE_FAULT_FATBIN=$PWD/.gpu/fault.fatbin ./bootstrap.test -test.run GPUFault
-# FAULT_ARCH is the GPU's compute capability (90: H100, H200). Never committed.
-FAULT_ARCH ?= 90
+# FAULT_ARCH is the GPU's compute capability (90: H100, H200), by default
+# GPU 0's as nvidia-smi reports it, else 90. Never committed.
+FAULT_ARCH ?= $(or $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 | tr -d . | tr -d ' '),90)
 fault-fatbin:
 	mkdir -p .gpu
 	$(NVCC) -fatbin -O3 -std=c++17 -DGOLDFHE_FAULT_AFTER=3 -gencode arch=compute_$(FAULT_ARCH),code=sm_$(FAULT_ARCH) \
@@ -87,10 +88,11 @@ gpu-test:
 		$(MAKE) --no-print-directory fault-fatbin >.gpu/logs/fault-fatbin.log 2>&1; then fault=$$PWD/.gpu/fault.fatbin; \
 	else echo "gpu-test: no fault fatbin (no $(NVCC), or see .gpu/logs/fault-fatbin.log), so TestGPUFault skips"; fault=; fi; \
 	rc=0; \
-	(cd kernels && ../.gpu/kernels.test -test.v) >.gpu/logs/kernels.log 2>&1 || rc=1; \
-	.gpu/gpuntt.test -test.v >.gpu/logs/gpuntt.log 2>&1 || rc=1; \
-	GOLDFHE_FAULT_FATBIN=$$fault .gpu/bootstrap.test -test.run 'GPU|NewSelection' -test.v >.gpu/logs/bootstrap.log 2>&1 || rc=1; \
+	(cd kernels && ../.gpu/kernels.test -test.v -test.timeout=30m) >.gpu/logs/kernels.log 2>&1 || rc=1; \
+	.gpu/gpuntt.test -test.v -test.timeout=10m >.gpu/logs/gpuntt.log 2>&1 || rc=1; \
+	GOLDFHE_FAULT_FATBIN=$$fault .gpu/bootstrap.test -test.run 'GPU|NewSelection' -test.v -test.timeout=60m \
+		>.gpu/logs/bootstrap.log 2>&1 || rc=1; \
 	for f in kernels gpuntt bootstrap; do \
-		echo "gpu-test: $$f: $$(grep -c -- '^--- PASS' .gpu/logs/$$f.log) passed, $$(grep -c -- '--- FAIL' .gpu/logs/$$f.log) failed, $$(grep -c -- '^--- SKIP' .gpu/logs/$$f.log) skipped"; \
+		echo "gpu-test: $$f: $$(grep -c -- '^--- PASS' .gpu/logs/$$f.log) passed, $$(grep -c -- '^--- FAIL' .gpu/logs/$$f.log) failed, $$(grep -c -- '^--- SKIP' .gpu/logs/$$f.log) skipped"; \
 	done; \
 	exit $$rc

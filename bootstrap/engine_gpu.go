@@ -142,17 +142,19 @@ const DefaultMaxBatch = 8192
 // device pipeline (one set of device buffers and pinned staging buffers) is
 // held by one call at a time, so concurrent calls run one after another.
 //
-// Device faults: a GPU that fails during a call (a kernel fault, an
-// uncorrectable memory error, a GPU fallen off the bus) leaves its CUDA
-// context unusable. The call returns an error wrapping
-// kernels.ErrLaunchFailed (the passes finished before it keep their
-// outputs, the others' outputs are not written), and so does every later
-// call, at once; Close then releases the engine. CUDA documents such faults
-// as leaving the process unable to use the device until it restarts: NewGPU
-// and New with UseGPU then fail with an error wrapping
-// kernels.ErrLaunchFailed, and New with UseAuto builds the CPU engine, its
-// Reason saying why (TestGPUFault checks all of this with a kernel that
-// traps; it passed on an H100 and an H200, kernels/NOTES.md session 27).
+// Device faults: a kernel fault during a call (an illegal address, a trap:
+// the errors after which CUDA cannot use the context, which kernels
+// reports as kernels.ErrLaunchFailed) makes the call return an error
+// wrapping kernels.ErrLaunchFailed. The passes finished before it keep
+// their outputs; the others' outputs are not written. Every later call
+// fails the same way at once, and Close releases the engine. CUDA
+// documents such faults as leaving the process unable to use the device
+// until it restarts: NewGPU and New with UseGPU then fail with an error
+// wrapping kernels.ErrLaunchFailed, and New with UseAuto builds the CPU
+// engine, its Reason saying why. Other device errors (say an uncorrectable
+// ECC error) fail the call that meets them, wrapping kernels.Error; what
+// later calls get is the driver's to say. TestGPUFault checks the fault
+// case with a kernel that traps (kernels/NOTES.md session 27).
 type GPU struct {
 	params   tfhe.Params
 	shape    kernels.BootstrapShape
@@ -673,27 +675,30 @@ func ksTable(ck *tfhe.CloudKey) []uint32 {
 }
 
 // release frees whatever init allocated and closes the device. After a
-// device fault (kernels.Context.Err) each free would only repeat the
-// fault, so then only the context is released: the memory, streams and
-// modules made on it are the driver's to reclaim with it.
+// device fault (kernels.Context.Err), whether recorded before or met by
+// the frees here (the primary context is shared, so another engine's
+// fault can have killed it), every free only repeats the fault: then the
+// frees' errors are dropped and only the context is released, the
+// memory, streams and modules made on it being the driver's to reclaim
+// with it.
 func (e *GPU) release() error {
-	if e.dev != nil && e.dev.Context().Err() != nil {
-		e.buf, e.small, e.plan = gpuBuffers{}, nil, nil
-		err := e.dev.Context().Close()
-		e.dev = nil
-		return err
+	var errs []error
+	if e.dev == nil || e.dev.Context().Err() == nil {
+		errs = append(errs, e.buf.free())
+		if e.small != nil {
+			errs = append(errs, e.small.Close())
+		}
+		if e.plan != nil {
+			errs = append(errs, e.plan.Close())
+		}
 	}
-	errs := []error{e.buf.free()}
-	if e.small != nil {
-		errs = append(errs, e.small.Close())
-		e.small = nil
-	}
-	if e.plan != nil {
-		errs = append(errs, e.plan.Close())
-		e.plan = nil
-	}
+	e.buf, e.small, e.plan = gpuBuffers{}, nil, nil
 	if e.dev != nil {
-		errs = append(errs, e.dev.Close())
+		if ctx := e.dev.Context(); ctx.Err() != nil {
+			errs = []error{ctx.Close()}
+		} else {
+			errs = append(errs, e.dev.Close())
+		}
 		e.dev = nil
 	}
 	return errors.Join(errs...)
@@ -831,7 +836,7 @@ func (e *GPU) KeySwitch(out, in []*tfhe.TLWE) error {
 // Close implements Engine: it waits for calls in progress, then frees the
 // device memory, the pinned buffers and the device context. After a device
 // fault (see GPU) it releases only the context, the driver's to reclaim
-// the rest with, and returns nil.
+// the rest with, and returns only that release's error.
 func (e *GPU) Close() error {
 	if e == nil || e.name == "" {
 		return ErrNotInitialized

@@ -50,9 +50,8 @@
 // GOLDFHE_FAULT_POINT: nothing in goldfhe.fatbin. A build with
 // -DGOLDFHE_FAULT_AFTER=n (`make fault-fatbin`, for bootstrap's
 // TestGPUFault) makes the n-th launch of any key-switching kernel trap,
-// counted per loaded module: the CUDA context is then unusable, as after a
-// GPU that fails mid-batch (an uncorrectable ECC error, a GPU fallen off
-// the bus), which no call of the library can otherwise cause.
+// counted per loaded module: the CUDA context is then unusable, as after
+// any kernel fault, which no call of the library can otherwise cause.
 #ifdef GOLDFHE_FAULT_AFTER
 __device__ unsigned int goldfhe_fault_launches;
 #define GOLDFHE_FAULT_POINT()                                                                            \

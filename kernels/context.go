@@ -78,11 +78,12 @@ func (c *Context) Debug() bool { return c.debug.Load() }
 // usable: the first kernel fault or other error after which CUDA documents
 // that the context cannot be used (an illegal address, a trap, a launch
 // failure: it wraps ErrLaunchFailed) met by a call on c. From then on every
-// call on c fails at once with it. CUDA documents these errors as leaving the process unable to use the
-// device until it restarts: close c (freeing what was made on it would
-// only repeat the error; see Close), and expect Open of that device to fail
-// with an error wrapping ErrLaunchFailed (bootstrap's TestGPUFault saw
-// this on an H100 and an H200).
+// call on c fails at once with it. CUDA documents these errors as leaving
+// the process unable to use the device until it restarts: close c
+// (freeing what was made on it would only repeat the error; see Close),
+// and expect Open of that device to fail with an error wrapping
+// ErrLaunchFailed (bootstrap's TestGPUFault saw this on an H100 and an
+// H200).
 func (c *Context) Err() error {
 	if f := c.fault.Load(); f != nil {
 		return f

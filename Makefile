@@ -66,12 +66,16 @@ fatbin:
 # kernels/bootstrap.cuh), for the GPU engine's fault test on the GPU machine:
 #   GOLDFHE_FAULT_FATBIN=$PWD/.gpu/fault.fatbin ./bootstrap.test -test.run GPUFault
 # FAULT_ARCH is the GPU's compute capability (90: H100, H200), by default
-# GPU 0's as nvidia-smi reports it, else 90. Never committed.
+# GPU 0's as nvidia-smi reports it, else 90. Never committed. Rebuilt only
+# when a kernel source is newer (make -B fault-fatbin for another FAULT_ARCH);
+# written under a temporary name, so that a failed build leaves none.
 FAULT_ARCH ?= $(or $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 | tr -d . | tr -d ' '),90)
-fault-fatbin:
+fault-fatbin: .gpu/fault.fatbin
+.gpu/fault.fatbin: $(wildcard kernels/*.cu kernels/*.cuh)
 	mkdir -p .gpu
 	$(NVCC) -fatbin -O3 -std=c++17 -DGOLDFHE_FAULT_AFTER=3 -gencode arch=compute_$(FAULT_ARCH),code=sm_$(FAULT_ARCH) \
-		-o .gpu/fault.fatbin kernels/goldfhe.cu
+		-o $@.tmp kernels/goldfhe.cu
+	mv $@.tmp $@
 
 # Test binaries for the GPU machine (it has no Go): carry .gpu/ to it. Only
 # the three packages with GPU tests, stripped of their symbol tables

@@ -64,15 +64,15 @@ func TestGPUFault(t *testing.T) {
 	}
 }
 
-// within runs f on its own goroutine and fails t if it has not returned
-// after faultDeadline.
-func within[T any](t *testing.T, what string, f func() T) T {
+// within runs f on its own goroutine and returns its error, failing t if
+// f has not returned after faultDeadline.
+func within(t *testing.T, what string, f func() error) error {
 	t.Helper()
-	done := make(chan T, 1)
+	done := make(chan error, 1)
 	go func() { done <- f() }()
 	select {
-	case v := <-done:
-		return v
+	case err := <-done:
+		return err
 	case <-time.After(faultDeadline):
 		t.Fatalf("%s: no return after %v", what, faultDeadline)
 		panic("unreachable")
@@ -135,14 +135,14 @@ func gpuFaultChild(t *testing.T, name string) {
 	t.Logf("a call after the fault, %v: %v", time.Since(start).Round(time.Microsecond), err)
 	errs := make([]error, 4)
 	outs := make([][]*tfhe.TLWE, len(errs))
-	within(t, "concurrent calls after the fault", func() bool {
+	within(t, "concurrent calls after the fault", func() error {
 		var wg sync.WaitGroup
 		for w := range errs {
 			outs[w] = poisonedTLWEs(2, n)
 			wg.Go(func() { errs[w] = s.Bootstrap(outs[w], in[:2], mu8) })
 		}
 		wg.Wait()
-		return true
+		return nil
 	})
 	for w, err := range errs {
 		if !errors.Is(err, kernels.ErrLaunchFailed) || !isPoisoned(outs[w][0]) || !isPoisoned(outs[w][1]) {

@@ -12,7 +12,8 @@ import (
 // its driver calls do: one allocation a call, the argument slice that
 // purego.SyscallN (or here the fake driver) takes, as the package doc
 // says. On a fake GPU whose goldfhe_bs_* launches do nothing, each method
-// makes at most as many heap allocations as driver calls.
+// makes at most as many heap allocations as driver calls. So do the
+// asynchronous copies between views that the engine makes on every pass.
 func TestLaunchAllocs(t *testing.T) {
 	var calls atomic.Int64
 	_, l := newBootstrapFakeWith(t, true, &calls)
@@ -57,6 +58,24 @@ func TestLaunchAllocs(t *testing.T) {
 		{"KeySwitchPacked", func() error { return bk.KeySwitchPacked(nil, sh, out, ext, table, packed, count) }},
 		{"BlindRotateFused", func() error { return bk.BlindRotateFused(nil, sh, 32, 32, in, bkey, tw, twInv, ext, 1<<29, count) }},
 	}
+	// The engine's staging copies: views of the pinned and device buffers,
+	// made in the caller, which must not reach the heap.
+	pinned, err := AllocHost[uint32](c, count*(n+1))
+	must(t, err)
+	t.Cleanup(func() { must(t, pinned.Free()) })
+	stream, err := c.NewStream()
+	must(t, err)
+	t.Cleanup(func() { must(t, stream.Close()) })
+	cases = append(cases, struct {
+		name string
+		run  func() error
+	}{"ViewCopies", func() error {
+		k := count / 2 * (n + 1)
+		if err := in.View(0, k).CopyFromHostAsync(pinned.View(0, k), stream); err != nil {
+			return err
+		}
+		return out.View(k, 2*k).CopyToHostAsync(pinned.View(k, 2*k).View(0, k), stream)
+	}})
 	for _, ws := range bk.WideFor(gsh) {
 		if ws.BlocksPerSample() != 1 {
 			continue // cluster and split kernels: cuLaunchKernelEx, and the split kernel's scratch

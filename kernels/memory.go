@@ -91,9 +91,21 @@ func (b *DeviceBuffer[T]) IsView() bool {
 // Like slicing, it panics if the bounds are out of range.
 func (b *DeviceBuffer[T]) View(lo, hi int) *DeviceBuffer[T] {
 	if lo < 0 || hi < lo || hi > b.n {
-		panic(fmt.Sprintf("kernels: DeviceBuffer.View(%d, %d) of a buffer of length %d", lo, hi, b.n))
+		panic(viewBounds{"DeviceBuffer", lo, hi, b.n})
 	}
 	return &DeviceBuffer[T]{a: b.a, off: b.off + lo, n: hi - lo}
+}
+
+// viewBounds is the panic value of a View out of range. It is formatted
+// only when printed, so that View stays small enough to inline: a caller's
+// view then need not escape to the heap (the engine takes four a pass).
+type viewBounds struct {
+	typ         string
+	lo, hi, len int
+}
+
+func (v viewBounds) Error() string {
+	return fmt.Sprintf("kernels: %s.View(%d, %d) of %d elements", v.typ, v.lo, v.hi, v.len)
 }
 
 // ptr returns b's device address, or an error wrapping ErrFreed.
@@ -329,14 +341,20 @@ func memsetD32Async(c *Context, p devicePtr, v uint32, words int, h uintptr) err
 // itself panics after Free, and every other method returns an error
 // wrapping ErrFreed).
 type HostPinned[T Elem] struct {
-	c     *Context
-	p     atomic.Pointer[T] // first element; nil once freed (unused in a view)
-	n     int
+	c   *Context
+	mem *pinnedAlloc[T] // the allocation, shared with h's views
+	off int             // the first element's index in mem
+	n   int
+	// view marks a View: it is not freed on its own.
+	view bool
+}
+
+// pinnedAlloc is one cuMemHostAlloc block. Keeping its address out of the
+// HostPinned value lets a View made in a caller stay on the caller's stack:
+// loading p does not make the HostPinned itself escape.
+type pinnedAlloc[T Elem] struct {
+	p     atomic.Pointer[T] // first element; nil once freed
 	bytes int64
-	// parent and off make a view (View): elements [off, off+n) of parent,
-	// whose Free also ends the view.
-	parent *HostPinned[T]
-	off    int
 }
 
 // View returns elements [lo, hi) of h as a HostPinned that shares h's
@@ -345,13 +363,9 @@ type HostPinned[T Elem] struct {
 // slicing, it panics if the bounds are out of range.
 func (h *HostPinned[T]) View(lo, hi int) *HostPinned[T] {
 	if lo < 0 || hi < lo || hi > h.n {
-		panic(fmt.Sprintf("kernels: HostPinned.View(%d, %d) of %d elements", lo, hi, h.n))
+		panic(viewBounds{"HostPinned", lo, hi, h.n})
 	}
-	base, off := h, lo
-	if h.parent != nil {
-		base, off = h.parent, h.off+lo
-	}
-	return &HostPinned[T]{c: h.c, n: hi - lo, bytes: int64(hi-lo) * int64(sizeOf[T]()), parent: base, off: off}
+	return &HostPinned[T]{c: h.c, mem: h.mem, off: h.off + lo, n: hi - lo, view: true}
 }
 
 // CU_MEMHOSTALLOC_PORTABLE: the pinned memory is usable from every context.
@@ -371,8 +385,8 @@ func AllocHost[T Elem](c *Context, n int) (*HostPinned[T], error) {
 	if err := c.do("cuMemHostAlloc", symMemHostAlloc, uintptr(unsafe.Pointer(&p)), uintptr(bytes), memHostAllocPortable); err != nil {
 		return nil, fmt.Errorf("%w (asked for %d bytes)", err, bytes)
 	}
-	h := &HostPinned[T]{c: c, n: n, bytes: bytes}
-	h.p.Store(p)
+	h := &HostPinned[T]{c: c, mem: &pinnedAlloc[T]{bytes: bytes}, n: n}
+	h.mem.p.Store(p)
 	c.hostBufs.Add(1)
 	c.hostBytes.Add(bytes)
 	return h, nil
@@ -384,10 +398,7 @@ func (h *HostPinned[T]) Len() int { return h.n }
 // Slice returns the pinned memory as a Go slice of length Len. It panics
 // after Free (a use after free is a bug in the caller).
 func (h *HostPinned[T]) Slice() []T {
-	if h.parent != nil {
-		return h.parent.Slice()[h.off : h.off+h.n]
-	}
-	p := h.p.Load()
+	p := h.first()
 	if p == nil {
 		panic("kernels: HostPinned.Slice after Free")
 	}
@@ -395,31 +406,33 @@ func (h *HostPinned[T]) Slice() []T {
 }
 
 func (h *HostPinned[T]) addr(op string) (unsafe.Pointer, error) {
-	if h.parent != nil {
-		base, err := h.parent.addr(op)
-		if err != nil {
-			return nil, err
-		}
-		return unsafe.Add(base, h.off*sizeOf[T]()), nil
-	}
-	p := h.p.Load()
+	p := h.first()
 	if p == nil {
 		return nil, fmt.Errorf("kernels: %s: HostPinned %w", op, shortFreed)
 	}
 	return unsafe.Pointer(p), nil
 }
 
+// first is the address of h's first element, nil once the memory is freed.
+func (h *HostPinned[T]) first() *T {
+	p := h.mem.p.Load()
+	if p == nil || h.off == 0 {
+		return p
+	}
+	return (*T)(unsafe.Add(unsafe.Pointer(p), h.off*sizeOf[T]()))
+}
+
 // Free releases the pinned memory (cuMemFreeHost). A second Free returns
 // an error wrapping ErrFreed.
 func (h *HostPinned[T]) Free() error {
-	if h.parent != nil {
+	if h.view {
 		return argErr("HostPinned.Free", "a view is freed with the buffer it views")
 	}
-	p := h.p.Swap(nil)
+	p := h.mem.p.Swap(nil)
 	if p == nil {
 		return fmt.Errorf("kernels: HostPinned.Free: %w", shortFreed)
 	}
 	h.c.hostBufs.Add(-1)
-	h.c.hostBytes.Add(-h.bytes)
+	h.c.hostBytes.Add(-h.mem.bytes)
 	return h.c.do("cuMemFreeHost", symMemFreeHost, uintptr(unsafe.Pointer(p)))
 }

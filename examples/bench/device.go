@@ -52,6 +52,16 @@ func (m machine) power(x measurement) (s gpumon.Stats, ok bool, err error) {
 	return gpumon.Summarize(samples), true, err
 }
 
+// energyMeter reads GPU 0's energy counter in joules, or is nil without a
+// monitor. Where NVML does not report the counter every reading fails and
+// the summary gives no energy.
+func (m machine) energyMeter() func() (float64, error) {
+	if m.mon == nil {
+		return nil
+	}
+	return m.mon.EnergyJ
+}
+
 // probeGPU returns GPU 0, or why there is none. A GPU that is there but
 // that the engine cannot use (a fatbin without code for it…) shows up as
 // an error of its cases.

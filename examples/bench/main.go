@@ -51,11 +51,15 @@
 // the driver's libnvidia-ml.so.1, no cgo), and the summary ends with each
 // GPU case's figures during the timed runs of its largest batch: whether
 // the card ran at full clock or at its power cap, which moves large-batch
-// throughput by a few percent from card to card (BENCHMARKS.md). Without
+// throughput by a few percent from card to card (BENCHMARKS.md), and the
+// energy per gate from NVML's energy counter, read before and after each
+// batch size's timed runs (the output checks between the calls included):
+// the power limit over it is what a card held at its cap can reach. Without
 // NVML the summary's notes say why.
 //
 // It prints, last, a table headed by the device, and writes to -out:
-// results.csv (device,engine,set,variant,batch,median_ms,gates_per_s),
+// results.csv (device,engine,set,variant,batch,median_ms,gates_per_s,
+// mj_per_gate: empty for the CPU and where not measured),
 // summary.txt (the table), gates_per_s.png (throughput against batch size,
 // log-log, one panel per set on common axes, one line per engine and
 // variant) and latency.png (the single-gate latencies).

@@ -180,9 +180,25 @@ type measurement struct {
 	// from and to bound the timed runs (the GPU's clock and power
 	// samples of this batch size are those between them).
 	from, to time.Time
+	// gates and busy are the timed runs' gates and time in Bootstrap; the
+	// rest of the window is the output checks between calls.
+	gates int
+	busy  time.Duration
+	// joules is the GPU's energy over the window (its energy counter at
+	// from and at to), 0 when not measured.
+	joules float64
 }
 
 func (m measurement) ms() float64 { return float64(m.median.Nanoseconds()) / 1e6 }
+
+// mJPerGate is the GPU's energy per gate over the timed runs, in
+// millijoules; ok is false when it was not measured.
+func (m measurement) mJPerGate() (mj float64, ok bool) {
+	if m.joules <= 0 || m.gates == 0 {
+		return 0, false
+	}
+	return 1000 * m.joules / float64(m.gates), true
+}
 
 // gatesPerSecond is the batch over its median time.
 func (m measurement) gatesPerSecond() float64 {
@@ -243,8 +259,10 @@ func newEngine(c benchCase, fx *fixture, ck *tfhe.CloudKey) (bootstrap.Engine, s
 }
 
 // runCase builds c's engine and times it at each batch size, checking every
-// output; progress goes to w, prefixed by tag.
-func runCase(c benchCase, fx *fixture, reps, maxGates int, w io.Writer, tag string) (res caseResult) {
+// output; progress goes to w, prefixed by tag. energy, when not nil, reads
+// the GPU's energy counter in joules (machine.energyMeter) around each
+// batch size's timed runs of a GPU case.
+func runCase(c benchCase, fx *fixture, reps, maxGates int, w io.Writer, tag string, energy func() (float64, error)) (res caseResult) {
 	res = caseResult{c: c, variant: c.variant.String()}
 	t0 := time.Now()
 	key, err := fx.key(c.variant.grouping())
@@ -286,6 +304,10 @@ func runCase(c benchCase, fx *fixture, reps, maxGates int, w io.Writer, tag stri
 		n := min(reps, max(1, maxGates/b))
 		var ts []time.Duration
 		var spent time.Duration
+		e0, eErr := 0.0, errNoMeter
+		if energy != nil && c.engine == engGPU {
+			e0, eErr = energy()
+		}
 		from := time.Now()
 		for range n {
 			d, err := call(b)
@@ -298,13 +320,21 @@ func runCase(c benchCase, fx *fixture, reps, maxGates int, w io.Writer, tag stri
 				break
 			}
 		}
-		prev = measurement{batch: b, median: median(ts), runs: len(ts), from: from, to: time.Now()}
+		prev = measurement{batch: b, median: median(ts), runs: len(ts), from: from, to: time.Now(), gates: b * len(ts), busy: spent}
+		if eErr == nil {
+			if e1, err := energy(); err == nil && e1 > e0 {
+				prev.joules = e1 - e0
+			}
+		}
 		res.ms = append(res.ms, prev)
 		fmt.Fprintf(w, "bench: %s %s %s %s: batch %6d  %10.3f ms  %9.1f gates/s  (median of %d)\n",
 			tag, c.engine, c.set.Name(), label, b, prev.ms(), prev.gatesPerSecond(), prev.runs)
 	}
 	return res
 }
+
+// errNoMeter stands for an energy reading not taken.
+var errNoMeter = errors.New("no energy meter")
 
 // median of a non-empty list; the mean of the middle two for an even count.
 func median(ts []time.Duration) time.Duration {

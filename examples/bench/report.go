@@ -23,7 +23,7 @@ const (
 )
 
 // csvHeader are results.csv's columns.
-var csvHeader = []string{"device", "engine", "set", "variant", "batch", "median_ms", "gates_per_s"}
+var csvHeader = []string{"device", "engine", "set", "variant", "batch", "median_ms", "gates_per_s", "mj_per_gate"}
 
 // writeCSV writes one row per case and batch size to dir/results.csv.
 func writeCSV(dir string, m machine, rs []caseResult) (err error) {
@@ -40,6 +40,10 @@ func writeCSV(dir string, m machine, rs []caseResult) (err error) {
 	w.Write(csvHeader)
 	for _, r := range rs {
 		for _, x := range r.ms {
+			mj := "" // not measured: a CPU case, or no energy counter
+			if v, ok := x.mJPerGate(); ok {
+				mj = strconv.FormatFloat(v, 'f', 3, 64)
+			}
 			w.Write([]string{
 				m.deviceName(r.c.engine),
 				r.c.engine,
@@ -48,6 +52,7 @@ func writeCSV(dir string, m machine, rs []caseResult) (err error) {
 				strconv.Itoa(x.batch),
 				strconv.FormatFloat(x.ms(), 'f', 4, 64),
 				strconv.FormatFloat(x.gatesPerSecond(), 'f', 2, 64),
+				mj,
 			})
 		}
 	}
@@ -163,7 +168,10 @@ func writeSummary(w io.Writer, m machine, cfg config, rs []caseResult, notes []s
 
 // writePower lists, for each GPU case, the GPU's clock and power during the
 // timed runs of its largest batch size (machine.power), which tell whether
-// the card ran at full clock or at its power cap.
+// the card ran at full clock or at its power cap, and the board's energy
+// per gate over those runs (the output checks between the calls, with the
+// GPU idle, included): a card held at its power limit of L watts runs about
+// L over the energy per gate of its busy time.
 func writePower(w io.Writer, m machine, rs []caseResult) {
 	head := false
 	for _, r := range rs {
@@ -180,6 +188,10 @@ func writePower(w io.Writer, m machine, rs []caseResult) {
 			head = true
 		}
 		line := fmt.Sprintf("  %s %s %s b=%d: %v", r.c.engine, r.c.set.Name(), r.variant, x.batch, s)
+		if mj, ok := x.mJPerGate(); ok {
+			line += fmt.Sprintf("; %.2f mJ a gate (energy counter over the timed runs, Bootstrap calls %.1f%% of that time)",
+				mj, 100*x.busy.Seconds()/max(x.to.Sub(x.from).Seconds(), 1e-9))
+		}
 		if err != nil {
 			line += fmt.Sprintf(" (sampling stopped: %v)", err)
 		}

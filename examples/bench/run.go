@@ -109,7 +109,7 @@ func run(cfg config, stdout, stderr io.Writer) (err error) {
 		for _, c := range setCases {
 			done++
 			tag := fmt.Sprintf("[%d/%d]", done, len(cases))
-			r := runCase(c, fx, cfg.reps, cfg.maxGates, stderr, tag)
+			r := runCase(c, fx, cfg.reps, cfg.maxGates, stderr, tag, m.energyMeter())
 			results = append(results, r)
 			if r.err != nil {
 				e := fmt.Errorf("%s %s %s: %w", c.engine, c.set.Name(), r.variant, r.err)

@@ -8,7 +8,10 @@
 // "At a glance"): the same code measures differently on different cards,
 // and these samples tell which case a run was in. It is what nvidia-smi
 // --query-gpu=clocks.sm,power.draw,temperature.gpu,
-// clocks_event_reasons.active reports, read in-process.
+// clocks_event_reasons.active reports, read in-process. Its energy
+// counter (Monitor.EnergyJ) gives the board's energy per gate: a card held
+// at its power limit of L watts runs about L / (joules per gate) gates a
+// second.
 //
 // A Monitor is safe for use by several goroutines.
 package gpumon
@@ -94,8 +97,15 @@ func (s Stats) String() string {
 // source reads one sample (NVML, or a fake in tests).
 type source interface {
 	read() (Sample, error)
+	// energyMJ is the energy the GPU has drawn since the driver loaded, in
+	// millijoules; an error wrapping ErrNoEnergy where it is not reported.
+	energyMJ() (uint64, error)
 	close() error
 }
+
+// ErrNoEnergy is returned by EnergyJ where NVML does not report the GPU's
+// energy counter (GPUs before Volta, recorded monitors).
+var ErrNoEnergy = errors.New("gpumon: no energy counter")
 
 // Monitor samples one GPU at a fixed interval between Start and Stop and
 // keeps every sample, a few hundred bytes a minute at 250 ms.
@@ -204,6 +214,24 @@ func (m *Monitor) Window(from, to time.Time) ([]Sample, error) {
 		}
 	}
 	return out, m.err
+}
+
+// EnergyJ reads the GPU's energy counter (nvmlDeviceGetTotalEnergyConsumption,
+// joules since the driver loaded): the difference of two readings is the
+// board's energy between them, exact where sampled power is not. The
+// counter's own update interval is NVML's; readings a second or more apart
+// keep its granularity small.
+func (m *Monitor) EnergyJ() (float64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return 0, ErrClosed
+	}
+	if m.src == nil {
+		return 0, fmt.Errorf("%w: a recorded monitor reads nothing", ErrNoEnergy)
+	}
+	mj, err := m.src.energyMJ()
+	return float64(mj) / 1000, err
 }
 
 // Close stops the sampling and releases NVML.

@@ -32,6 +32,7 @@ func TestSummarize(t *testing.T) {
 type fakeSource struct {
 	mu            sync.Mutex
 	reads, failAt int
+	energy        uint64
 	closed        bool
 }
 
@@ -43,6 +44,14 @@ func (f *fakeSource) read() (Sample, error) {
 		return Sample{}, errors.New("device lost")
 	}
 	return Sample{At: time.Now(), SMClockMHz: uint32(1000 + f.reads), PowerW: 500}, nil
+}
+
+// energyMJ counts 1.5 J a call.
+func (f *fakeSource) energyMJ() (uint64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.energy += 1500
+	return f.energy, nil
 }
 
 func (f *fakeSource) close() error { f.closed = true; return nil }
@@ -78,8 +87,16 @@ func TestMonitor(t *testing.T) {
 	if none, _ := m.Window(time.Now().Add(time.Hour), time.Now().Add(2*time.Hour)); len(none) != 0 {
 		t.Errorf("future window: %d samples", len(none))
 	}
+	e0, err0 := m.EnergyJ()
+	e1, err1 := m.EnergyJ()
+	if err0 != nil || err1 != nil || e1-e0 != 1.5 {
+		t.Errorf("EnergyJ: %v, %v then %v, %v; want readings 1.5 J apart", e0, err0, e1, err1)
+	}
 	if err := m.Close(); err != nil || !src.closed {
 		t.Fatalf("Close: %v, source closed %v", err, src.closed)
+	}
+	if _, err := m.EnergyJ(); !errors.Is(err, ErrClosed) {
+		t.Errorf("EnergyJ after Close: %v, want ErrClosed", err)
 	}
 	if err := m.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
@@ -121,6 +138,9 @@ func TestRecorded(t *testing.T) {
 	if all, _ := m.Window(t0, t0.Add(time.Hour)); len(all) != 10 || all[0].SMClockMHz != 1900 {
 		t.Errorf("all: %d samples, first %+v", len(all), all[0])
 	}
+	if _, err := m.EnergyJ(); !errors.Is(err, ErrNoEnergy) {
+		t.Errorf("EnergyJ of a recorded monitor: %v, want ErrNoEnergy", err)
+	}
 	if err := m.Close(); err != nil {
 		t.Error(err)
 	}
@@ -142,4 +162,12 @@ func TestOpenWithoutNVML(t *testing.T) {
 		t.Errorf("read: %+v, %v", s, err)
 	}
 	t.Logf("%s, power limit %.0f W: %s", m.Device, m.PowerLimitW, Summarize([]Sample{s}))
+	if e, err := m.EnergyJ(); err != nil {
+		if !errors.Is(err, ErrNoEnergy) {
+			t.Errorf("EnergyJ: %v", err)
+		}
+		t.Logf("no energy counter: %v", err)
+	} else {
+		t.Logf("energy counter: %.3f J", e)
+	}
 }

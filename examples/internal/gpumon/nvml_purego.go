@@ -15,6 +15,7 @@ import (
 // NVML's constants (nvml.h).
 const (
 	nvmlSuccess        = 0
+	nvmlNotSupported   = 3
 	nvmlClockSM        = 1
 	nvmlTemperatureGPU = 0
 	// nvmlPciInfo_t: busIdLegacy [16]byte, then domain, bus, device,
@@ -26,6 +27,7 @@ const (
 // nvml is one device's NVML entry points.
 type nvml struct {
 	shutdown, clock, power, temp, reasons uintptr
+	energy                                uintptr // 0 where NVML lacks it
 	dev                                   uintptr // nvmlDevice_t
 }
 
@@ -78,6 +80,7 @@ func openNVML(pciBus int) (source, string, float64, error) {
 			return nil, "", 0, err
 		}
 	}
+	n.energy, _ = sym("nvmlDeviceGetTotalEnergyConsumption") // optional (NVML 9.0 on)
 	if r := call(nvInit); r != nvmlSuccess {
 		return nil, "", 0, fmt.Errorf("gpumon: nvmlInit_v2: NVML error %d", r)
 	}
@@ -154,6 +157,21 @@ func (n *nvml) read() (Sample, error) {
 	}
 	s.SMClockMHz, s.PowerW, s.TempC, s.Reasons = clk, float64(mw)/1000, temp, reasons
 	return s, nil
+}
+
+func (n *nvml) energyMJ() (uint64, error) {
+	if n.energy == 0 {
+		return 0, fmt.Errorf("%w: NVML lacks nvmlDeviceGetTotalEnergyConsumption", ErrNoEnergy)
+	}
+	var mj uint64 // unsigned long long, millijoules
+	switch r := call(n.energy, n.dev, uintptr(unsafe.Pointer(&mj))); r {
+	case nvmlSuccess:
+		return mj, nil
+	case nvmlNotSupported:
+		return 0, fmt.Errorf("%w: nvmlDeviceGetTotalEnergyConsumption: not supported on this GPU", ErrNoEnergy)
+	default:
+		return 0, fmt.Errorf("gpumon: nvmlDeviceGetTotalEnergyConsumption: NVML error %d", r)
+	}
 }
 
 func (n *nvml) close() error {

@@ -304,9 +304,12 @@ func runCase(c benchCase, fx *fixture, reps, maxGates int, w io.Writer, tag stri
 		n := min(reps, max(1, maxGates/b))
 		var ts []time.Duration
 		var spent time.Duration
-		e0, eErr := 0.0, errNoMeter
+		var e0 float64
+		metered := false
 		if energy != nil && c.engine == engGPU {
-			e0, eErr = energy()
+			var err error
+			e0, err = energy()
+			metered = err == nil
 		}
 		from := time.Now()
 		for range n {
@@ -321,7 +324,7 @@ func runCase(c benchCase, fx *fixture, reps, maxGates int, w io.Writer, tag stri
 			}
 		}
 		prev = measurement{batch: b, median: median(ts), runs: len(ts), from: from, to: time.Now(), gates: b * len(ts), busy: spent}
-		if eErr == nil {
+		if metered {
 			if e1, err := energy(); err == nil && e1 > e0 {
 				prev.joules = e1 - e0
 			}
@@ -332,9 +335,6 @@ func runCase(c benchCase, fx *fixture, reps, maxGates int, w io.Writer, tag stri
 	}
 	return res
 }
-
-// errNoMeter stands for an energy reading not taken.
-var errNoMeter = errors.New("no energy meter")
 
 // median of a non-empty list; the mean of the middle two for an even count.
 func median(ts []time.Duration) time.Duration {

@@ -142,19 +142,21 @@ const DefaultMaxBatch = 8192
 // device pipeline (one set of device buffers and pinned staging buffers) is
 // held by one call at a time, so concurrent calls run one after another.
 //
-// Device faults: a kernel fault during a call (an illegal address, a trap:
-// the errors after which CUDA cannot use the context, which kernels
-// reports as kernels.ErrLaunchFailed) makes the call return an error
-// wrapping kernels.ErrLaunchFailed. The passes finished before it keep
-// their outputs; the others' outputs are not written. Every later call
-// fails the same way at once, and Close releases the engine. CUDA
-// documents such faults as leaving the process unable to use the device
-// until it restarts: NewGPU and New with UseGPU then fail with an error
-// wrapping kernels.ErrLaunchFailed, and New with UseAuto builds the CPU
-// engine, its Reason saying why. Other device errors (say an uncorrectable
-// ECC error) fail the call that meets them, wrapping kernels.Error; what
-// later calls get is the driver's to say. TestGPUFault checks the fault
-// case with a kernel that traps (kernels/NOTES.md session 27).
+// Device faults: a kernel fault or device failure during a call (an
+// illegal address, a trap, an uncorrectable ECC error, a GPU that stopped
+// answering: the errors after which CUDA cannot use the context, or
+// promises nothing, which kernels reports as kernels.ErrLaunchFailed)
+// makes the call return an error wrapping kernels.ErrLaunchFailed. The
+// passes finished before it keep their outputs; the others' outputs are
+// not written. Every later call fails the same way at once, and Close
+// releases the engine. CUDA documents such faults as leaving the process
+// unable to use the device until it restarts: NewGPU and New with UseGPU
+// then fail with an error wrapping kernels.ErrLaunchFailed, and New with
+// UseAuto builds the CPU engine, its Reason saying why. Other device
+// errors fail the call that meets them, wrapping kernels.Error.
+// TestGPUFault checks the fault case with a kernel that traps
+// (kernels/NOTES.md session 27), kernels' TestDeviceErrorsAreSticky the
+// hardware errors' codes on a fake driver.
 type GPU struct {
 	params   tfhe.Params
 	shape    kernels.BootstrapShape

@@ -75,9 +75,10 @@ func (c *Context) SetDebug(on bool) { c.debug.Store(on) }
 func (c *Context) Debug() bool { return c.debug.Load() }
 
 // Err returns the error that left the context unusable, or nil while it is
-// usable: the first kernel fault or other error after which CUDA documents
-// that the context cannot be used (an illegal address, a trap, a launch
-// failure: it wraps ErrLaunchFailed) met by a call on c. From then on every
+// usable: the first kernel fault or device failure met by a call on c (an
+// illegal address, a trap, a launch failure, an uncorrectable ECC error, a
+// GPU that stopped answering: it wraps ErrLaunchFailed; Result.sticky lists
+// the codes). From then on every
 // call on c fails at once with it. CUDA documents these errors as leaving
 // the process unable to use the device until it restarts: close c
 // (freeing what was made on it would only repeat the error; see Close),

@@ -55,7 +55,10 @@
 // ErrLaunchFailed. Checks done in Go before any CUDA call wrap ErrArgument;
 // uses after Free or Close wrap ErrFreed or ErrClosed; a missing fatbin
 // wraps ErrNoFatbin. A kernel fault (illegal address and the like) is
-// sticky in CUDA: the context is dead. The Context remembers the first such
+// sticky in CUDA: the context is dead. So, here, are the hardware errors
+// after which CUDA's documentation promises nothing (an uncorrectable ECC
+// error, CUDA_ERROR_UNKNOWN from a GPU that stopped answering): going on
+// could compute on corrupted memory and return wrong bits without an error. The Context remembers the first such
 // error and every later call fails at once with ErrLaunchFailed, naming the
 // call that faulted; only a new process recovers (resetting the primary
 // context would pull memory from under every other user of it). Nothing

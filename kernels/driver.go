@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -264,7 +265,7 @@ func loadDriver() (*driver, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := d.err("cuInit", d.call(symInit, 0)); err != nil {
+		if err := d.init(); err != nil {
 			return nil, err
 		}
 		return d, nil
@@ -277,6 +278,33 @@ func loadDriver() (*driver, error) {
 		return nil, fmt.Errorf("%w: %s (%v)", ErrNoDriver, msg, firstErr)
 	}
 	return nil, fmt.Errorf("%w: %s", ErrNoDriver, msg)
+}
+
+// init calls cuInit(0). Whatever code it fails with, there is no driver to
+// use, so its error matches ErrNoDriver (or ErrNoDevice for
+// CUDA_ERROR_NO_DEVICE): cuInit gives CUDA_ERROR_UNKNOWN, say, when the
+// kernel module and libcuda disagree, which on a context would mean a device
+// fault instead.
+func (d *driver) init() error {
+	err := d.err("cuInit", d.call(symInit, 0))
+	if err == nil || errors.Is(err, ErrNoDriver) || errors.Is(err, ErrNoDevice) {
+		return err
+	}
+	return &initError{err.(*Error)}
+}
+
+// initError is a failed cuInit whose code maps to another sentinel or none.
+// It matches ErrNoDriver only, and errors.As still gives the *Error.
+type initError struct{ err *Error }
+
+func (e *initError) Error() string { return e.err.Error() }
+func (e *initError) Unwrap() error { return ErrNoDriver }
+func (e *initError) As(target any) bool {
+	p, ok := target.(**Error)
+	if ok {
+		*p = e.err
+	}
+	return ok
 }
 
 // theDriver is the process's driver, loaded on first use. cuInit is

@@ -28,10 +28,13 @@ var (
 	// corrupt file.
 	ErrBadImage = errors.New("kernels: kernel image not loadable on this device")
 	// ErrLaunchFailed: a kernel faulted (illegal address, illegal
-	// instruction, timeout, …). Such errors are sticky: the CUDA context is
+	// instruction, timeout, …) or the device failed under it (an
+	// uncorrectable ECC error, an error its containment caught, a GPU that
+	// stopped answering). Such errors are sticky: the CUDA context is
 	// unusable afterwards, and every later call on it fails with this error
-	// too. Only a new process recovers.
-	ErrLaunchFailed = errors.New("kernels: kernel fault (context unusable)")
+	// too. Only a new process recovers (and, after a hardware error, maybe
+	// only a reset GPU).
+	ErrLaunchFailed = errors.New("kernels: device fault (context unusable)")
 	// ErrArgument: a Go-side argument check failed before any CUDA call.
 	ErrArgument = errors.New("kernels: bad argument")
 	// ErrFreed: a device or pinned host buffer was used after Free.
@@ -46,32 +49,40 @@ type Result int32
 
 // CUresult values this package interprets. The numbers are cuda.h's.
 const (
-	resultSuccess            Result = 0
-	resultInvalidValue       Result = 1
-	resultOutOfMemory        Result = 2
-	resultNotInitialized     Result = 3
-	resultDeinitialized      Result = 4
-	resultStubLibrary        Result = 34
-	resultInsufficientDriver Result = 35
-	resultDeviceUnavailable  Result = 46
-	resultNoDevice           Result = 100
-	resultInvalidDevice      Result = 101
-	resultInvalidImage       Result = 200
-	resultNoBinaryForGPU     Result = 209
-	resultInvalidPTX         Result = 218
-	resultUnsupportedPTX     Result = 222
-	resultNotReady           Result = 600
-	resultIllegalAddress     Result = 700
-	resultLaunchTimeout      Result = 702
-	resultAssert             Result = 710
-	resultHardwareStack      Result = 714
-	resultIllegalInstruction Result = 715
-	resultMisalignedAddress  Result = 716
-	resultInvalidAddrSpace   Result = 717
-	resultInvalidPC          Result = 718
-	resultLaunchFailed       Result = 719
-	resultSystemDriverMism   Result = 803
-	resultCompatNotSupported Result = 804
+	resultSuccess             Result = 0
+	resultInvalidValue        Result = 1
+	resultOutOfMemory         Result = 2
+	resultNotInitialized      Result = 3
+	resultDeinitialized       Result = 4
+	resultStubLibrary         Result = 34
+	resultInsufficientDriver  Result = 35
+	resultDeviceUnavailable   Result = 46
+	resultNoDevice            Result = 100
+	resultInvalidDevice       Result = 101
+	resultInvalidImage        Result = 200
+	resultNoBinaryForGPU      Result = 209
+	resultECCUncorrectable    Result = 214
+	resultInvalidPTX          Result = 218
+	resultNVLinkUncorrectable Result = 220
+	resultUnsupportedPTX      Result = 222
+	resultContained           Result = 226
+	resultNotReady            Result = 600
+	resultIllegalAddress      Result = 700
+	resultLaunchTimeout       Result = 702
+	resultContextDestroyed    Result = 709
+	resultAssert              Result = 710
+	resultHardwareStack       Result = 714
+	resultIllegalInstruction  Result = 715
+	resultMisalignedAddress   Result = 716
+	resultInvalidAddrSpace    Result = 717
+	resultInvalidPC           Result = 718
+	resultLaunchFailed        Result = 719
+	resultTensorMemoryLeak    Result = 721
+	resultSystemDriverMism    Result = 803
+	resultCompatNotSupported  Result = 804
+	resultMPSClientGone       Result = 810
+	resultExternalDevice      Result = 911
+	resultUnknown             Result = 999
 )
 
 // sentinel returns the sentinel error a CUresult maps to, or nil.
@@ -95,13 +106,22 @@ func (r Result) sentinel() error {
 	return nil
 }
 
-// sticky reports whether r leaves the context unusable (cuda.h documents
-// these as "the context cannot be used, so it must be destroyed").
+// sticky reports whether r leaves the context unusable. Most of these cuda.h
+// documents as leaving "the process in an inconsistent state" (or "the
+// context cannot be used"): kernel faults, a contained hardware error, a
+// tensor-memory leak, a failed external device, a terminated MPS client.
+// cuda.h says nothing of what follows an uncorrectable ECC or NVLink error
+// or CUDA_ERROR_UNKNOWN (what a GPU that fell off the bus tends to give),
+// nor of a destroyed context; they are treated as sticky too, because
+// going on after them risks outputs computed from corrupted memory, which
+// decrypt to wrong bits without any error.
 func (r Result) sticky() bool {
 	switch r {
 	case resultIllegalAddress, resultLaunchTimeout, resultAssert, resultHardwareStack,
 		resultIllegalInstruction, resultMisalignedAddress, resultInvalidAddrSpace,
-		resultInvalidPC, resultLaunchFailed:
+		resultInvalidPC, resultLaunchFailed, resultContained, resultTensorMemoryLeak,
+		resultExternalDevice, resultMPSClientGone,
+		resultECCUncorrectable, resultNVLinkUncorrectable, resultUnknown, resultContextDestroyed:
 		return true
 	}
 	return false

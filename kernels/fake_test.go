@@ -110,6 +110,10 @@ var fakeStrings = map[Result][2][]byte{
 	resultIllegalAddress: {[]byte("CUDA_ERROR_ILLEGAL_ADDRESS\x00"), []byte("an illegal memory access was encountered\x00")},
 	resultNoBinaryForGPU: {[]byte("CUDA_ERROR_NO_BINARY_FOR_GPU\x00"), []byte("no kernel image is available for execution on the device\x00")},
 	500:                  {[]byte("CUDA_ERROR_NOT_FOUND\x00"), []byte("named symbol not found\x00")},
+	214:                  {[]byte("CUDA_ERROR_ECC_UNCORRECTABLE\x00"), []byte("uncorrectable ECC error encountered\x00")},
+	226:                  {[]byte("CUDA_ERROR_CONTAINED\x00"), []byte("Invalid access of peer GPU memory over nvlink or a hardware error\x00")},
+	999:                  {[]byte("CUDA_ERROR_UNKNOWN\x00"), []byte("unknown error\x00")},
+	701:                  {[]byte("CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES\x00"), []byte("too many resources requested for launch\x00")},
 }
 
 // arg reinterprets argument i as a pointer (the driver's view of it).

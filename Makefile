@@ -1,7 +1,8 @@
 # goldfhe — see README.md. Every target runs on a machine without a GPU unless noted.
 GO      ?= go
 PKGS    := ./...
-# Packages that run goroutines get a -race pass in `make test`.
+# Packages that run goroutines get a -race pass in `make test`, and so does
+# the GPU engine on kernels' fake driver (kernels/engine_fake_test.go).
 RACE_PKGS := ./tfhe/... ./bootstrap/... ./gates/...
 NVCC    ?= nvcc
 GENCODE := -gencode arch=compute_80,code=sm_80 -gencode arch=compute_86,code=sm_86 \
@@ -16,7 +17,8 @@ test:
 	CGO_ENABLED=0 $(GO) test -short -count=1 $(PKGS)
 	CGO_ENABLED=0 $(GO) test -short -count=1 -tags purego ./smallntt/
 	@if $(GO) env CC >/dev/null 2>&1 && command -v "$$($(GO) env CC)" >/dev/null 2>&1; then \
-		CGO_ENABLED=1 $(GO) test -race -short -count=1 $(RACE_PKGS); \
+		CGO_ENABLED=1 $(GO) test -race -short -count=1 $(RACE_PKGS) && \
+		CGO_ENABLED=1 $(GO) test -race -short -count=1 -run '^TestFakeGPUEngine' ./kernels/; \
 	else echo "make test: no C compiler, skipping the -race pass"; fi
 
 lint:

@@ -155,8 +155,9 @@ const DefaultMaxBatch = 8192
 // UseAuto builds the CPU engine, its Reason saying why. Other device
 // errors fail the call that meets them, wrapping kernels.Error.
 // TestGPUFault checks the fault case with a kernel that traps
-// (kernels/NOTES.md session 27), kernels' TestDeviceErrorsAreSticky the
-// hardware errors' codes on a fake driver.
+// (kernels/NOTES.md session 27); kernels' TestFakeGPUEngineDeviceErrors
+// an uncorrectable ECC error and CUDA_ERROR_UNKNOWN mid-batch, and a
+// recoverable error, on its fake driver.
 type GPU struct {
 	params   tfhe.Params
 	shape    kernels.BootstrapShape

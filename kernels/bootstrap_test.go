@@ -239,6 +239,22 @@ func newBootstrapFakeGPU(t *testing.T) (*fakeGPU, *Library) {
 // and which counts every driver call in calls when it is not nil.
 func newBootstrapFakeWith(t *testing.T, noop bool, calls *atomic.Int64) (*fakeGPU, *Library) {
 	t.Helper()
+	g, call := bootstrapFakeDriver(noop, calls)
+	c, err := open(&driver{path: "fake", fake: call}, 0)
+	must(t, err)
+	c.SetDebug(false)
+	l, err := c.loadLibrary(fakeImage, "fake")
+	must(t, err)
+	t.Cleanup(func() {
+		l.Close()
+		c.Close()
+	})
+	return g, l
+}
+
+// bootstrapFakeDriver is a fake GPU and its driver entry point with the
+// bootstrapping kernels added (newBootstrapFakeWith).
+func bootstrapFakeDriver(noop bool, calls *atomic.Int64) (*fakeGPU, func(s sym, a []uintptr) Result) {
 	g := newFakeGPU()
 	mine := map[uintptr]string{}
 	call := func(s sym, a []uintptr) Result {
@@ -285,16 +301,7 @@ func newBootstrapFakeWith(t *testing.T, noop bool, calls *atomic.Int64) (*fakeGP
 		}
 		return g.call(s, a)
 	}
-	c, err := open(&driver{path: "fake", fake: call}, 0)
-	must(t, err)
-	c.SetDebug(false)
-	l, err := c.loadLibrary(fakeImage, "fake")
-	must(t, err)
-	t.Cleanup(func() {
-		l.Close()
-		c.Close()
-	})
-	return g, l
+	return g, call
 }
 
 // bsFakeLaunch decodes a goldfhe_bs_* launch the way the CUDA code reads

@@ -177,5 +177,9 @@
 // also tested without a GPU against an in-process fake driver that
 // implements the bound entry points over Go memory and runs the kernels on
 // the CPU, so argument marshalling, bookkeeping and error paths are checked
-// on every machine.
+// on every machine. The external test package drives bootstrap's GPU engine
+// on that fake (engine_fake_test.go, through export_test.go's
+// UseFakeDriver), so the engine's passes, pipeline slots, staging and
+// device-error handling are checked against the CPU engine without a GPU
+// too.
 package kernels

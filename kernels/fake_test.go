@@ -22,6 +22,7 @@ type fakeGPU struct {
 	dev      map[uint64][]byte // device allocations by base address
 	host     map[uintptr][]uint64
 	total    uint64 // device memory size
+	sms      int32  // streaming multiprocessors
 	retains  int
 	handles  uintptr
 	funcs    map[uintptr]string // CUfunction → kernel name
@@ -68,6 +69,7 @@ func newFakeGPU() *fakeGPU {
 		dev:     map[uint64][]byte{},
 		host:    map[uintptr][]uint64{},
 		total:   80 << 30,
+		sms:     132,
 		funcs:   map[uintptr]string{},
 		attrs:   map[uintptr]map[int32]int32{},
 		modules: map[uintptr]bool{},
@@ -170,7 +172,7 @@ func (g *fakeGPU) call(s sym, a []uintptr) Result {
 		put(a, 0, g.total)
 	case symDeviceGetAttribute:
 		v := map[uintptr]int32{
-			attrComputeMajor: 9, attrComputeMinor: 0, attrMultiprocessorCount: 132,
+			attrComputeMajor: 9, attrComputeMinor: 0, attrMultiprocessorCount: g.sms,
 			attrL2CacheSize: 50 << 20, attrMaxSharedPerBlock: 48 << 10,
 			attrMaxSharedPerBlockOptin: 227 << 10, attrMaxSharedPerSM: fakeSharedPerSM,
 			attrMaxThreadsPerBlock: 1024, attrWarpSize: 32,

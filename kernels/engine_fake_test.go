@@ -1,0 +1,419 @@
+package kernels_test
+
+// Tests of bootstrap's GPU engine on this package's fake GPU
+// (export_test.go), so that they run where there is no GPU (CI): the
+// engine's Go side — the kernels it picks per pass, batches split into
+// passes over its pipeline slots, the pinned staging, concurrent calls,
+// Close, device errors (hardware ones included) — checked bit for bit
+// against the CPU engine. The fake runs the kernels with the references on
+// the CPU, so the sets are the named sets' shapes with a small LWE
+// dimension (the kernels take n at run time; 31 leaves a last key group of
+// one bit grouped by 2 and 3) and the fake GPU has 2 SMs, so that a few
+// dozen samples fill several waves of the wide kernels. The same tests'
+// counterparts on a real GPU are bootstrap's TestGPU*. They live here
+// because the fake is this package's test code.
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/goldfhe/goldfhe/bootstrap"
+	"github.com/goldfhe/goldfhe/kernels"
+	"github.com/goldfhe/goldfhe/tfhe"
+	"github.com/goldfhe/goldfhe/torus"
+)
+
+// fakeSMs is the fake GPU's SM count in these tests: a wave of the flat
+// kernel is 6 samples, of the N/8-thread wide kernel 2.
+const fakeSMs = 2
+
+var mu8 = torus.Encode(1, 8)
+
+// smallN returns named set p with LWE dimension 31 (insecure, tests only).
+func smallN(p tfhe.Params) tfhe.Params {
+	lit := p.Literal()
+	lit.Name += "-n31"
+	lit.LWEDimension = 31
+	lit.Note = "insecure, tests only"
+	return tfhe.MustNewParams(lit)
+}
+
+type fakeKeys struct {
+	p  tfhe.Params
+	sk *tfhe.SecretKey
+	ck *tfhe.CloudKey
+}
+
+func newFakeKeys(t testing.TB, p tfhe.Params, grouping int) fakeKeys {
+	t.Helper()
+	seed := func(what string) [torus.SeedSize]byte {
+		return torus.DeriveSeed([torus.SeedSize]byte{}, "kernels-fake-engine/"+p.Name()+"/"+what, uint64(grouping))
+	}
+	sk, err := tfhe.GenerateSecretKeyFromSeed(p, seed("sk"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ck, err := tfhe.GenerateCloudKeyFromSeed(sk, seed("ck"), tfhe.WithGrouping(grouping))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fakeKeys{p, sk, ck}
+}
+
+// inputs returns count fresh encryptions of random bits, and the bits.
+func (k fakeKeys) inputs(t testing.TB, rng *rand.Rand, count int) ([]*tfhe.TLWE, []bool) {
+	t.Helper()
+	enc, err := tfhe.NewEncryptorFromSeed(k.sk, torus.DeriveSeed([torus.SeedSize]byte{}, "kernels-fake-engine/enc", rng.Uint64()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, bits := make([]*tfhe.TLWE, count), make([]bool, count)
+	for i := range in {
+		bits[i] = rng.IntN(2) == 1
+		in[i] = enc.EncryptBool(bits[i])
+	}
+	return in, bits
+}
+
+func newSamples(count, dim int) []*tfhe.TLWE {
+	s := make([]*tfhe.TLWE, count)
+	for i := range s {
+		s[i] = tfhe.NewTLWE(dim)
+	}
+	return s
+}
+
+const poison = 0x5A5A5A5A
+
+// poisoned returns count samples whose every word is poison, which no
+// computed sample is.
+func poisoned(count, dim int) []*tfhe.TLWE {
+	s := newSamples(count, dim)
+	for _, x := range s {
+		for j := range x.Value {
+			x.Value[j] = poison
+		}
+	}
+	return s
+}
+
+func isPoisoned(x *tfhe.TLWE) bool {
+	return !slices.ContainsFunc(x.Value, func(v torus.Torus32) bool { return v != poison })
+}
+
+func newFakeGPUEngine(t testing.TB, ck *tfhe.CloudKey, opts bootstrap.GPUOptions) *bootstrap.GPU {
+	t.Helper()
+	g, err := bootstrap.NewGPU(ck, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	return g
+}
+
+func newCPUEngine(t testing.TB, ck *tfhe.CloudKey) *bootstrap.CPU {
+	t.Helper()
+	c, err := bootstrap.NewCPU(ck, bootstrap.CPUOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// sameAs fails t unless got[i] equals want[i] word for word.
+func sameAs(t testing.TB, what string, got, want []*tfhe.TLWE) {
+	t.Helper()
+	for i := range want {
+		if !slices.Equal(got[i].Value, want[i].Value) {
+			t.Fatalf("%s: sample %d of %d differs", what, i, len(want))
+		}
+	}
+}
+
+// cpuBootstrap is the CPU engine's Bootstrap of in.
+func cpuBootstrap(t testing.TB, cpu *bootstrap.CPU, in []*tfhe.TLWE) []*tfhe.TLWE {
+	t.Helper()
+	want := newSamples(len(in), cpu.Params().LWEDimension())
+	if err := cpu.Bootstrap(want, in, mu8); err != nil {
+		t.Fatal(err)
+	}
+	return want
+}
+
+// TestFakeGPUEngineMatchesCPU: for the named sets' shapes, plain and
+// grouped by 2 and 3, the GPU engine's Bootstrap, BootstrapNoKeySwitch and
+// KeySwitch equal the CPU engine's on every sample, for batches that run
+// the split and cluster kernels (1, 7), the N/8-thread wide kernel with a
+// tail (11) and, grouped by 3, the flat kernel (60: flatMinWaves waves of
+// 6 and more); the kernels launched are those the engine's name lists.
+func TestFakeGPUEngineMatchesCPU(t *testing.T) {
+	kernels.UseFakeDriver(t, kernels.FakeOptions{SMs: fakeSMs})
+	for _, named := range tfhe.ParamSets() {
+		p := smallN(named)
+		for _, grouping := range []int{1, 2, 3} {
+			t.Run(fmt.Sprintf("%s/g%d", p.Name(), grouping), func(t *testing.T) {
+				testFakeGPUEngineMatchesCPU(t, newFakeKeys(t, p, grouping))
+			})
+		}
+	}
+}
+
+func testFakeGPUEngineMatchesCPU(t *testing.T, k fakeKeys) {
+	fake := kernels.UseFakeDriver(t, kernels.FakeOptions{SMs: fakeSMs})
+	g := newFakeGPUEngine(t, k.ck, bootstrap.GPUOptions{})
+	cpu := newCPUEngine(t, k.ck)
+	t.Log(g.Name())
+	if !strings.Contains(g.Name(), "gpu/Fake GPU/") || !strings.Contains(g.Name(), "/wide") {
+		t.Fatalf("engine %s: want the wide kernels on the fake GPU", g.Name())
+	}
+	n, kn := k.p.LWEDimension(), k.p.ExtractedLWEDimension()
+	rng := rand.New(rand.NewPCG(uint64(k.ck.Grouping()), 7))
+	batches := []int{1, 7, 11}
+	if k.ck.Grouping() == 3 && strings.Contains(g.Name(), "+f256>=") {
+		batches = append(batches, 60)
+	}
+	launched := map[string]bool{}
+	for _, count := range batches {
+		in, bits := k.inputs(t, rng, count)
+		before := len(fake.Launches())
+		out, ext, ks := poisoned(count, n), poisoned(count, kn), poisoned(count, n)
+		if err := g.Bootstrap(out, in, mu8); err != nil {
+			t.Fatal(err)
+		}
+		if err := g.BootstrapNoKeySwitch(ext, in, mu8); err != nil {
+			t.Fatal(err)
+		}
+		if err := g.KeySwitch(ks, ext); err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range fake.Launches()[before:] {
+			launched[name] = true
+		}
+		cext, cout := newSamples(count, kn), newSamples(count, n)
+		if err := cpu.BootstrapNoKeySwitch(cext, in, mu8); err != nil {
+			t.Fatal(err)
+		}
+		if err := cpu.KeySwitch(cout, cext); err != nil {
+			t.Fatal(err)
+		}
+		sameAs(t, fmt.Sprintf("batch %d, BootstrapNoKeySwitch", count), ext, cext)
+		sameAs(t, fmt.Sprintf("batch %d, Bootstrap", count), out, cout)
+		sameAs(t, fmt.Sprintf("batch %d, KeySwitch", count), ks, cout)
+		for i := range out {
+			if k.sk.DecryptBool(out[i]) != bits[i] {
+				t.Fatalf("batch %d, sample %d decrypts to %v", count, i, !bits[i])
+			}
+		}
+	}
+	names := slices.Sorted(func(yield func(string) bool) {
+		for name := range launched {
+			if !yield(name) {
+				return
+			}
+		}
+	})
+	t.Logf("kernels launched: %s", strings.Join(names, ", "))
+	if k.ck.Grouping() == 3 && slices.Contains(batches, 60) &&
+		!slices.ContainsFunc(names, func(s string) bool { return strings.Contains(s, "_f256_g3") }) {
+		t.Errorf("60 samples grouped by 3 did not run the flat kernel")
+	}
+}
+
+// TestFakeGPUEngineSplit: a batch larger than MaxBatch runs in passes over
+// the pipeline slots with the same results, in place too; a device too
+// small for a default pass lowers MaxBatch (to what half its free memory
+// holds); one too small for the keys
+// fails NewGPU with an error wrapping kernels.ErrOutOfMemory. Close frees
+// every device and pinned buffer.
+func TestFakeGPUEngineSplit(t *testing.T) {
+	k := newFakeKeys(t, smallN(tfhe.TFHELib128), 3)
+	fake := kernels.UseFakeDriver(t, kernels.FakeOptions{SMs: fakeSMs})
+	cpu := newCPUEngine(t, k.ck)
+	small, err := bootstrap.NewGPU(k.ck, bootstrap.GPUOptions{MaxBatch: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if small.MaxBatch() != 8 {
+		t.Fatalf("MaxBatch() = %d, want 8", small.MaxBatch())
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	in, _ := k.inputs(t, rng, 30)
+	want := cpuBootstrap(t, cpu, in)
+	out := poisoned(len(in), k.p.LWEDimension())
+	if err := small.Bootstrap(out, in, mu8); err != nil {
+		t.Fatal(err)
+	}
+	sameAs(t, "30 samples in passes of 8", out, want)
+	if err := small.Bootstrap(in, in, mu8); err != nil {
+		t.Fatal(err)
+	}
+	sameAs(t, "in place", in, want)
+	if err := small.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if dev, host := fake.Live(); dev != 0 || host != 0 {
+		t.Errorf("after Close: %d device and %d pinned host allocations left", dev, host)
+	}
+
+	// A device of 32 MiB: the keys (about 12 MB) fit, a default pass does
+	// not.
+	kernels.UseFakeDriver(t, kernels.FakeOptions{SMs: fakeSMs, Memory: 32 << 20})
+	g := newFakeGPUEngine(t, k.ck, bootstrap.GPUOptions{})
+	if g.MaxBatch() >= bootstrap.DefaultMaxBatch || g.MaxBatch() < 1 {
+		t.Errorf("on 32 MiB MaxBatch() = %d, want it below %d", g.MaxBatch(), bootstrap.DefaultMaxBatch)
+	}
+	t.Logf("on 32 MiB: MaxBatch() = %d", g.MaxBatch())
+	in2, _ := k.inputs(t, rng, 9)
+	out2 := poisoned(len(in2), k.p.LWEDimension())
+	if err := g.Bootstrap(out2, in2, mu8); err != nil {
+		t.Fatal(err)
+	}
+	sameAs(t, "on 32 MiB", out2, cpuBootstrap(t, cpu, in2))
+
+	// A device of 1 MiB: not even the bootstrapping key fits.
+	tiny := kernels.UseFakeDriver(t, kernels.FakeOptions{SMs: fakeSMs, Memory: 1 << 20})
+	if _, err := bootstrap.NewGPU(k.ck, bootstrap.GPUOptions{}); !errors.Is(err, kernels.ErrOutOfMemory) {
+		t.Errorf("NewGPU on 1 MiB: %v, want an error wrapping kernels.ErrOutOfMemory", err)
+	} else {
+		t.Logf("NewGPU on 1 MiB: %v", err)
+	}
+	if dev, host := tiny.Live(); dev != 0 || host != 0 {
+		t.Errorf("after the failed NewGPU: %d device and %d pinned host allocations left", dev, host)
+	}
+}
+
+// TestFakeGPUEngineDeviceErrors: a device error in the middle of a call.
+// An uncorrectable ECC error, or CUDA_ERROR_UNKNOWN from a GPU that stopped
+// answering, leaves the context unusable: the call fails with an error
+// wrapping kernels.ErrLaunchFailed that names the code, the passes before
+// it keep their outputs (the CPU engine's) and the others stay untouched,
+// later calls fail at once without launching anything, and Close works.
+// An error CUDA recovers from (a launch asking too much of the device)
+// fails that call only: the next call is right.
+func TestFakeGPUEngineDeviceErrors(t *testing.T) {
+	k := newFakeKeys(t, smallN(tfhe.TFHELib128), 3)
+	cpu := newCPUEngine(t, k.ck)
+	n := k.p.LWEDimension()
+	rng := rand.New(rand.NewPCG(5, 6))
+	in, _ := k.inputs(t, rng, 32)
+	want := cpuBootstrap(t, cpu, in)
+	for _, tc := range []struct {
+		call   string
+		after  int // calls of it that succeed first
+		code   int32
+		name   string
+		sticky bool
+	}{
+		{"cuStreamSynchronize", 2, 214, "CUDA_ERROR_ECC_UNCORRECTABLE", true},
+		{"cuMemcpyHtoDAsync_v2", 3, 999, "CUDA_ERROR_UNKNOWN", true},
+		{"cuLaunchKernel", 2, 701, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := kernels.UseFakeDriver(t, kernels.FakeOptions{SMs: fakeSMs})
+			g, err := bootstrap.NewGPU(k.ck, bootstrap.GPUOptions{MaxBatch: 8})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer g.Close()
+			fake.FailAfter(t, tc.call, tc.after, tc.code)
+			out := poisoned(len(in), n)
+			err = g.Bootstrap(out, in, mu8)
+			if err == nil || !strings.Contains(err.Error(), tc.name) {
+				t.Fatalf("the failing call: %v, want an error naming %s", err, tc.name)
+			}
+			if got := errors.Is(err, kernels.ErrLaunchFailed); got != tc.sticky {
+				t.Fatalf("the failing call's error %q wraps kernels.ErrLaunchFailed: %v, want %v", err, got, tc.sticky)
+			}
+			t.Logf("the failing call: %v", err)
+			written := 0
+			for written < len(out) && !isPoisoned(out[written]) {
+				written++
+			}
+			for i := written; i < len(out); i++ {
+				if !isPoisoned(out[i]) {
+					t.Fatalf("output %d written after output %d was not", i, written)
+				}
+			}
+			if written == len(out) {
+				t.Fatalf("every output written by a call that failed")
+			}
+			sameAs(t, "the passes before the error", out[:written], want[:written])
+			t.Logf("outputs 0 to %d written, equal to the CPU engine's; the rest untouched", written-1)
+
+			launches := len(fake.Launches())
+			again := poisoned(9, n)
+			err = g.Bootstrap(again, in[:9], mu8)
+			if !tc.sticky {
+				if err != nil {
+					t.Fatalf("the call after a recoverable error: %v", err)
+				}
+				sameAs(t, "the call after a recoverable error", again, want[:9])
+			} else {
+				if !errors.Is(err, kernels.ErrLaunchFailed) || !strings.Contains(err.Error(), tc.name) {
+					t.Fatalf("a call after the fault: %v", err)
+				}
+				if !isPoisoned(again[0]) || len(fake.Launches()) != launches {
+					t.Fatalf("a call after the fault wrote outputs or launched kernels")
+				}
+				ks := poisoned(1, n)
+				if err := g.KeySwitch(ks, newSamples(1, k.p.ExtractedLWEDimension())); !errors.Is(err, kernels.ErrLaunchFailed) || !isPoisoned(ks[0]) {
+					t.Errorf("KeySwitch after the fault: %v", err)
+				}
+			}
+			if err := g.Close(); err != nil {
+				t.Errorf("Close: %v", err)
+			}
+			if err := g.Bootstrap(again, in[:9], mu8); !errors.Is(err, bootstrap.ErrClosed) {
+				t.Errorf("Bootstrap after Close: %v", err)
+			}
+			if !tc.sticky {
+				if dev, host := fake.Live(); dev != 0 || host != 0 {
+					t.Errorf("after Close: %d device and %d pinned host allocations left", dev, host)
+				}
+			}
+		})
+	}
+}
+
+// TestFakeGPUEngineConcurrent: calls from several goroutines (run one
+// after another by the engine) give each its CPU-engine outputs; New with
+// UseAuto picks the fake GPU and says so.
+func TestFakeGPUEngineConcurrent(t *testing.T) {
+	k := newFakeKeys(t, smallN(tfhe.TFHELib128), 2)
+	kernels.UseFakeDriver(t, kernels.FakeOptions{SMs: fakeSMs})
+	s, err := bootstrap.New(k.ck, bootstrap.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if !s.OnGPU() || !strings.HasPrefix(s.Reason(), "GPU: Fake GPU") {
+		t.Fatalf("New(UseAuto) on the fake GPU: OnGPU %v, %q", s.OnGPU(), s.Reason())
+	}
+	cpu := newCPUEngine(t, k.ck)
+	rng := rand.New(rand.NewPCG(7, 8))
+	const callers = 4
+	ins := make([][]*tfhe.TLWE, callers)
+	outs := make([][]*tfhe.TLWE, callers)
+	errs := make([]error, callers)
+	for w := range ins {
+		ins[w], _ = k.inputs(t, rng, 3+w)
+		outs[w] = poisoned(len(ins[w]), k.p.LWEDimension())
+	}
+	var wg sync.WaitGroup
+	for w := range callers {
+		wg.Go(func() { errs[w] = s.Bootstrap(outs[w], ins[w], mu8) })
+	}
+	wg.Wait()
+	for w := range callers {
+		if errs[w] != nil {
+			t.Fatalf("caller %d: %v", w, errs[w])
+		}
+		sameAs(t, fmt.Sprintf("caller %d", w), outs[w], cpuBootstrap(t, cpu, ins[w]))
+	}
+}

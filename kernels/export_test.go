@@ -1,0 +1,116 @@
+package kernels
+
+import (
+	"slices"
+	"sync"
+	"testing"
+)
+
+// FakeDriver is this package's fake GPU (fake_test.go, with the
+// bootstrapping kernels of bootstrapFakeDriver), exported to the external
+// test package kernels_test so that code built on Open — gpuntt and
+// bootstrap's GPU engine — runs on it where there is no GPU. Its kernels
+// run on the CPU with the references, one launch at a time: slow, so tests
+// keep their batches small.
+type FakeDriver struct {
+	g *fakeGPU
+
+	mu       sync.Mutex
+	launches []string
+	failAt   map[sym]failAt
+}
+
+// failAt: the call after `after` more calls of a symbol fails with code.
+type failAt struct {
+	after int
+	code  Result
+}
+
+// FakeOptions shape the fake GPU; zero fields keep the fake's defaults
+// (an sm_90 of 132 SMs and 80 GiB).
+type FakeOptions struct {
+	Memory uint64 // bytes of device memory
+	SMs    int    // streaming multiprocessors: fewer make smaller waves
+}
+
+// UseFakeDriver makes Open and Driver use a new fake GPU until t ends.
+// Tests that use it must not run in parallel with tests that open the real
+// driver.
+func UseFakeDriver(t testing.TB, opts FakeOptions) *FakeDriver {
+	t.Helper()
+	g, call := bootstrapFakeDriver(false, nil)
+	if opts.Memory > 0 {
+		g.total = opts.Memory
+	}
+	if opts.SMs > 0 {
+		g.sms = int32(opts.SMs)
+	}
+	f := &FakeDriver{g: g, failAt: map[sym]failAt{}}
+	d := &driver{path: "fake", fake: func(s sym, a []uintptr) Result {
+		f.mu.Lock()
+		if fa, ok := f.failAt[s]; ok {
+			if fa.after == 0 {
+				delete(f.failAt, s)
+				f.mu.Unlock()
+				return fa.code
+			}
+			fa.after--
+			f.failAt[s] = fa
+		}
+		f.mu.Unlock()
+		if s == symLaunchKernel || s == symLaunchKernelEx {
+			h := a[0]
+			if s == symLaunchKernelEx {
+				h = a[1]
+			}
+			g.mu.Lock()
+			name := g.funcs[h]
+			g.mu.Unlock()
+			f.mu.Lock()
+			f.launches = append(f.launches, name)
+			f.mu.Unlock()
+		}
+		return call(s, a)
+	}}
+	prev := theDriver
+	theDriver = func() (*driver, error) { return d, nil }
+	t.Cleanup(func() { theDriver = prev })
+	return f
+}
+
+// FailAfter makes the call of the driver entry point named call (its ABI
+// name, e.g. "cuStreamSynchronize") that follows after more calls of it
+// fail with code, doing nothing.
+func (f *FakeDriver) FailAfter(t testing.TB, call string, after int, code int32) {
+	t.Helper()
+	i := slices.Index(symNames[:], call)
+	if i < 0 {
+		t.Fatalf("FailAfter: the driver binds no %q", call)
+	}
+	f.mu.Lock()
+	f.failAt[sym(i)] = failAt{after, Result(code)}
+	f.mu.Unlock()
+}
+
+// Launches returns the names of the kernels launched so far, in order.
+func (f *FakeDriver) Launches() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.launches)
+}
+
+// Calls returns how many times the driver entry point named call was
+// called.
+func (f *FakeDriver) Calls(call string) int {
+	i := slices.Index(symNames[:], call)
+	f.g.mu.Lock()
+	defer f.g.mu.Unlock()
+	return f.g.calls[sym(i)]
+}
+
+// Live returns how many device and pinned host allocations are not freed.
+func (f *FakeDriver) Live() (device, host int) {
+	f.g.mu.Lock()
+	defer f.g.mu.Unlock()
+	return len(f.g.dev), len(f.g.host)
+}

@@ -146,37 +146,66 @@ func cpuBootstrap(t testing.TB, cpu *bootstrap.CPU, in []*tfhe.TLWE) []*tfhe.TLW
 	return want
 }
 
-// TestFakeGPUEngineMatchesCPU: for the named sets' shapes, plain and
-// grouped by 2 and 3, the GPU engine's Bootstrap, BootstrapNoKeySwitch and
-// KeySwitch equal the CPU engine's on every sample, for batches that run
-// the split and cluster kernels (1, 7), the N/8-thread wide kernel with a
-// tail (11) and, grouped by 3, the flat kernel (60: flatMinWaves waves of
-// 6 and more); the kernels launched are those the engine's name lists.
+// toyParams is a small set of no named set's shape, which the GPU engine
+// runs on its step kernels and the butterfly NTT (insecure, tests only).
+var toyParams = tfhe.MustNewParams(tfhe.ParamsLiteral{
+	Name: "toy", LWEDimension: 40, PolyDegree: 256, GLWEDimension: 2,
+	BKLevels: 3, BKBaseLog: 6, KSLevels: 6, KSBaseLog: 2,
+	LWEStdDev: 0x1p-20, BKStdDev: 0x1p-28, Note: "insecure, tests only",
+})
+
+// TestFakeGPUEngineMatchesCPU: the GPU engine's Bootstrap,
+// BootstrapNoKeySwitch and KeySwitch equal the CPU engine's on every
+// sample. For the named sets' shapes, plain and grouped by 2 and 3, the
+// engine's own choice on batches that run the split and cluster kernels
+// (1, 7), the N/8-thread wide kernel with a tail (11) and, grouped by 3,
+// the flat kernel (60: flatMinWaves waves of 6 and more); with a plain key
+// also the fused kernel and the step kernels (BlindRotationFused,
+// BlindRotationUnfused: the butterfly NTT, and without -short in a pass of
+// 130 the hybrid); and the toy set, of no named shape, on the step
+// kernels.
 func TestFakeGPUEngineMatchesCPU(t *testing.T) {
-	kernels.UseFakeDriver(t, kernels.FakeOptions{SMs: fakeSMs})
+	type run struct {
+		p        tfhe.Params
+		grouping int
+		mode     bootstrap.BlindRotation
+	}
+	runs := []run{{toyParams, 1, bootstrap.BlindRotationAuto}}
 	for _, named := range tfhe.ParamSets() {
 		p := smallN(named)
 		for _, grouping := range []int{1, 2, 3} {
-			t.Run(fmt.Sprintf("%s/g%d", p.Name(), grouping), func(t *testing.T) {
-				testFakeGPUEngineMatchesCPU(t, newFakeKeys(t, p, grouping))
-			})
+			runs = append(runs, run{p, grouping, bootstrap.BlindRotationAuto})
 		}
+		runs = append(runs, run{p, 1, bootstrap.BlindRotationFused}, run{p, 1, bootstrap.BlindRotationUnfused})
+	}
+	for _, r := range runs {
+		t.Run(fmt.Sprintf("%s/g%d/%v", r.p.Name(), r.grouping, r.mode), func(t *testing.T) {
+			testFakeGPUEngineMatchesCPU(t, newFakeKeys(t, r.p, r.grouping), r.mode)
+		})
 	}
 }
 
-func testFakeGPUEngineMatchesCPU(t *testing.T, k fakeKeys) {
+func testFakeGPUEngineMatchesCPU(t *testing.T, k fakeKeys, mode bootstrap.BlindRotation) {
 	fake := kernels.UseFakeDriver(t, kernels.FakeOptions{SMs: fakeSMs})
-	g := newFakeGPUEngine(t, k.ck, bootstrap.GPUOptions{})
+	g := newFakeGPUEngine(t, k.ck, bootstrap.GPUOptions{BlindRotation: mode})
 	cpu := newCPUEngine(t, k.ck)
 	t.Log(g.Name())
-	if !strings.Contains(g.Name(), "gpu/Fake GPU/") || !strings.Contains(g.Name(), "/wide") {
-		t.Fatalf("engine %s: want the wide kernels on the fake GPU", g.Name())
+	want := map[bootstrap.BlindRotation]string{bootstrap.BlindRotationAuto: "/wide", bootstrap.BlindRotationFused: "/fused/",
+		bootstrap.BlindRotationUnfused: "+butterfly<"}[mode]
+	if k.p.Name() == toyParams.Name() {
+		want = "/butterfly" // the step kernels
+	}
+	if !strings.HasPrefix(g.Name(), "gpu/Fake GPU/") || !strings.Contains(g.Name(), want) {
+		t.Fatalf("engine %s: want %q in its name", g.Name(), want)
 	}
 	n, kn := k.p.LWEDimension(), k.p.ExtractedLWEDimension()
 	rng := rand.New(rand.NewPCG(uint64(k.ck.Grouping()), 7))
 	batches := []int{1, 7, 11}
 	if k.ck.Grouping() == 3 && strings.Contains(g.Name(), "+f256>=") {
 		batches = append(batches, 60)
+	}
+	if mode == bootstrap.BlindRotationUnfused && !testing.Short() {
+		batches = append(batches, 130) // a pass on the hybrid NTT (SmallPassSamples)
 	}
 	launched := map[string]bool{}
 	for _, count := range batches {

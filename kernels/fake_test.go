@@ -34,7 +34,8 @@ type fakeGPU struct {
 	syncs    int    // cuCtxSynchronize calls
 	calls    map[sym]int
 	launches []fakeLaunch
-	fail     map[sym]Result // inject: the next call of sym returns this
+	fail     map[sym]Result            // inject: the next call of sym returns this
+	plans    map[string]*smallntt.Plan // fakeNTT's
 }
 
 // fakeSharedPerSM is the fake device's shared memory per SM (an H100's or
@@ -365,6 +366,12 @@ func (g *fakeGPU) launch(a []uintptr) Result {
 			panic(fmt.Sprintf("fake %s: device range %#x+%d not allocated", name, p, 8*n))
 		}
 		return unsafe.Slice((*uint64)(unsafe.Pointer(&b[0])), n)
+	}
+	if r, ok := g.fakeNTT(name, a, words); ok {
+		if r == 0 {
+			g.launches = append(g.launches, l)
+		}
+		return r
 	}
 	switch name {
 	case "fault":

@@ -1,0 +1,88 @@
+package kernels_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/goldfhe/goldfhe/kernels"
+	"github.com/goldfhe/goldfhe/kernels/gpuntt"
+	"github.com/goldfhe/goldfhe/smallntt"
+)
+
+// TestFakeGPUNTT checks the fake driver's NTT launches (fake_ntt_test.go)
+// through gpuntt, as the GPU engine's step kernels use them: every plan
+// variant's Forward equals the CPU plan's and Inverse undoes it, for a few
+// sizes and factorisations, so that the engine tests on the fake
+// (engine_fake_test.go) rest on transforms checked here. gpuntt's own
+// TestGPUMatchesCPU checks the GPU's.
+func TestFakeGPUNTT(t *testing.T) {
+	kernels.UseFakeDriver(t, kernels.FakeOptions{SMs: fakeSMs})
+	d, err := gpuntt.Open(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	rng := rand.New(rand.NewPCG(1, 9))
+	for _, c := range []struct {
+		n int
+		v smallntt.Variant
+		f []int
+	}{
+		{256, smallntt.Butterfly, nil},
+		{1024, smallntt.Butterfly, nil},
+		{1024, smallntt.Hybrid, []int{32, 32}},
+		{512, smallntt.Hybrid, []int{16, 32}},
+		{1024, smallntt.Matrix, []int{8, 8, 16}},
+		{256, smallntt.MatrixNoMerge, []int{16, 16}},
+	} {
+		p, err := smallntt.NewPlan(c.n, c.v, c.f...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Run(fmt.Sprint(p), func(t *testing.T) {
+			g, err := d.NewPlan(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer g.Close()
+			const count = 5
+			in := make([]uint64, count*c.n)
+			for i := range in {
+				in[i] = rng.Uint64N(smallntt.P)
+			}
+			want := make([]uint64, len(in))
+			for i := range count {
+				p.Forward(smallntt.NTTPoly(want[i*c.n:(i+1)*c.n]), smallntt.Poly(in[i*c.n:(i+1)*c.n]))
+			}
+			b, err := d.AllocPolys(c.n, count)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer b.Free()
+			got := make([]uint64, len(in))
+			if err := b.Upload(in); err != nil {
+				t.Fatal(err)
+			}
+			if err := g.Forward(nil, b); err != nil {
+				t.Fatal(err)
+			}
+			if err := b.Download(got); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, want) {
+				t.Fatal("Forward differs from the CPU plan's")
+			}
+			if err := g.Inverse(nil, b); err != nil {
+				t.Fatal(err)
+			}
+			if err := b.Download(got); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, in) {
+				t.Fatal("Inverse(Forward(x)) differs from x")
+			}
+		})
+	}
+}

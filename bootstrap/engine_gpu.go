@@ -149,11 +149,12 @@ const DefaultMaxBatch = 8192
 // makes the call return an error wrapping kernels.ErrLaunchFailed. The
 // passes finished before it keep their outputs; the others' outputs are
 // not written. Every later call fails the same way at once, and Close
-// releases the engine. CUDA documents such faults as leaving the process
-// unable to use the device until it restarts: NewGPU and New with UseGPU
-// then fail with an error wrapping kernels.ErrLaunchFailed, and New with
-// UseAuto builds the CPU engine, its Reason saying why. Other device
-// errors fail the call that meets them, wrapping kernels.Error.
+// releases the engine. CUDA documents kernel faults as leaving the process
+// unable to use the device until it restarts (after a hardware error it
+// promises nothing): NewGPU and New with UseGPU then fail with an error
+// wrapping kernels.ErrLaunchFailed (TestGPUFault saw this after a trap),
+// and New with UseAuto builds the CPU engine, its Reason saying why. Other
+// device errors fail the call that meets them, wrapping kernels.Error.
 // TestGPUFault checks the fault case with a kernel that traps
 // (kernels/NOTES.md session 27); kernels' TestFakeGPUEngineDeviceErrors
 // an uncorrectable ECC error and CUDA_ERROR_UNKNOWN mid-batch, and a

@@ -78,13 +78,13 @@ func (c *Context) Debug() bool { return c.debug.Load() }
 // usable: the first kernel fault or device failure met by a call on c (an
 // illegal address, a trap, a launch failure, an uncorrectable ECC error, a
 // GPU that stopped answering: it wraps ErrLaunchFailed; Result.sticky lists
-// the codes). From then on every
-// call on c fails at once with it. CUDA documents these errors as leaving
-// the process unable to use the device until it restarts: close c
+// the codes). From then on every call on c fails at once with it. CUDA
+// documents kernel faults as leaving the process unable to use the device
+// until it restarts (after a hardware error it promises nothing): close c
 // (freeing what was made on it would only repeat the error; see Close),
 // and expect Open of that device to fail with an error wrapping
-// ErrLaunchFailed (bootstrap's TestGPUFault saw this on an H100 and an
-// H200).
+// ErrLaunchFailed (bootstrap's TestGPUFault saw this after a trap on an
+// H100 and an H200).
 func (c *Context) Err() error {
 	if f := c.fault.Load(); f != nil {
 		return f

@@ -58,9 +58,9 @@
 // sticky in CUDA: the context is dead. So, here, are the hardware errors
 // after which CUDA's documentation promises nothing (an uncorrectable ECC
 // error, CUDA_ERROR_UNKNOWN from a GPU that stopped answering): going on
-// could compute on corrupted memory and return wrong bits without an error. The Context remembers the first such
-// error and every later call fails at once with ErrLaunchFailed, naming the
-// call that faulted; only a new process recovers (resetting the primary
+// could compute on corrupted memory and return wrong bits without an
+// error. The Context remembers the first such error and every later call
+// fails at once with ErrLaunchFailed, naming the call that faulted; only a new process recovers (resetting the primary
 // context would pull memory from under every other user of it). Nothing
 // here panics on a condition of the outside world; panics are kept for
 // caller bugs that have no error return (a View out of bounds,

@@ -99,15 +99,6 @@ func (f *FakeDriver) Launches() []string {
 	return slices.Clone(f.launches)
 }
 
-// Calls returns how many times the driver entry point named call was
-// called.
-func (f *FakeDriver) Calls(call string) int {
-	i := slices.Index(symNames[:], call)
-	f.g.mu.Lock()
-	defer f.g.mu.Unlock()
-	return f.g.calls[sym(i)]
-}
-
 // Live returns how many device and pinned host allocations are not freed.
 func (f *FakeDriver) Live() (device, host int) {
 	f.g.mu.Lock()

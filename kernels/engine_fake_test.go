@@ -257,9 +257,8 @@ func testFakeGPUEngineMatchesCPU(t *testing.T, k fakeKeys, mode bootstrap.BlindR
 // TestFakeGPUEngineSplit: a batch larger than MaxBatch runs in passes over
 // the pipeline slots with the same results, in place too; a device too
 // small for a default pass lowers MaxBatch (to what half its free memory
-// holds); one too small for the keys
-// fails NewGPU with an error wrapping kernels.ErrOutOfMemory. Close frees
-// every device and pinned buffer.
+// holds); one too small for the keys fails NewGPU with an error wrapping
+// kernels.ErrOutOfMemory. Close frees every device and pinned buffer.
 func TestFakeGPUEngineSplit(t *testing.T) {
 	k := newFakeKeys(t, smallN(tfhe.TFHELib128), 3)
 	fake := kernels.UseFakeDriver(t, kernels.FakeOptions{SMs: fakeSMs})
@@ -290,8 +289,8 @@ func TestFakeGPUEngineSplit(t *testing.T) {
 		t.Errorf("after Close: %d device and %d pinned host allocations left", dev, host)
 	}
 
-	// A device of 32 MiB: the keys (about 12 MB) fit, a default pass does
-	// not.
+	// A device of 32 MiB: the bootstrapping key (7.0 MB) and the
+	// key-switching table fit, a default pass does not.
 	kernels.UseFakeDriver(t, kernels.FakeOptions{SMs: fakeSMs, Memory: 32 << 20})
 	g := newFakeGPUEngine(t, k.ck, bootstrap.GPUOptions{})
 	if g.MaxBatch() >= bootstrap.DefaultMaxBatch || g.MaxBatch() < 1 {

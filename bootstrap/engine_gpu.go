@@ -653,6 +653,9 @@ func upload[T kernels.Elem](c *kernels.Context, src []T) (*kernels.DeviceBuffer[
 		return nil, err
 	}
 	if err := b.CopyFromHost(src); err != nil {
+		if c.Err() != nil {
+			return nil, err // a device fault: freeing would only repeat it (release)
+		}
 		return nil, errors.Join(err, b.Free())
 	}
 	return b, nil

@@ -445,3 +445,58 @@ func TestFakeGPUEngineConcurrent(t *testing.T) {
 		sameAs(t, fmt.Sprintf("caller %d", w), outs[w], cpuBootstrap(t, cpu, ins[w]))
 	}
 }
+
+// TestFakeGPUEngineNewFails: a device error while NewGPU uploads its
+// tables and keys (the first to the fifth copy) fails it with that error,
+// naming the upload; it leaves nothing allocated when the context is still
+// usable, and New with UseAuto then builds the CPU engine, its Reason
+// naming the error. An uncorrectable ECC error there is reported as a
+// device fault, without the frees after it, which would only repeat it
+// (the driver reclaims that memory with the context).
+func TestFakeGPUEngineNewFails(t *testing.T) {
+	k := newFakeKeys(t, smallN(tfhe.TFHELib128), 3)
+	for _, tc := range []struct {
+		after  int // uploads that succeed first
+		code   int32
+		name   string
+		sticky bool
+	}{
+		{0, 214, "CUDA_ERROR_ECC_UNCORRECTABLE", true},
+		{1, 214, "CUDA_ERROR_ECC_UNCORRECTABLE", true},
+		{2, 214, "CUDA_ERROR_ECC_UNCORRECTABLE", true},
+		{3, 1, "CUDA_ERROR_INVALID_VALUE", false},
+		{4, 1, "CUDA_ERROR_INVALID_VALUE", false},
+	} {
+		t.Run(fmt.Sprintf("%s/after%d", tc.name, tc.after), func(t *testing.T) {
+			fake := kernels.UseFakeDriver(t, kernels.FakeOptions{SMs: fakeSMs})
+			fake.FailAfter(t, "cuMemcpyHtoD_v2", tc.after, tc.code)
+			g, err := bootstrap.NewGPU(k.ck, bootstrap.GPUOptions{})
+			if err == nil {
+				g.Close()
+				t.Fatal("NewGPU: no error")
+			}
+			if !strings.Contains(err.Error(), "uploading the") || !strings.Contains(err.Error(), tc.name) {
+				t.Errorf("NewGPU: %v, want the upload named with %s", err, tc.name)
+			}
+			if got := errors.Is(err, kernels.ErrLaunchFailed); got != tc.sticky {
+				t.Errorf("NewGPU's error wraps kernels.ErrLaunchFailed: %v, want %v", got, tc.sticky)
+			}
+			if strings.Contains(err.Error(), "cuMemFree") {
+				t.Errorf("NewGPU's error reports frees after the fault, which only repeat it: %v", err)
+			}
+			t.Logf("NewGPU: %v", err)
+			if dev, host := fake.Live(); !tc.sticky && (dev != 0 || host != 0) {
+				t.Errorf("after the failed NewGPU: %d device and %d pinned host allocations left", dev, host)
+			}
+			fake.FailAfter(t, "cuMemcpyHtoD_v2", tc.after, tc.code)
+			s, err := bootstrap.New(k.ck, bootstrap.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if s.OnGPU() || !strings.HasPrefix(s.Reason(), "CPU: ") || !strings.Contains(s.Reason(), tc.name) {
+				t.Errorf("New(UseAuto): OnGPU %v, reason %q", s.OnGPU(), s.Reason())
+			}
+		})
+	}
+}

@@ -136,6 +136,14 @@ func sameAs(t testing.TB, what string, got, want []*tfhe.TLWE) {
 	}
 }
 
+// noneLeft fails t if the fake holds device or pinned host allocations.
+func noneLeft(t testing.TB, fake *kernels.FakeDriver, when string) {
+	t.Helper()
+	if dev, host := fake.Live(); dev != 0 || host != 0 {
+		t.Errorf("%s: %d device and %d pinned host allocations left", when, dev, host)
+	}
+}
+
 // cpuBootstrap is the CPU engine's Bootstrap of in.
 func cpuBootstrap(t testing.TB, cpu *bootstrap.CPU, in []*tfhe.TLWE) []*tfhe.TLWE {
 	t.Helper()
@@ -285,9 +293,7 @@ func TestFakeGPUEngineSplit(t *testing.T) {
 	if err := small.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if dev, host := fake.Live(); dev != 0 || host != 0 {
-		t.Errorf("after Close: %d device and %d pinned host allocations left", dev, host)
-	}
+	noneLeft(t, fake, "after Close")
 
 	// A device of 32 MiB: the bootstrapping key (7.0 MB) and the
 	// key-switching table fit, a default pass does not.
@@ -311,9 +317,7 @@ func TestFakeGPUEngineSplit(t *testing.T) {
 	} else {
 		t.Logf("NewGPU on 1 MiB: %v", err)
 	}
-	if dev, host := tiny.Live(); dev != 0 || host != 0 {
-		t.Errorf("after the failed NewGPU: %d device and %d pinned host allocations left", dev, host)
-	}
+	noneLeft(t, tiny, "after the failed NewGPU")
 }
 
 // TestFakeGPUEngineDeviceErrors: a device error in the middle of a call.
@@ -401,9 +405,7 @@ func TestFakeGPUEngineDeviceErrors(t *testing.T) {
 				t.Errorf("Bootstrap after Close: %v", err)
 			}
 			if !tc.sticky {
-				if dev, host := fake.Live(); dev != 0 || host != 0 {
-					t.Errorf("after Close: %d device and %d pinned host allocations left", dev, host)
-				}
+				noneLeft(t, fake, "after Close")
 			}
 		})
 	}
@@ -485,8 +487,8 @@ func TestFakeGPUEngineNewFails(t *testing.T) {
 				t.Errorf("NewGPU's error reports frees after the fault, which only repeat it: %v", err)
 			}
 			t.Logf("NewGPU: %v", err)
-			if dev, host := fake.Live(); !tc.sticky && (dev != 0 || host != 0) {
-				t.Errorf("after the failed NewGPU: %d device and %d pinned host allocations left", dev, host)
+			if !tc.sticky {
+				noneLeft(t, fake, "after the failed NewGPU")
 			}
 			fake.FailAfter(t, "cuMemcpyHtoD_v2", tc.after, tc.code)
 			s, err := bootstrap.New(k.ck, bootstrap.Options{})

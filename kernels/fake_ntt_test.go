@@ -19,75 +19,59 @@ import (
 // transforms and the small ones are not emulated: their launches fail).
 func (g *fakeGPU) fakeNTT(name string, a []uintptr, words func(p, n uint64) []uint64) (r Result, ok bool) {
 	inverse := strings.Contains(name, "_inv")
-	var n, nparams int
-	var want []uint64 // the table argument's expected contents
-	var plan *smallntt.Plan
+	pick := func(fwd, inv []uint64) []uint64 {
+		if inverse {
+			return inv
+		}
+		return fwd
+	}
+	check := func(table uint64, want []uint64, what string) {
+		if !slices.Equal(words(table, uint64(len(want))), want) {
+			panic("fake " + name + ": " + what + " is not the plan's")
+		}
+	}
+	params := func(count int) []unsafe.Pointer { return unsafe.Slice((*unsafe.Pointer)(arg(a, 9)), count) }
+	var n int
+	var data []unsafe.Pointer // data, batch, …
 	switch {
 	case name == "goldfhe_ntt_butterfly_fwd" || name == "goldfhe_ntt_butterfly_inv":
-		nparams = 4
+		data = params(4) // data, batch, n, table
+		n = int(*(*int32)(data[2]))
+		check(*(*uint64)(data[3]), pick(g.plan(n, smallntt.Butterfly).ButterflyTables()), "the butterfly table")
 	case strings.HasPrefix(name, "goldfhe_ntt_hybrid_"):
 		var f1, f2 int
 		if _, err := fmt.Sscanf(name[len("goldfhe_ntt_hybrid_fwd_"):], "%dx%d", &f1, &f2); err != nil {
 			return 400, true
 		}
-		n, nparams = f1*f2, 3
-		plan = g.plan(n, smallntt.Hybrid, f1, f2)
-		st := plan.StageTables()[0]
-		want = st.Twiddle
-		if inverse {
-			want = st.TwiddleInv
-		}
+		data, n = params(3), f1*f2 // data, batch, table
+		st := g.plan(n, smallntt.Hybrid, f1, f2).StageTables()[0]
+		check(*(*uint64)(data[2]), pick(st.Twiddle, st.TwiddleInv), "the stage-1 table")
 	case name == "goldfhe_ntt_matrix_fwd" || name == "goldfhe_ntt_matrix_inv":
-		nparams = 3
+		data = params(3) // data, batch, desc
+		d := (*nttDescC)(data[2])
+		if d.negacyclic == 0 {
+			return 400, true
+		}
+		n = int(d.n)
+		factors := make([]int, d.nstages)
+		for i := range factors {
+			factors[i] = int(d.st[i].f)
+		}
+		v := smallntt.MatrixNoMerge
+		if d.merge != 0 {
+			v = smallntt.Matrix
+		}
+		for i, st := range g.plan(n, v, factors...).StageTables() {
+			if st.T > 1 {
+				check(uint64(d.st[i].tw), pick(st.Twiddle, st.TwiddleInv), fmt.Sprintf("stage %d's table", i+1))
+			}
+		}
 	default:
 		return 0, false
 	}
-	params := unsafe.Slice((*unsafe.Pointer)(arg(a, 9)), nparams)
-	data, batch := *(*uint64)(params[0]), int(*(*int32)(params[1]))
-	switch nparams {
-	case 4: // butterfly: data, batch, n, table
-		n = int(*(*int32)(params[2]))
-		fwd, inv := g.plan(n, smallntt.Butterfly).ButterflyTables()
-		want = fwd
-		if inverse {
-			want = inv
-		}
-		if !slices.Equal(words(*(*uint64)(params[3]), uint64(n)), want) {
-			panic("fake " + name + ": the table is not the butterfly plan's")
-		}
-	case 3:
-		if plan == nil { // matrix: data, batch, desc
-			d := (*nttDescC)(params[2])
-			if d.negacyclic == 0 {
-				return 400, true
-			}
-			n = int(d.n)
-			factors := make([]int, d.nstages)
-			for i := range factors {
-				factors[i] = int(d.st[i].f)
-			}
-			v := smallntt.MatrixNoMerge
-			if d.merge != 0 {
-				v = smallntt.Matrix
-			}
-			for i, st := range g.plan(n, v, factors...).StageTables() {
-				if st.T == 1 {
-					continue
-				}
-				tw := st.Twiddle
-				if inverse {
-					tw = st.TwiddleInv
-				}
-				if !slices.Equal(words(uint64(d.st[i].tw), uint64(st.Size)), tw) {
-					panic(fmt.Sprintf("fake %s: stage %d's table is not the plan's", name, i+1))
-				}
-			}
-		} else if !slices.Equal(words(*(*uint64)(params[2]), uint64(n)), want) {
-			panic("fake " + name + ": the table is not the hybrid plan's stage-1 table")
-		}
-	}
+	batch := int(*(*int32)(data[1]))
 	ref := g.plan(n, smallntt.Butterfly)
-	polys := words(data, uint64(batch*n))
+	polys := words(*(*uint64)(data[0]), uint64(batch*n))
 	for i := range batch {
 		p := polys[i*n : (i+1)*n]
 		if inverse {

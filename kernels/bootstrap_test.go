@@ -269,6 +269,9 @@ func bootstrapFakeDriver(noop bool, calls *atomic.Int64) (*fakeGPU, func(s sym, 
 			}
 			g.mu.Lock()
 			defer g.mu.Unlock()
+			if !g.arch.clusters && (strings.HasPrefix(name, "goldfhe_bs_cluster_") || strings.HasPrefix(name, "goldfhe_bs_split_")) {
+				return 500 // CUDA_ERROR_NOT_FOUND: sm_90 kernels, not in an older GPU's code
+			}
 			h := g.newHandle()
 			g.funcs[h] = name
 			g.attrs[h] = map[int32]int32{funcNumRegs: 32, funcMaxThreadsPerBlock: 1024}
@@ -277,11 +280,14 @@ func bootstrapFakeDriver(noop bool, calls *atomic.Int64) (*fakeGPU, func(s sym, 
 			return 0
 		case symLaunchKernel:
 			if name, ok := mine[a[0]]; ok {
+				g.mu.Lock()
+				defer g.mu.Unlock()
+				if !g.sharedFits(a[0], uint32(a[7])) {
+					return resultInvalidValue
+				}
 				if noop {
 					return 0
 				}
-				g.mu.Lock()
-				defer g.mu.Unlock()
 				return bsFakeLaunch(g, name, a)
 			}
 		case symLaunchKernelEx:
@@ -292,6 +298,9 @@ func bootstrapFakeDriver(noop bool, calls *atomic.Int64) (*fakeGPU, func(s sym, 
 				}
 				g.mu.Lock()
 				defer g.mu.Unlock()
+				if !g.sharedFits(a[1], uint32(la[7])) {
+					return resultInvalidValue
+				}
 				if r, ok := g.fail[s]; ok {
 					delete(g.fail, s)
 					return r

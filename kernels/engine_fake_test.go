@@ -188,13 +188,31 @@ func TestFakeGPUEngineMatchesCPU(t *testing.T) {
 	}
 	for _, r := range runs {
 		t.Run(fmt.Sprintf("%s/g%d/%v", r.p.Name(), r.grouping, r.mode), func(t *testing.T) {
-			testFakeGPUEngineMatchesCPU(t, newFakeKeys(t, r.p, r.grouping), r.mode)
+			testFakeGPUEngineMatchesCPU(t, newFakeKeys(t, r.p, r.grouping), r.mode, "")
 		})
 	}
 }
 
-func testFakeGPUEngineMatchesCPU(t *testing.T, k fakeKeys, mode bootstrap.BlindRotation) {
-	fake := kernels.UseFakeDriver(t, kernels.FakeOptions{SMs: fakeSMs})
+// TestFakeGPUEngineOlderGPUs: the same on the fake as an A100 (sm_80, 163
+// KiB of shared memory a block) and as an RTX 30 / 40 class GPU (sm_86,
+// 99 KiB a block, 48 warps an SM), which have no cluster or split kernels
+// and fewer blocks of the wide kernels per SM: the engine's choice among
+// the kernels that remain, for each named set's shape plain and grouped.
+func TestFakeGPUEngineOlderGPUs(t *testing.T) {
+	for _, arch := range []string{"sm_80", "sm_86"} {
+		for _, named := range tfhe.ParamSets() {
+			p := smallN(named)
+			for _, grouping := range []int{1, 2, 3} {
+				t.Run(fmt.Sprintf("%s/%s/g%d", arch, p.Name(), grouping), func(t *testing.T) {
+					testFakeGPUEngineMatchesCPU(t, newFakeKeys(t, p, grouping), bootstrap.BlindRotationAuto, arch)
+				})
+			}
+		}
+	}
+}
+
+func testFakeGPUEngineMatchesCPU(t *testing.T, k fakeKeys, mode bootstrap.BlindRotation, arch string) {
+	fake := kernels.UseFakeDriver(t, kernels.FakeOptions{SMs: fakeSMs, Arch: arch})
 	g := newFakeGPUEngine(t, k.ck, bootstrap.GPUOptions{BlindRotation: mode})
 	cpu := newCPUEngine(t, k.ck)
 	t.Log(g.Name())
@@ -205,6 +223,9 @@ func testFakeGPUEngineMatchesCPU(t *testing.T, k fakeKeys, mode bootstrap.BlindR
 	}
 	if !strings.HasPrefix(g.Name(), "gpu/Fake GPU/") || !strings.Contains(g.Name(), want) {
 		t.Fatalf("engine %s: want %q in its name", g.Name(), want)
+	}
+	if arch != "" && arch != "sm_90" && (strings.Contains(g.Name(), "split") || strings.Contains(g.Name(), "cluster")) {
+		t.Fatalf("engine %s on %s, which has no clusters", g.Name(), arch)
 	}
 	n, kn := k.p.LWEDimension(), k.p.ExtractedLWEDimension()
 	rng := rand.New(rand.NewPCG(uint64(k.ck.Grouping()), 7))

@@ -31,6 +31,11 @@ type failAt struct {
 type FakeOptions struct {
 	Memory uint64 // bytes of device memory
 	SMs    int    // streaming multiprocessors: fewer make smaller waves
+	// Arch is the compute capability whose shared memory, occupancy limits
+	// and kernels the fake has: "sm_90" (the default), "sm_80" (an A100),
+	// "sm_86" or "sm_89" (RTX 30 / 40 class: 99 KiB a block); before sm_90
+	// the fatbin has no cluster or split kernels.
+	Arch string
 }
 
 // UseFakeDriver makes Open and Driver use a new fake GPU until t ends.
@@ -44,6 +49,13 @@ func UseFakeDriver(t testing.TB, opts FakeOptions) *FakeDriver {
 	}
 	if opts.SMs > 0 {
 		g.sms = int32(opts.SMs)
+	}
+	if opts.Arch != "" {
+		a, ok := fakeArchs[opts.Arch]
+		if !ok {
+			t.Fatalf("UseFakeDriver: no fake %q", opts.Arch)
+		}
+		g.arch = a
 	}
 	f := &FakeDriver{g: g, failAt: map[sym]failAt{}}
 	d := &driver{path: "fake", fake: func(s sym, a []uintptr) Result {

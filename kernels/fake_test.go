@@ -23,6 +23,7 @@ type fakeGPU struct {
 	host     map[uintptr][]uint64
 	total    uint64 // device memory size
 	sms      int32  // streaming multiprocessors
+	arch     fakeArch
 	retains  int
 	handles  uintptr
 	funcs    map[uintptr]string // CUfunction → kernel name
@@ -38,21 +39,49 @@ type fakeGPU struct {
 	plans    map[string]*smallntt.Plan // fakeNTT's
 }
 
-// fakeSharedPerSM is the fake device's shared memory per SM (an H100's or
-// H200's), which its attribute reports and its occupancy uses.
+// fakeArch is what the fake device's attributes and occupancy follow: the
+// limits of one compute capability (CUDA C++ Programming Guide, "Technical
+// Specifications per Compute Capability"), and whether it has thread block
+// clusters, without which the fatbin has no cluster or split kernels
+// (bootstrap_cluster.cuh, bootstrap_split.cuh are sm_90 only).
+type fakeArch struct {
+	major, minor int32
+	sharedPerSM  int32 // bytes a multiprocessor has, 1 KiB of it reserved per block
+	sharedOptin  int32 // bytes a block may have after raising its limit
+	warps        int   // resident warps per SM
+	blocks       int   // resident blocks per SM
+	l2           int32
+	clusters     bool
+}
+
+// fakeArchs: an H100 or H200 (the default), an A100, and the GeForce /
+// workstation parts of Ampere and Ada (RTX 30 and 40, A40, L4, L40).
+var fakeArchs = map[string]fakeArch{
+	"sm_90": {9, 0, 228 << 10, 227 << 10, 64, 32, 50 << 20, true},
+	"sm_80": {8, 0, 164 << 10, 163 << 10, 64, 32, 40 << 20, false},
+	"sm_86": {8, 6, 100 << 10, 99 << 10, 48, 16, 6 << 20, false},
+	"sm_89": {8, 9, 100 << 10, 99 << 10, 48, 24, 72 << 20, false},
+}
+
+// fakeSharedPerSM is the default fake device's shared memory per SM (an
+// H100's or H200's).
 const fakeSharedPerSM = 228 << 10
 
-// fakeOccupancy is the fake device's blocks per SM (sm_90's limits: 64K
-// registers allotted per warp in units of 256, 64 warps, 32 blocks, 228 KiB
-// of shared memory with 1 KiB reserved per block) for blocks of threads
-// threads, regs registers per thread, static and dynamic shared bytes.
-func fakeOccupancy(regs, static, threads, dynamic int) int {
+// occupancy is blocks per SM under a's limits (64K registers allotted per
+// warp in units of 256) for blocks of threads threads, regs registers per
+// thread, static and dynamic shared bytes.
+func (a fakeArch) occupancy(regs, static, threads, dynamic int) int {
 	if threads <= 0 || threads > 1024 {
 		return 0
 	}
 	warps := (threads + 31) / 32
 	perWarp := (max(regs, 1)*32 + 255) / 256 * 256
-	return min(32, 64/warps, 65536/(perWarp*warps), fakeSharedPerSM/(static+dynamic+1<<10))
+	return min(a.blocks, a.warps/warps, 65536/(perWarp*warps), int(a.sharedPerSM)/(static+dynamic+1<<10))
+}
+
+// fakeOccupancy is the default (sm_90) fake device's blocks per SM.
+func fakeOccupancy(regs, static, threads, dynamic int) int {
+	return fakeArchs["sm_90"].occupancy(regs, static, threads, dynamic)
 }
 
 type fakeLaunch struct {
@@ -71,6 +100,7 @@ func newFakeGPU() *fakeGPU {
 		host:    map[uintptr][]uint64{},
 		total:   80 << 30,
 		sms:     132,
+		arch:    fakeArchs["sm_90"],
 		funcs:   map[uintptr]string{},
 		attrs:   map[uintptr]map[int32]int32{},
 		modules: map[uintptr]bool{},
@@ -173,9 +203,9 @@ func (g *fakeGPU) call(s sym, a []uintptr) Result {
 		put(a, 0, g.total)
 	case symDeviceGetAttribute:
 		v := map[uintptr]int32{
-			attrComputeMajor: 9, attrComputeMinor: 0, attrMultiprocessorCount: g.sms,
-			attrL2CacheSize: 50 << 20, attrMaxSharedPerBlock: 48 << 10,
-			attrMaxSharedPerBlockOptin: 227 << 10, attrMaxSharedPerSM: fakeSharedPerSM,
+			attrComputeMajor: g.arch.major, attrComputeMinor: g.arch.minor, attrMultiprocessorCount: g.sms,
+			attrL2CacheSize: g.arch.l2, attrMaxSharedPerBlock: 48 << 10,
+			attrMaxSharedPerBlockOptin: g.arch.sharedOptin, attrMaxSharedPerSM: g.arch.sharedPerSM,
 			attrMaxThreadsPerBlock: 1024, attrWarpSize: 32,
 		}[a[1]]
 		put(a, 0, v)
@@ -221,15 +251,20 @@ func (g *fakeGPU) call(s sym, a []uintptr) Result {
 		}
 		h := g.newHandle()
 		g.funcs[h] = name
-		g.attrs[h] = map[int32]int32{funcNumRegs: 32, funcMaxThreadsPerBlock: 1024, funcPTXVersion: 90, funcBinaryVersion: 90}
+		v := 10*g.arch.major + g.arch.minor
+		g.attrs[h] = map[int32]int32{funcNumRegs: 32, funcMaxThreadsPerBlock: 1024, funcPTXVersion: v, funcBinaryVersion: v}
 		put(a, 0, h)
 	case symFuncSetAttribute:
-		g.attrs[a[0]][int32(a[1])] = int32(a[2])
+		at := g.attrs[a[0]]
+		if int32(a[1]) == funcMaxDynamicShared && int32(a[2]) > g.arch.sharedOptin-at[funcSharedSizeBytes] {
+			return resultInvalidValue
+		}
+		at[int32(a[1])] = int32(a[2])
 	case symFuncGetAttribute:
 		put(a, 0, g.attrs[a[2]][int32(a[1])])
 	case symOccupancyMaxActiveBlocks:
 		at := g.attrs[a[1]]
-		put(a, 0, int32(fakeOccupancy(int(at[funcNumRegs]), int(at[funcSharedSizeBytes]), int(a[2]), int(a[3]))))
+		put(a, 0, int32(g.arch.occupancy(int(at[funcNumRegs]), int(at[funcSharedSizeBytes]), int(a[2]), int(a[3]))))
 	case symMemAlloc:
 		n := uint64(a[1])
 		var used uint64
@@ -339,6 +374,18 @@ func (g *fakeGPU) call(s sym, a []uintptr) Result {
 	return 0
 }
 
+// sharedFits reports whether a launch of function h may have dynamic bytes
+// of dynamic shared memory: up to its MaxDynamicShared attribute, which
+// starts at 48 KiB less its static shared memory.
+func (g *fakeGPU) sharedFits(h uintptr, dynamic uint32) bool {
+	at := g.attrs[h]
+	limit, ok := at[funcMaxDynamicShared]
+	if !ok {
+		limit = 48<<10 - at[funcSharedSizeBytes]
+	}
+	return int64(dynamic) <= int64(limit)
+}
+
 // launch checks the configuration like CUDA does and runs the kernel.
 func (g *fakeGPU) launch(a []uintptr) Result {
 	name, ok := g.funcs[a[0]]
@@ -350,7 +397,7 @@ func (g *fakeGPU) launch(a []uintptr) Result {
 		block:  dim3{uint32(a[4]), uint32(a[5]), uint32(a[6])},
 		shared: uint32(a[7]), stream: a[8]}
 	if l.grid.x == 0 || l.grid.y == 0 || l.grid.z == 0 || l.grid.y > 65535 ||
-		l.block.x*l.block.y*l.block.z > 1024 || l.block.x*l.block.y*l.block.z == 0 {
+		l.block.x*l.block.y*l.block.z > 1024 || l.block.x*l.block.y*l.block.z == 0 || !g.sharedFits(a[0], l.shared) {
 		return resultInvalidValue
 	}
 	nparams := map[string]int{"fault": 0, "goldfhe_mul": 8, "goldfhe_muladd": 8, "goldfhe_field_ops": 4}[name]

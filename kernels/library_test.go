@@ -217,7 +217,9 @@ func TestLaunchGeometry(t *testing.T) {
 }
 
 // TestBadLaunch: a launch CUDA refuses returns an error naming the kernel,
-// and the context stays usable.
+// and the context stays usable; so does one asking for more dynamic shared
+// memory than the function's limit, until the limit is raised (the fake
+// refuses it as CUDA does).
 func TestBadLaunch(t *testing.T) {
 	both(t, func(t *testing.T, e testEnv) {
 		f, err := e.l.Function("goldfhe_mul")
@@ -239,6 +241,17 @@ func TestBadLaunch(t *testing.T) {
 		must(t, e.c.Synchronize())
 		if got := toHost(t, buf); got[0] != 9 || got[1] != 25 {
 			t.Errorf("after a bad launch: %v", got)
+		}
+		// More dynamic shared memory than the function's limit (48 KiB
+		// until raised) is refused, and allowed once raised.
+		err = launchPinnedShared(f, dim3{1, 1, 1}, dim3{1, 1, 1}, 64<<10, 0, args, unsafe.Pointer(&args.params[0]))
+		wantErr(t, err, ErrInvalidValue)
+		must(t, f.SetMaxDynamicSharedMemory(64<<10))
+		must(t, launchPinnedShared(f, dim3{1, 1, 1}, dim3{1, 1, 1}, 64<<10, 0, args, unsafe.Pointer(&args.params[0])))
+		must(t, f.SetMaxDynamicSharedMemory(0))
+		must(t, e.c.Synchronize())
+		if got := toHost(t, buf); got[0] != 81 || got[1] != 25 {
+			t.Errorf("after the launch with 64 KiB of shared memory: %v", got)
 		}
 		_, err = e.l.Function("nope")
 		wantErr(t, err, ErrArgument)

@@ -90,9 +90,12 @@ func NewSplitScratch(c *Context, sh BootstrapShape, samples int) (*SplitScratch,
 		err = flags.Memset32(0)
 	}
 	if err != nil {
-		err = errors.Join(err, kp.Free())
+		frees := kp.Free()
 		if flags != nil {
-			err = errors.Join(err, flags.Free())
+			frees = errors.Join(frees, flags.Free())
+		}
+		if c.Err() == nil { // after a device fault the frees only repeat it
+			err = errors.Join(err, frees)
 		}
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -270,6 +271,40 @@ func testBlindRotatePreErrors(t *testing.T, bk *BootstrapKernels, c *Context, ws
 	} {
 		if err == nil || !strings.HasPrefix(err.Error(), "kernels: ") {
 			t.Errorf("%+v, %s: error %v", ws, name, err)
+		}
+	}
+}
+
+// TestNewSplitScratchFails: when the flags' memset fails, NewSplitScratch
+// frees what it allocated and returns the error; a recoverable error with
+// the frees' errors (none here), a device fault alone, not repeated by the
+// frees that meet the unusable context.
+func TestNewSplitScratchFails(t *testing.T) {
+	sh := fusedTestShape(FusedShape{K: 1, L: 3, F1: 1024, F2: 1}, 10)
+	sh.Grouping = 3
+	for _, tc := range []struct {
+		code  Result
+		fault bool
+	}{{resultInvalidValue, false}, {214, true}} {
+		g, l := newBootstrapFakeGPU(t)
+		c := l.Context()
+		g.mu.Lock()
+		g.fail[symMemsetD32] = tc.code
+		g.mu.Unlock()
+		sc, err := NewSplitScratch(c, sh, 2)
+		if sc != nil || err == nil {
+			t.Fatalf("code %d: NewSplitScratch = %v, %v; want an error", tc.code, sc, err)
+		}
+		t.Logf("code %d: %v", tc.code, err)
+		name := string(fakeStrings[tc.code][0][:len(fakeStrings[tc.code][0])-1])
+		if n := strings.Count(err.Error(), name); n != 1 {
+			t.Errorf("code %d: %s named %d times in %q, want once", tc.code, name, n, err)
+		}
+		if got := errors.Is(err, ErrLaunchFailed); got != tc.fault {
+			t.Errorf("code %d: errors.Is(err, ErrLaunchFailed) = %v, want %v", tc.code, got, tc.fault)
+		}
+		if s := c.Stats(); s.DeviceBuffers != 0 {
+			t.Errorf("code %d: %d device buffers left", tc.code, s.DeviceBuffers)
 		}
 	}
 }

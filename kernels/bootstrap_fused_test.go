@@ -610,7 +610,7 @@ func TestWideCarveout(t *testing.T) {
 	for ws := range bk.wide {
 		want := 100
 		if ws.wantsL1() {
-			want = sharedCarveout(ws.SharedBytes(), 0, 1<<10, perSM, fakeOccupancy(32, 0, ws.Threads(), ws.SharedBytes()))
+			want = sharedCarveout(ws.SharedBytes(), 0, 1<<10, perSM, g.arch.occupancy(32, 0, ws.Threads(), ws.SharedBytes()))
 			if want < 100 {
 				seen++
 			}

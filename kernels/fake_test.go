@@ -63,10 +63,6 @@ var fakeArchs = map[string]fakeArch{
 	"sm_89": {8, 9, 100 << 10, 99 << 10, 48, 24, 72 << 20, false},
 }
 
-// fakeSharedPerSM is the default fake device's shared memory per SM (an
-// H100's or H200's).
-const fakeSharedPerSM = 228 << 10
-
 // occupancy is blocks per SM under a's limits (64K registers allotted per
 // warp in units of 256) for blocks of threads threads, regs registers per
 // thread, static and dynamic shared bytes.
@@ -77,11 +73,6 @@ func (a fakeArch) occupancy(regs, static, threads, dynamic int) int {
 	warps := (threads + 31) / 32
 	perWarp := (max(regs, 1)*32 + 255) / 256 * 256
 	return min(a.blocks, a.warps/warps, 65536/(perWarp*warps), int(a.sharedPerSM)/(static+dynamic+1<<10))
-}
-
-// fakeOccupancy is the default (sm_90) fake device's blocks per SM.
-func fakeOccupancy(regs, static, threads, dynamic int) int {
-	return fakeArchs["sm_90"].occupancy(regs, static, threads, dynamic)
 }
 
 type fakeLaunch struct {

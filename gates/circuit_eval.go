@@ -13,7 +13,7 @@ import (
 // base+j; see the encoding helpers (Uint64Bits, HexBits, …) for the bit
 // orders of the published circuits.
 func (c *Circuit) Eval(inputs ...[]bool) ([][]bool, error) {
-	if err := checkValues(c.inputs, len(inputs), func(i int) int { return len(inputs[i]) }); err != nil {
+	if err := checkValues("gates: ", c.inputs, len(inputs), func(i int) int { return len(inputs[i]) }); err != nil {
 		return nil, err
 	}
 	wires := make([]bool, c.nwires)
@@ -46,14 +46,15 @@ func (c *Circuit) Eval(inputs ...[]bool) ([][]bool, error) {
 	return splitOutputs(wires, c.outputs), nil
 }
 
-// checkValues checks n values against the widths.
-func checkValues(widths []int, n int, width func(i int) int) error {
+// checkValues checks n values against the widths; its errors start with
+// prefix.
+func checkValues(prefix string, widths []int, n int, width func(i int) int) error {
 	if n != len(widths) {
-		return fmt.Errorf("gates: the circuit takes %d input values, got %d", len(widths), n)
+		return fmt.Errorf("%sthe circuit takes %d input values, got %d", prefix, len(widths), n)
 	}
 	for i, want := range widths {
 		if got := width(i); got != want {
-			return fmt.Errorf("gates: input %d of the circuit has %d bits, got %d", i+1, want, got)
+			return fmt.Errorf("%sinput %d of the circuit has %d bits, got %d", prefix, i+1, want, got)
 		}
 	}
 	return nil

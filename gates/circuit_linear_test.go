@@ -312,3 +312,22 @@ func TestRefreshInput(t *testing.T) {
 		}
 	}
 }
+
+func TestInstanceTiers(t *testing.T) {
+	for _, tc := range []struct {
+		tiers []int
+		m     int
+		want  []int
+	}{
+		{[]int{8, 66, 132, 396}, 1, []int{8, 66, 132, 396}},
+		{[]int{8, 66, 132, 396}, 3, []int{2, 22, 44, 132}},
+		{[]int{8, 66, 132, 396}, 100, []int{1, 3}},
+		{[]int{8, 66, 132, 396}, 1000, nil},
+		{[]int{2, 3, 5}, 2, []int{1, 2}},
+		{nil, 4, nil},
+	} {
+		if got := instanceTiers(tc.tiers, tc.m); !slices.Equal(got, tc.want) {
+			t.Errorf("instanceTiers(%v, %d) = %v, want %v", tc.tiers, tc.m, got, tc.want)
+		}
+	}
+}

@@ -27,7 +27,9 @@
 // by bootstrap depth: all bootstrapped gates of a level go to the engine as
 // one batch, and the free gates (INV, EQ, EQW) are folded into the level where
 // their input appears. Circuit.Eval evaluates in plaintext, for checking;
-// Evaluator.EvalCircuit under encryption, one engine batch per level.
+// Evaluator.EvalCircuit under encryption, one engine batch per level, and
+// Evaluator.EvalCircuits on many sets of inputs, each level of all sets
+// one batch (what a GPU needs to run at its full rate).
 //
 // Under encryption XOR and XNOR gates cost no bootstrap by default
 // (XORLinear, circuit_linear.go): a bootstrapped sample c of bit m gives

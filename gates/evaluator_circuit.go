@@ -73,10 +73,13 @@ type CircuitOptions struct {
 	Progress func(LevelStats)
 }
 
-// CircuitPlan describes how EvalCircuitWith evaluates a circuit.
+// CircuitPlan describes how EvalCircuitWith (one set of inputs) or
+// EvalCircuits (Instances sets) evaluates a circuit. Counts cover every
+// instance.
 type CircuitPlan struct {
 	XOR         XORMode
 	MaxXORTerms int // XORLinear: the most terms of a sum; 0 otherwise
+	Instances   int // sets of inputs evaluated together (1 for EvalCircuitWith)
 	Levels      int // levels, each one engine batch (the first has none)
 	Bootstraps  int // bootstraps in all (a MUX counts 2), refreshes included
 	Refreshes   int // XORLinear: sums bootstrapped
@@ -115,36 +118,67 @@ func (ev *Evaluator) noise() tfhe.NoiseEstimate {
 
 // PlanCircuit returns how EvalCircuitWith would evaluate c with opts.
 func (ev *Evaluator) PlanCircuit(c *Circuit, opts CircuitOptions) (CircuitPlan, error) {
+	return ev.PlanCircuits(c, 1, opts)
+}
+
+// PlanCircuits returns how EvalCircuits would evaluate c on instances sets
+// of inputs with opts.
+func (ev *Evaluator) PlanCircuits(c *Circuit, instances int, opts CircuitOptions) (CircuitPlan, error) {
 	if err := ev.ok(); err != nil {
 		return CircuitPlan{}, err
 	}
 	if c == nil {
 		return CircuitPlan{}, errors.New("gates: PlanCircuit: nil circuit")
 	}
+	if instances < 1 {
+		return CircuitPlan{}, fmt.Errorf("gates: PlanCircuits: %d instances (at least 1)", instances)
+	}
 	switch opts.XOR {
 	case XORBootstrapped:
-		cp := CircuitPlan{XOR: XORBootstrapped, Levels: len(c.levels), Bootstraps: c.bootstraps, Log2Failure: ev.noise().Log2GateFailure}
+		cp := CircuitPlan{XOR: XORBootstrapped, Instances: instances, Levels: len(c.levels),
+			Bootstraps: instances * c.bootstraps, Log2Failure: ev.noise().Log2GateFailure}
 		for _, lv := range c.levels {
-			cp.MaxBatch = max(cp.MaxBatch, len(lv.Bootstrapped))
+			cp.MaxBatch = max(cp.MaxBatch, instances*len(lv.Bootstrapped))
 		}
 		return cp, nil
 	case XORLinear:
-		p, err := ev.linearPlan(c, opts)
+		p, err := ev.linearPlan(c, opts, instances)
 		if err != nil {
 			return CircuitPlan{}, err
 		}
-		return CircuitPlan{XOR: XORLinear, MaxXORTerms: p.terms, Levels: len(p.levels), Bootstraps: p.bootstraps,
-			Refreshes: p.refreshes, MaxBatch: p.maxBatch, Log2Failure: ev.noise().Log2XORSumFailure(p.terms)}, nil
+		return CircuitPlan{XOR: XORLinear, MaxXORTerms: p.terms, Instances: instances, Levels: len(p.levels),
+			Bootstraps: instances * p.bootstraps, Refreshes: instances * p.refreshes, MaxBatch: instances * p.maxBatch,
+			Log2Failure: ev.noise().Log2XORSumFailure(p.terms)}, nil
 	}
 	return CircuitPlan{}, fmt.Errorf("gates: unknown %v", opts.XOR)
 }
 
-func (ev *Evaluator) linearPlan(c *Circuit, opts CircuitOptions) (*linearPlan, error) {
+// linearPlan returns c's linear plan for instances sets of inputs
+// evaluated together: a level of k operations is an engine batch of
+// instances·k, so the engine's tiers are divided among the instances.
+func (ev *Evaluator) linearPlan(c *Circuit, opts CircuitOptions, instances int) (*linearPlan, error) {
 	w := opts.MaxXORTerms
 	if w == 0 {
 		w = ev.DefaultMaxXORTerms()
 	}
-	return c.linearPlan(w, bootstrap.BatchTiers(ev.eng))
+	return c.linearPlan(w, instanceTiers(bootstrap.BatchTiers(ev.eng), instances))
+}
+
+// instanceTiers returns the batch tiers of one instance of m evaluated
+// together: each tier t holds ⌊t/m⌋ operations of every instance. Tiers
+// below m vanish; with none left, every operation runs as early as it can,
+// which is what batches beyond the engine's last tier do anyway.
+func instanceTiers(tiers []int, m int) []int {
+	if m <= 1 {
+		return tiers
+	}
+	var out []int
+	for _, t := range tiers {
+		if v := t / m; v >= 1 && (len(out) == 0 || v > out[len(out)-1]) {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // EvalCircuit is EvalCircuitWith with the default options (XORLinear) and
@@ -163,34 +197,74 @@ func (ev *Evaluator) EvalCircuit(ctx context.Context, c *Circuit, inputs [][]*tf
 // Samples that no later level reads are recycled, so memory follows the
 // circuit's width rather than its size. The inputs are not modified; the
 // outputs are fresh samples of phase ±1/8, as any gate's.
+//
+// A circuit's levels are often narrower than the batch a GPU needs to run
+// at full speed (AES-128's average 114 bootstraps a level, against some
+// 16,000 gates at a GPU's best rate); EvalCircuits evaluates many sets of
+// inputs in the same levels.
 func (ev *Evaluator) EvalCircuitWith(ctx context.Context, c *Circuit, inputs [][]*tfhe.TLWE, opts CircuitOptions) ([][]*tfhe.TLWE, error) {
+	out, err := ev.evalCircuits(ctx, "EvalCircuit", c, [][][]*tfhe.TLWE{inputs}, opts)
+	if err != nil {
+		return nil, err
+	}
+	return out[0], nil
+}
+
+// EvalCircuits evaluates c on several independent sets of encrypted inputs
+// at once: inputs[k] is the k-th set, shaped as EvalCircuitWith's inputs,
+// and the k-th result is what EvalCircuitWith would return for it, bit for
+// bit on a deterministic engine. Each level's bootstraps of every set go
+// to the engine as one batch, so m sets take about the levels of one and
+// m times its bootstraps: on a GPU, whose time per call hardly grows until
+// its SMs are full, many sets cost little more than one (examples/circuit's
+// -instances; BENCHMARKS.md). Progress reports sum the sets; PlanCircuits
+// says what it will do. Sets may share samples (the same input in several
+// sets); none is modified. No sets give no outputs and no error.
+func (ev *Evaluator) EvalCircuits(ctx context.Context, c *Circuit, inputs [][][]*tfhe.TLWE, opts CircuitOptions) ([][][]*tfhe.TLWE, error) {
+	return ev.evalCircuits(ctx, "EvalCircuits", c, inputs, opts)
+}
+
+func (ev *Evaluator) evalCircuits(ctx context.Context, name string, c *Circuit, inputs [][][]*tfhe.TLWE, opts CircuitOptions) ([][][]*tfhe.TLWE, error) {
 	if err := ev.ok(); err != nil {
 		return nil, err
 	}
 	if c == nil {
-		return nil, errors.New("gates: EvalCircuit: nil circuit")
+		return nil, fmt.Errorf("gates: %s: nil circuit", name)
 	}
-	if err := checkValues(c.inputs, len(inputs), func(i int) int { return len(inputs[i]) }); err != nil {
-		return nil, err
-	}
-	for i, v := range inputs {
-		for j, x := range v {
-			if err := checkSample(x, ev.n); err != nil {
-				return nil, fmt.Errorf("gates: EvalCircuit: input %d bit %d %v", i+1, j, err)
+	for k, in := range inputs {
+		// Name the set only where there can be several.
+		prefix := "gates: " + name + ": "
+		if name == "EvalCircuits" {
+			prefix += fmt.Sprintf("set %d: ", k+1)
+		}
+		if err := checkValues(prefix, c.inputs, len(in), func(i int) int { return len(in[i]) }); err != nil {
+			return nil, err
+		}
+		for i, v := range in {
+			for j, x := range v {
+				if err := checkSample(x, ev.n); err != nil {
+					return nil, fmt.Errorf("%sinput %d bit %d %v", prefix, i+1, j, err)
+				}
 			}
 		}
+	}
+	if len(inputs) == 0 {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("gates: %s: %w", name, err)
+		}
+		return [][][]*tfhe.TLWE{}, nil
 	}
 	switch opts.XOR {
 	case XORBootstrapped:
 		return ev.evalBootstrapped(ctx, c, inputs, opts.Progress)
 	case XORLinear:
-		p, err := ev.linearPlan(c, opts)
+		p, err := ev.linearPlan(c, opts, len(inputs))
 		if err != nil {
 			return nil, err
 		}
 		return ev.evalLinear(ctx, c, p, inputs, opts.Progress)
 	}
-	return nil, fmt.Errorf("gates: EvalCircuit: unknown %v", opts.XOR)
+	return nil, fmt.Errorf("gates: %s: unknown %v", name, opts.XOR)
 }
 
 // samplePool recycles samples of dimension n.
@@ -214,11 +288,12 @@ func (p *samplePool) put(x *tfhe.TLWE) { p.free = append(p.free, x) }
 // its refreshes (bootstrapped in place) with their sums, and the negated
 // inputs materialised for its gates.
 type levelBatch struct {
-	calls  []Call       // MUX gates
-	extra  []*tfhe.TLWE // refreshes
-	sums   [][]int32    // the sum of each of extra
-	direct []*tfhe.TLWE // two-input gates, their linear combinations formed
-	all    []*tfhe.TLWE // extra then direct, the in-place bootstraps
+	calls  []Call         // MUX gates
+	extra  []*tfhe.TLWE   // refreshes
+	sums   [][]int32      // the sum of each of extra
+	srcs   [][]*tfhe.TLWE // the samples of the instance of each of extra
+	direct []*tfhe.TLWE   // two-input gates, their linear combinations formed
+	all    []*tfhe.TLWE   // extra then direct, the in-place bootstraps
 	negs   []*tfhe.TLWE
 	bs     int // bootstraps
 	ready  int // extra[:ready] have their inputs summed
@@ -226,23 +301,30 @@ type levelBatch struct {
 }
 
 func (b *levelBatch) reset() {
-	b.calls, b.extra, b.sums, b.direct, b.negs = b.calls[:0], b.extra[:0], b.sums[:0], b.direct[:0], b.negs[:0]
+	b.calls, b.extra, b.sums, b.srcs, b.direct, b.negs = b.calls[:0], b.extra[:0], b.sums[:0], b.srcs[:0], b.direct[:0], b.negs[:0]
 	b.bs, b.ready, b.gates = 0, 0, 0
 }
 
-// evalLinear runs a linear plan (XORLinear). While the engine runs a
-// level, the host prepares the operations of the next level that read no
-// sample of the running one (with levels filled to the engine's tiers,
-// most of them): their refresh sums and negated inputs. On an H200 the
-// host's part of an AES-128 evaluation was about 50 ms of 1.03 s with the
-// GPU idle, level after level.
-func (ev *Evaluator) evalLinear(ctx context.Context, c *Circuit, p *linearPlan, inputs [][]*tfhe.TLWE, progress func(LevelStats)) ([][]*tfhe.TLWE, error) {
-	samples := make([]*tfhe.TLWE, p.samples)
-	i := 0
-	for _, v := range inputs {
-		i += copy(samples[i:], v)
+// evalLinear runs a linear plan (XORLinear) on every set of inputs, each
+// level's operations of all sets in one engine batch. While the engine
+// runs a level, the host prepares the operations of the next level that
+// read no sample of the running one (with levels filled to the engine's
+// tiers, most of them): their refresh sums and negated inputs. On an H200
+// the host's part of an AES-128 evaluation was about 50 ms of 1.03 s with
+// the GPU idle, level after level.
+func (ev *Evaluator) evalLinear(ctx context.Context, c *Circuit, p *linearPlan, inputs [][][]*tfhe.TLWE, progress func(LevelStats)) ([][][]*tfhe.TLWE, error) {
+	m, ps := len(inputs), p.samples
+	// Set k's samples are all[k*ps : (k+1)*ps], numbered as the plan's.
+	all := make([]*tfhe.TLWE, m*ps)
+	sets := make([][]*tfhe.TLWE, m)
+	for k, in := range inputs {
+		sets[k] = all[k*ps : (k+1)*ps : (k+1)*ps]
+		i := 0
+		for _, v := range in {
+			i += copy(sets[k][i:], v)
+		}
 	}
-	written := make([]int32, p.samples) // level writing each sample; inputs 0
+	written := make([]int32, ps) // level writing each sample; inputs 0
 	for lv, l := range p.levels {
 		for k := range l.ops {
 			written[l.ops[k].out] = int32(lv)
@@ -251,52 +333,55 @@ func (ev *Evaluator) evalLinear(ctx context.Context, c *Circuit, p *linearPlan, 
 	pool := samplePool{n: ev.n}
 	falseSample := tfhe.NewTLWE(ev.n)
 	falseSample.SetTrivial(nmu8)
-	// add appends o to b, taking its output sample from the pool; a
-	// gate's negated inputs are materialised into samples of b.negs.
+	// add appends o of every set to b, taking the output samples from the
+	// pool; a gate's negated inputs are materialised into samples of b.negs.
 	add := func(b *levelBatch, o *linOp) {
-		out := pool.get()
-		samples[o.out] = out
-		if o.refresh() {
-			b.extra = append(b.extra, out)
-			b.sums = append(b.sums, o.sum)
-			b.bs++
-			return
-		}
-		b.gates++
-		b.bs += o.op.Bootstraps()
-		in := func(r cleanRef) *tfhe.TLWE {
-			if r.id < 0 {
-				return falseSample
+		for _, samples := range sets {
+			out := pool.get()
+			samples[o.out] = out
+			if o.refresh() {
+				b.extra = append(b.extra, out)
+				b.sums = append(b.sums, o.sum)
+				b.srcs = append(b.srcs, samples)
+				b.bs++
+				continue
 			}
-			return samples[r.id]
-		}
-		if o.op != OpMUX {
-			// The gate's bootstrap input, formed here and bootstrapped in
-			// place like a refresh (Batch's linear combination; a negated
-			// input negates its coefficient).
-			ca, cb, off := gateCoefficients(o.op)
-			if o.in[0].neg {
-				ca = -ca
+			b.gates++
+			b.bs += o.op.Bootstraps()
+			in := func(r cleanRef) *tfhe.TLWE {
+				if r.id < 0 {
+					return falseSample
+				}
+				return samples[r.id]
 			}
-			if o.in[1].neg {
-				cb = -cb
+			if o.op != OpMUX {
+				// The gate's bootstrap input, formed here and bootstrapped in
+				// place like a refresh (Batch's linear combination; a negated
+				// input negates its coefficient).
+				ca, cb, off := gateCoefficients(o.op)
+				if o.in[0].neg {
+					ca = -ca
+				}
+				if o.in[1].neg {
+					cb = -cb
+				}
+				linear(out, ca, in(o.in[0]), cb, in(o.in[1]), off)
+				b.direct = append(b.direct, out)
+				continue
 			}
-			linear(out, ca, in(o.in[0]), cb, in(o.in[1]), off)
-			b.direct = append(b.direct, out)
-			return
-		}
-		call := Call{Op: o.op, Out: out}
-		for k := range o.op.Arity() {
-			x := in(o.in[k])
-			if o.in[k].neg {
-				y := pool.get()
-				tfhe.NegTLWETo(y, x)
-				b.negs = append(b.negs, y)
-				x = y
+			call := Call{Op: o.op, Out: out}
+			for k := range o.op.Arity() {
+				x := in(o.in[k])
+				if o.in[k].neg {
+					y := pool.get()
+					tfhe.NegTLWETo(y, x)
+					b.negs = append(b.negs, y)
+					x = y
+				}
+				call.in(k, x)
 			}
-			call.in(k, x)
+			b.calls = append(b.calls, call)
 		}
-		b.calls = append(b.calls, call)
 	}
 	// early reports whether o reads only samples written before level lv − 1.
 	early := func(o *linOp, lv int32) bool {
@@ -316,7 +401,7 @@ func (ev *Evaluator) evalLinear(ctx context.Context, c *Circuit, p *linearPlan, 
 	}
 	// finish sums the refresh inputs of b not yet summed.
 	finish := func(b *levelBatch) {
-		refreshInputs(b.extra[b.ready:], samples, b.sums[b.ready:])
+		refreshInputs(b.extra[b.ready:], b.srcs[b.ready:], b.sums[b.ready:])
 		b.ready = len(b.extra)
 	}
 	var cur, next levelBatch
@@ -366,45 +451,51 @@ func (ev *Evaluator) evalLinear(ctx context.Context, c *Circuit, p *linearPlan, 
 		for _, y := range cur.negs {
 			pool.put(y)
 		}
-		for _, id := range lv.release {
-			if int(id) >= p.inputs {
-				pool.put(samples[id])
+		for _, samples := range sets {
+			for _, id := range lv.release {
+				if int(id) >= p.inputs {
+					pool.put(samples[id])
+				}
+				samples[id] = nil
 			}
-			samples[id] = nil
 		}
 		if progress != nil {
 			now := time.Now()
 			progress(LevelStats{Level: l, Levels: len(p.levels), Gates: cur.gates, Refreshes: len(cur.extra),
-				Free: lv.free, Bootstraps: cur.bs, Elapsed: now.Sub(last)})
+				Free: m * lv.free, Bootstraps: cur.bs, Elapsed: now.Sub(last)})
 			last = now
 		}
 		cur, next = next, cur
 	}
-	outs := make([]*tfhe.TLWE, len(p.outputs))
-	for j, r := range p.outputs {
-		x := falseSample
-		if r.id >= 0 {
-			x = samples[r.id]
+	outs := make([][][]*tfhe.TLWE, m)
+	for k, samples := range sets {
+		o := make([]*tfhe.TLWE, len(p.outputs))
+		for j, r := range p.outputs {
+			x := falseSample
+			if r.id >= 0 {
+				x = samples[r.id]
+			}
+			o[j] = tfhe.NewTLWE(ev.n)
+			if r.neg {
+				tfhe.NegTLWETo(o[j], x)
+			} else {
+				o[j].CopyFrom(x)
+			}
 		}
-		outs[j] = tfhe.NewTLWE(ev.n)
-		if r.neg {
-			tfhe.NegTLWETo(outs[j], x)
-		} else {
-			outs[j].CopyFrom(x)
-		}
+		outs[k] = splitOutputs(o, c.outputs)
 	}
-	return splitOutputs(outs, c.outputs), nil
+	return outs, nil
 }
 
-// refreshInputs sets dst[i] to the input of the refresh of sums[i], on
-// several goroutines when there are many: an AES-128 level has up to 300
-// sums of up to 9 samples.
-func refreshInputs(dst []*tfhe.TLWE, samples []*tfhe.TLWE, sums [][]int32) {
+// refreshInputs sets dst[i] to the input of the refresh of sums[i] over the
+// samples srcs[i], on several goroutines when there are many: an AES-128
+// level has up to 300 sums of up to 9 samples.
+func refreshInputs(dst []*tfhe.TLWE, srcs [][]*tfhe.TLWE, sums [][]int32) {
 	const perWorker = 8
 	workers := min(runtime.GOMAXPROCS(0), len(dst)/perWorker)
 	if workers <= 1 {
 		for i, d := range dst {
-			refreshInput(d, samples, sums[i])
+			refreshInput(d, srcs[i], sums[i])
 		}
 		return
 	}
@@ -413,7 +504,7 @@ func refreshInputs(dst []*tfhe.TLWE, samples []*tfhe.TLWE, sums [][]int32) {
 		lo, hi := w*len(dst)/workers, (w+1)*len(dst)/workers
 		wg.Go(func() {
 			for i := lo; i < hi; i++ {
-				refreshInput(dst[i], samples, sums[i])
+				refreshInput(dst[i], srcs[i], sums[i])
 			}
 		})
 	}
@@ -449,13 +540,18 @@ func refreshInput(dst *tfhe.TLWE, samples []*tfhe.TLWE, sum []int32) {
 	d[len(d)-1] += mu4 * torus.Torus32(len(sum)-1)
 }
 
-// evalBootstrapped runs Circuit.Levels (XORBootstrapped).
-func (ev *Evaluator) evalBootstrapped(ctx context.Context, c *Circuit, inputs [][]*tfhe.TLWE, progress func(LevelStats)) ([][]*tfhe.TLWE, error) {
-	wires := make([]*tfhe.TLWE, c.nwires)
-	owned := make([]bool, c.nwires) // the sample was allocated here and may be recycled
-	w := 0
-	for _, v := range inputs {
-		w += copy(wires[w:], v)
+// evalBootstrapped runs Circuit.Levels (XORBootstrapped) on every set of
+// inputs, each level's gates of all sets in one engine batch.
+func (ev *Evaluator) evalBootstrapped(ctx context.Context, c *Circuit, inputs [][][]*tfhe.TLWE, progress func(LevelStats)) ([][][]*tfhe.TLWE, error) {
+	m, nw := len(inputs), c.nwires
+	// Set k's wires are wires[k*nw : (k+1)*nw].
+	wires := make([]*tfhe.TLWE, m*nw)
+	owned := make([]bool, m*nw) // the sample was allocated here and may be recycled
+	for k, in := range inputs {
+		w := k * nw
+		for _, v := range in {
+			w += copy(wires[w:], v)
+		}
 	}
 	release := c.releaseSchedule()
 
@@ -466,12 +562,6 @@ func (ev *Evaluator) evalBootstrapped(ctx context.Context, c *Circuit, inputs []
 		wires[w], owned[w] = x, true
 		return x
 	}
-	get := func(w int) *tfhe.TLWE {
-		if w < 0 {
-			return nil
-		}
-		return wires[w]
-	}
 	for l, lv := range c.levels {
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("gates: EvalCircuit stopped before level %d of %d: %w", l, len(c.levels), err)
@@ -479,43 +569,58 @@ func (ev *Evaluator) evalBootstrapped(ctx context.Context, c *Circuit, inputs []
 		start := time.Now()
 		calls = calls[:0]
 		bs := 0
-		for _, g := range lv.Bootstrapped {
-			calls = append(calls, Call{Op: g.Op, A: get(g.In[0]), B: get(g.In[1]), C: get(g.In[2]), Out: alloc(g.Out)})
-			bs += g.Op.Bootstraps()
+		for base := 0; base < len(wires); base += nw {
+			get := func(w int) *tfhe.TLWE {
+				if w < 0 {
+					return nil
+				}
+				return wires[base+w]
+			}
+			for _, g := range lv.Bootstrapped {
+				calls = append(calls, Call{Op: g.Op, A: get(g.In[0]), B: get(g.In[1]), C: get(g.In[2]), Out: alloc(base + g.Out)})
+				bs += g.Op.Bootstraps()
+			}
 		}
 		if err := ev.Batch(calls); err != nil {
 			return nil, fmt.Errorf("gates: EvalCircuit level %d: %w", l, err)
 		}
-		for _, g := range lv.Free {
-			switch d := alloc(g.Out); g.Op {
-			case OpZero, OpOne:
-				d.SetTrivial(tfhe.EncodeBool(g.Op == OpOne))
-			case OpCopy:
-				d.CopyFrom(wires[g.In[0]])
-			case OpNOT:
-				tfhe.NegTLWETo(d, wires[g.In[0]])
+		for base := 0; base < len(wires); base += nw {
+			for _, g := range lv.Free {
+				switch d := alloc(base + g.Out); g.Op {
+				case OpZero, OpOne:
+					d.SetTrivial(tfhe.EncodeBool(g.Op == OpOne))
+				case OpCopy:
+					d.CopyFrom(wires[base+g.In[0]])
+				case OpNOT:
+					tfhe.NegTLWETo(d, wires[base+g.In[0]])
+				}
 			}
-		}
-		for _, w := range release[l] {
-			if owned[w] {
-				pool.put(wires[w])
+			for _, w := range release[l] {
+				if owned[base+w] {
+					pool.put(wires[base+w])
+				}
+				wires[base+w], owned[base+w] = nil, false
 			}
-			wires[w], owned[w] = nil, false
 		}
 		if progress != nil {
-			progress(LevelStats{Level: l, Levels: len(c.levels), Gates: len(lv.Bootstrapped),
-				Free: len(lv.Free), Bootstraps: bs, Elapsed: time.Since(start)})
+			progress(LevelStats{Level: l, Levels: len(c.levels), Gates: m * len(lv.Bootstrapped),
+				Free: m * len(lv.Free), Bootstraps: bs, Elapsed: time.Since(start)})
 		}
 	}
 
 	// Output wires are never released; those that are input wires are
 	// copied, so that no caller memory is handed back.
-	for w := c.nwires - c.numOutputBits(); w < c.nwires; w++ {
-		if !owned[w] {
-			wires[w] = wires[w].Copy()
+	outs := make([][][]*tfhe.TLWE, m)
+	for k := range m {
+		set := wires[k*nw : (k+1)*nw]
+		for w := nw - c.numOutputBits(); w < nw; w++ {
+			if !owned[k*nw+w] {
+				set[w] = set[w].Copy()
+			}
 		}
+		outs[k] = splitOutputs(set, c.outputs)
 	}
-	return splitOutputs(wires, c.outputs), nil
+	return outs, nil
 }
 
 func (c *Circuit) numOutputBits() int {

@@ -65,12 +65,9 @@ func Example() {
 	// MUX:  true
 }
 
-// A circuit under encryption: a 2-bit adder written in Bristol Fashion,
-// evaluated level by level, each level one engine batch. XOR gates cost no
-// bootstrap (XORLinear); the sums that an AND or an output reads are
-// bootstrapped ("refreshed") in the batches.
-func ExampleEvaluator_EvalCircuit() {
-	c, err := gates.Parse(strings.NewReader(`8 12
+// adder2 is a 2-bit adder in Bristol Fashion: inputs a (wires 0–1) and b
+// (2–3), outputs the sum (10, 9) and the carry (11).
+const adder2 = `8 12
 2 2 2
 2 2 1
 
@@ -82,7 +79,14 @@ func ExampleEvaluator_EvalCircuit() {
 1 1 4 9 EQW
 2 1 6 5 10 XOR
 2 1 7 8 11 XOR
-`))
+`
+
+// A circuit under encryption: a 2-bit adder written in Bristol Fashion,
+// evaluated level by level, each level one engine batch. XOR gates cost no
+// bootstrap (XORLinear); the sums that an AND or an output reads are
+// bootstrapped ("refreshed") in the batches.
+func ExampleEvaluator_EvalCircuit() {
+	c, err := gates.Parse(strings.NewReader(adder2))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -113,6 +117,49 @@ func ExampleEvaluator_EvalCircuit() {
 	// level 2: 1 gates and 1 refreshes bootstrapped, 1 free
 	// level 3: 0 gates and 1 refreshes bootstrapped, 0 free
 	// 3 + 2 = 5
+}
+
+// One circuit on several sets of inputs at once: each level of every set is
+// one engine batch, which is how a GPU gets batches large enough to run at
+// its full rate (README, "Many sets of inputs at once").
+func ExampleEvaluator_EvalCircuits() {
+	c, err := gates.Parse(strings.NewReader(adder2))
+	if err != nil {
+		log.Fatal(err)
+	}
+	sk, _ := tfhe.GenerateSecretKey(tfhe.TFHELib128)
+	ck, _ := tfhe.GenerateCloudKey(sk)
+	enc, _ := tfhe.NewEncryptor(sk)
+	eng, err := bootstrap.New(ck, bootstrap.Options{}) // the GPU when one is usable
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer eng.Close()
+	ev, _ := gates.NewEvaluator(eng)
+
+	pairs := [][2]uint64{{3, 2}, {1, 1}, {2, 3}}
+	sets := make([][][]*tfhe.TLWE, len(pairs))
+	for k, p := range pairs {
+		a, _ := gates.EncryptUint(enc, p[0], 2)
+		b, _ := gates.EncryptUint(enc, p[1], 2)
+		sets[k] = [][]*tfhe.TLWE{a, b}
+	}
+	plan, _ := ev.PlanCircuits(c, len(sets), gates.CircuitOptions{})
+	fmt.Printf("%d sets: %d bootstraps in %d engine batches\n", plan.Instances, plan.Bootstraps, plan.Levels-1)
+	outs, err := ev.EvalCircuits(context.Background(), c, sets, gates.CircuitOptions{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for k, out := range outs {
+		sum, _ := gates.DecryptUint(sk, out[0])
+		carry, _ := gates.DecryptUint(sk, out[1])
+		fmt.Printf("%d + %d = %d\n", pairs[k][0], pairs[k][1], sum+carry<<2)
+	}
+	// Output:
+	// 3 sets: 21 bootstraps in 3 engine batches
+	// 3 + 2 = 5
+	// 1 + 1 = 2
+	// 2 + 3 = 5
 }
 
 // Plaintext evaluation of a shipped circuit, for checking: AES-128 on the

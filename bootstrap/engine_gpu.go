@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/goldfhe/goldfhe/kernels"
@@ -49,6 +50,10 @@ type GPUOptions struct {
 	// BlindRotationAuto, picks per pass. Forcing one is for comparisons
 	// and benchmarks.
 	BlindRotation BlindRotation
+	// NoMerge runs concurrent calls one after another, each alone, where
+	// by default small calls that wait for the GPU are merged into one
+	// batch (see GPU, Concurrency): for measuring each call alone.
+	NoMerge bool
 }
 
 // BlindRotation names the GPU engine's ways of running the blind rotation
@@ -140,7 +145,15 @@ const DefaultMaxBatch = 8192
 //
 // Concurrency: a GPU is safe for concurrent use by several goroutines; its
 // device pipeline (one set of device buffers and pinned staging buffers) is
-// held by one call at a time, so concurrent calls run one after another.
+// held by one call at a time. Calls of up to 4,096 samples that find it
+// busy are merged: whichever gets it next runs every waiting call of the
+// same kind and μ as one batch (up to 16,384 samples), so that goroutines
+// making small calls (each evaluating its own circuit, say) share the
+// GPU's full rate instead of waiting for each other's small batches. A
+// merged call's outputs are its own, bit for bit as if it had run alone;
+// when the merged batch fails (a device error), every call in it returns
+// that error, and each may have some outputs written, as a failing call
+// may. GPUOptions.NoMerge runs calls one after another instead.
 //
 // Device faults: a kernel fault or device failure during a call (an
 // illegal address, a trap, an uncorrectable ECC error, a GPU that stopped
@@ -206,6 +219,13 @@ type GPU struct {
 	closed bool
 	pipe   sync.Mutex // the device pipeline: buffers below, one call at a time
 	buf    gpuBuffers
+
+	noMerge bool        // GPUOptions.NoMerge
+	qmu     sync.Mutex  // guards queue
+	queue   []*mergeReq // small calls waiting for the pipeline (engine_gpu_merge.go)
+	merged  mergeBufs   // the pipeline holder's
+	// mergedCalls counts the calls that ran in a batch with others.
+	mergedCalls atomic.Int64
 }
 
 // gpuBuffers are the engine's device and pinned host memory, allocated once
@@ -335,7 +355,7 @@ func NewGPU(ck *tfhe.CloudKey, opts GPUOptions) (*GPU, error) {
 		}
 		return nil, fmt.Errorf("bootstrap: NewGPU: %w", err)
 	}
-	e := &GPU{params: p, shape: shape, info: dev.Info(), cpuPlan: plan, dev: dev, mode: opts.BlindRotation}
+	e := &GPU{params: p, shape: shape, info: dev.Info(), cpuPlan: plan, dev: dev, mode: opts.BlindRotation, noMerge: opts.NoMerge}
 	if err := e.init(ck, opts.MaxBatch, auto); err != nil {
 		// The release's own error (a failed free) is kept beside the cause.
 		return nil, fmt.Errorf("bootstrap: NewGPU: %w", errors.Join(err, e.release()))
@@ -881,8 +901,19 @@ func (e *GPU) run(op opKind, out, in []*tfhe.TLWE, mu torus.Torus32) error {
 	if e.closed {
 		return ErrClosed
 	}
-	e.pipe.Lock()
+	if !e.noMerge && len(in) <= mergeCallMax {
+		if !e.pipe.TryLock() {
+			return e.mergeCall(op, out, in, mu) // engine_gpu_merge.go
+		}
+	} else {
+		e.pipe.Lock()
+	}
 	defer e.pipe.Unlock()
+	return e.runPasses(op, out, in, mu)
+}
+
+// runPasses runs a checked call holding the pipeline.
+func (e *GPU) runPasses(op opKind, out, in []*tfhe.TLWE, mu torus.Torus32) error {
 	slots := e.buf.slots
 	// Whole waves of the wide kernel in passes of passSize (or whole waves
 	// of the flat kernel: bodyPasses), then the rest in at most two passes

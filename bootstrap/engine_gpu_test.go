@@ -623,6 +623,90 @@ func TestGPUConcurrent(t *testing.T) {
 	}
 }
 
+// TestGPUConcurrentMerged: goroutines making small calls of three kinds
+// and two μ on one engine (TFHELib128 grouped by 3) get the CPU engine's
+// outputs bit for bit, and calls that met a busy GPU ran merged.
+func TestGPUConcurrentMerged(t *testing.T) {
+	requireGPU(t)
+	p := tfhe.TFHELib128
+	kp := keyCache(p, 0, 3)
+	g := newGPU(t, kp.ck, GPUOptions{})
+	cpu := newCPU(t, kp.ck, CPUOptions{})
+	const workers, rounds = 24, 4
+	type job struct {
+		op      opKind
+		mu      torus.Torus32
+		in, out []*tfhe.TLWE
+		want    []*tfhe.TLWE
+	}
+	n, ext := p.LWEDimension(), p.ExtractedLWEDimension()
+	rng := rand.New(rand.NewPCG(11, 12))
+	jobs := make([][]job, workers)
+	for w := range jobs {
+		for r := range rounds {
+			count := 1 + (7*w+5*r)%37
+			in, _ := mixedInputs(t, p, kp, rng, count)
+			j := job{op: opBootstrap, mu: mu8, in: in}
+			switch w % 4 {
+			case 1:
+				j.mu = torus.Encode(1, 4)
+			case 2:
+				j.op = opBootstrapNoKS
+			case 3:
+				j.op, j.in = opKeySwitch, newTLWEs(count, ext)
+				if err := cpu.BootstrapNoKeySwitch(j.in, in, mu8); err != nil {
+					t.Fatal(err)
+				}
+			}
+			outDim := n
+			if j.op == opBootstrapNoKS {
+				outDim = ext
+			}
+			j.out, j.want = newTLWEs(count, outDim), newTLWEs(count, outDim)
+			if err := cpu.run(j.op, j.want, j.in, j.mu); err != nil {
+				t.Fatal(err)
+			}
+			jobs[w] = append(jobs[w], j)
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, workers)
+	for w := range workers {
+		wg.Go(func() {
+			for r, j := range jobs[w] {
+				var err error
+				switch j.op {
+				case opBootstrap:
+					err = g.Bootstrap(j.out, j.in, j.mu)
+				case opBootstrapNoKS:
+					err = g.BootstrapNoKeySwitch(j.out, j.in, j.mu)
+				case opKeySwitch:
+					err = g.KeySwitch(j.out, j.in)
+				}
+				if err != nil {
+					errs[w] = err
+					return
+				}
+				for i := range j.out {
+					if !equalTLWE(j.out[i], j.want[i]) {
+						errs[w] = fmt.Errorf("worker %d, round %d (op %d, %d samples): sample %d differs from the CPU engine's", w, r, j.op, len(j.in), i)
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	merged := g.mergedCalls.Load()
+	t.Logf("%d of %d calls ran merged with others", merged, workers*rounds)
+	if merged == 0 {
+		t.Error("no call ran merged, with 24 goroutines calling at once")
+	}
+}
+
 // BenchmarkGPUBootstrap measures the GPU engine's Bootstrap on batches of
 // NAND inputs: gates/s, and ms per batch (batch=1: the single-gate
 // latency). Names: BenchmarkGPUBootstrap/TFHELib128/batch=1000.

@@ -17,10 +17,12 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/goldfhe/goldfhe/bootstrap"
 	"github.com/goldfhe/goldfhe/kernels"
@@ -466,6 +468,132 @@ func TestFakeGPUEngineConcurrent(t *testing.T) {
 			t.Fatalf("caller %d: %v", w, errs[w])
 		}
 		sameAs(t, fmt.Sprintf("caller %d", w), outs[w], cpuBootstrap(t, cpu, ins[w]))
+	}
+}
+
+// TestFakeGPUEngineMergesCalls: small calls that find the GPU busy are
+// merged. While a first call holds the pipeline (the fake holds its
+// upload), twelve calls wait: Bootstrap of 1 to 6 samples with μ = 1/8,
+// two with μ = 1/4, two BootstrapNoKeySwitch and two KeySwitch. Released,
+// they run as one batch per kind and μ; every caller's outputs equal the
+// CPU engine's, in fewer kernel launches than the same calls take one
+// after another with NoMerge.
+func TestFakeGPUEngineMergesCalls(t *testing.T) {
+	k := newFakeKeys(t, smallN(tfhe.TFHELib128), 3)
+	cpu := newCPUEngine(t, k.ck)
+	rng := rand.New(rand.NewPCG(9, 10))
+	n, ext := k.p.LWEDimension(), k.p.ExtractedLWEDimension()
+	mu4 := torus.Encode(1, 4)
+	type call struct {
+		op      string // B, N or K
+		mu      torus.Torus32
+		in      []*tfhe.TLWE
+		want    []*tfhe.TLWE
+		outSize int
+	}
+	var calls []call
+	for i := range 8 {
+		in, _ := k.inputs(t, rng, 1+i%6)
+		c := call{op: "B", mu: mu8, in: in, want: newSamples(len(in), n), outSize: n}
+		if i >= 6 {
+			c.mu = mu4
+		}
+		if err := cpu.Bootstrap(c.want, in, c.mu); err != nil {
+			t.Fatal(err)
+		}
+		calls = append(calls, c)
+	}
+	for i := range 2 {
+		in, _ := k.inputs(t, rng, 2+i)
+		c := call{op: "N", mu: mu8, in: in, want: newSamples(len(in), ext), outSize: ext}
+		if err := cpu.BootstrapNoKeySwitch(c.want, in, mu8); err != nil {
+			t.Fatal(err)
+		}
+		calls = append(calls, c)
+	}
+	for i := range 2 {
+		src, _ := k.inputs(t, rng, 3+i)
+		in := newSamples(len(src), ext)
+		if err := cpu.BootstrapNoKeySwitch(in, src, mu8); err != nil {
+			t.Fatal(err)
+		}
+		c := call{op: "K", in: in, want: newSamples(len(in), n), outSize: n}
+		if err := cpu.KeySwitch(c.want, in); err != nil {
+			t.Fatal(err)
+		}
+		calls = append(calls, c)
+	}
+	first, _ := k.inputs(t, rng, 3)
+	firstWant := cpuBootstrap(t, cpu, first)
+	launches := map[bool]int{}
+	for _, noMerge := range []bool{true, false} {
+		t.Run(fmt.Sprintf("NoMerge=%v", noMerge), func(t *testing.T) {
+			fake := kernels.UseFakeDriver(t, kernels.FakeOptions{SMs: fakeSMs})
+			g := newFakeGPUEngine(t, k.ck, bootstrap.GPUOptions{NoMerge: noMerge})
+			held, release := fake.HoldNext(t, "cuMemcpyHtoDAsync_v2")
+			var wg sync.WaitGroup
+			firstOut := poisoned(len(first), n)
+			var firstErr error
+			wg.Go(func() { firstErr = g.Bootstrap(firstOut, first, mu8) })
+			<-held
+			outs := make([][]*tfhe.TLWE, len(calls))
+			errs := make([]error, len(calls))
+			for i, c := range calls {
+				outs[i] = poisoned(len(c.in), c.outSize)
+				wg.Go(func() {
+					switch c.op {
+					case "B":
+						errs[i] = g.Bootstrap(outs[i], c.in, c.mu)
+					case "N":
+						errs[i] = g.BootstrapNoKeySwitch(outs[i], c.in, c.mu)
+					case "K":
+						errs[i] = g.KeySwitch(outs[i], c.in)
+					}
+				})
+			}
+			waitForPipeline(t, len(calls))
+			before := len(fake.Launches())
+			release()
+			wg.Wait()
+			launches[noMerge] = len(fake.Launches()) - before
+			if firstErr != nil {
+				t.Fatal(firstErr)
+			}
+			sameAs(t, "first call", firstOut, firstWant)
+			for i, c := range calls {
+				if errs[i] != nil {
+					t.Fatalf("call %d (%s, %d samples): %v", i, c.op, len(c.in), errs[i])
+				}
+				sameAs(t, fmt.Sprintf("call %d (%s, %d samples)", i, c.op, len(c.in)), outs[i], c.want)
+			}
+		})
+	}
+	t.Logf("kernel launches after the first call's release: %d one after another, %d merged", launches[true], launches[false])
+	if launches[false] >= launches[true] {
+		t.Errorf("merged calls took %d kernel launches, one after another %d", launches[false], launches[true])
+	}
+}
+
+// waitForPipeline waits until want goroutines are blocked in a GPU
+// engine's call waiting for its pipeline (a mutex), as their stacks show.
+func waitForPipeline(t *testing.T, want int) {
+	t.Helper()
+	buf := make([]byte, 1<<22)
+	deadline := time.Now().Add(time.Minute)
+	for {
+		got := 0
+		for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
+			if strings.Contains(g, "sync.(*Mutex).Lock") && strings.Contains(g, "bootstrap.(*GPU).run(") {
+				got++
+			}
+		}
+		if got >= want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d calls waiting for the pipeline after a minute", got, want)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
 

@@ -18,6 +18,13 @@ type FakeDriver struct {
 	mu       sync.Mutex
 	launches []string
 	failAt   map[sym]failAt
+	hold     map[sym]fakeHold
+}
+
+// fakeHold: the next call of a symbol waits for release, having closed held.
+type fakeHold struct {
+	held    chan struct{}
+	release chan struct{}
 }
 
 // failAt: the call after `after` more calls of a symbol fails with code.
@@ -57,9 +64,16 @@ func UseFakeDriver(t testing.TB, opts FakeOptions) *FakeDriver {
 		}
 		g.arch = a
 	}
-	f := &FakeDriver{g: g, failAt: map[sym]failAt{}}
+	f := &FakeDriver{g: g, failAt: map[sym]failAt{}, hold: map[sym]fakeHold{}}
 	d := &driver{path: "fake", fake: func(s sym, a []uintptr) Result {
 		f.mu.Lock()
+		if h, ok := f.hold[s]; ok {
+			delete(f.hold, s)
+			f.mu.Unlock()
+			close(h.held)
+			<-h.release
+			f.mu.Lock()
+		}
 		if fa, ok := f.failAt[s]; ok {
 			if fa.after == 0 {
 				delete(f.failAt, s)
@@ -102,6 +116,22 @@ func (f *FakeDriver) FailAfter(t testing.TB, call string, after int, code int32)
 	f.mu.Lock()
 	f.failAt[sym(i)] = failAt{after, Result(code)}
 	f.mu.Unlock()
+}
+
+// HoldNext makes the next call of the driver entry point named call wait,
+// before it does anything, until release is called; held is closed when
+// that call starts waiting. release may be called once.
+func (f *FakeDriver) HoldNext(t testing.TB, call string) (held <-chan struct{}, release func()) {
+	t.Helper()
+	i := slices.Index(symNames[:], call)
+	if i < 0 {
+		t.Fatalf("HoldNext: the driver binds no %q", call)
+	}
+	h := fakeHold{held: make(chan struct{}), release: make(chan struct{})}
+	f.mu.Lock()
+	f.hold[sym(i)] = h
+	f.mu.Unlock()
+	return h.held, func() { close(h.release) }
 }
 
 // Launches returns the names of the kernels launched so far, in order.

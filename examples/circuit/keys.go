@@ -25,14 +25,14 @@ const (
 // setup loads or generates the keys (with bootstrapping-key grouping
 // grouping, tfhe.WithGrouping; 0: 2 for new keys, any for loaded ones) and
 // starts the engine use asks for (the GPU when one is usable, by default).
-func setup(p tfhe.Params, seedHex, dir string, grouping int, use bootstrap.Use) (*tfhe.SecretKey, *gates.Evaluator, func(), error) {
+func setup(p tfhe.Params, seedHex, dir string, grouping int, opts bootstrap.Options) (*tfhe.SecretKey, *gates.Evaluator, func(), error) {
 	start := time.Now()
 	sk, ck, loaded, err := keys(p, seedHex, dir, grouping)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	eng, err := spin("engine   preparing the engine", func() (*bootstrap.Selected, error) {
-		return bootstrap.New(ck, bootstrap.Options{Use: use})
+		return bootstrap.New(ck, opts)
 	})
 	if err != nil {
 		return nil, nil, nil, err

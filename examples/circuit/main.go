@@ -13,6 +13,7 @@
 //	go run ./examples/circuit -circuit aes128 -grouping 1 # one key bit per blind-rotation step
 //	go run ./examples/circuit -circuit aes128 -xor bootstrapped  # bootstrap every XOR too
 //	go run ./examples/circuit -circuit aes128 -instances 64      # 64 encryptions at once (GPU)
+//	go run ./examples/circuit -circuit aes128 -instances 64 -concurrent  # ... in 64 goroutines
 //
 // XOR gates cost no bootstrap by default (-xor linear, gates.XORLinear):
 // sums of bootstrapped samples are bootstrapped only where an AND-like gate
@@ -31,6 +32,10 @@
 // one engine batch. A GPU needs thousands of bootstraps a batch to run at
 // full speed, and a circuit's levels are narrower, so N sets take far less
 // than N times one set's time there; every set's outputs are checked.
+// With -concurrent each set is evaluated by a goroutine of its own
+// (EvalCircuitWith), as independent callers sharing an engine would: the
+// GPU engine merges their small calls (bootstrap.GPU, Concurrency), and
+// -no-merge turns that off for comparison.
 //
 // The shipped circuits are published netlists under their own licenses; see
 // -licenses.
@@ -38,6 +43,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io/fs"
@@ -47,6 +53,7 @@ import (
 	"runtime/pprof"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/goldfhe/goldfhe/bootstrap"
@@ -68,22 +75,24 @@ func main() {
 	log.SetFlags(0)
 	log.SetPrefix("circuit: ")
 	var (
-		name      = flag.String("circuit", "", "shipped circuit or preset name (see -list), or a Bristol file")
-		inFlag    = flag.String("in", "", "input values in hex, comma-separated, in the circuit's input order (default: the example's)")
-		orderFlag = flag.String("order", "lsb", "bit order of a circuit file: lsb or msb")
-		paramName = flag.String("params", "TFHELib128", "parameter set: TFHELib128, TFHErsDefault or CuFHE80 (about 80-bit security, for comparisons only)")
-		seedFlag  = flag.String("seed", "", "64 hex digits: derive new keys from this seed (reproducible runs; keep it secret); default random")
-		keysDir   = flag.String("keys", "", "folder with secret.key and cloud.key: load them, or generate and save them there")
-		plain     = flag.Bool("plain", false, "evaluate in plaintext only")
-		verbose   = flag.Bool("v", false, "print every level")
-		xorFlag   = flag.String("xor", "linear", "linear: XOR gates add samples without bootstrapping (gates.XORLinear); bootstrapped: every XOR is bootstrapped")
-		xorTerms  = flag.Int("xor-terms", 0, "with -xor linear: the most bootstrapped samples a sum may hold (≥ 2); 0: the default for the key's noise")
-		list      = flag.Bool("list", false, "list the shipped circuits and presets")
-		cpuprof   = flag.String("cpuprofile", "", "write a CPU profile of the encrypted evaluation to this file (go tool pprof)")
-		licenses  = flag.Bool("licenses", false, "print the licenses of the shipped circuits")
-		engFlag   = flag.String("engine", "auto", "auto (the GPU when one is usable, else the CPU), cpu or gpu")
-		instances = flag.Int("instances", 1, "sets of inputs to evaluate together: the inputs encrypted afresh for each (gates.EvalCircuits)")
-		grouping  = flag.Int("grouping", 0, "bootstrapping-key grouping of new keys (tfhe.WithGrouping): 1 (one key bit per blind-rotation step),\n2 (two: about 1.4x faster on a GPU, a 1.5x key, failure ~2^-250) or 3 (three: the fastest single gate,\na 2.3x key, failure ~2^-187, fewer XOR terms per sum); 0: 2 for new keys, whatever the -keys folder holds")
+		name       = flag.String("circuit", "", "shipped circuit or preset name (see -list), or a Bristol file")
+		inFlag     = flag.String("in", "", "input values in hex, comma-separated, in the circuit's input order (default: the example's)")
+		orderFlag  = flag.String("order", "lsb", "bit order of a circuit file: lsb or msb")
+		paramName  = flag.String("params", "TFHELib128", "parameter set: TFHELib128, TFHErsDefault or CuFHE80 (about 80-bit security, for comparisons only)")
+		seedFlag   = flag.String("seed", "", "64 hex digits: derive new keys from this seed (reproducible runs; keep it secret); default random")
+		keysDir    = flag.String("keys", "", "folder with secret.key and cloud.key: load them, or generate and save them there")
+		plain      = flag.Bool("plain", false, "evaluate in plaintext only")
+		verbose    = flag.Bool("v", false, "print every level")
+		xorFlag    = flag.String("xor", "linear", "linear: XOR gates add samples without bootstrapping (gates.XORLinear); bootstrapped: every XOR is bootstrapped")
+		xorTerms   = flag.Int("xor-terms", 0, "with -xor linear: the most bootstrapped samples a sum may hold (≥ 2); 0: the default for the key's noise")
+		list       = flag.Bool("list", false, "list the shipped circuits and presets")
+		cpuprof    = flag.String("cpuprofile", "", "write a CPU profile of the encrypted evaluation to this file (go tool pprof)")
+		licenses   = flag.Bool("licenses", false, "print the licenses of the shipped circuits")
+		engFlag    = flag.String("engine", "auto", "auto (the GPU when one is usable, else the CPU), cpu or gpu")
+		instances  = flag.Int("instances", 1, "sets of inputs to evaluate together: the inputs encrypted afresh for each (gates.EvalCircuits)")
+		concurrent = flag.Bool("concurrent", false, "with -instances: one goroutine per set (EvalCircuitWith each) instead of one EvalCircuits call")
+		noMerge    = flag.Bool("no-merge", false, "GPU engine: run concurrent calls one after another (bootstrap.GPUOptions.NoMerge)")
+		grouping   = flag.Int("grouping", 0, "bootstrapping-key grouping of new keys (tfhe.WithGrouping): 1 (one key bit per blind-rotation step),\n2 (two: about 1.4x faster on a GPU, a 1.5x key, failure ~2^-250) or 3 (three: the fastest single gate,\na 2.3x key, failure ~2^-187, fewer XOR terms per sum); 0: 2 for new keys, whatever the -keys folder holds")
 	)
 	flag.Parse()
 	switch {
@@ -157,7 +166,8 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	sk, ev, closeEngine, err := setup(p, *seedFlag, *keysDir, *grouping, use)
+	sk, ev, closeEngine, err := setup(p, *seedFlag, *keysDir, *grouping,
+		bootstrap.Options{Use: use, GPU: bootstrap.GPUOptions{NoMerge: *noMerge}})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -210,7 +220,12 @@ func main() {
 		}
 		defer f.Close()
 	}
-	outs, err := ev.EvalCircuits(ctx, c, sets, opts)
+	var outs [][][]*tfhe.TLWE
+	if *concurrent {
+		outs, err = evalConcurrently(ctx, ev, c, sets, opts)
+	} else {
+		outs, err = ev.EvalCircuits(ctx, c, sets, opts)
+	}
 	if *cpuprof != "" {
 		pprof.StopCPUProfile()
 	}
@@ -245,6 +260,29 @@ func main() {
 	if !ok || wrong > 0 {
 		os.Exit(1)
 	}
+}
+
+// evalConcurrently evaluates each set in a goroutine of its own, as
+// independent callers would; progress reports of a level arrive from every
+// goroutine (opts.Progress is called under a lock), so the bar counts
+// bootstraps, not levels.
+func evalConcurrently(ctx context.Context, ev *gates.Evaluator, c *gates.Circuit, sets [][][]*tfhe.TLWE, opts gates.CircuitOptions) ([][][]*tfhe.TLWE, error) {
+	outs := make([][][]*tfhe.TLWE, len(sets))
+	errs := make([]error, len(sets))
+	var mu sync.Mutex
+	if p := opts.Progress; p != nil {
+		opts.Progress = func(s gates.LevelStats) {
+			mu.Lock()
+			defer mu.Unlock()
+			p(s)
+		}
+	}
+	var wg sync.WaitGroup
+	for k := range sets {
+		wg.Go(func() { outs[k], errs[k] = ev.EvalCircuitWith(ctx, c, sets[k], opts) })
+	}
+	wg.Wait()
+	return outs, errors.Join(errs...)
 }
 
 // load returns a shipped circuit (by preset or circuit name) or parses a file.
@@ -319,9 +357,12 @@ func printLevels(stats []gates.LevelStats, total time.Duration, sets int, verbos
 			fmt.Printf("level %4d  %5d gates  %5d refreshes  %4d free  %5d bootstraps  %v\n", s.Level, s.Gates, s.Refreshes, s.Free, s.Bootstraps, s.Elapsed.Round(time.Millisecond))
 		}
 	}
-	levels := max(len(stats)-1, 1)
+	levels := 0 // the circuit's levels with bootstraps (the first has none)
+	if len(stats) > 0 {
+		levels = stats[0].Levels - 1
+	}
 	fmt.Printf("time     %v for %d bootstraps in %d levels: %v per level on average (slowest: level %d, %d gates, %v), %v per bootstrap\n",
-		total.Round(time.Millisecond), bs, len(stats)-1, (total / time.Duration(levels)).Round(time.Millisecond),
+		total.Round(time.Millisecond), bs, levels, (total / time.Duration(max(levels, 1))).Round(time.Millisecond),
 		slow.Level, slow.Gates+slow.Refreshes, slow.Elapsed.Round(time.Millisecond), (total / time.Duration(max(bs, 1))).Round(time.Microsecond))
 	if sets > 1 {
 		fmt.Printf("sets     %d sets of inputs: %v a set, %.0f bootstraps/s\n", sets, (total / time.Duration(sets)).Round(time.Millisecond), float64(bs)/total.Seconds())

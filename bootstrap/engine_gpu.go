@@ -146,14 +146,17 @@ const DefaultMaxBatch = 8192
 // Concurrency: a GPU is safe for concurrent use by several goroutines; its
 // device pipeline (one set of device buffers and pinned staging buffers) is
 // held by one call at a time. Calls of up to 4,096 samples that find it
-// busy are merged: whichever gets it next runs every waiting call of the
-// same kind and μ as one batch (up to 16,384 samples), so that goroutines
-// making small calls (each evaluating its own circuit, say) share the
-// GPU's full rate instead of waiting for each other's small batches. A
-// merged call's outputs are its own, bit for bit as if it had run alone;
-// when the merged batch fails (a device error), every call in it returns
-// that error, and each may have some outputs written, as a failing call
-// may. GPUOptions.NoMerge runs calls one after another instead.
+// busy (or other calls waiting) are merged: the next of them to get it
+// runs the waiting calls of the same kind and μ as one batch (up to 16,384
+// samples at a time), so that goroutines making small calls (each
+// evaluating its own circuit, say) share the GPU's full rate instead of
+// waiting for each other's small batches. A merged call's outputs are its
+// own, bit for bit as if it had run alone; when the merged batch fails (a
+// device error), every call in it returns that error, and each may have
+// some outputs written, as a failing call may. A small call that finds the
+// GPU free and nobody waiting, and every larger call, runs alone, at once
+// or when the GPU is free. GPUOptions.NoMerge runs calls one after another
+// instead.
 //
 // Device faults: a kernel fault or device failure during a call (an
 // illegal address, a trap, an uncorrectable ECC error, a GPU that stopped
@@ -217,7 +220,7 @@ type GPU struct {
 
 	mu     sync.RWMutex // calls hold it for reading, Close for writing
 	closed bool
-	pipe   sync.Mutex // the device pipeline: buffers below, one call at a time
+	pipe   chan struct{} // the device pipeline, a one-slot semaphore: buffers below, one call at a time
 	buf    gpuBuffers
 
 	noMerge bool        // GPUOptions.NoMerge
@@ -355,7 +358,8 @@ func NewGPU(ck *tfhe.CloudKey, opts GPUOptions) (*GPU, error) {
 		}
 		return nil, fmt.Errorf("bootstrap: NewGPU: %w", err)
 	}
-	e := &GPU{params: p, shape: shape, info: dev.Info(), cpuPlan: plan, dev: dev, mode: opts.BlindRotation, noMerge: opts.NoMerge}
+	e := &GPU{params: p, shape: shape, info: dev.Info(), cpuPlan: plan, dev: dev, mode: opts.BlindRotation, noMerge: opts.NoMerge,
+		pipe: make(chan struct{}, 1)}
 	if err := e.init(ck, opts.MaxBatch, auto); err != nil {
 		// The release's own error (a failed free) is kept beside the cause.
 		return nil, fmt.Errorf("bootstrap: NewGPU: %w", errors.Join(err, e.release()))
@@ -901,15 +905,19 @@ func (e *GPU) run(op opKind, out, in []*tfhe.TLWE, mu torus.Torus32) error {
 	if e.closed {
 		return ErrClosed
 	}
-	if !e.noMerge && len(in) <= mergeCallMax {
-		if !e.pipe.TryLock() {
-			return e.mergeCall(op, out, in, mu) // engine_gpu_merge.go
-		}
-	} else {
-		e.pipe.Lock()
+	if e.noMerge || len(in) > mergeCallMax {
+		e.lockPipe()
+		defer e.unlockPipe()
+		return e.runPasses(op, out, in, mu)
 	}
-	defer e.pipe.Unlock()
-	return e.runPasses(op, out, in, mu)
+	// A small call (engine_gpu_merge.go): alone at once when nothing
+	// waits, else merged with the waiting calls.
+	holding := e.tryLockPipe()
+	if holding && !e.queued() {
+		defer e.unlockPipe()
+		return e.runPasses(op, out, in, mu)
+	}
+	return e.mergeCall(op, out, in, mu, holding)
 }
 
 // runPasses runs a checked call holding the pipeline.

@@ -1,6 +1,8 @@
 package bootstrap
 
 import (
+	"errors"
+	"fmt"
 	"slices"
 	"sync"
 
@@ -12,20 +14,26 @@ import (
 // pipeline), and a small call leaves most of it idle: TFHELib128 grouped by
 // 3 runs 18,134 gates/s in calls of 64 and 39,929 in calls of 16,384 on an
 // H100 (BENCHMARKS.md). Goroutines that each evaluate their own gates or
-// circuit (a server answering several clients, say) make many small
-// calls. A call of at most mergeCallMax samples that finds the pipeline
-// busy is queued, and whichever queued call gets the pipeline next runs
-// every queued call of the same kind and μ as one batch (up to
-// mergedMax samples), outputs written where each caller asked, then hands
-// each its result; the others find theirs done. A call that finds the
-// pipeline free runs at once, as before, so a lone caller's latency is
-// unchanged.
+// circuit (a server answering several clients, say) make many small calls.
+//
+// A call of at most mergeCallMax samples that finds the pipeline busy, or
+// free but with calls queued, queues itself and waits for either its
+// result or the pipeline. Whichever queued call gets the pipeline takes
+// calls from the head of the queue (while they total at most mergedMax
+// samples, and at least one), runs those of the same kind and μ as one
+// batch, in the order of their first call, writes each caller's outputs
+// where it asked and hands each its result; it goes on until its own call
+// has run. A waiter whose call has run returns at once, without the
+// pipeline. A small call that finds the pipeline free and nobody queued
+// runs at once, alone, as do larger calls, so a lone caller's latency is
+// what it was.
 const (
 	// mergeCallMax is the largest call that is merged: larger ones already
 	// run near the GPU's full rate (38,807 gates/s at 4,096 on an H100).
 	mergeCallMax = 4096
-	// mergedMax bounds a merged batch, so that a call queued behind a
-	// crowd waits for at most about one batch of the full rate's size.
+	// mergedMax bounds the samples a holder takes from the queue at once
+	// (all kinds together); calls behind them run in its next round, or
+	// by the next holder.
 	mergedMax = 16384
 )
 
@@ -38,8 +46,8 @@ type mergeReq struct {
 	done    chan error
 }
 
-// mergeReqs recycles requests (their channels empty), so that a merged
-// call allocates nothing.
+// mergeReqs recycles answered requests (their channels drained), so that
+// a merged call allocates nothing.
 var mergeReqs = sync.Pool{New: func() any { return &mergeReq{done: make(chan error, 1)} }}
 
 // mergeBufs is the merged batches' working memory, reused: the pipeline's
@@ -49,36 +57,75 @@ type mergeBufs struct {
 	out, in []*tfhe.TLWE
 }
 
-// mergeCall queues the call and waits for the pipeline; holding it, it
-// runs queued calls (its own among them, unless an earlier holder ran it)
-// until its own has run. The caller holds e.mu for reading.
-func (e *GPU) mergeCall(op opKind, out, in []*tfhe.TLWE, mu torus.Torus32) error {
+// The pipeline is a one-slot semaphore rather than a mutex, so that a
+// queued call can wait for its result and for the pipeline at once.
+func (e *GPU) lockPipe()   { e.pipe <- struct{}{} }
+func (e *GPU) unlockPipe() { <-e.pipe }
+func (e *GPU) tryLockPipe() bool {
+	select {
+	case e.pipe <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+// queued reports whether calls wait in the queue.
+func (e *GPU) queued() bool {
+	e.qmu.Lock()
+	defer e.qmu.Unlock()
+	return len(e.queue) > 0
+}
+
+// mergeCall queues the call and waits for its result or the pipeline
+// (holding says the caller holds it already); holding the pipeline, it
+// runs queued calls until its own has run. The caller holds e.mu for
+// reading.
+func (e *GPU) mergeCall(op opKind, out, in []*tfhe.TLWE, mu torus.Torus32, holding bool) error {
 	r := mergeReqs.Get().(*mergeReq)
 	r.op, r.mu, r.out, r.in = op, mu, out, in
+	answered := false
 	defer func() {
-		r.out, r.in = nil, nil // the caller's samples are not kept
-		mergeReqs.Put(r)
+		if answered { // else r may still be queued (a panic): not reused
+			r.out, r.in = nil, nil // the caller's samples are not kept
+			mergeReqs.Put(r)
+		}
 	}()
 	e.qmu.Lock()
 	e.queue = append(e.queue, r)
 	e.qmu.Unlock()
-	e.pipe.Lock()
-	defer e.pipe.Unlock()
+	if !holding {
+		select {
+		case err := <-r.done:
+			answered = true
+			return err
+		case e.pipe <- struct{}{}:
+		}
+	}
+	defer e.unlockPipe()
 	for {
 		select {
 		case err := <-r.done:
+			answered = true
 			return err
 		default:
 		}
-		e.runQueued()
+		if !e.runQueued() {
+			// Unreachable: an unanswered request is in the queue, and only
+			// the pipeline's holder takes from it. Fail rather than spin.
+			return errors.New("bootstrap: GPU: a merged call was lost (a bug; please report it)")
+		}
 	}
 }
 
-// runQueued takes the queued calls from the head of the queue while they
-// fit mergedMax (at least one), and runs each group of the same kind and
-// μ, in the order of their first call, as one call. The caller holds the
-// pipeline.
-func (e *GPU) runQueued() {
+// runQueued takes calls from the head of the queue while they total at
+// most mergedMax samples (at least one), runs each group of the same kind
+// and μ, in the order of its first call, as one call, and answers every
+// call taken. It reports whether it took any. The caller holds the
+// pipeline. Should a run panic, the calls taken and not yet answered get
+// an error before the panic goes on, so that their callers do not wait for
+// ever.
+func (e *GPU) runQueued() bool {
 	e.qmu.Lock()
 	take, total := 0, 0
 	for take < len(e.queue) && (take == 0 || total+len(e.queue[take].in) <= mergedMax) {
@@ -89,7 +136,20 @@ func (e *GPU) runQueued() {
 	b.reqs = append(b.reqs[:0], e.queue[:take]...)
 	e.queue = slices.Delete(e.queue, 0, take) // zeroes the vacated tail
 	e.qmu.Unlock()
-
+	if take == 0 {
+		return false
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			for i, q := range b.reqs {
+				if q != nil {
+					q.done <- fmt.Errorf("bootstrap: GPU: a merged batch panicked: %v", p)
+					b.reqs[i] = nil
+				}
+			}
+			panic(p)
+		}
+	}()
 	for i, r := range b.reqs {
 		if r == nil {
 			continue // run with an earlier group
@@ -115,4 +175,5 @@ func (e *GPU) runQueued() {
 	}
 	clear(b.out)
 	clear(b.in)
+	return true
 }

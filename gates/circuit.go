@@ -3,7 +3,6 @@ package gates
 import (
 	"fmt"
 	"slices"
-	"sync"
 )
 
 // Format is the netlist format a Circuit was read from.
@@ -72,7 +71,7 @@ type Circuit struct {
 	levels     []Level // levels[0] has no bootstrapped gates
 	bootstraps int
 
-	plans sync.Map // MaxXORTerms → *linearPlan, built on first use
+	plans planCache // linear plans by MaxXORTerms and batch tiers, built on first use
 }
 
 // CircuitError reports an invalid netlist or circuit. Line is the 1-based line

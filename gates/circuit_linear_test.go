@@ -331,3 +331,67 @@ func TestInstanceTiers(t *testing.T) {
 		}
 	}
 }
+
+// tiersOnly is an engine that only reports batch tiers: for plans, which
+// never bootstrap.
+type tiersOnly struct{ tiers []int }
+
+func (tiersOnly) Name() string        { return "tiers only" }
+func (tiersOnly) Params() tfhe.Params { return tfhe.TFHELib128 }
+func (tiersOnly) Bootstrap(_, _ []*tfhe.TLWE, _ torus.Torus32) error {
+	panic("tiersOnly bootstraps nothing")
+}
+func (tiersOnly) BootstrapNoKeySwitch(_, _ []*tfhe.TLWE, _ torus.Torus32) error {
+	panic("tiersOnly bootstraps nothing")
+}
+func (tiersOnly) KeySwitch(_, _ []*tfhe.TLWE) error { panic("tiersOnly switches nothing") }
+func (tiersOnly) Close() error                      { return nil }
+func (e tiersOnly) BatchTiers() []int               { return e.tiers }
+
+// TestPlanCircuitsTiers: the plan for m sets is the circuit's linear plan
+// for the engine's tiers divided among the sets (instanceTiers), not the
+// one for the engine's own tiers; the plans of many set counts are cached
+// up to maxCachedPlans.
+func TestPlanCircuitsTiers(t *testing.T) {
+	c, err := ParseFile(filepath.Join("circuits", "aes_128.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tiers := []int{16, 66, 132, 264}
+	ev, err := NewEvaluator(tiersOnly{tiers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := ev.DefaultMaxXORTerms()
+	for _, m := range []int{1, 3, 8, 40, 300} {
+		got, err := ev.linearPlan(c, CircuitOptions{}, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := c.linearPlan(w, instanceTiers(tiers, m))
+		if got != want {
+			t.Errorf("%d sets: not the plan of tiers %v", m, instanceTiers(tiers, m))
+		}
+		if raw, _ := c.linearPlan(w, tiers); m > 1 && got == raw {
+			t.Errorf("%d sets: the plan of the engine's own tiers", m)
+		}
+		cp, err := ev.PlanCircuits(c, m, CircuitOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cp.Instances != m || cp.Levels != len(want.levels) || cp.MaxBatch != m*want.maxBatch || cp.Bootstraps != m*want.bootstraps {
+			t.Errorf("%d sets: plan %+v, the linear plan's %d levels, %d a level at most, %d bootstraps", m, cp, len(want.levels), want.maxBatch, want.bootstraps)
+		}
+	}
+	for m := 1; m <= 300; m++ {
+		if _, err := ev.PlanCircuits(c, m, CircuitOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.plans.mu.Lock()
+	cached := len(c.plans.entries)
+	c.plans.mu.Unlock()
+	if cached > maxCachedPlans {
+		t.Errorf("%d plans cached, at most %d wanted", cached, maxCachedPlans)
+	}
+}

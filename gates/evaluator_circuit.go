@@ -2,7 +2,6 @@ package gates
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"runtime"
@@ -118,20 +117,24 @@ func (ev *Evaluator) noise() tfhe.NoiseEstimate {
 
 // PlanCircuit returns how EvalCircuitWith would evaluate c with opts.
 func (ev *Evaluator) PlanCircuit(c *Circuit, opts CircuitOptions) (CircuitPlan, error) {
-	return ev.PlanCircuits(c, 1, opts)
+	return ev.planCircuits("PlanCircuit", c, 1, opts)
 }
 
 // PlanCircuits returns how EvalCircuits would evaluate c on instances sets
 // of inputs with opts.
 func (ev *Evaluator) PlanCircuits(c *Circuit, instances int, opts CircuitOptions) (CircuitPlan, error) {
+	return ev.planCircuits("PlanCircuits", c, instances, opts)
+}
+
+func (ev *Evaluator) planCircuits(name string, c *Circuit, instances int, opts CircuitOptions) (CircuitPlan, error) {
 	if err := ev.ok(); err != nil {
 		return CircuitPlan{}, err
 	}
 	if c == nil {
-		return CircuitPlan{}, errors.New("gates: PlanCircuit: nil circuit")
+		return CircuitPlan{}, fmt.Errorf("gates: %s: nil circuit", name)
 	}
 	if instances < 1 {
-		return CircuitPlan{}, fmt.Errorf("gates: PlanCircuits: %d instances (at least 1)", instances)
+		return CircuitPlan{}, fmt.Errorf("gates: %s: %d sets of inputs (at least 1)", name, instances)
 	}
 	switch opts.XOR {
 	case XORBootstrapped:
@@ -219,7 +222,8 @@ func (ev *Evaluator) EvalCircuitWith(ctx context.Context, c *Circuit, inputs [][
 // its SMs are full, many sets cost little more than one (examples/circuit's
 // -instances; BENCHMARKS.md). Progress reports sum the sets; PlanCircuits
 // says what it will do. Sets may share samples (the same input in several
-// sets); none is modified. No sets give no outputs and no error.
+// sets); none is modified. No sets give no outputs, and an error only for
+// invalid options or a done ctx.
 func (ev *Evaluator) EvalCircuits(ctx context.Context, c *Circuit, inputs [][][]*tfhe.TLWE, opts CircuitOptions) ([][][]*tfhe.TLWE, error) {
 	return ev.evalCircuits(ctx, "EvalCircuits", c, inputs, opts)
 }
@@ -232,10 +236,13 @@ func (ev *Evaluator) evalCircuits(ctx context.Context, name string, c *Circuit, 
 		return nil, fmt.Errorf("gates: %s: nil circuit", name)
 	}
 	for k, in := range inputs {
-		// Name the set only where there can be several.
-		prefix := "gates: " + name + ": "
+		// Name the set only where there can be several; EvalCircuitWith's
+		// count and width errors keep their words ("gates: the circuit
+		// takes …").
+		prefix, sprefix := "gates: ", "gates: "+name+": "
 		if name == "EvalCircuits" {
-			prefix += fmt.Sprintf("set %d: ", k+1)
+			sprefix += fmt.Sprintf("set %d: ", k+1)
+			prefix = sprefix
 		}
 		if err := checkValues(prefix, c.inputs, len(in), func(i int) int { return len(in[i]) }); err != nil {
 			return nil, err
@@ -243,12 +250,15 @@ func (ev *Evaluator) evalCircuits(ctx context.Context, name string, c *Circuit, 
 		for i, v := range in {
 			for j, x := range v {
 				if err := checkSample(x, ev.n); err != nil {
-					return nil, fmt.Errorf("%sinput %d bit %d %v", prefix, i+1, j, err)
+					return nil, fmt.Errorf("%sinput %d bit %d %v", sprefix, i+1, j, err)
 				}
 			}
 		}
 	}
 	if len(inputs) == 0 {
+		if _, err := ev.planCircuits(name, c, 1, opts); err != nil {
+			return nil, err // the options' errors, with no sets too
+		}
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("gates: %s: %w", name, err)
 		}
@@ -256,13 +266,13 @@ func (ev *Evaluator) evalCircuits(ctx context.Context, name string, c *Circuit, 
 	}
 	switch opts.XOR {
 	case XORBootstrapped:
-		return ev.evalBootstrapped(ctx, c, inputs, opts.Progress)
+		return ev.evalBootstrapped(ctx, name, c, inputs, opts.Progress)
 	case XORLinear:
 		p, err := ev.linearPlan(c, opts, len(inputs))
 		if err != nil {
 			return nil, err
 		}
-		return ev.evalLinear(ctx, c, p, inputs, opts.Progress)
+		return ev.evalLinear(ctx, name, c, p, inputs, opts.Progress)
 	}
 	return nil, fmt.Errorf("gates: %s: unknown %v", name, opts.XOR)
 }
@@ -312,7 +322,7 @@ func (b *levelBatch) reset() {
 // tiers, most of them): their refresh sums and negated inputs. On an H200
 // the host's part of an AES-128 evaluation was about 50 ms of 1.03 s with
 // the GPU idle, level after level.
-func (ev *Evaluator) evalLinear(ctx context.Context, c *Circuit, p *linearPlan, inputs [][][]*tfhe.TLWE, progress func(LevelStats)) ([][][]*tfhe.TLWE, error) {
+func (ev *Evaluator) evalLinear(ctx context.Context, name string, c *Circuit, p *linearPlan, inputs [][][]*tfhe.TLWE, progress func(LevelStats)) ([][][]*tfhe.TLWE, error) {
 	m, ps := len(inputs), p.samples
 	// Set k's samples are all[k*ps : (k+1)*ps], numbered as the plan's.
 	all := make([]*tfhe.TLWE, m*ps)
@@ -410,7 +420,7 @@ func (ev *Evaluator) evalLinear(ctx context.Context, c *Circuit, p *linearPlan, 
 	for l := range p.levels {
 		lv := &p.levels[l]
 		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("gates: EvalCircuit stopped before level %d of %d: %w", l, len(p.levels), err)
+			return nil, fmt.Errorf("gates: %s stopped before level %d of %d: %w", name, l, len(p.levels), err)
 		}
 		// The operations of level l not prepared during level l − 1.
 		if l == 0 {
@@ -445,7 +455,7 @@ func (ev *Evaluator) evalLinear(ctx context.Context, c *Circuit, p *linearPlan, 
 		}
 		if errc != nil {
 			if err := <-errc; err != nil {
-				return nil, fmt.Errorf("gates: EvalCircuit level %d: %w", l, err)
+				return nil, fmt.Errorf("gates: %s level %d: %w", name, l, err)
 			}
 		}
 		for _, y := range cur.negs {
@@ -542,7 +552,7 @@ func refreshInput(dst *tfhe.TLWE, samples []*tfhe.TLWE, sum []int32) {
 
 // evalBootstrapped runs Circuit.Levels (XORBootstrapped) on every set of
 // inputs, each level's gates of all sets in one engine batch.
-func (ev *Evaluator) evalBootstrapped(ctx context.Context, c *Circuit, inputs [][][]*tfhe.TLWE, progress func(LevelStats)) ([][][]*tfhe.TLWE, error) {
+func (ev *Evaluator) evalBootstrapped(ctx context.Context, name string, c *Circuit, inputs [][][]*tfhe.TLWE, progress func(LevelStats)) ([][][]*tfhe.TLWE, error) {
 	m, nw := len(inputs), c.nwires
 	// Set k's wires are wires[k*nw : (k+1)*nw].
 	wires := make([]*tfhe.TLWE, m*nw)
@@ -564,7 +574,7 @@ func (ev *Evaluator) evalBootstrapped(ctx context.Context, c *Circuit, inputs []
 	}
 	for l, lv := range c.levels {
 		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("gates: EvalCircuit stopped before level %d of %d: %w", l, len(c.levels), err)
+			return nil, fmt.Errorf("gates: %s stopped before level %d of %d: %w", name, l, len(c.levels), err)
 		}
 		start := time.Now()
 		calls = calls[:0]
@@ -582,7 +592,7 @@ func (ev *Evaluator) evalBootstrapped(ctx context.Context, c *Circuit, inputs []
 			}
 		}
 		if err := ev.Batch(calls); err != nil {
-			return nil, fmt.Errorf("gates: EvalCircuit level %d: %w", l, err)
+			return nil, fmt.Errorf("gates: %s level %d: %w", name, l, err)
 		}
 		for base := 0; base < len(wires); base += nw {
 			for _, g := range lv.Free {

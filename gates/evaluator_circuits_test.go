@@ -220,8 +220,13 @@ func TestEvalCircuitsErrors(t *testing.T) {
 	if len(o.log()) != 0 {
 		t.Error("the engine ran on bad inputs")
 	}
-	if _, err := ev.EvalCircuits(ctx, c, cts, gates.CircuitOptions{XOR: 9}); err == nil {
-		t.Error("unknown XOR mode accepted")
+	for _, opts := range []gates.CircuitOptions{{XOR: 9}, {MaxXORTerms: 1}} {
+		if _, err := ev.EvalCircuits(ctx, c, cts, opts); err == nil {
+			t.Errorf("options %+v accepted", opts)
+		}
+		if _, err := ev.EvalCircuits(ctx, c, nil, opts); err == nil {
+			t.Errorf("options %+v accepted with no sets", opts)
+		}
 	}
 	if _, err := ev.PlanCircuits(c, 0, gates.CircuitOptions{}); err == nil {
 		t.Error("PlanCircuits accepted 0 sets")

@@ -475,9 +475,11 @@ func TestFakeGPUEngineConcurrent(t *testing.T) {
 // merged. While a first call holds the pipeline (the fake holds its
 // upload), twelve calls wait: Bootstrap of 1 to 6 samples with μ = 1/8,
 // two with μ = 1/4, two BootstrapNoKeySwitch and two KeySwitch. Released,
-// they run as one batch per kind and μ; every caller's outputs equal the
-// CPU engine's, in fewer kernel launches than the same calls take one
-// after another with NoMerge.
+// they run as one batch per kind and μ: every caller's outputs equal the
+// CPU engine's, and the kernel launches are exactly those of the first
+// call and the four groups run as four calls, fewer than the same calls
+// take one after another with NoMerge. Then a device fault in a merged
+// batch reaches every caller in it, and Close waits for queued calls.
 func TestFakeGPUEngineMergesCalls(t *testing.T) {
 	k := newFakeKeys(t, smallN(tfhe.TFHELib128), 3)
 	cpu := newCPUEngine(t, k.ck)
@@ -523,43 +525,56 @@ func TestFakeGPUEngineMergesCalls(t *testing.T) {
 		}
 		calls = append(calls, c)
 	}
+	do := func(g *bootstrap.GPU, c call, out []*tfhe.TLWE) error {
+		switch c.op {
+		case "B":
+			return g.Bootstrap(out, c.in, c.mu)
+		case "N":
+			return g.BootstrapNoKeySwitch(out, c.in, c.mu)
+		}
+		return g.KeySwitch(out, c.in)
+	}
 	first, _ := k.inputs(t, rng, 3)
 	firstWant := cpuBootstrap(t, cpu, first)
-	launches := map[bool]int{}
+	// contended runs the first call, held, then calls, each in a goroutine
+	// of its own, once all of them wait (before sets anything up, e.g. a
+	// failure), and returns the outputs, the errors and the kernel
+	// launches after the release.
+	contended := func(t *testing.T, fake *kernels.FakeDriver, g *bootstrap.GPU, noMerge bool, calls []call, before func()) ([][]*tfhe.TLWE, []error, error, int) {
+		held, release := fake.HoldNext(t, "cuMemcpyHtoDAsync_v2")
+		var wg sync.WaitGroup
+		firstOut := poisoned(len(first), n)
+		var firstErr error
+		wg.Go(func() { firstErr = g.Bootstrap(firstOut, first, mu8) })
+		<-held
+		outs := make([][]*tfhe.TLWE, len(calls))
+		errs := make([]error, len(calls))
+		for i, c := range calls {
+			outs[i] = poisoned(len(c.in), c.outSize)
+			wg.Go(func() { errs[i] = do(g, c, outs[i]) })
+		}
+		waitForPipeline(t, len(calls), noMerge)
+		if before != nil {
+			before()
+		}
+		start := len(fake.Launches())
+		release()
+		wg.Wait()
+		if firstErr == nil {
+			sameAs(t, "first call", firstOut, firstWant)
+		}
+		return outs, errs, firstErr, len(fake.Launches()) - start
+	}
+	launches := map[string]int{}
 	for _, noMerge := range []bool{true, false} {
 		t.Run(fmt.Sprintf("NoMerge=%v", noMerge), func(t *testing.T) {
 			fake := kernels.UseFakeDriver(t, kernels.FakeOptions{SMs: fakeSMs})
 			g := newFakeGPUEngine(t, k.ck, bootstrap.GPUOptions{NoMerge: noMerge})
-			held, release := fake.HoldNext(t, "cuMemcpyHtoDAsync_v2")
-			var wg sync.WaitGroup
-			firstOut := poisoned(len(first), n)
-			var firstErr error
-			wg.Go(func() { firstErr = g.Bootstrap(firstOut, first, mu8) })
-			<-held
-			outs := make([][]*tfhe.TLWE, len(calls))
-			errs := make([]error, len(calls))
-			for i, c := range calls {
-				outs[i] = poisoned(len(c.in), c.outSize)
-				wg.Go(func() {
-					switch c.op {
-					case "B":
-						errs[i] = g.Bootstrap(outs[i], c.in, c.mu)
-					case "N":
-						errs[i] = g.BootstrapNoKeySwitch(outs[i], c.in, c.mu)
-					case "K":
-						errs[i] = g.KeySwitch(outs[i], c.in)
-					}
-				})
-			}
-			waitForPipeline(t, len(calls))
-			before := len(fake.Launches())
-			release()
-			wg.Wait()
-			launches[noMerge] = len(fake.Launches()) - before
+			outs, errs, firstErr, l := contended(t, fake, g, noMerge, calls, nil)
+			launches[fmt.Sprint(noMerge)] = l
 			if firstErr != nil {
 				t.Fatal(firstErr)
 			}
-			sameAs(t, "first call", firstOut, firstWant)
 			for i, c := range calls {
 				if errs[i] != nil {
 					t.Fatalf("call %d (%s, %d samples): %v", i, c.op, len(c.in), errs[i])
@@ -568,22 +583,108 @@ func TestFakeGPUEngineMergesCalls(t *testing.T) {
 			}
 		})
 	}
-	t.Logf("kernel launches after the first call's release: %d one after another, %d merged", launches[true], launches[false])
-	if launches[false] >= launches[true] {
-		t.Errorf("merged calls took %d kernel launches, one after another %d", launches[false], launches[true])
+	// The same work as the first call and four calls, one per group.
+	t.Run("groups", func(t *testing.T) {
+		fake := kernels.UseFakeDriver(t, kernels.FakeOptions{SMs: fakeSMs})
+		g := newFakeGPUEngine(t, k.ck, bootstrap.GPUOptions{NoMerge: true})
+		start := len(fake.Launches())
+		if err := g.Bootstrap(poisoned(len(first), n), first, mu8); err != nil {
+			t.Fatal(err)
+		}
+		groups := map[string]*call{}
+		var order []string
+		for _, c := range calls {
+			key := fmt.Sprint(c.op, c.mu)
+			if groups[key] == nil {
+				groups[key] = &call{op: c.op, mu: c.mu, outSize: c.outSize}
+				order = append(order, key)
+			}
+			groups[key].in = append(groups[key].in, c.in...)
+		}
+		for _, key := range order {
+			c := *groups[key]
+			if err := do(g, c, poisoned(len(c.in), c.outSize)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		launches["groups"] = len(fake.Launches()) - start
+	})
+	t.Logf("kernel launches after the first call's release: %d one after another, %d merged, %d for the four groups",
+		launches["true"], launches["false"], launches["groups"])
+	if launches["false"] != launches["groups"] || launches["false"] >= launches["true"] {
+		t.Errorf("merged calls took %d kernel launches, the four groups %d, one after another %d",
+			launches["false"], launches["groups"], launches["true"])
+	}
+
+	t.Run("fault", func(t *testing.T) {
+		// The first call's first synchronisation meets an uncorrectable
+		// ECC error; the merged batch after it fails, and each of its
+		// callers gets the device fault.
+		fake := kernels.UseFakeDriver(t, kernels.FakeOptions{SMs: fakeSMs})
+		g := newFakeGPUEngine(t, k.ck, bootstrap.GPUOptions{})
+		_, errs, firstErr, _ := contended(t, fake, g, false, calls[:4], func() {
+			fake.FailAfter(t, "cuStreamSynchronize", 0, 214) // CUDA_ERROR_ECC_UNCORRECTABLE
+		})
+		if !errors.Is(firstErr, kernels.ErrLaunchFailed) {
+			t.Fatalf("first call: %v, want a device fault", firstErr)
+		}
+		for i, err := range errs {
+			if !errors.Is(err, kernels.ErrLaunchFailed) {
+				t.Errorf("queued call %d: %v, want the device fault", i, err)
+			}
+		}
+	})
+	t.Run("Close", func(t *testing.T) {
+		// Close while calls wait: it waits for them, they run, and calls
+		// after it fail with ErrClosed.
+		fake := kernels.UseFakeDriver(t, kernels.FakeOptions{SMs: fakeSMs})
+		g, err := bootstrap.NewGPU(k.ck, bootstrap.GPUOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		closed := make(chan error, 1)
+		outs, errs, firstErr, _ := contended(t, fake, g, false, calls[:4], func() {
+			go func() { closed <- g.Close() }()
+			waitForStack(t, 1, "(*GPU).Close", "[sync.RWMutex.Lock")
+		})
+		if err := errors.Join(append(errs, firstErr, <-closed)...); err != nil {
+			t.Fatal(err)
+		}
+		for i, c := range calls[:4] {
+			sameAs(t, fmt.Sprintf("call %d", i), outs[i], c.want)
+		}
+		if err := g.Bootstrap(poisoned(1, n), first[:1], mu8); !errors.Is(err, bootstrap.ErrClosed) {
+			t.Errorf("a call after Close: %v", err)
+		}
+		noneLeft(t, fake, "after Close")
+	})
+}
+
+// waitForPipeline waits until want goroutines wait for a GPU engine's
+// pipeline, as their stacks show: merged calls in mergeCall's select (for
+// their result or the pipeline: queued by then), with NoMerge calls
+// sending to the pipeline's semaphore.
+func waitForPipeline(t *testing.T, want int, noMerge bool) {
+	t.Helper()
+	if noMerge {
+		waitForStack(t, want, "bootstrap.(*GPU).lockPipe", "[chan send")
+	} else {
+		waitForStack(t, want, "bootstrap.(*GPU).mergeCall", "[select")
 	}
 }
 
-// waitForPipeline waits until want goroutines are blocked in a GPU
-// engine's call waiting for its pipeline (a mutex), as their stacks show.
-func waitForPipeline(t *testing.T, want int) {
+// waitForStack waits until want goroutines are in state (the start of
+// the bracket of their stack's first line, e.g. "[select") with frame in
+// their stacks.
+func waitForStack(t *testing.T, want int, frame, state string) {
 	t.Helper()
 	buf := make([]byte, 1<<22)
 	deadline := time.Now().Add(time.Minute)
 	for {
 		got := 0
 		for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
-			if strings.Contains(g, "sync.(*Mutex).Lock") && strings.Contains(g, "bootstrap.(*GPU).run(") {
+			head, _, _ := strings.Cut(g, "\n")
+			if strings.Contains(head, state) && strings.Contains(g, frame) {
 				got++
 			}
 		}
@@ -591,7 +692,7 @@ func waitForPipeline(t *testing.T, want int) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d calls waiting for the pipeline after a minute", got, want)
+			t.Fatalf("%d of %d goroutines in %s with %s after a minute", got, want, state, frame)
 		}
 		time.Sleep(time.Millisecond)
 	}

@@ -119,8 +119,9 @@ func (f *FakeDriver) FailAfter(t testing.TB, call string, after int, code int32)
 }
 
 // HoldNext makes the next call of the driver entry point named call wait,
-// before it does anything, until release is called; held is closed when
-// that call starts waiting. release may be called once.
+// before it does anything, until release is called (at the latest when t
+// ends, so that a failing test does not hang); held is closed when that
+// call starts waiting.
 func (f *FakeDriver) HoldNext(t testing.TB, call string) (held <-chan struct{}, release func()) {
 	t.Helper()
 	i := slices.Index(symNames[:], call)
@@ -131,7 +132,9 @@ func (f *FakeDriver) HoldNext(t testing.TB, call string) (held <-chan struct{}, 
 	f.mu.Lock()
 	f.hold[sym(i)] = h
 	f.mu.Unlock()
-	return h.held, func() { close(h.release) }
+	release = sync.OnceFunc(func() { close(h.release) })
+	t.Cleanup(release)
+	return h.held, release
 }
 
 // Launches returns the names of the kernels launched so far, in order.

@@ -736,6 +736,46 @@ func BenchmarkGPUBootstrap(b *testing.B) {
 	}
 }
 
+// BenchmarkGPUConcurrent measures many goroutines each making small
+// Bootstrap calls on one engine (TFHELib128 grouped by 3), the engine
+// merging the calls that wait (the default) and with NoMerge: gates/s of
+// all callers together, every caller making one call an iteration. Names:
+// BenchmarkGPUConcurrent/merge/callers=64/batch=64.
+func BenchmarkGPUConcurrent(b *testing.B) {
+	requireGPU(b)
+	p := tfhe.TFHELib128
+	kp := keyCache(p, 0, 3)
+	shapes := []struct{ callers, batch int }{{16, 64}, {64, 16}, {64, 64}, {256, 16}}
+	for _, noMerge := range []bool{false, true} {
+		g := newGPU(b, kp.ck, GPUOptions{NoMerge: noMerge})
+		mode := map[bool]string{false: "merge", true: "nomerge"}[noMerge]
+		for _, sh := range shapes {
+			ins := make([][]*tfhe.TLWE, sh.callers)
+			outs := make([][]*tfhe.TLWE, sh.callers)
+			for w := range ins {
+				ins[w], _ = nandInputs(b, p, newEncryptor(b, kp.sk, 100+w), sh.batch)
+				outs[w] = newTLWEs(sh.batch, p.LWEDimension())
+			}
+			b.Run(fmt.Sprintf("%s/callers=%d/batch=%d", mode, sh.callers, sh.batch), func(b *testing.B) {
+				errs := make([]error, sh.callers)
+				for b.Loop() {
+					var wg sync.WaitGroup
+					for w := range sh.callers {
+						wg.Go(func() { errs[w] = g.Bootstrap(outs[w], ins[w], mu8) })
+					}
+					wg.Wait()
+					if err := errors.Join(errs...); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.N*sh.callers*sh.batch)/b.Elapsed().Seconds(), "gates/s")
+				b.ReportMetric(b.Elapsed().Seconds()*1e3/float64(b.N), "ms/round")
+			})
+		}
+		g.Close()
+	}
+}
+
 // TestGPUBatchTiers: the tiers are ascending, start at the split kernel's
 // largest pass and end at a wave of the wide kernel; forwarded by
 // Selected; none on the step kernels.

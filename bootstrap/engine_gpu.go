@@ -923,6 +923,18 @@ func (e *GPU) run(op opKind, out, in []*tfhe.TLWE, mu torus.Torus32) error {
 // runPasses runs a checked call holding the pipeline.
 func (e *GPU) runPasses(op opKind, out, in []*tfhe.TLWE, mu torus.Torus32) error {
 	slots := e.buf.slots
+	// Should a pass panic, no slot may keep this call's outputs pending:
+	// a later call would copy a stale pass into them (engine_gpu_merge.go
+	// answers the panicking round's callers with an error). A no-op after
+	// the drain below.
+	defer func() {
+		for i := range slots {
+			if slots[i].pending != nil {
+				slots[i].pending = nil
+				_ = slots[i].stream.Synchronize() // the call fails anyway
+			}
+		}
+	}()
 	// Whole waves of the wide kernel in passes of passSize (or whole waves
 	// of the flat kernel: bodyPasses), then the rest in at most two passes
 	// of their own (tailPasses).

@@ -86,10 +86,20 @@ func (e *GPU) mergeCall(op opKind, out, in []*tfhe.TLWE, mu torus.Torus32, holdi
 	r.op, r.mu, r.out, r.in = op, mu, out, in
 	answered := false
 	defer func() {
-		if answered { // else r may still be queued (a panic): not reused
-			r.out, r.in = nil, nil // the caller's samples are not kept
-			mergeReqs.Put(r)
+		if !answered {
+			// A panic went through: r must not run after its caller has
+			// gone. Either it is still queued (a round that panicked took
+			// calls ahead of it), or that round answered it; in neither
+			// case is it reused.
+			e.qmu.Lock()
+			if i := slices.Index(e.queue, r); i >= 0 {
+				e.queue = slices.Delete(e.queue, i, i+1)
+			}
+			e.qmu.Unlock()
+			return
 		}
+		r.out, r.in = nil, nil // the caller's samples are not kept
+		mergeReqs.Put(r)
 	}()
 	e.qmu.Lock()
 	e.queue = append(e.queue, r)
@@ -140,6 +150,8 @@ func (e *GPU) runQueued() bool {
 		return false
 	}
 	defer func() {
+		clear(b.out) // the callers' samples are not kept
+		clear(b.in)
 		if p := recover(); p != nil {
 			for i, q := range b.reqs {
 				if q != nil {
@@ -154,18 +166,24 @@ func (e *GPU) runQueued() bool {
 		if r == nil {
 			continue // run with an earlier group
 		}
+		// The group's kind and μ, read before any answer: an answered
+		// request goes back to the pool, and another call may reuse it
+		// while this loop still runs.
+		op, mu := r.op, r.mu
 		b.out, b.in = append(b.out[:0], r.out...), append(b.in[:0], r.in...)
 		for _, q := range b.reqs[i+1:] {
-			if q != nil && q.op == r.op && q.mu == r.mu {
+			if q != nil && q.op == op && q.mu == mu {
 				b.out, b.in = append(b.out, q.out...), append(b.in, q.in...)
 			}
 		}
-		err := e.runPasses(r.op, b.out, b.in, r.mu)
+		err := e.runPasses(op, b.out, b.in, mu)
+		// Answer the group from its last request back to r, whose fields
+		// are not read again once it is answered.
 		calls := 0
-		for j, q := range b.reqs[i:] {
-			if q != nil && q.op == r.op && q.mu == r.mu {
+		for j := len(b.reqs) - 1; j >= i; j-- {
+			if q := b.reqs[j]; q != nil && (j == i || q.op == op && q.mu == mu) {
+				b.reqs[j] = nil
 				q.done <- err
-				b.reqs[i+j] = nil
 				calls++
 			}
 		}
@@ -173,7 +191,5 @@ func (e *GPU) runQueued() bool {
 			e.mergedCalls.Add(int64(calls))
 		}
 	}
-	clear(b.out)
-	clear(b.in)
 	return true
 }

@@ -135,7 +135,9 @@ func (pc *planCache) get(key planKey) *linearPlan {
 }
 
 // put caches p under key, unless a plan of key was cached meanwhile, and
-// returns the cached plan.
+// returns the cached plan. Callers that miss the same key at once each
+// build its plan, and all get the first one cached: some work lost, no
+// wrong plan.
 func (pc *planCache) put(key planKey, p *linearPlan) *linearPlan {
 	pc.mu.Lock()
 	defer pc.mu.Unlock()

@@ -153,7 +153,7 @@ func (ev *Evaluator) planCircuits(name string, c *Circuit, instances int, opts C
 			Bootstraps: instances * p.bootstraps, Refreshes: instances * p.refreshes, MaxBatch: instances * p.maxBatch,
 			Log2Failure: ev.noise().Log2XORSumFailure(p.terms)}, nil
 	}
-	return CircuitPlan{}, fmt.Errorf("gates: unknown %v", opts.XOR)
+	return CircuitPlan{}, fmt.Errorf("gates: %s: unknown %v", name, opts.XOR)
 }
 
 // linearPlan returns c's linear plan for instances sets of inputs
@@ -256,8 +256,13 @@ func (ev *Evaluator) evalCircuits(ctx context.Context, name string, c *Circuit, 
 		}
 	}
 	if len(inputs) == 0 {
-		if _, err := ev.planCircuits(name, c, 1, opts); err != nil {
-			return nil, err // the options' errors, with no sets too
+		// The options' errors, with no sets too (as linearPlan and the
+		// switch below give them).
+		if opts.XOR != XORLinear && opts.XOR != XORBootstrapped {
+			return nil, fmt.Errorf("gates: %s: unknown %v", name, opts.XOR)
+		}
+		if opts.XOR == XORLinear && opts.MaxXORTerms != 0 && opts.MaxXORTerms < 2 {
+			return nil, fmt.Errorf("gates: MaxXORTerms %d: a linear XOR needs at least 2 terms", opts.MaxXORTerms)
 		}
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("gates: %s: %w", name, err)

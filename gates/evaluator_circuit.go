@@ -261,8 +261,10 @@ func (ev *Evaluator) evalCircuits(ctx context.Context, name string, c *Circuit, 
 		if opts.XOR != XORLinear && opts.XOR != XORBootstrapped {
 			return nil, fmt.Errorf("gates: %s: unknown %v", name, opts.XOR)
 		}
-		if opts.XOR == XORLinear && opts.MaxXORTerms != 0 && opts.MaxXORTerms < 2 {
-			return nil, fmt.Errorf("gates: MaxXORTerms %d: a linear XOR needs at least 2 terms", opts.MaxXORTerms)
+		if opts.XOR == XORLinear && opts.MaxXORTerms != 0 {
+			if err := checkXORTerms(opts.MaxXORTerms); err != nil {
+				return nil, err
+			}
 		}
 		if err := ctx.Err(); err != nil {
 			return nil, fmt.Errorf("gates: %s: %w", name, err)

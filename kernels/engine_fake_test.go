@@ -546,13 +546,13 @@ func TestFakeGPUEngineMergesCalls(t *testing.T) {
 		var wg sync.WaitGroup
 		firstOut := poisoned(len(first), n)
 		var firstErr error
-		wg.Go(func() { firstErr = g.Bootstrap(firstOut, first, mu8) })
+		wg.Go(func() { firstErr = catchPanic(func() error { return g.Bootstrap(firstOut, first, mu8) }) })
 		<-held
 		outs := make([][]*tfhe.TLWE, len(calls))
 		errs := make([]error, len(calls))
 		for i, c := range calls {
 			outs[i] = poisoned(len(c.in), c.outSize)
-			wg.Go(func() { errs[i] = do(g, c, outs[i]) })
+			wg.Go(func() { errs[i] = catchPanic(func() error { return do(g, c, outs[i]) }) })
 		}
 		waitForPipeline(t, base+len(calls), noMerge)
 		if before != nil {
@@ -635,6 +635,60 @@ func TestFakeGPUEngineMergesCalls(t *testing.T) {
 			}
 		}
 	})
+	t.Run("panic", func(t *testing.T) {
+		// A bug that panics while a merged batch runs (here, the fake's
+		// first kernel launch of that batch): the caller that ran it
+		// panics, every other caller in it gets an error saying so rather
+		// than waiting for ever, and the engine goes on working.
+		fake := kernels.UseFakeDriver(t, kernels.FakeOptions{SMs: fakeSMs})
+		g := newFakeGPUEngine(t, k.ck, bootstrap.GPUOptions{})
+		start := len(fake.Launches())
+		if err := g.Bootstrap(poisoned(len(first), n), first, mu8); err != nil {
+			t.Fatal(err)
+		}
+		firstLaunches := len(fake.Launches()) - start
+		_, errs, firstErr, _ := contended(t, fake, g, false, calls[:4], func() {
+			fake.PanicAtLaunch(firstLaunches)
+		})
+		if firstErr != nil {
+			t.Fatalf("first call: %v", firstErr)
+		}
+		panics := 0
+		for i, err := range errs {
+			var p panicked
+			switch {
+			case errors.As(err, &p):
+				panics++
+				if _, ok := p.value.(kernels.FakePanic); !ok {
+					t.Errorf("queued call %d panicked with %v, want the fake's panic", i, p.value)
+				}
+			case err == nil || !strings.Contains(err.Error(), "a merged batch panicked"):
+				t.Errorf("queued call %d: %v, want the merged batch's panic", i, err)
+			}
+		}
+		if panics != 1 {
+			t.Errorf("%d queued calls panicked, want the one that ran the merged batch", panics)
+		}
+		// A lone call that panics leaves the pipeline free too.
+		fake.PanicAtLaunch(0)
+		err := catchPanic(func() error { return g.Bootstrap(poisoned(len(first), n), first, mu8) })
+		if p := (panicked{}); !errors.As(err, &p) {
+			t.Errorf("a lone call: %v, want the fake's panic", err)
+		}
+		// Afterwards calls, alone or merged, run as before.
+		again := poisoned(len(first), n)
+		if err := g.Bootstrap(again, first, mu8); err != nil {
+			t.Fatal(err)
+		}
+		sameAs(t, "a call after the panics", again, firstWant)
+		outs, errs, firstErr, _ := contended(t, fake, g, false, calls[:4], nil)
+		if err := errors.Join(append(errs, firstErr)...); err != nil {
+			t.Fatal(err)
+		}
+		for i, c := range calls[:4] {
+			sameAs(t, fmt.Sprintf("merged call %d after the panics", i), outs[i], c.want)
+		}
+	})
 	t.Run("Close", func(t *testing.T) {
 		// Close while calls wait: it waits for them, they run, and calls
 		// after it fail with ErrClosed.
@@ -659,6 +713,22 @@ func TestFakeGPUEngineMergesCalls(t *testing.T) {
 		}
 		noneLeft(t, fake, "after Close")
 	})
+}
+
+// panicked is the error catchPanic makes of a panic.
+type panicked struct{ value any }
+
+func (p panicked) Error() string { return fmt.Sprintf("panic: %v", p.value) }
+
+// catchPanic returns call's error, or a panicked if it panics, so that a
+// test's goroutines report a panic rather than end the test binary.
+func catchPanic(call func() error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = panicked{p}
+		}
+	}()
+	return call()
 }
 
 // Goroutines waiting for a GPU engine's pipeline, as their stacks show:

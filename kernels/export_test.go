@@ -19,6 +19,8 @@ type FakeDriver struct {
 	launches []string
 	failAt   map[sym]failAt
 	hold     map[sym]fakeHold
+	// panicIn counts kernel launches down to one that panics (0: none).
+	panicIn int
 }
 
 // fakeHold: the next call of a symbol waits for release, having closed held.
@@ -94,7 +96,15 @@ func UseFakeDriver(t testing.TB, opts FakeOptions) *FakeDriver {
 			g.mu.Unlock()
 			f.mu.Lock()
 			f.launches = append(f.launches, name)
+			boom := false
+			if f.panicIn > 0 {
+				f.panicIn--
+				boom = f.panicIn == 0
+			}
 			f.mu.Unlock()
+			if boom {
+				panic(FakePanic(name))
+			}
 		}
 		return call(s, a)
 	}}
@@ -135,6 +145,19 @@ func (f *FakeDriver) HoldNext(t testing.TB, call string) (held <-chan struct{}, 
 	release = sync.OnceFunc(func() { close(h.release) })
 	t.Cleanup(release)
 	return h.held, release
+}
+
+// FakePanic is the value a launch that PanicAtLaunch picked panics with:
+// the kernel's name.
+type FakePanic string
+
+// PanicAtLaunch makes the kernel launch after the next after launches
+// panic with a FakePanic, launching nothing: a stand-in for a bug in the
+// code that drives the GPU, to test what its callers see.
+func (f *FakeDriver) PanicAtLaunch(after int) {
+	f.mu.Lock()
+	f.panicIn = after + 1
+	f.mu.Unlock()
 }
 
 // Launches returns the names of the kernels launched so far, in order.

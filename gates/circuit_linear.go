@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+
+	"golang.org/x/sync/singleflight"
 )
 
 // Linear XOR (XORLinear): XOR and XNOR gates are not bootstrapped. A
@@ -98,10 +100,7 @@ func (c *Circuit) linearPlan(terms int, tiers []int) (*linearPlan, error) {
 		}
 	}
 	key := planKey{terms, fmt.Sprint(tiers)}
-	if p := c.plans.get(key); p != nil {
-		return p, nil
-	}
-	return c.plans.put(key, buildLinearPlan(c, terms, tiers)), nil
+	return c.plans.getOrBuild(key, func() *linearPlan { return buildLinearPlan(c, terms, tiers) }), nil
 }
 
 // checkXORTerms checks a sum bound (MaxXORTerms once its default is
@@ -119,10 +118,16 @@ func checkXORTerms(terms int) error {
 // ms) on one goroutine, little next to an evaluation.
 const maxCachedPlans = 8
 
-// planCache holds a circuit's most recently used linear plans.
+// planCache holds a circuit's most recently used linear plans. Its
+// methods are safe for concurrent use.
 type planCache struct {
 	mu      sync.Mutex
 	entries []planEntry // least recently used first
+	// building lets one caller build a missing plan while the others
+	// that miss the same key wait for it: goroutines that each evaluate
+	// a circuit start together (examples/circuit -concurrent), and a
+	// SHA-256 plan takes 170-190 ms and its heap to build.
+	building singleflight.Group
 }
 
 type planEntry struct {
@@ -143,23 +148,32 @@ func (pc *planCache) get(key planKey) *linearPlan {
 	return nil
 }
 
-// put caches p under key, unless a plan of key was cached meanwhile, and
-// returns the cached plan. Callers that miss the same key at once each
-// build its plan, and all get the first one cached: some work lost, no
-// wrong plan.
-func (pc *planCache) put(key planKey, p *linearPlan) *linearPlan {
+// getOrBuild returns the plan of key, built by build if it is not cached;
+// callers that miss the same key at once wait for one build.
+func (pc *planCache) getOrBuild(key planKey, build func() *linearPlan) *linearPlan {
+	if p := pc.get(key); p != nil {
+		return p
+	}
+	p, _, _ := pc.building.Do(fmt.Sprint(key.terms, "/", key.tiers), func() (any, error) {
+		if p := pc.get(key); p != nil {
+			return p, nil // built between the miss and Do
+		}
+		p := build()
+		pc.put(key, p)
+		return p, nil
+	})
+	return p.(*linearPlan)
+}
+
+// put caches p under key, which is not cached (getOrBuild's single
+// flight).
+func (pc *planCache) put(key planKey, p *linearPlan) {
 	pc.mu.Lock()
 	defer pc.mu.Unlock()
-	for _, e := range pc.entries {
-		if e.key == key {
-			return e.plan
-		}
-	}
 	if len(pc.entries) == maxCachedPlans {
 		pc.entries = slices.Delete(pc.entries, 0, 1)
 	}
 	pc.entries = append(pc.entries, planEntry{key, p})
-	return p
 }
 
 // linWire is a wire's value while a plan is built: the sorted sample ids

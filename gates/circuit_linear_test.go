@@ -3,8 +3,13 @@ package gates
 import (
 	"math/rand/v2"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/goldfhe/goldfhe/tfhe"
 	"github.com/goldfhe/goldfhe/torus"
@@ -394,4 +399,62 @@ func TestPlanCircuitsTiers(t *testing.T) {
 	if cached > maxCachedPlans {
 		t.Errorf("%d plans cached, at most %d wanted", cached, maxCachedPlans)
 	}
+}
+
+// TestPlanCacheBuildsOnce: goroutines that miss the same plan at once wait
+// for one build and share its plan; other keys build on their own.
+func TestPlanCacheBuildsOnce(t *testing.T) {
+	var pc planCache
+	const callers = 16
+	var builds atomic.Int32
+	release := make(chan struct{})
+	build := func() *linearPlan {
+		builds.Add(1)
+		<-release
+		return &linearPlan{terms: 2}
+	}
+	key := planKey{2, "[1 4]"}
+	got := make([]*linearPlan, callers)
+	var wg sync.WaitGroup
+	for i := range callers {
+		wg.Go(func() { got[i] = pc.getOrBuild(key, build) })
+	}
+	// Every caller is in the single flight (one building, the others
+	// waiting for it) before the build may end.
+	deadline := time.Now().Add(time.Minute)
+	for stacksWith("singleflight.(*Group).Do") < callers {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d callers reached the plan's build after a minute", stacksWith("singleflight.(*Group).Do"), callers)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(release)
+	wg.Wait()
+	if n := builds.Load(); n != 1 {
+		t.Errorf("%d builds for %d callers of one key, want 1", n, callers)
+	}
+	for i, p := range got {
+		if p == nil || p != got[0] {
+			t.Fatalf("caller %d got plan %p, caller 0 %p", i, p, got[0])
+		}
+	}
+	if p := pc.getOrBuild(key, build); p != got[0] || builds.Load() != 1 {
+		t.Errorf("a later call got %p after %d builds, want the cached %p", p, builds.Load(), got[0])
+	}
+	other := pc.getOrBuild(planKey{3, "[1 4]"}, build)
+	if other == got[0] || builds.Load() != 2 {
+		t.Errorf("another key: plan %p after %d builds, want its own after 2", other, builds.Load())
+	}
+}
+
+// stacksWith counts the goroutines whose stacks hold frame.
+func stacksWith(frame string) int {
+	buf := make([]byte, 1<<20)
+	n := 0
+	for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
+		if strings.Contains(g, frame) {
+			n++
+		}
+	}
+	return n
 }

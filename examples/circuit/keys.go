@@ -63,6 +63,9 @@ func keys(p tfhe.Params, seedHex, dir string, grouping int) (sk *tfhe.SecretKey,
 				return nil, nil, false, fmt.Errorf("the cloud key in %s has grouping %d, not %d (-grouping)", dir, ck.Grouping(), grouping)
 			}
 			fmt.Printf("keys     loaded from %s\n", dir)
+			if seedHex != "" {
+				fmt.Printf("         (-seed unused: it only seeds new keys)\n")
+			}
 			return sk, ck, true, nil
 		case !errors.Is(err, fs.ErrNotExist):
 			return nil, nil, false, err
@@ -106,13 +109,22 @@ func keys(p tfhe.Params, seedHex, dir string, grouping int) (sk *tfhe.SecretKey,
 }
 
 // loadKeys reads both key files; an fs.ErrNotExist error means neither is
-// there.
+// there. One without the other is an error that does not match
+// fs.ErrNotExist, so that new keys are never written over a lone key
+// (ciphertexts made under a secret key are lost with it).
 func loadKeys(dir string) (*tfhe.SecretKey, *tfhe.CloudKey, error) {
 	skData, err1 := os.ReadFile(filepath.Join(dir, secretKeyFile))
 	ckData, err2 := os.ReadFile(filepath.Join(dir, cloudKeyFile))
+	missing1, missing2 := errors.Is(err1, fs.ErrNotExist), errors.Is(err2, fs.ErrNotExist)
 	switch {
-	case errors.Is(err1, fs.ErrNotExist) && errors.Is(err2, fs.ErrNotExist):
+	case missing1 && missing2:
 		return nil, nil, fs.ErrNotExist
+	case missing1 != missing2:
+		have, lack := secretKeyFile, cloudKeyFile
+		if missing1 {
+			have, lack = cloudKeyFile, secretKeyFile
+		}
+		return nil, nil, fmt.Errorf("%s holds %s but no %s: restore it, or use another -keys folder (new keys are not written over a key)", dir, have, lack)
 	case err1 != nil:
 		return nil, nil, err1
 	case err2 != nil:
@@ -143,10 +155,25 @@ func saveKeys(dir string, sk *tfhe.SecretKey, ck *tfhe.CloudKey) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, secretKeyFile), skData, 0o600); err != nil {
+	if err := writeNew(filepath.Join(dir, secretKeyFile), skData, 0o600); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, cloudKeyFile), ckData, 0o644)
+	return writeNew(filepath.Join(dir, cloudKeyFile), ckData, 0o644)
+}
+
+// writeNew writes a file that must not exist yet: a key file is never
+// replaced. A file it could not finish is removed.
+func writeNew(path string, data []byte, perm fs.FileMode) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err = errors.Join(err, f.Close()); err != nil {
+		os.Remove(path)
+		return err
+	}
+	return nil
 }
 
 // checkKeys bootstraps a NAND of two encryptions to catch a cloud key that

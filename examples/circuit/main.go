@@ -121,6 +121,9 @@ func main() {
 	if *instances < 1 {
 		log.Fatalf("-instances must be at least 1, not %d", *instances)
 	}
+	if *concurrent && *instances == 1 {
+		log.Fatalf("-concurrent runs one goroutine per set: give it -instances 2 or more")
+	}
 	if len(inHex) != len(c.Inputs()) {
 		log.Fatalf("the circuit takes %d input values %v, got %d", len(c.Inputs()), c.Inputs(), len(inHex))
 	}

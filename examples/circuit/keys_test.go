@@ -1,0 +1,55 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/goldfhe/goldfhe/tfhe"
+)
+
+// TestKeysNeverOverwritten: a -keys folder that holds one key file and not
+// the other is an error, and the key file in it is left as it was; new
+// keys are only ever written into files that do not exist.
+func TestKeysNeverOverwritten(t *testing.T) {
+	for _, lone := range []string{secretKeyFile, cloudKeyFile} {
+		t.Run(lone, func(t *testing.T) {
+			dir := t.TempDir()
+			old := []byte("a key made earlier")
+			if err := os.WriteFile(filepath.Join(dir, lone), old, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, _, _, err := keys(tfhe.TFHELib128, "", dir, 0)
+			if err == nil || errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "holds "+lone) {
+				t.Fatalf("keys with only %s: %v, want an error naming it", lone, err)
+			}
+			if got, err := os.ReadFile(filepath.Join(dir, lone)); err != nil || !bytes.Equal(got, old) {
+				t.Fatalf("%s after keys: %q, %v; want it unchanged", lone, got, err)
+			}
+		})
+	}
+	t.Run("writeNew", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), secretKeyFile)
+		if err := writeNew(path, []byte("first"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := writeNew(path, []byte("second"), 0o600); !errors.Is(err, fs.ErrExist) {
+			t.Errorf("writeNew over an existing file: %v, want fs.ErrExist", err)
+		}
+		if got, _ := os.ReadFile(path); string(got) != "first" {
+			t.Errorf("the file holds %q after a refused write, want %q", got, "first")
+		}
+		if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("mode %v, %v; want 0600", fi.Mode().Perm(), err)
+		}
+	})
+	t.Run("neither", func(t *testing.T) {
+		if _, _, err := loadKeys(t.TempDir()); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("loadKeys of an empty folder: %v, want fs.ErrNotExist (new keys are made)", err)
+		}
+	})
+}

@@ -1,6 +1,6 @@
 module github.com/goldfhe/goldfhe
 
-go 1.26.8
+go 1.26.0
 
 require (
 	github.com/ebitengine/purego v0.11.3

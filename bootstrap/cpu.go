@@ -147,7 +147,8 @@ func (e *CPU) work(ev *tfhe.Evaluator) {
 	}
 }
 
-// Name describes the engine: "cpu/<plan>/workers=<w>".
+// Name describes the engine: "cpu/<plan>/workers=<w>", with
+// "/grouping=<g>" for a grouped key.
 func (e *CPU) Name() string {
 	if e == nil || e.jobs == nil {
 		return "cpu/uninitialized"

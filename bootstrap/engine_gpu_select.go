@@ -112,8 +112,8 @@ func (s *Selected) Close() error {
 }
 
 // Reason says which engine was built and why, for example
-// "GPU: NVIDIA H100 80GB HBM3 (sm_90, …)" or "CPU: no usable GPU:
-// kernels: no CUDA driver: libcuda.so.1 not found …"; empty for a nil or
+// "GPU: NVIDIA H100 80GB HBM3 (sm_90, …)" or "CPU: bootstrap: no usable
+// GPU: kernels: no CUDA driver: libcuda.so.1 not found …"; empty for a nil or
 // zero Selected.
 func (s *Selected) Reason() string {
 	if s == nil {

@@ -3,7 +3,7 @@ package gates
 import "fmt"
 
 // Op is a boolean gate. The same type names the gates of the encrypted
-// evaluator (Evaluator.Apply) and the gates of a parsed Circuit.
+// evaluator (Evaluator.Gate) and the gates of a parsed Circuit.
 //
 // Free gates (OpNOT, OpCopy, OpZero, OpOne) cost no bootstrap: they are a
 // negation, a copy or a noiseless constant. OpMUX costs two bootstraps and one

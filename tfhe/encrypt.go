@@ -122,7 +122,10 @@ func (sk *SecretKey) PhaseTLWE(ct *TLWE) torus.Torus32 {
 }
 
 // DecryptBool returns the boolean ct encrypts (EncodeBool): true when its
-// phase lies in (0, 1/2). ct may be under the TLWE key or the extracted key.
+// phase lies in (0, 1/2). ct may be under the TLWE key or the extracted key;
+// a ciphertext of another dimension (another parameter set) or a nil one
+// panics, as in PhaseTLWE. gates.DecryptBits checks its ciphertexts and
+// returns an error instead.
 func (sk *SecretKey) DecryptBool(ct *TLWE) bool { return sk.PhaseTLWE(ct).Signed() > 0 }
 
 // PhaseTRLWE returns the phase b − Σ a_j·s_j of ct.

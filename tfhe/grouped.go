@@ -45,8 +45,8 @@ type cloudKeyConfig struct {
 // WithGrouping makes the bootstrapping key grouped with factor g (1 ≤ g ≤
 // MaxGrouping; 1, the default, is the plain CGGI key of one TRGSW per key
 // bit). With g = 2 every pair of key bits has three TRGSWs, the key is 1.5×
-// larger, and blind rotation does half the transforms: about 1.6× faster
-// on the GPU (BENCHMARKS.md). With g = 3 every triple has seven TRGSWs, the
+// larger, and blind rotation does half the transforms: about 1.5× the
+// GPU's throughput at large batches, 2.5× for one gate (BENCHMARKS.md). With g = 3 every triple has seven TRGSWs, the
 // key is 7/3× larger (TFHELib128: 1470 TRGSWs, 72 MB in coefficient
 // form, 145 MB in the NTT domain on the GPU), and blind rotation takes
 // ⌈n/3⌉ steps (210 for TFHELib128), each seven multiply-accumulates of

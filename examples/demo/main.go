@@ -24,15 +24,24 @@ func main() {
 	log.SetPrefix("demo: ")
 	engFlag := flag.String("engine", "auto", "auto (the GPU when one is usable, else the CPU), cpu or gpu")
 	paramName := flag.String("params", "TFHELib128", "parameter set: TFHELib128, TFHErsDefault or CuFHE80 (about 80-bit security, for comparisons only)")
-	a := flag.Uint("a", uint(rand.IntN(256)), "first byte to add (default random)")
-	b := flag.Uint("b", uint(rand.IntN(256)), "second byte to add (default random)")
+	a := flag.Int("a", -1, "first byte to add, 0–255, or -1 for a random one")
+	b := flag.Int("b", -1, "second byte to add, 0–255, or -1 for a random one")
 	flag.Parse()
-	if *a > 255 || *b > 255 {
-		log.Fatal("-a and -b must be bytes (0–255)")
+	for _, v := range []*int{a, b} {
+		switch {
+		case *v == -1:
+			*v = rand.IntN(256)
+		case *v < 0 || *v > 255:
+			log.Fatal("-a and -b must be bytes (0–255)")
+		}
 	}
 	p, ok := paramSet(*paramName)
 	if !ok {
 		log.Fatalf("unknown parameter set %q", *paramName)
+	}
+	use, err := bootstrap.ParseUse(*engFlag) // before the keys are made
+	if err != nil {
+		log.Fatal(err)
 	}
 	fmt.Println("goldfhe demo:", p)
 	failed := false
@@ -53,10 +62,6 @@ func main() {
 		log.Fatal(err)
 	}
 	ck, err := withProgress("   cloud key", func() (*tfhe.CloudKey, error) { return tfhe.GenerateCloudKey(sk) })
-	if err != nil {
-		log.Fatal(err)
-	}
-	use, err := bootstrap.ParseUse(*engFlag)
 	if err != nil {
 		log.Fatal(err)
 	}

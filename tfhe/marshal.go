@@ -248,8 +248,8 @@ const maxTLWEDimension = maxGLWEDimension * 4096
 
 // MarshalBinary encodes c: header, dimension n (uint32), then a_0 … a_{n−1}, b.
 func (c *TLWE) MarshalBinary() ([]byte, error) {
-	if len(c.Value) == 0 {
-		return nil, errors.New("tfhe: TLWE.MarshalBinary: empty sample")
+	if c == nil || len(c.Value) == 0 {
+		return nil, errors.New("tfhe: TLWE.MarshalBinary: nil or empty sample")
 	}
 	b := appendHeader(make([]byte, 0, headerSize+4+4*len(c.Value)), kindTLWE)
 	b = binary.LittleEndian.AppendUint32(b, uint32(c.Dim()))
@@ -280,6 +280,9 @@ func (c *TLWE) UnmarshalBinary(data []byte) error {
 // MarshalBinary encodes c: header, k and N (uint32), then the k+1
 // polynomials.
 func (c *TRLWE) MarshalBinary() ([]byte, error) {
+	if c == nil {
+		return nil, errors.New("tfhe: TRLWE.MarshalBinary: nil sample")
+	}
 	k, n := c.K(), c.N()
 	if k < 1 || !c.wellFormed(k, n) || n == 0 {
 		return nil, errors.New("tfhe: TRLWE.MarshalBinary: malformed sample")

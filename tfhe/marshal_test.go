@@ -120,6 +120,15 @@ func TestUnmarshalErrors(t *testing.T) {
 	if _, err := (&CloudKey{}).MarshalBinary(); err == nil {
 		t.Error("marshalling an empty cloud key succeeded")
 	}
+	// Nil receivers: errors, not panics.
+	for name, m := range map[string]interface{ MarshalBinary() ([]byte, error) }{
+		"TLWE": (*TLWE)(nil), "TRLWE": (*TRLWE)(nil), "SecretKey": (*SecretKey)(nil), "CloudKey": (*CloudKey)(nil),
+		"empty TLWE": &TLWE{}, "empty TRLWE": &TRLWE{},
+	} {
+		if _, err := m.MarshalBinary(); err == nil {
+			t.Errorf("marshalling a nil or empty %s succeeded", name)
+		}
+	}
 }
 
 // FuzzUnmarshal feeds arbitrary bytes to every decoder: no panic, and what

@@ -463,3 +463,40 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestParseWideMAND: a MAND line of thousands of ANDs (the longest a line
+// allows) parses into one AND each, and the same line reading one of its
+// own outputs, its last, is refused.
+func TestParseWideMAND(t *testing.T) {
+	const n = 3000 // 2n inputs, n outputs: about 45 KB of line
+	build := func(lastIn int) string {
+		var b strings.Builder
+		fmt.Fprintf(&b, "1 %d\n1 %d\n1 %d\n\n%d %d", 3*n, 2*n, n, 2*n, n)
+		for i := range 2 * n {
+			w := i
+			if i == 2*n-1 {
+				w = lastIn
+			}
+			fmt.Fprintf(&b, " %d", w)
+		}
+		for j := range n {
+			fmt.Fprintf(&b, " %d", 2*n+j)
+		}
+		b.WriteString(" MAND\n")
+		return b.String()
+	}
+	c, err := Parse(strings.NewReader(build(2*n - 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(c.Gates()); got != n {
+		t.Fatalf("%d gates, want %d", got, n)
+	}
+	if g := c.Gates()[n-1]; g.Op != OpAND || g.In[0] != n-1 || g.In[1] != 2*n-1 || g.Out != 3*n-1 {
+		t.Errorf("last AND %+v", g)
+	}
+	_, err = Parse(strings.NewReader(build(3*n - 1)))
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("reads wire %d, one of its own outputs", 3*n-1)) {
+		t.Errorf("a MAND reading its last output: %v", err)
+	}
+}

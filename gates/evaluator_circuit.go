@@ -136,6 +136,16 @@ func (ev *Evaluator) planCircuits(name string, c *Circuit, instances int, opts C
 	if instances < 1 {
 		return CircuitPlan{}, fmt.Errorf("gates: %s: %d sets of inputs (at least 1)", name, instances)
 	}
+	// A set's counts (bootstraps, a MUX's two included, refreshes, a
+	// level's batch) are each below 2 (gates + input bits) + 1, so the
+	// plan's products of them cannot overflow below this.
+	bits := 0
+	for _, w := range c.inputs {
+		bits += w
+	}
+	if per := 2*(len(c.gates)+bits) + 1; instances > math.MaxInt/per {
+		return CircuitPlan{}, fmt.Errorf("gates: %s: %d sets of inputs overflow the plan's counts (at most %d for this circuit)", name, instances, math.MaxInt/per)
+	}
 	switch opts.XOR {
 	case XORBootstrapped:
 		cp := CircuitPlan{XOR: XORBootstrapped, Instances: instances, Levels: len(c.levels),

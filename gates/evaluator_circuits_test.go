@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -230,6 +231,14 @@ func TestEvalCircuitsErrors(t *testing.T) {
 	}
 	if _, err := ev.PlanCircuits(c, 0, gates.CircuitOptions{}); err == nil {
 		t.Error("PlanCircuits accepted 0 sets")
+	}
+	for _, mode := range []gates.XORMode{gates.XORLinear, gates.XORBootstrapped} {
+		if p, err := ev.PlanCircuits(c, math.MaxInt/1000, gates.CircuitOptions{XOR: mode}); err == nil {
+			t.Errorf("%v: PlanCircuits of MaxInt/1000 sets: %+v, want an error, not overflowed counts", mode, p)
+		}
+		if p, err := ev.PlanCircuits(c, 1<<30, gates.CircuitOptions{XOR: mode}); err != nil || p.Bootstraps <= 0 || p.MaxBatch <= 0 {
+			t.Errorf("%v: PlanCircuits of 2^30 sets: %+v, %v", mode, p, err)
+		}
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()

@@ -239,7 +239,9 @@ func buildLinearPlan(c *Circuit, maxTerms int, tiers []int) *linearPlan {
 		}
 		return cleanRef{id: x.terms[0], neg: x.neg}
 	}
+	var freeTerms [][]int32 // per free gate, its sum's samples: to count them again after fillTiers
 	foldFree := func(x linWire) {
+		freeTerms = append(freeTerms, x.terms)
 		lv := ready(x.terms)
 		for int(lv) >= len(free) {
 			ops = append(ops, nil)
@@ -305,8 +307,16 @@ func buildLinearPlan(c *Circuit, maxTerms int, tiers []int) *linearPlan {
 	p.samples = len(level)
 	if len(tiers) > 0 {
 		ops = fillTiers(ops, p.samples, tiers)
-		for len(free) < len(ops) {
-			free = append(free, 0)
+		// The free gates fold at the level that writes the last of their
+		// samples, which fillTiers may have moved.
+		for lv, l := range ops {
+			for i := range l {
+				level[l[i].out] = int32(lv)
+			}
+		}
+		free = make([]int, len(ops))
+		for _, t := range freeTerms {
+			free[ready(t)]++
 		}
 	}
 

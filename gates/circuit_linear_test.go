@@ -33,6 +33,17 @@ func checkLinearPlan(t *testing.T, c *Circuit, terms int, tiers []int, rounds in
 			t.Fatalf("terms %d, tiers %v: %d levels, %d bootstraps; without tiers %d and %d", terms, tiers,
 				len(p.levels), p.bootstraps, len(asap.levels), asap.bootstraps)
 		}
+		// The free gates are counted again after fillTiers: all of them,
+		// each at a level that exists.
+		free := func(p *linearPlan) (n int) {
+			for _, l := range p.levels {
+				n += l.free
+			}
+			return n
+		}
+		if free(p) != free(asap) {
+			t.Fatalf("terms %d, tiers %v: %d free gates; without tiers %d", terms, tiers, free(p), free(asap))
+		}
 	}
 	written := make([]int, p.samples) // level that writes each sample; inputs 0
 	for i := range written {

@@ -139,7 +139,13 @@ func (ev *Evaluator) batch(calls []Call, extra []*tfhe.TLWE) error {
 	// small: [0, nb) gate inputs bootstrapped in place; [nb, nb+2nm) MUX
 	// halves; then nm MUX results, then nf free results.
 	s := ev.scratch(nb+3*nm+nf, 2*nm)
-	defer ev.pool.Put(s)
+	defer func() {
+		// extra is the caller's (a circuit level's samples): the pooled
+		// scratch must not keep them reachable.
+		clear(s.all)
+		s.all = s.all[:0]
+		ev.pool.Put(s)
+	}()
 	pre := s.small[:nb]
 	half := s.small[nb : nb+2*nm]
 	muxOut := s.small[nb+2*nm : nb+3*nm]

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 
@@ -454,7 +455,17 @@ func (ev *Evaluator) evalLinear(ctx context.Context, name string, c *Circuit, p 
 		if len(lv.ops) > 0 {
 			errc = make(chan error, 1)
 			cur.all = append(append(cur.all[:0], cur.extra...), cur.direct...)
-			go func(b *levelBatch) { errc <- ev.batch(b.calls, b.all) }(&cur)
+			go func(b *levelBatch) {
+				// An engine that panics (a third-party Engine, say) must
+				// panic in the caller's goroutine, where it can be
+				// recovered, not end the program from this one.
+				defer func() {
+					if p := recover(); p != nil {
+						errc <- enginePanic{p}
+					}
+				}()
+				errc <- ev.batch(b.calls, b.all)
+			}(&cur)
 		}
 		// Meanwhile, what of level l + 1 reads only earlier levels.
 		next.reset()
@@ -471,8 +482,12 @@ func (ev *Evaluator) evalLinear(ctx context.Context, name string, c *Circuit, p 
 			finish(&next)
 		}
 		if errc != nil {
-			if err := <-errc; err != nil {
-				return nil, fmt.Errorf("gates: %s level %d: %w", name, l, err)
+			err := <-errc
+			if p, ok := err.(enginePanic); ok {
+				panic(p.value)
+			}
+			if err != nil {
+				return nil, levelError(name, l, err)
 			}
 		}
 		for _, y := range cur.negs {
@@ -609,7 +624,7 @@ func (ev *Evaluator) evalBootstrapped(ctx context.Context, name string, c *Circu
 			}
 		}
 		if err := ev.Batch(calls); err != nil {
-			return nil, fmt.Errorf("gates: %s level %d: %w", name, l, err)
+			return nil, levelError(name, l, err)
 		}
 		for base := 0; base < len(wires); base += nw {
 			for _, g := range lv.Free {
@@ -685,3 +700,24 @@ func (c *Circuit) releaseSchedule() [][]int {
 	}
 	return release
 }
+
+// enginePanic carries a panic of the engine from the goroutine that ran a
+// level to the caller's.
+type enginePanic struct{ value any }
+
+func (p enginePanic) Error() string { return fmt.Sprint("gates: engine panic: ", p.value) }
+
+// levelError is err of level l of an evaluation, its own "gates: " prefix
+// not repeated.
+func levelError(name string, l int, err error) error {
+	return &prefixedError{fmt.Sprintf("gates: %s level %d: %s", name, l, strings.TrimPrefix(err.Error(), "gates: ")), err}
+}
+
+// prefixedError is an error's message with context, wrapping the error.
+type prefixedError struct {
+	msg string
+	err error
+}
+
+func (e *prefixedError) Error() string { return e.msg }
+func (e *prefixedError) Unwrap() error { return e.err }

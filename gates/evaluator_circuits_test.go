@@ -14,6 +14,7 @@ import (
 	"github.com/goldfhe/goldfhe/gates"
 	"github.com/goldfhe/goldfhe/gates/circuits"
 	"github.com/goldfhe/goldfhe/tfhe"
+	"github.com/goldfhe/goldfhe/torus"
 )
 
 // randomSets returns m sets of random plaintext inputs for c and their
@@ -253,7 +254,44 @@ func TestEvalCircuitsErrors(t *testing.T) {
 		t.Errorf("nil evaluator: %v", err)
 	}
 	o.Close()
-	if _, err := ev.EvalCircuits(ctx, c, cts, gates.CircuitOptions{}); !errors.Is(err, bootstrap.ErrClosed) {
-		t.Errorf("closed engine: %v", err)
+	for _, mode := range []gates.XORMode{gates.XORLinear, gates.XORBootstrapped} {
+		_, err := ev.EvalCircuits(ctx, c, cts, gates.CircuitOptions{XOR: mode})
+		if !errors.Is(err, bootstrap.ErrClosed) || strings.Count(err.Error(), "gates:") != 1 {
+			t.Errorf("%v, closed engine: %v (want bootstrap.ErrClosed, prefixed once)", mode, err)
+		}
+	}
+}
+
+// panicky is an engine whose Bootstrap panics.
+type panicky struct{ *oracle }
+
+type enginePanicValue struct{}
+
+func (panicky) Bootstrap(out, in []*tfhe.TLWE, mu torus.Torus32) error { panic(enginePanicValue{}) }
+
+// TestEvalCircuitsEnginePanic: an engine that panics while a level runs
+// (on a goroutine of the evaluation's own) panics in the caller's
+// goroutine, where it can be recovered, with the engine's value.
+func TestEvalCircuitsEnginePanic(t *testing.T) {
+	f := fixtures(tfhe.TFHELib128)
+	ev, err := gates.NewEvaluator(panicky{newOracle(f)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := circuits.Load("adder64")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cts, _ := randomSets(f, c, 2, rand.New(rand.NewPCG(25, 26)))
+	for _, mode := range []gates.XORMode{gates.XORLinear, gates.XORBootstrapped} {
+		func() {
+			defer func() {
+				if p := recover(); p != (enginePanicValue{}) {
+					t.Errorf("%v: recovered %v, want the engine's panic", mode, p)
+				}
+			}()
+			_, err := ev.EvalCircuits(context.Background(), c, cts, gates.CircuitOptions{XOR: mode})
+			t.Errorf("%v: EvalCircuits returned (%v) past a panicking engine", mode, err)
+		}()
 	}
 }

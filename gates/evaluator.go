@@ -16,8 +16,9 @@ import (
 // (tfhe.EncodeBool).
 //
 // The one-gate methods (AND, NAND, …) allocate their result. Batch evaluates
-// a whole slice of gates, of any mix of kinds, with one engine call (three
-// when the slice holds MUX gates) and writes into caller-owned outputs.
+// a whole slice of gates, of any mix of kinds, with one engine call for its
+// two-input gates and two more for its MUX gates, and writes into
+// caller-owned outputs.
 //
 // An Evaluator is safe for concurrent use by multiple goroutines; its
 // scratch buffers come from a pool. It does not own the engine: closing the
@@ -137,9 +138,12 @@ func (ev *Evaluator) Gate(op Op, in ...*tfhe.TLWE) (*tfhe.TLWE, error) {
 	}
 	c := Call{Op: op, Out: tfhe.NewTLWE(ev.n)}
 	for k, x := range in {
+		if err := checkSample(x, ev.n); err != nil {
+			return nil, fmt.Errorf("gates: %v: input %c %v", op, 'A'+k, err)
+		}
 		c.in(k, x)
 	}
-	if err := ev.Batch([]Call{c}); err != nil {
+	if err := ev.batch([]Call{c}, nil); err != nil {
 		return nil, err
 	}
 	return c.Out, nil

@@ -221,7 +221,7 @@ func TestEvaluatorErrors(t *testing.T) {
 		err  func() error
 		msg  string
 	}{
-		{"nil input", func() error { _, err := ev.AND(ok, nil); return err }, "input B is nil"},
+		{"nil input", func() error { _, err := ev.AND(ok, nil); return err }, "gates: AND: input B is nil"},
 		{"short input", func() error { _, err := ev.XOR(short, ok); return err }, "input A has dimension 629, want 630"},
 		{"arity", func() error { _, err := ev.Gate(gates.OpAND, ok); return err }, "AND takes 2 inputs, got 1"},
 		{"invalid", func() error { _, err := ev.Gate(gates.Op(0)); return err }, "invalid gate"},

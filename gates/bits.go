@@ -110,6 +110,9 @@ func HexBits(s string, width int, order BitOrder) ([]bool, error) {
 	if width < 0 {
 		return nil, fmt.Errorf("gates: negative width %d", width)
 	}
+	if order != LSBFirst && order != MSBFirst {
+		return nil, fmt.Errorf("gates: unknown bit order %d", order)
+	}
 	bits := make([]bool, width)
 	for k := range len(digits) {
 		ch := digits[len(digits)-1-k] // k-th digit from the least significant

@@ -111,6 +111,7 @@ func TestHexBits(t *testing.T) {
 		{"0x", 8, LSBFirst, "error"},
 		{"12g4", 16, LSBFirst, "error"},
 		{"1", -1, LSBFirst, "error"},
+		{"1", 3, BitOrder(7), "error"},
 	} {
 		bits, err := HexBits(tc.s, tc.width, tc.order)
 		got := "error"

@@ -59,7 +59,10 @@ type Level struct {
 // were written by an earlier gate, and no wire is written twice.
 //
 // A Circuit is immutable and safe for concurrent use. Its methods that return
-// slices return fresh copies.
+// slices return fresh copies. Use it through its *Circuit (from Parse,
+// ParseFile, NewCircuit or circuits.Load); it must not be copied (it
+// holds a lock around its cache of evaluation plans; go vet reports
+// copies).
 type Circuit struct {
 	format  Format
 	nwires  int
@@ -119,6 +122,16 @@ func build(format Format, nwires int, inputs, outputs []int, gates []Gate, hl he
 	}
 	if len(gates) > MaxGates {
 		return nil, errf(hl.counts, "%d gates exceed the limit of %d", len(gates), MaxGates)
+	}
+	if format == BristolFashion {
+		// Parse refuses a value of width 0 in a Bristol Fashion header,
+		// so WriteTo could not write one that reads back.
+		if i := slices.Index(inputs, 0); i >= 0 {
+			return nil, errf(hl.inputs, "input %d has width 0", i+1)
+		}
+		if i := slices.Index(outputs, 0); i >= 0 {
+			return nil, errf(hl.outputs, "output %d has width 0", i+1)
+		}
 	}
 	nin, err := sumWidths(inputs, nwires, "input")
 	if err != nil {

@@ -31,6 +31,9 @@ const maxLineBytes = 1 << 16
 // file, counts that do not match, wires out of range, written twice or read
 // before they are written, unknown gates.
 func Parse(r io.Reader) (*Circuit, error) {
+	if r == nil {
+		return nil, errors.New("gates: Parse: nil reader")
+	}
 	p := &parser{sc: bufio.NewScanner(r)}
 	p.sc.Buffer(make([]byte, 0, 4096), maxLineBytes)
 	return p.parse()

@@ -268,6 +268,10 @@ func TestNewCircuit(t *testing.T) {
 		{"old shape", BristolOld, 4, []int{2}, nil, "2 inputs and 1 output"},
 		{"negative wires", BristolFashion, -1, nil, nil, "wire count -1"},
 		{"negative width", BristolFashion, 4, []int{-1}, nil, "width -1"},
+		// Parse refuses width 0 in a Bristol Fashion header, so WriteTo
+		// could not round-trip it; the old format takes it.
+		{"width 0", BristolFashion, 4, []int{2, 0}, []Gate{g(OpNAND, 3, 0, 1)}, "input 2 has width 0"},
+		{"old width 0", BristolOld, 4, []int{2, 0}, []Gate{g(OpNAND, 3, 0, 1)}, ""},
 	} {
 		c, err := NewCircuit(tc.format, tc.nwires, tc.in, []int{1}, tc.gates)
 		if tc.msg == "" {
@@ -279,6 +283,12 @@ func TestNewCircuit(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.msg) {
 			t.Errorf("%s: got %v, %v; want an error with %q", tc.name, c, err, tc.msg)
 		}
+	}
+	if _, err := NewCircuit(BristolFashion, 4, []int{2}, []int{0, 1}, []Gate{g(OpNAND, 3, 0, 1)}); err == nil || !strings.Contains(err.Error(), "output 1 has width 0") {
+		t.Errorf("a Bristol Fashion output of width 0: %v", err)
+	}
+	if _, err := Parse(nil); err == nil {
+		t.Error("Parse(nil) succeeded")
 	}
 	// NewCircuit copies its arguments and the accessors return copies.
 	in := []int{2}

@@ -51,7 +51,8 @@ func NewEvaluator(eng bootstrap.Engine) (*Evaluator, error) {
 	}
 	p := eng.Params()
 	if p.IsZero() {
-		return nil, errors.New("gates: NewEvaluator: the engine has zero parameters")
+		// A nil *Selected or a zero CPU: not made by its constructor.
+		return nil, fmt.Errorf("gates: NewEvaluator: the engine has zero parameters: %w", bootstrap.ErrNotInitialized)
 	}
 	return &Evaluator{eng: eng, params: p, n: p.LWEDimension(), ext: p.ExtractedLWEDimension()}, nil
 }

@@ -234,7 +234,7 @@ func (ev *Evaluator) EvalCircuitWith(ctx context.Context, c *Circuit, inputs [][
 // -instances; BENCHMARKS.md). Progress reports sum the sets; PlanCircuits
 // says what it will do. Sets may share samples (the same input in several
 // sets); none is modified. No sets give no outputs, and an error only for
-// invalid options or a done ctx.
+// a nil evaluator or circuit, invalid options or a done ctx.
 func (ev *Evaluator) EvalCircuits(ctx context.Context, c *Circuit, inputs [][][]*tfhe.TLWE, opts CircuitOptions) ([][][]*tfhe.TLWE, error) {
 	return ev.evalCircuits(ctx, "EvalCircuits", c, inputs, opts)
 }

@@ -194,6 +194,11 @@ func TestEvaluatorErrors(t *testing.T) {
 	n := f.p.LWEDimension()
 	ok := f.encrypt(true)[0]
 	short := tfhe.NewTLWE(n - 1)
+	for _, eng := range []bootstrap.Engine{(*bootstrap.Selected)(nil), &bootstrap.CPU{}} {
+		if _, err := gates.NewEvaluator(eng); !errors.Is(err, bootstrap.ErrNotInitialized) {
+			t.Errorf("NewEvaluator(%T zero): %v, want bootstrap.ErrNotInitialized", eng, err)
+		}
+	}
 	if _, err := gates.NewEvaluator(nil); err == nil {
 		t.Error("NewEvaluator(nil) succeeded")
 	}

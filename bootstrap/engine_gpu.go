@@ -905,6 +905,14 @@ func (e *GPU) run(op opKind, out, in []*tfhe.TLWE, mu torus.Torus32) error {
 	if e.closed {
 		return ErrClosed
 	}
+	if len(in) == 0 {
+		// Nothing to wait for the pipeline with; a GPU that has faulted
+		// still fails every call, as its doc says.
+		if err := e.dev.Context().Err(); err != nil {
+			return fmt.Errorf("bootstrap: GPU (%s): %w", e.info.Name, err)
+		}
+		return nil
+	}
 	if e.noMerge || len(in) > mergeCallMax {
 		e.lockPipe()
 		defer e.unlockPipe()
@@ -953,8 +961,20 @@ func (e *GPU) runPasses(op opKind, out, in []*tfhe.TLWE, mu torus.Torus32) error
 			break
 		}
 	}
-	for i := range slots { // drain: no pass stays in flight after a call
-		err = errors.Join(err, e.finish(&slots[i]))
+	// Drain, the oldest pass first (slot i mod slots holds pass i - 2):
+	// no pass stays in flight after a call, and once a pass has failed no
+	// later one is written, so a failed call's outputs are those of the
+	// passes before the failure only (a recoverable error at a pass's
+	// wait used to leave the next pass written, and the slot order could
+	// write a later pass before an earlier one failed).
+	for j := range slots {
+		sl := &slots[(i+j)%len(slots)]
+		if err == nil {
+			err = e.finish(sl)
+		} else if sl.pending != nil {
+			sl.pending = nil
+			_ = sl.stream.Synchronize() // the call has failed already
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("bootstrap: GPU (%s): %w", e.info.Name, err)

@@ -85,21 +85,28 @@ func (e *GPU) mergeCall(op opKind, out, in []*tfhe.TLWE, mu torus.Torus32, holdi
 	r := mergeReqs.Get().(*mergeReq)
 	r.op, r.mu, r.out, r.in = op, mu, out, in
 	answered := false
+	// One deferred function, so that the order is fixed: r leaves the
+	// queue before the pipeline is released.
 	defer func() {
 		if !answered {
 			// A panic went through: r must not run after its caller has
 			// gone. Either it is still queued (a round that panicked took
 			// calls ahead of it), or that round answered it; in neither
-			// case is it reused.
+			// case is it reused. It leaves the queue while this call still
+			// holds the pipeline, if it does, so that no next holder can
+			// take it.
 			e.qmu.Lock()
 			if i := slices.Index(e.queue, r); i >= 0 {
 				e.queue = slices.Delete(e.queue, i, i+1)
 			}
 			e.qmu.Unlock()
-			return
+		} else {
+			r.out, r.in = nil, nil // the caller's samples are not kept
+			mergeReqs.Put(r)
 		}
-		r.out, r.in = nil, nil // the caller's samples are not kept
-		mergeReqs.Put(r)
+		if holding {
+			e.unlockPipe()
+		}
 	}()
 	e.qmu.Lock()
 	e.queue = append(e.queue, r)
@@ -110,9 +117,9 @@ func (e *GPU) mergeCall(op opKind, out, in []*tfhe.TLWE, mu torus.Torus32, holdi
 			answered = true
 			return err
 		case e.pipe <- struct{}{}:
+			holding = true
 		}
 	}
-	defer e.unlockPipe()
 	for {
 		select {
 		case err := <-r.done:
@@ -150,8 +157,10 @@ func (e *GPU) runQueued() bool {
 		return false
 	}
 	defer func() {
-		clear(b.out) // the callers' samples are not kept
-		clear(b.in)
+		// The callers' samples are not kept: an earlier, larger group's
+		// lie past the last group's length.
+		clear(b.out[:cap(b.out)])
+		clear(b.in[:cap(b.in)])
 		if p := recover(); p != nil {
 			for i, q := range b.reqs {
 				if q != nil {

@@ -21,6 +21,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -865,6 +866,114 @@ func TestFakeGPUEngineMergeStress(t *testing.T) {
 	if err := errors.Join(errs...); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestFakeGPUEngineSyncErrorOrder: a call of four passes (MaxBatch 8, 32
+// samples) whose k-th pass fails at its stream's wait with an error CUDA
+// recovers from: the passes before it are written and bit-exact, no pass
+// from the failing one on is written (not even the next, already run), and
+// the next call runs whole.
+func TestFakeGPUEngineSyncErrorOrder(t *testing.T) {
+	k := newFakeKeys(t, smallN(tfhe.TFHELib128), 1)
+	n := k.p.LWEDimension()
+	in, _ := k.inputs(t, rand.New(rand.NewPCG(5, 6)), 32)
+	want := cpuBootstrap(t, newCPUEngine(t, k.ck), in)
+	for fail := range 4 {
+		t.Run(fmt.Sprintf("pass%d", fail), func(t *testing.T) {
+			fake := kernels.UseFakeDriver(t, kernels.FakeOptions{SMs: fakeSMs})
+			g := newFakeGPUEngine(t, k.ck, bootstrap.GPUOptions{MaxBatch: 8})
+			fake.FailAfter(t, "cuStreamSynchronize", fail, 1) // CUDA_ERROR_INVALID_VALUE: not sticky
+			out := poisoned(len(in), n)
+			if err := g.Bootstrap(out, in, mu8); err == nil {
+				t.Fatalf("pass %d's wait failed, the call did not", fail)
+			}
+			for p := range 4 {
+				if p < fail {
+					sameAs(t, fmt.Sprintf("pass %d, before the failure", p), out[8*p:8*p+8], want[8*p:8*p+8])
+					continue
+				}
+				for i, x := range out[8*p : 8*p+8] {
+					if !isPoisoned(x) {
+						t.Fatalf("pass %d failed, yet pass %d's sample %d was written", fail, p, i)
+					}
+				}
+			}
+			again := poisoned(len(in), n)
+			if err := g.Bootstrap(again, in, mu8); err != nil {
+				t.Fatalf("the call after a recoverable error: %v", err)
+			}
+			sameAs(t, "the call after", again, want)
+		})
+	}
+}
+
+// TestFakeGPUEngineEmptyCall: a call of no samples returns at once, also
+// while another call holds the GPU, and fails like every call once the
+// GPU has faulted.
+func TestFakeGPUEngineEmptyCall(t *testing.T) {
+	k := newFakeKeys(t, smallN(tfhe.TFHELib128), 1)
+	n := k.p.LWEDimension()
+	in, _ := k.inputs(t, rand.New(rand.NewPCG(7, 8)), 4)
+	fake := kernels.UseFakeDriver(t, kernels.FakeOptions{SMs: fakeSMs})
+	g := newFakeGPUEngine(t, k.ck, bootstrap.GPUOptions{})
+	held, release := fake.HoldNext(t, "cuMemcpyHtoDAsync_v2")
+	done := make(chan error, 1)
+	go func() { done <- g.Bootstrap(poisoned(len(in), n), in, mu8) }()
+	<-held
+	if err := g.Bootstrap(nil, nil, mu8); err != nil { // would hang here if it waited for the GPU
+		t.Errorf("an empty call while the GPU is busy: %v", err)
+	}
+	release()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	fake.FailAfter(t, "cuStreamSynchronize", 0, 214) // CUDA_ERROR_ECC_UNCORRECTABLE: sticky
+	if err := g.Bootstrap(poisoned(len(in), n), in, mu8); !errors.Is(err, kernels.ErrLaunchFailed) {
+		t.Fatalf("the faulting call: %v", err)
+	}
+	if err := g.Bootstrap(nil, nil, mu8); !errors.Is(err, kernels.ErrLaunchFailed) {
+		t.Errorf("an empty call after a fault: %v, want the fault", err)
+	}
+}
+
+// TestFakeGPUEngineMergedKeepsNothing: a merged round whose first group
+// (six samples) is larger than its last (one) keeps no caller's samples
+// once it is over: the six outputs are collected while the engine lives.
+func TestFakeGPUEngineMergedKeepsNothing(t *testing.T) {
+	k := newFakeKeys(t, smallN(tfhe.TFHELib128), 1)
+	n := k.p.LWEDimension()
+	in, _ := k.inputs(t, rand.New(rand.NewPCG(9, 10)), 6)
+	fake := kernels.UseFakeDriver(t, kernels.FakeOptions{SMs: fakeSMs})
+	g := newFakeGPUEngine(t, k.ck, bootstrap.GPUOptions{})
+	var freed atomic.Int64
+	held, release := fake.HoldNext(t, "cuMemcpyHtoDAsync_v2")
+	done := make(chan error, 3)
+	go func() { done <- g.Bootstrap(poisoned(1, n), in[:1], mu8) }()
+	<-held
+	base := countPipelineWaiters(false)
+	func() { // out is not kept beyond this function
+		out := poisoned(6, n)
+		for _, o := range out {
+			runtime.AddCleanup(o, func(int) { freed.Add(1) }, 0)
+		}
+		go func() { done <- g.Bootstrap(out, in, mu8) }()
+	}()
+	waitForPipeline(t, base+1, false)
+	go func() { done <- g.Bootstrap(poisoned(1, n), in[:1], torus.Encode(1, 4)) }()
+	waitForPipeline(t, base+2, false)
+	release()
+	if err := errors.Join(<-done, <-done, <-done); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for freed.Load() < 6 && time.Now().Before(deadline) {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := freed.Load(); got != 6 {
+		t.Errorf("%d of the merged call's 6 outputs collected; the engine keeps the others", got)
+	}
+	runtime.KeepAlive(g)
 }
 
 // TestFakeGPUEngineNewFails: a device error while NewGPU uploads its

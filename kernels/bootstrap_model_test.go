@@ -48,52 +48,63 @@ func TestWriteBlindRotateVectors(t *testing.T) {
 			// As in TestBlindRotateWide: a skipped group, amounts
 			// summing to 2N, amounts 0.
 			groupedInputs(ws.G, sh, in)
-			mu := rng.Uint32()
-			want := refWide(ws, sh, plan, in, key, mu, count)
-			var raw []uint64
-			if ws.Pre {
-				// A Pre vector's key is K' (refCombine); the step's key
-				// follows its outputs, for the combine kernel, which the
-				// model runs beside the split kernel and checks against K'.
-				raw, key = key, refCombine(sh, plan, in, key, count)
+			mus := []uint32{rng.Uint32()}
+			if ws.Flat {
+				// A gate's μ (1/8, 1/4), whose first step has one nonzero
+				// digit row (bsw_run_flat's first1), beside a random one.
+				mus = append(mus, 1<<29, 1<<30)
 			}
-			if ws.PairedKey() {
-				key, err = PairKey(sh, key) // the kernel's layout; want is from the key as drawn
-				must(t, err)
-			}
-			var buf []byte
-			u32 := func(v ...uint32) {
-				for _, x := range v {
-					buf = binary.LittleEndian.AppendUint32(buf, x)
+			for mi, mu := range mus {
+				key := key // each vector's own: paired or replaced below
+				want := refWide(ws, sh, plan, in, key, mu, count)
+				var raw []uint64
+				if ws.Pre {
+					// A Pre vector's key is K' (refCombine); the step's key
+					// follows its outputs, for the combine kernel, which the
+					// model runs beside the split kernel and checks against K'.
+					raw, key = key, refCombine(sh, plan, in, key, count)
 				}
-			}
-			cluster := uint32(0) // the kind: 0 wide, 1 cluster, 2 split, 3 Pre split (T: its compute threads), 4 flat
-			switch {
-			case ws.Flat:
-				cluster = 4
-			case ws.Cluster:
-				cluster = 1
-			case ws.Pre:
-				cluster = 3
-			case ws.Split != 0:
-				cluster = 2
-			}
-			u32(uint32(ws.F1), uint32(ws.F2), uint32(ws.F3), uint32(ws.K), uint32(ws.L), uint32(ws.T), cluster, uint32(ws.G),
-				uint32(n), uint32(sh.BKBaseLog), sh.BKOffset, mu, count, uint32(ws.SharedBytes()),
-				uint32(len(tables)), uint32(len(key)), uint32(len(in)), uint32(len(want)))
-			for _, x := range slices.Concat(tables, key) {
-				buf = binary.LittleEndian.AppendUint64(buf, x)
-			}
-			u32(in...)
-			u32(want...)
-			if ws.Pre {
-				u32(uint32(len(raw)))
-				for _, x := range raw {
+				if ws.PairedKey() {
+					key, err = PairKey(sh, key) // the kernel's layout; want is from the key as drawn
+					must(t, err)
+				}
+				var buf []byte
+				u32 := func(v ...uint32) {
+					for _, x := range v {
+						buf = binary.LittleEndian.AppendUint32(buf, x)
+					}
+				}
+				cluster := uint32(0) // the kind: 0 wide, 1 cluster, 2 split, 3 Pre split (T: its compute threads), 4 flat
+				switch {
+				case ws.Flat:
+					cluster = 4
+				case ws.Cluster:
+					cluster = 1
+				case ws.Pre:
+					cluster = 3
+				case ws.Split != 0:
+					cluster = 2
+				}
+				u32(uint32(ws.F1), uint32(ws.F2), uint32(ws.F3), uint32(ws.K), uint32(ws.L), uint32(ws.T), cluster, uint32(ws.G),
+					uint32(n), uint32(sh.BKBaseLog), sh.BKOffset, mu, count, uint32(ws.SharedBytes()),
+					uint32(len(tables)), uint32(len(key)), uint32(len(in)), uint32(len(want)))
+				for _, x := range slices.Concat(tables, key) {
 					buf = binary.LittleEndian.AppendUint64(buf, x)
 				}
+				u32(in...)
+				u32(want...)
+				if ws.Pre {
+					u32(uint32(len(raw)))
+					for _, x := range raw {
+						buf = binary.LittleEndian.AppendUint64(buf, x)
+					}
+				}
+				name := fmt.Sprintf("%s_n%d.bin", ws.kernelName(), n)
+				if mi > 0 {
+					name = fmt.Sprintf("%s_n%d_mu%08x.bin", ws.kernelName(), n, mu)
+				}
+				must(t, os.WriteFile(filepath.Join(dir, name), buf, 0o644))
 			}
-			name := fmt.Sprintf("%s_n%d.bin", ws.kernelName(), n)
-			must(t, os.WriteFile(filepath.Join(dir, name), buf, 0o644))
 		}
 	}
 }

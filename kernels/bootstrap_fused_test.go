@@ -195,7 +195,7 @@ func testBlindRotateWide(t *testing.T, bk *BootstrapKernels, c *Context, rng *ra
 			n, kn := sh.LWEDim, sh.ExtractedDim()
 			mu := rng.Uint32()
 			if ws.Flat && i%2 == 1 {
-				mu = 1 << 29 // a gate's μ: the flat kernel's first step of one digit row (bsw_run_flat)
+				mu = 1 << 29 // a gate's μ, as the engine passes: its first step has one nonzero digit row
 			}
 			in := randU32(rng, count*(n+1))
 			in[0], in[2] = 0, 1

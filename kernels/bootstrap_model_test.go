@@ -50,8 +50,8 @@ func TestWriteBlindRotateVectors(t *testing.T) {
 			groupedInputs(ws.G, sh, in)
 			mus := []uint32{rng.Uint32()}
 			if ws.Flat {
-				// A gate's μ (1/8, 1/4), whose first step has one nonzero
-				// digit row (bsw_run_flat's first1), beside a random one.
+				// A gate's μ (1/8, 1/4), as the engine passes (its first
+				// step has one nonzero digit row), beside a random one.
 				mus = append(mus, 1<<29, 1<<30)
 			}
 			for mi, mu := range mus {

@@ -76,6 +76,9 @@ func orderDigest(plan *smallntt.Plan) [32]byte {
 // NTTBootstrappingKey is reachable (the cache holds them weakly), so engines
 // sharing a key and an order share one copy — TFHELib128's is 62 MB.
 func (bk *BootstrappingKey) NTT(plan *smallntt.Plan) (*NTTBootstrappingKey, error) {
+	if bk == nil {
+		return nil, errors.New("tfhe: BootstrappingKey.NTT: nil key")
+	}
 	if err := bk.check(bk.params); err != nil {
 		return nil, err
 	}

@@ -30,7 +30,9 @@ func NewEncryptor(sk *SecretKey) (*Encryptor, error) {
 }
 
 // NewEncryptorFromSeed returns an Encryptor whose randomness is determined by
-// seed (for tests and reproducible experiments).
+// seed (for tests and reproducible experiments). The seed must be secret and
+// used once: two encryptors from one seed draw the same masks and noise, so
+// the difference of their ciphertexts is the difference of the messages.
 func NewEncryptorFromSeed(sk *SecretKey, seed [torus.SeedSize]byte) (*Encryptor, error) {
 	if err := sk.check(); err != nil {
 		return nil, err
@@ -66,10 +68,15 @@ func (e *Encryptor) EncryptTLWETo(dst *TLWE, mu torus.Torus32) {
 }
 
 // EncryptExtractedTLWETo sets dst (dimension k·N) to a fresh encryption of mu
-// under the extracted key, with noise sigma: the input of KeySwitch.
+// under the extracted key, with noise sigma in (0, 1/2): the input of
+// KeySwitch. Another dimension or sigma panics (a sigma of 0 or NaN would
+// give a noiseless, insecure sample).
 func (e *Encryptor) EncryptExtractedTLWETo(dst *TLWE, mu torus.Torus32, sigma float64) {
 	if dst.Dim() != e.sk.params.ExtractedLWEDimension() {
 		panic(fmt.Sprintf("tfhe: EncryptExtractedTLWETo: dimension %d, want %d", dst.Dim(), e.sk.params.ExtractedLWEDimension()))
+	}
+	if !validStdDev(sigma) {
+		panic(fmt.Sprintf("tfhe: EncryptExtractedTLWETo: noise standard deviation %v not in (0, 1/2)", sigma))
 	}
 	encryptTLWE(dst, e.sk.ext, mu, sigma, e.smp)
 }

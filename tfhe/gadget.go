@@ -10,7 +10,9 @@ import (
 // Torus32 a is approximated by Σ_{i=1..l} d_i·2^{32−iβ}, rounded to the
 // nearest multiple of 2^{32−lβ}, with every d_i in [−2^β/2, 2^β/2).
 // Params.BKGadget is the gadget of the bootstrapping key (Bg = 2^β) and
-// Params.KSGadget the decomposition of key switching.
+// Params.KSGadget the decomposition of key switching. Make one with
+// NewGadget or take a Params'; the zero Gadget decomposes nothing (its
+// methods panic).
 type Gadget struct {
 	levels  int
 	baseLog int

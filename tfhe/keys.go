@@ -176,12 +176,17 @@ func (ksk *KeySwitchingKey) check(p Params) error {
 	return nil
 }
 
-// Sample returns the table entry for input coordinate i, level j (1..t) and
-// digit magnitude m (1..base/2) as a TLWE sample of dimension n aliasing the
-// key (do not modify).
+// Sample returns the table entry for input coordinate i (0..k·N−1), level j
+// (1..t) and digit magnitude m (1..base/2) as a TLWE sample of dimension n
+// aliasing the key (do not modify). Indices out of range panic, as a
+// slice's do.
 func (ksk *KeySwitchingKey) Sample(i, j, m int) *TLWE {
 	p := ksk.params
 	half := 1 << p.KSBaseLog() / 2
+	if i < 0 || i >= p.ExtractedLWEDimension() || j < 1 || j > p.KSLevels() || m < 1 || m > half {
+		panic(fmt.Sprintf("tfhe: KeySwitchingKey.Sample(%d, %d, %d) out of range (i < %d, 1 ≤ j ≤ %d, 1 ≤ m ≤ %d)",
+			i, j, m, p.ExtractedLWEDimension(), p.KSLevels(), half))
+	}
 	w := p.LWEDimension() + 1
 	o := ((i*p.KSLevels()+j-1)*half + m - 1) * w
 	return &TLWE{Value: ksk.data[o : o+w : o+w]}
@@ -201,8 +206,14 @@ func (ck *CloudKey) Params() Params { return ck.params }
 // BootstrappingKey returns the bootstrapping key.
 func (ck *CloudKey) BootstrappingKey() *BootstrappingKey { return ck.bk }
 
-// Grouping returns the bootstrapping key's grouping factor (WithGrouping).
-func (ck *CloudKey) Grouping() int { return ck.bk.grouping }
+// Grouping returns the bootstrapping key's grouping factor (WithGrouping);
+// 0 for a nil or zero CloudKey.
+func (ck *CloudKey) Grouping() int {
+	if ck == nil || ck.bk == nil {
+		return 0
+	}
+	return ck.bk.grouping
+}
 
 // KeySwitchingKey returns the key-switching key.
 func (ck *CloudKey) KeySwitchingKey() *KeySwitchingKey { return ck.ksk }

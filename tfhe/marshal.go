@@ -251,6 +251,9 @@ func (c *TLWE) MarshalBinary() ([]byte, error) {
 	if c == nil || len(c.Value) == 0 {
 		return nil, errors.New("tfhe: TLWE.MarshalBinary: nil or empty sample")
 	}
+	if c.Dim() > maxTLWEDimension {
+		return nil, fmt.Errorf("tfhe: TLWE.MarshalBinary: dimension %d above %d, which UnmarshalBinary refuses", c.Dim(), maxTLWEDimension)
+	}
 	b := appendHeader(make([]byte, 0, headerSize+4+4*len(c.Value)), kindTLWE)
 	b = binary.LittleEndian.AppendUint32(b, uint32(c.Dim()))
 	return appendTorus(b, c.Value), nil
@@ -286,6 +289,9 @@ func (c *TRLWE) MarshalBinary() ([]byte, error) {
 	k, n := c.K(), c.N()
 	if k < 1 || !c.wellFormed(k, n) || n == 0 {
 		return nil, errors.New("tfhe: TRLWE.MarshalBinary: malformed sample")
+	}
+	if k > maxGLWEDimension || n > 4096 {
+		return nil, fmt.Errorf("tfhe: TRLWE.MarshalBinary: shape k=%d, N=%d beyond what UnmarshalBinary takes (k ≤ %d, N ≤ 4096)", k, n, maxGLWEDimension)
 	}
 	b := appendHeader(make([]byte, 0, headerSize+8+4*(k+1)*n), kindTRLWE)
 	b = binary.LittleEndian.AppendUint32(b, uint32(k))
@@ -393,6 +399,11 @@ func (ck *CloudKey) UnmarshalBinary(data []byte) error {
 	g := 1
 	if version == marshalVersionGrouped {
 		g = int(r.u16("grouping"))
+		if r.err == nil && g < 2 {
+			// MarshalBinary writes a plain key as version 1: one encoding
+			// per key.
+			r.fail("a grouped cloud key (version 2) of grouping %d", g)
+		}
 	}
 	if r.err != nil {
 		return r.err

@@ -1,6 +1,9 @@
 package tfhe
 
-import "math"
+import (
+	"fmt"
+	"math"
+)
 
 // NoiseEstimate is this library's average-case noise model of gate
 // bootstrapping for a parameter set, after CGGI20 (Thm. 4.3 for the
@@ -41,8 +44,13 @@ func (p Params) NoiseEstimate() NoiseEstimate { return p.NoiseEstimateGrouped(1)
 // terms each carrying its key noise through X^{e_u} − 1 (two monomials), so
 // (2^g − 1)·2·(k+1)·l·N·E[d²]·σ_bk², and the decomposition rounding of ACC
 // through one X^{e_u} − 1, 2·(1 + kN/2)·δ²/12; a last group of r < g bits
-// likewise with 2^r − 1 terms. g = 1 is the plain CMux of NoiseEstimate.
+// likewise with 2^r − 1 terms. g = 1 is the plain CMux of NoiseEstimate;
+// g ≤ 0 counts as 1 (no grouping). A g above MaxGrouping, which no key
+// has, or a zero Params panics: the figures would mean nothing.
 func (p Params) NoiseEstimateGrouped(g int) NoiseEstimate {
+	if g > MaxGrouping || p.IsZero() {
+		panic(fmt.Sprintf("tfhe: NoiseEstimateGrouped(%d) of %v: grouping above %d or a zero Params", g, p, MaxGrouping))
+	}
 	n, N, k := float64(p.LWEDimension()), float64(p.PolyDegree()), float64(p.GLWEDimension())
 	l, beta := float64(p.BKLevels()), p.BKBaseLog()
 	t, basebit := float64(p.KSLevels()), p.KSBaseLog()

@@ -48,10 +48,12 @@ type ParamsLiteral struct {
 	BKStdDev float64
 
 	// SecurityBits is the security level in bits that the set's source claims
-	// or that a cited estimate gives. It is informational and not checked.
+	// or that a cited estimate gives. It is informational, checked only to
+	// be in [0, 2^31) (it is serialized as 32 bits).
 	SecurityBits int
 	// Note is a short human-readable remark shown by String (for example a
-	// warning that the set is for comparison only).
+	// warning that the set is for comparison only). Name and Note are at
+	// most 1024 bytes each, as serialized keys carry them.
 	Note string
 }
 
@@ -104,6 +106,15 @@ func NewParams(lit ParamsLiteral) (Params, error) {
 		return fail("LWE noise standard deviation %v must be in (0, 1/2)", lit.LWEStdDev)
 	case !validStdDev(lit.BKStdDev):
 		return fail("bootstrapping-key noise standard deviation %v must be in (0, 1/2)", lit.BKStdDev)
+	case n == k*N:
+		// A TLWE sample under the extracted key (dimension k·N) could not
+		// be told from one under the TLWE key (SecretKey.PhaseTLWE picks
+		// the key by dimension).
+		return fail("LWE dimension n=%d equals k·N: samples under the TLWE and the extracted key would have one dimension", n)
+	case len(lit.Name) > maxStringLen || len(lit.Note) > maxStringLen:
+		return fail("name or note longer than %d bytes", maxStringLen)
+	case lit.SecurityBits < 0 || lit.SecurityBits > math.MaxInt32:
+		return fail("SecurityBits %d out of [0, 2^31)", lit.SecurityBits)
 	}
 	bound := ExactnessBound(k, lit.BKLevels, N, lit.BKBaseLog)
 	if bound.Cmp(halfP) >= 0 {

@@ -91,6 +91,14 @@ func TestNewParamsRejects(t *testing.T) {
 		{"exactness k=8", func(l *ParamsLiteral) {
 			l.PolyDegree, l.GLWEDimension, l.BKLevels, l.BKBaseLog = 4096, 8, 1, 18
 		}, "exact"},
+		// PhaseTLWE could not tell the TLWE key's samples from the
+		// extracted key's.
+		{"n = k·N", func(l *ParamsLiteral) { l.LWEDimension = 1024 }, "equals k·N"},
+		// Serialized keys carry both in at most 1024 bytes each.
+		{"long name", func(l *ParamsLiteral) { l.Name = strings.Repeat("x", 1025) }, "longer than 1024"},
+		{"long note", func(l *ParamsLiteral) { l.Note = strings.Repeat("x", 65539) }, "longer than 1024"},
+		{"SecurityBits 2^40", func(l *ParamsLiteral) { l.SecurityBits = 1 << 40 }, "SecurityBits"},
+		{"SecurityBits negative", func(l *ParamsLiteral) { l.SecurityBits = -1 }, "SecurityBits"},
 	}
 	for _, c := range cases {
 		lit := base

@@ -62,7 +62,7 @@ func NewNTTTRGSW(plan *smallntt.Plan, c *TRGSW) (*NTTTRGSW, error) {
 		return nil, fmt.Errorf("tfhe: NewNTTTRGSW: nil plan or empty TRGSW")
 	}
 	k, n := c.Rows[0].K(), plan.N()
-	if len(c.Rows)%(k+1) != 0 || !c.wellFormed(k, len(c.Rows)/(k+1), n) {
+	if k < 1 || len(c.Rows)%(k+1) != 0 || !c.wellFormed(k, len(c.Rows)/(k+1), n) {
 		return nil, fmt.Errorf("tfhe: NewNTTTRGSW: TRGSW is malformed or its degree is not the plan's N=%d", n)
 	}
 	d := &NTTTRGSW{plan: plan, k: k, l: len(c.Rows) / (k + 1), n: n}

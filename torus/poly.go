@@ -97,6 +97,9 @@ func MulXaMinusOneTo(dst, p Poly, a int) {
 }
 
 func mod2N(a, n int) int {
+	if n == 0 {
+		return 0 // empty polynomials: nothing to rotate
+	}
 	a %= 2 * n
 	if a < 0 {
 		a += 2 * n

@@ -17,8 +17,10 @@ func (t Torus32) Signed() int32 { return int32(t) }
 // Float64 returns the representative of t in [−1/2, 1/2). It is exact.
 func (t Torus32) Float64() float64 { return float64(int32(t)) / (1 << 32) }
 
-// FromFloat64 returns the torus element nearest to x mod 1 (ties away from
-// zero, as math.Round). Every finite x is accepted; NaN and ±Inf map to 0.
+// FromFloat64 returns the torus element nearest to x mod 1, a tie (x·2^32
+// halfway between two integers) going to the larger integer, so that
+// −1.5·2^−32 gives −1·2^−32. Every finite x is accepted; NaN and ±Inf map
+// to 0.
 func FromFloat64(x float64) Torus32 {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		return 0

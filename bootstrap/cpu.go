@@ -94,8 +94,8 @@ func NewCPU(ck *tfhe.CloudKey, opts CPUOptions) (*CPU, error) {
 		return nil, fmt.Errorf("bootstrap: NewCPU: %w", err)
 	}
 	nw := opts.Workers
-	if nw < 0 {
-		return nil, fmt.Errorf("bootstrap: NewCPU: %d workers", nw)
+	if nw < 0 || nw > maxCPUWorkers {
+		return nil, fmt.Errorf("bootstrap: NewCPU: %d workers (0 for GOMAXPROCS, at most %d)", nw, maxCPUWorkers)
 	}
 	if nw == 0 {
 		nw = runtime.GOMAXPROCS(0)
@@ -208,6 +208,10 @@ func (e *CPU) KeySwitch(out, in []*tfhe.TLWE) error {
 	return e.run(opKeySwitch, out, in, 0)
 }
 
+// maxCPUWorkers bounds CPUOptions.Workers: each worker is a goroutine with
+// its own scratch (and the job queue holds 4 a worker).
+const maxCPUWorkers = 1 << 12
+
 // Close implements Engine: it waits for calls in progress, then stops the
 // workers.
 func (e *CPU) Close() error {
@@ -217,6 +221,7 @@ func (e *CPU) Close() error {
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
+		e.workers.Wait() // a Close racing the first returns once the workers stopped too
 		return nil
 	}
 	e.closed = true

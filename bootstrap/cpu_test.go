@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -446,6 +447,7 @@ func TestCPUErrors(t *testing.T) {
 		{"bad factorisation", kp.ck, CPUOptions{Variant: smallntt.Matrix, Factors: []int{3, 5}}},
 		{"unknown variant", kp.ck, CPUOptions{Variant: 99}},
 		{"negative workers", kp.ck, CPUOptions{Workers: -1}},
+		{"a million workers", kp.ck, CPUOptions{Workers: 1 << 20}},
 	}
 	for _, c := range ctors {
 		if e, err := NewCPU(c.ck, c.opts); err == nil {
@@ -453,6 +455,20 @@ func TestCPUErrors(t *testing.T) {
 			t.Errorf("NewCPU(%s) succeeded", c.name)
 		}
 	}
+	// Two Closes at once: both return only once the workers have stopped.
+	// (The old early return's window is a few microseconds; this checks
+	// the outcome, and rarely the window.)
+	e2 := newCPU(t, kp.ck, CPUOptions{Workers: 4})
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() {
+			e2.Close()
+			if n := workersOf(e2); n != 0 {
+				t.Errorf("Close returned with %d workers running", n)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 func TestCPUAllocs(t *testing.T) {
@@ -498,4 +514,18 @@ func TestCPUName(t *testing.T) {
 	if BatchTiers(e) != nil || sel.BatchTiers() != nil || (*Selected)(nil).BatchTiers() != nil || BatchTiers(nil) != nil {
 		t.Error("a CPU engine reports batch tiers")
 	}
+}
+
+// workersOf counts the goroutines running e's workers (CPU.work with e as
+// its receiver), from their stacks.
+func workersOf(e *CPU) int {
+	buf := make([]byte, 1<<20)
+	recv := fmt.Sprintf("bootstrap.(*CPU).work(%p", e)
+	n := 0
+	for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
+		if strings.Contains(g, recv) {
+			n++
+		}
+	}
+	return n
 }

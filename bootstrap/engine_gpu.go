@@ -325,17 +325,16 @@ var _ Engine = (*GPU)(nil)
 // Without a driver or a device the error wraps ErrNoGPU and the kernels
 // sentinel; a fatbin without the bootstrapping kernels, a plan without a
 // GPU kernel or too little device memory give other errors. New picks the
-// CPU engine instead when any of these happens.
+// CPU engine instead when any of these happens; options no GPU could take
+// (a negative MaxBatch, an unknown BlindRotation, a plan of another N) are
+// errors for New too.
 func NewGPU(ck *tfhe.CloudKey, opts GPUOptions) (*GPU, error) {
 	if err := ck.Validate(); err != nil {
 		return nil, fmt.Errorf("bootstrap: NewGPU: %w", err)
 	}
 	p := ck.Params()
-	if opts.MaxBatch < 0 {
-		return nil, fmt.Errorf("bootstrap: NewGPU: MaxBatch = %d", opts.MaxBatch)
-	}
-	if opts.BlindRotation < BlindRotationAuto || opts.BlindRotation > BlindRotationUnfused {
-		return nil, fmt.Errorf("bootstrap: NewGPU: unknown %v", opts.BlindRotation)
+	if err := opts.check(p); err != nil {
+		return nil, err
 	}
 	plan, auto := opts.Plan, opts.Plan == nil
 	if auto {
@@ -343,8 +342,6 @@ func NewGPU(ck *tfhe.CloudKey, opts GPUOptions) (*GPU, error) {
 		if plan, err = defaultGPUPlan(p.PolyDegree()); err != nil {
 			return nil, fmt.Errorf("bootstrap: NewGPU: %w", err)
 		}
-	} else if plan.N() != p.PolyDegree() {
-		return nil, fmt.Errorf("bootstrap: NewGPU: plan %v has N=%d, the key N=%d", plan, plan.N(), p.PolyDegree())
 	}
 	shape := shapeOf(p)
 	shape.Grouping = ck.Grouping()
@@ -369,6 +366,21 @@ func NewGPU(ck *tfhe.CloudKey, opts GPUOptions) (*GPU, error) {
 		e.name += fmt.Sprintf("/grouping=%d", g)
 	}
 	return e, nil
+}
+
+// check reports options no GPU can satisfy for parameter set p: the
+// caller's mistakes, which New returns rather than taking the CPU engine.
+func (opts GPUOptions) check(p tfhe.Params) error {
+	if opts.MaxBatch < 0 {
+		return fmt.Errorf("bootstrap: NewGPU: MaxBatch = %d", opts.MaxBatch)
+	}
+	if opts.BlindRotation < BlindRotationAuto || opts.BlindRotation > BlindRotationUnfused {
+		return fmt.Errorf("bootstrap: NewGPU: unknown %v", opts.BlindRotation)
+	}
+	if opts.Plan != nil && opts.Plan.N() != p.PolyDegree() {
+		return fmt.Errorf("bootstrap: NewGPU: plan %v has N=%d, the key N=%d", opts.Plan, opts.Plan.N(), p.PolyDegree())
+	}
+	return nil
 }
 
 // defaultGPUPlan is the plan NewGPU uses when GPUOptions selects none.
@@ -735,7 +747,9 @@ func (e *GPU) release() error {
 	return errors.Join(errs...)
 }
 
-// Name describes the engine: "gpu/<device>/<plan>/maxbatch=<m>".
+// Name describes the engine: "gpu/<device>/<plan>/<kernels>/maxbatch=<m>",
+// with "/grouping=<g>" for a grouped key; <kernels> names the blind-rotation
+// kernels and the batch sizes each takes (e.g. "wide8x8x16/t64+f256>=3168+…").
 func (e *GPU) Name() string {
 	if e == nil || e.name == "" {
 		return "gpu/uninitialized"

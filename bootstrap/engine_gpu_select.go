@@ -147,7 +147,9 @@ func (s *Selected) OnGPU() bool { return s != nil && s.gpu }
 // the GPU engine when NewGPU succeeds, and the CPU engine otherwise — when
 // there is no driver or device, but also when the GPU engine cannot be
 // built there for another reason (a fatbin without code for this GPU, too
-// little memory…), which Reason then gives. Both engines compute
+// little memory…), which Reason then gives. GPU options that no machine
+// could take (a negative MaxBatch, an unknown BlindRotation, a plan of
+// another N) are errors, not a reason to fall back. Both engines compute
 // bit-identical outputs, so the choice affects speed only.
 func New(ck *tfhe.CloudKey, opts Options) (*Selected, error) {
 	switch opts.Use {
@@ -163,6 +165,9 @@ func New(ck *tfhe.CloudKey, opts Options) (*Selected, error) {
 	}
 	if err := ck.Validate(); err != nil {
 		return nil, fmt.Errorf("bootstrap: New: %w", err)
+	}
+	if err := opts.GPU.check(ck.Params()); err != nil {
+		return nil, err // the caller's options, not this machine: no fallback
 	}
 	g, err := NewGPU(ck, opts.GPU)
 	if err == nil {

@@ -105,6 +105,14 @@ func TestNewSelection(t *testing.T) {
 	if _, err := NewGPU(kp.ck, GPUOptions{Plan: bad}); err == nil {
 		t.Error("NewGPU with a plan of the wrong size: no error")
 	}
+	// The same options through New with UseAuto: errors, not the CPU engine
+	// with the mistake as its reason (a machine without a GPU included).
+	for _, o := range []GPUOptions{{BlindRotation: 99}, {MaxBatch: -1}, {Plan: bad}} {
+		if s, err := New(kp.ck, Options{GPU: o}); err == nil {
+			t.Errorf("New (UseAuto) with GPU options %+v: %s, want an error", o, s.Reason())
+			s.Close()
+		}
+	}
 	// Zero and nil engines, and zero and nil Selected (New returns nil with
 	// its error) and one that forwards to a zero engine: ErrNotInitialized
 	// from every method, no panic.

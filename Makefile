@@ -20,6 +20,7 @@ test:
 	@if $(GO) env CC >/dev/null 2>&1 && command -v "$$($(GO) env CC)" >/dev/null 2>&1; then \
 		CGO_ENABLED=1 $(GO) test -race -short -count=1 $(RACE_PKGS) && \
 		CGO_ENABLED=1 $(GO) test -race -short -count=1 -run '^TestFakeGPUEngine' -skip '^TestFakeGPUEngineOlderGPUs$$' ./kernels/; \
+	elif [ -n "$(REQUIRE_RACE)" ]; then echo "make test: no C compiler for the -race pass (REQUIRE_RACE is set)" >&2; exit 1; \
 	else echo "make test: no C compiler, skipping the -race pass"; fi
 
 lint:

@@ -227,6 +227,17 @@ func planCases(cfg config, gpu, cpu bool) (cases []benchCase, notes []string) {
 			notes = append(notes, fmt.Sprintf("the CPU runs batches up to %d only (-cpu-all runs every batch size)", cpuMaxBatch))
 		}
 	}
+	if cpu && !gpu && cfg.variants != nil {
+		var only []string
+		for _, v := range cfg.variants {
+			if v.gpuOnly() {
+				only = append(only, v.String())
+			}
+		}
+		if len(only) > 0 {
+			notes = append(notes, fmt.Sprintf("-variants %s run on the GPU only", strings.Join(only, ",")))
+		}
+	}
 	for _, p := range cfg.sets {
 		if gpu {
 			for _, v := range orDefault(cfg.variants, gpuVariants) {

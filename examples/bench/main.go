@@ -23,7 +23,9 @@
 // from a plain key's (another key, another algorithm), so each key has
 // its own bit-for-bit reference.
 //
-// Method: for each batch size, a warm-up call, then repeated calls of
+// Method: for each batch size, a warm-up call (left out where the previous
+// size's median says the call takes over half a second: the earlier sizes
+// warmed the engine), then repeated calls of
 // Engine.Bootstrap (synchronous: on the GPU the uploads, kernels and
 // downloads are inside), each timed with time.Now; the time per batch is
 // the median of -reps calls, fewer for large batches (at most -max-gates

@@ -225,6 +225,15 @@ func TestPlanCases(t *testing.T) {
 	if n, sets, maxB := count(cs, engCPU); n != 3*nCPU || len(sets) != 3 || maxB != 16384 {
 		t.Errorf("-cpu-all: %d cases, sets %v, up to batch %d", n, sets, maxB)
 	}
+	// GPU-only variants on the CPU: nothing to run, and a note that says why.
+	gcfg, err := parseFlags([]string{"-variants", "fused,wide"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, notes = planCases(gcfg, false, true)
+	if len(cs) != 0 || !slices.ContainsFunc(notes, func(n string) bool { return strings.Contains(n, "fused,wide run on the GPU only") }) {
+		t.Errorf("GPU-only variants on the CPU: %d cases, notes %q", len(cs), notes)
+	}
 }
 
 func TestVariantPlans(t *testing.T) {

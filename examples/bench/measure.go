@@ -22,6 +22,9 @@ const (
 	// time is below this; larger ones follow a warm engine (the first batch
 	// size of a case always warms it up).
 	warmupLimit = 500 * time.Millisecond
+	// minEnergyWindow is the shortest timed window whose energy per gate
+	// is reported (mj_per_gate; the GPU's counter: gpumon).
+	minEnergyWindow = time.Second
 	// timeCap ends the timed runs of one batch size once they add up to it.
 	timeCap = 10 * time.Second
 	// refSamples outputs per set are kept to compare engines and plans bit
@@ -324,7 +327,10 @@ func runCase(c benchCase, fx *fixture, reps, maxGates int, w io.Writer, tag stri
 			}
 		}
 		prev = measurement{batch: b, median: median(ts), runs: len(ts), from: from, to: time.Now(), gates: b * len(ts), busy: spent}
-		if metered {
+		// NVML's energy counter moves every 20-100 ms, so a window much
+		// shorter than a second gives one or two of its steps over a few
+		// gates: no figure rather than a wrong one.
+		if metered && prev.to.Sub(prev.from) >= minEnergyWindow {
 			if e1, err := energy(); err == nil && e1 > e0 {
 				prev.joules = e1 - e0
 			}

@@ -91,9 +91,9 @@ func writeSummary(w io.Writer, m machine, cfg config, rs []caseResult, notes []s
 	fmt.Fprintf(w, "goldfhe gate bootstrapping benchmark (examples/bench, DESIGN.md §6)\n")
 	fmt.Fprintf(w, "device: %s\n", m.header())
 	fmt.Fprintf(w, "method: wall time of Engine.Bootstrap (synchronous; on the GPU uploads, kernels and downloads included),\n"+
-		"        median of up to %d run(s) after a warm-up (at most %d gates or ~%v per batch size); NAND-style inputs,\n"+
+		"        median of up to %d run(s) after a warm-up (none for calls over %v; at most %d gates or ~%v per batch size); NAND-style inputs,\n"+
 		"        every output decrypted and checked, engines and plans compared bit for bit\n",
-		cfg.reps, cfg.maxGates, timeCap)
+		cfg.reps, warmupLimit, cfg.maxGates, timeCap)
 	fmt.Fprintf(w, "latency = median time of one gate (batch 1); gates/s = batch / median time\n\n")
 
 	var batches []int

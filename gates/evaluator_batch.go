@@ -118,12 +118,16 @@ func (ev *Evaluator) Batch(calls []Call) error {
 			seen[calls[i].Out] = i
 		}
 	}
-	return ev.batch(calls, nil)
+	if err := ev.batch(calls, nil); err != nil {
+		return fmt.Errorf("gates: %w", err)
+	}
+	return nil
 }
 
 // batch is Batch on valid calls, and bootstraps the samples extra (inputs
 // already formed, μ = 1/8) in place in the same engine call as the
-// two-input gates.
+// two-input gates. Its errors are the engine's as they are: each caller
+// adds "gates: " and its own context once.
 func (ev *Evaluator) batch(calls []Call, extra []*tfhe.TLWE) error {
 	var nb, nm, nf int
 	for i := range calls {
@@ -184,13 +188,13 @@ func (ev *Evaluator) batch(calls []Call, extra []*tfhe.TLWE) error {
 			all = s.all
 		}
 		if err := ev.eng.Bootstrap(all, all, mu8); err != nil {
-			return fmt.Errorf("gates: %w", err)
+			return err
 		}
 	}
 	if nm > 0 {
 		ext := s.big[:2*nm]
 		if err := ev.eng.BootstrapNoKeySwitch(ext, half, mu8); err != nil {
-			return fmt.Errorf("gates: %w", err)
+			return err
 		}
 		s.view = s.view[:0]
 		for j := range nm {
@@ -200,7 +204,7 @@ func (ev *Evaluator) batch(calls []Call, extra []*tfhe.TLWE) error {
 			s.view = append(s.view, u)
 		}
 		if err := ev.eng.KeySwitch(muxOut, s.view); err != nil {
-			return fmt.Errorf("gates: %w", err)
+			return err
 		}
 	}
 	ib, im, iff = 0, 0, 0

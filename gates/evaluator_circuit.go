@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"strings"
 	"sync"
 	"time"
 
@@ -138,13 +137,9 @@ func (ev *Evaluator) planCircuits(name string, c *Circuit, instances int, opts C
 		return CircuitPlan{}, fmt.Errorf("gates: %s: %d sets of inputs (at least 1)", name, instances)
 	}
 	// A set's counts (bootstraps, a MUX's two included, refreshes, a
-	// level's batch) are each below 2 (gates + input bits) + 1, so the
-	// plan's products of them cannot overflow below this.
-	bits := 0
-	for _, w := range c.inputs {
-		bits += w
-	}
-	if per := 2*(len(c.gates)+bits) + 1; instances > math.MaxInt/per {
+	// level's batch) are each below 2 (gates + wires) + 1, so the plan's
+	// products of them cannot overflow below this.
+	if per := 2*(len(c.gates)+c.nwires) + 1; instances > math.MaxInt/per {
 		return CircuitPlan{}, fmt.Errorf("gates: %s: %d sets of inputs overflow the plan's counts (at most %d for this circuit)", name, instances, math.MaxInt/per)
 	}
 	switch opts.XOR {
@@ -487,7 +482,7 @@ func (ev *Evaluator) evalLinear(ctx context.Context, name string, c *Circuit, p 
 				panic(p.value)
 			}
 			if err != nil {
-				return nil, levelError(name, l, err)
+				return nil, fmt.Errorf("gates: %s level %d: %w", name, l, err)
 			}
 		}
 		for _, y := range cur.negs {
@@ -626,7 +621,7 @@ func (ev *Evaluator) evalBootstrapped(ctx context.Context, name string, c *Circu
 		// Valid by construction (inputs checked, outputs fresh): batch
 		// without Batch's checks and its map of outputs.
 		if err := ev.batch(calls, nil); err != nil {
-			return nil, levelError(name, l, err)
+			return nil, fmt.Errorf("gates: %s level %d: %w", name, l, err)
 		}
 		for base := 0; base < len(wires); base += nw {
 			for _, g := range lv.Free {
@@ -708,18 +703,3 @@ func (c *Circuit) releaseSchedule() [][]int {
 type enginePanic struct{ value any }
 
 func (p enginePanic) Error() string { return fmt.Sprint("gates: engine panic: ", p.value) }
-
-// levelError is err of level l of an evaluation, its own "gates: " prefix
-// not repeated.
-func levelError(name string, l int, err error) error {
-	return &prefixedError{fmt.Sprintf("gates: %s level %d: %s", name, l, strings.TrimPrefix(err.Error(), "gates: ")), err}
-}
-
-// prefixedError is an error's message with context, wrapping the error.
-type prefixedError struct {
-	msg string
-	err error
-}
-
-func (e *prefixedError) Error() string { return e.msg }
-func (e *prefixedError) Unwrap() error { return e.err }

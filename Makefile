@@ -44,9 +44,13 @@ bench:
 bench-ntt:
 	CGO_ENABLED=0 $(GO) run ./examples/nttbench -out nttbench-out $(BENCHFLAGS)
 
-# CPU micro-benchmarks (NTT tables, TFHE operations).
+# CPU micro-benchmarks (NTT tables, TFHE operations). BENCH picks them by
+# go test's -bench pattern and BENCHTIME sets -benchtime, e.g.
+#   make bench-cpu BENCH=Bootstrap BENCHTIME=20x
+BENCH     ?= .
+BENCHTIME ?= 1s
 bench-cpu:
-	CGO_ENABLED=0 $(GO) test -run '^$$' -bench . -benchmem ./smallntt/ ./tfhe/ ./bootstrap/
+	CGO_ENABLED=0 $(GO) test -run '^$$' -bench '$(BENCH)' -benchtime $(BENCHTIME) -benchmem ./smallntt/ ./tfhe/ ./bootstrap/
 
 # Fuzzing of every decoder of outside data (netlists, serialized keys and
 # ciphertexts) and of the NTT against the naive product: FUZZTIME per target.

@@ -315,3 +315,74 @@ func TestNoGPU(t *testing.T) {
 		t.Errorf("run: %v, want errNoGPU", err)
 	}
 }
+
+// TestCPULabels checks that every CPU variant's CSV label is its own: on the
+// CPU, default and hybrid run the same plan, and two rows of one label
+// could not be told apart in the CSV or the plot's legend.
+func TestCPULabels(t *testing.T) {
+	p := tfhe.CuFHE80
+	fx, err := newFixture(p, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]string{}
+	for _, name := range []string{vDefault, vHybrid, vButterfly, vGrouped, vGrouped3, "matrix:8x8x16", "hybrid:16x64"} {
+		vs, err := parseVariants(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		key, err := fx.key(vs[0].grouping())
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, label, err := newEngine(benchCase{engine: engCPU, set: p, variant: vs[0], batches: []int{1}}, fx, key.ck)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if prev, ok := seen[label]; ok {
+			t.Errorf("variants %s and %s both labelled %q", prev, name, label)
+		}
+		seen[label] = name
+	}
+	t.Log(seen)
+}
+
+// TestWindowEnergy checks when a batch size's energy is reported: only over
+// windows of at least minEnergyWindow, from a counter that read and moved.
+func TestWindowEnergy(t *testing.T) {
+	counter := func(v float64, err error) (func() (float64, error), *int) {
+		calls := new(int)
+		return func() (float64, error) { *calls++; return v, err }, calls
+	}
+	for _, tc := range []struct {
+		name   string
+		window time.Duration
+		e0, e1 float64
+		err    error
+		want   float64
+		reads  int
+	}{
+		{"long window", 2 * time.Second, 100, 130.5, nil, 30.5, 1},
+		{"exactly the minimum", minEnergyWindow, 10, 20, nil, 10, 1},
+		{"short window, counter not read", minEnergyWindow - time.Millisecond, 10, 20, nil, 0, 0},
+		{"read fails", 2 * time.Second, 10, 20, errors.New("nvml: GPU is lost"), 0, 1},
+		{"counter did not move", 2 * time.Second, 10, 10, nil, 0, 1},
+		{"counter went back (reset)", 2 * time.Second, 10, 5, nil, 0, 1},
+	} {
+		read, calls := counter(tc.e1, tc.err)
+		if got := windowEnergy(tc.window, tc.e0, read); got != tc.want || *calls != tc.reads {
+			t.Errorf("%s: %v J after %d reads, want %v J after %d", tc.name, got, *calls, tc.want, tc.reads)
+		}
+	}
+	m := measurement{gates: 1000}
+	if _, ok := m.mJPerGate(); ok {
+		t.Error("mJPerGate reported a figure for an unmeasured window")
+	}
+	m.joules = 17.5
+	if mj, ok := m.mJPerGate(); !ok || mj != 17.5 {
+		t.Errorf("mJPerGate = %v, %v; want 17.5 mJ a gate", mj, ok)
+	}
+}

@@ -253,8 +253,13 @@ func newEngine(c benchCase, fx *fixture, ck *tfhe.CloudKey) (bootstrap.Engine, s
 		if err != nil {
 			return nil, "", err
 		}
-		if c.variant.grouping() > 1 {
+		switch {
+		case c.variant.grouping() > 1:
 			return e, planLabel(e.Plan()) + "/" + c.variant.name, nil
+		case c.variant.name == vDefault:
+			// The same plan as hybrid's on the CPU, labelled apart so that
+			// -variants default,hybrid gives two rows a reader can tell.
+			return e, planLabel(e.Plan()) + "/" + vDefault, nil
 		}
 		return e, planLabel(e.Plan()), nil
 	}
@@ -327,19 +332,31 @@ func runCase(c benchCase, fx *fixture, reps, maxGates int, w io.Writer, tag stri
 			}
 		}
 		prev = measurement{batch: b, median: median(ts), runs: len(ts), from: from, to: time.Now(), gates: b * len(ts), busy: spent}
-		// NVML's energy counter moves every 20-100 ms, so a window much
-		// shorter than a second gives one or two of its steps over a few
-		// gates: no figure rather than a wrong one.
-		if metered && prev.to.Sub(prev.from) >= minEnergyWindow {
-			if e1, err := energy(); err == nil && e1 > e0 {
-				prev.joules = e1 - e0
-			}
+		if metered {
+			prev.joules = windowEnergy(prev.to.Sub(prev.from), e0, energy)
 		}
 		res.ms = append(res.ms, prev)
 		fmt.Fprintf(w, "bench: %s %s %s %s: batch %6d  %10.3f ms  %9.1f gates/s  (median of %d)\n",
 			tag, c.engine, c.set.Name(), label, b, prev.ms(), prev.gatesPerSecond(), prev.runs)
 	}
 	return res
+}
+
+// windowEnergy is the energy in joules over a timed window of length
+// window whose counter read e0 at its start, reading the counter again at
+// its end; 0 (no figure) when the window is shorter than minEnergyWindow,
+// the read fails, or the counter did not advance. NVML's energy counter
+// moves every 20-100 ms, so a window much shorter than a second gives one
+// or two of its steps over a few gates: no figure rather than a wrong one.
+func windowEnergy(window time.Duration, e0 float64, energy func() (float64, error)) float64 {
+	if window < minEnergyWindow {
+		return 0
+	}
+	e1, err := energy()
+	if err != nil || e1 <= e0 {
+		return 0
+	}
+	return e1 - e0
 }
 
 // median of a non-empty list; the mean of the middle two for an even count.

@@ -46,6 +46,9 @@ type CPU struct {
 	free    chan *batch // recycled batches
 	workers sync.WaitGroup
 	nw      int
+	// stopHook, when set (tests only, before Close), runs in each worker
+	// as it stops: a slow stop makes Close's wait for the workers testable.
+	stopHook func()
 }
 
 type opKind int
@@ -144,6 +147,10 @@ func (e *CPU) work(ev *tfhe.Evaluator) {
 			}
 		}
 		b.done.Done()
+	}
+	// Set before Close closed jobs, which happens before this read.
+	if e.stopHook != nil {
+		e.stopHook()
 	}
 }
 

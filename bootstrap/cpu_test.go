@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/goldfhe/goldfhe/smallntt"
 	"github.com/goldfhe/goldfhe/tfhe"
@@ -456,9 +457,10 @@ func TestCPUErrors(t *testing.T) {
 		}
 	}
 	// Two Closes at once: both return only once the workers have stopped.
-	// (The old early return's window is a few microseconds; this checks
-	// the outcome, and rarely the window.)
+	// The workers take 20 ms to stop, so the second Close comes while
+	// they run whichever Close gets the lock first.
 	e2 := newCPU(t, kp.ck, CPUOptions{Workers: 4})
+	e2.stopHook = func() { time.Sleep(20 * time.Millisecond) }
 	var wg sync.WaitGroup
 	for range 2 {
 		wg.Go(func() {

@@ -242,13 +242,14 @@ func (e *CPU) run(op opKind, out, in []*tfhe.TLWE, mu torus.Torus32) error {
 	if e == nil || e.jobs == nil {
 		return ErrNotInitialized
 	}
-	if err := checkBatch(e.params, op, out, in); err != nil {
-		return err
-	}
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	if e.closed {
+		// Before the arguments: every call to a closed engine says so.
 		return ErrClosed
+	}
+	if err := checkBatch(e.params, op, out, in); err != nil {
+		return err
 	}
 	if len(in) == 0 {
 		return nil

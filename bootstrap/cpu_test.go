@@ -431,6 +431,9 @@ func TestCPUErrors(t *testing.T) {
 	if err := closed.Bootstrap(good(1), good(1), mu8); !errors.Is(err, ErrClosed) {
 		t.Errorf("Bootstrap after Close: %v", err)
 	}
+	if err := closed.Bootstrap(good(1), good(2), mu8); !errors.Is(err, ErrClosed) {
+		t.Errorf("Bootstrap after Close, bad arguments: %v, want ErrClosed", err)
+	}
 
 	// Constructor errors.
 	badPlan, _ := smallntt.NewPlan(512, smallntt.Butterfly)

@@ -53,7 +53,8 @@ type Engine interface {
 	KeySwitch(out, in []*tfhe.TLWE) error
 
 	// Close releases the engine's workers and memory. Calls in progress
-	// finish first; later calls return ErrClosed. Close is idempotent.
+	// finish first; later calls return ErrClosed (before any check of
+	// their arguments). Close is idempotent.
 	Close() error
 }
 

@@ -911,13 +911,14 @@ func (e *GPU) run(op opKind, out, in []*tfhe.TLWE, mu torus.Torus32) error {
 	if e == nil || e.name == "" {
 		return ErrNotInitialized
 	}
-	if err := checkBatch(e.params, op, out, in); err != nil {
-		return err
-	}
 	e.mu.RLock()
 	defer e.mu.RUnlock()
 	if e.closed {
+		// Before the arguments: every call to a closed engine says so.
 		return ErrClosed
+	}
+	if err := checkBatch(e.params, op, out, in); err != nil {
+		return err
 	}
 	if len(in) == 0 {
 		// Nothing to wait for the pipeline with; a GPU that has faulted

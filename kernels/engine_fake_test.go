@@ -428,6 +428,9 @@ func TestFakeGPUEngineDeviceErrors(t *testing.T) {
 			if err := g.Bootstrap(again, in[:9], mu8); !errors.Is(err, bootstrap.ErrClosed) {
 				t.Errorf("Bootstrap after Close: %v", err)
 			}
+			if err := g.Bootstrap(again[:1], in[:9], mu8); !errors.Is(err, bootstrap.ErrClosed) {
+				t.Errorf("Bootstrap after Close, bad arguments: %v, want ErrClosed", err)
+			}
 			if !tc.sticky {
 				noneLeft(t, fake, "after Close")
 			}

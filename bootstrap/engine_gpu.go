@@ -799,8 +799,8 @@ func (e *GPU) Grouping() int {
 // kernel (its first wave, and the second where it runs two: a key grouped
 // by 3, splitPassMax), of the cluster and N/8-thread wide kernels, then a
 // wave of the wide kernel (waveSize: two samples per SM for the
-// N/16-thread kernel). On an H200, TFHELib128
-// grouped by 2 (bench, ms per call): 1.91 at 1 sample, 2.41 at 16, 3.88 at
+// N/16-thread kernel), none beyond MaxBatch (then the last tier). On an
+// H200, TFHELib128 grouped by 2 (bench, ms per call): 1.91 at 1 sample, 2.41 at 16, 3.88 at
 // 33, 4.02 at 66, 5.71 at 99, 5.81 at 132, 9.59 at 198, 9.77 at 264. nil
 // when the engine runs the fused or step kernels. Beyond a wave, a call's
 // remainder of up to clusterMax samples runs on the split or cluster
@@ -828,6 +828,12 @@ func (e *GPU) BatchTiers() []int {
 		add(e.info.SMs)
 	}
 	add(e.waveSize())
+	// A call runs in passes of at most maxBatch samples, so a tier beyond
+	// it is no step of the cost: maxBatch is the last one then.
+	if e.maxBatch > 0 && tiers[len(tiers)-1] > e.maxBatch {
+		tiers = slices.DeleteFunc(tiers, func(n int) bool { return n > e.maxBatch })
+		add(e.maxBatch)
+	}
 	return tiers
 }
 

@@ -94,6 +94,21 @@ func TestGPUKernelChoice(t *testing.T) {
 			}
 		}
 	}
+	// Passes of at most MaxBatch samples: no tier beyond it, and it is
+	// the last one when it cuts the list.
+	for _, tc := range []struct {
+		maxBatch int
+		tiers    []int
+	}{
+		{1, []int{1}}, {16, []int{16}}, {40, []int{16, 40}}, {66, []int{16, 60, 66}},
+		{100, []int{16, 60, 66, 100}}, {264, []int{16, 60, 66, 132, 264}}, {8192, []int{16, 60, 66, 132, 264}},
+	} {
+		e := choiceEngine(t, 3, sms, smem)
+		e.maxBatch = tc.maxBatch
+		if got := e.BatchTiers(); !slices.Equal(got, tc.tiers) {
+			t.Errorf("grouped by 3, MaxBatch %d: tiers %v, want %v", tc.maxBatch, got, tc.tiers)
+		}
+	}
 	// The split kernel that sums a key grouped by 3 itself (the engine's
 	// fallback without memory for K'): its block takes more than half an
 	// SM's shared memory, so one wave is SMs/8 - 1 clusters and a pass

@@ -958,10 +958,7 @@ func (e *GPU) runPasses(op opKind, out, in []*tfhe.TLWE, mu torus.Torus32) error
 	// the drain below.
 	defer func() {
 		for i := range slots {
-			if slots[i].pending != nil {
-				slots[i].pending = nil
-				_ = slots[i].stream.Synchronize() // the call fails anyway
-			}
+			slots[i].abandon()
 		}
 	}()
 	// Whole waves of the wide kernel in passes of passSize (or whole waves
@@ -992,9 +989,8 @@ func (e *GPU) runPasses(op opKind, out, in []*tfhe.TLWE, mu torus.Torus32) error
 		sl := &slots[(i+j)%len(slots)]
 		if err == nil {
 			err = e.finish(sl)
-		} else if sl.pending != nil {
-			sl.pending = nil
-			_ = sl.stream.Synchronize() // the call has failed already
+		} else {
+			sl.abandon()
 		}
 	}
 	if err != nil {
@@ -1129,6 +1125,16 @@ func (e *GPU) finish(sl *passSlot) error {
 	}
 	sl.copier.run(sl.hostOut.Slice()[:len(out)*w], out, w, false)
 	return nil
+}
+
+// abandon waits for sl's pass in flight, if any, without writing its
+// outputs: the call it belongs to has failed (or panicked) already, so
+// the wait's own error adds nothing.
+func (sl *passSlot) abandon() {
+	if sl.pending != nil {
+		sl.pending = nil
+		_ = sl.stream.Synchronize()
+	}
 }
 
 // sampleCopy copies between a pass's samples and a pinned staging buffer

@@ -188,15 +188,23 @@ func (l *Library) BootstrapKernels() (*BootstrapKernels, error) {
 	for i := range b.keyswT {
 		b.keyswT[i].bind(3, 5, false) // out, in, table; n, kn, t, offset, count
 	}
+	// The tensor-core key switching kernels are optional (a fatbin without
+	// them runs the others); any other failure of the lookup is an error,
+	// not a kernel silently left out.
 	for i, name := range ksMMANames {
-		if f, err := l.m.Function(name); err == nil {
+		f, err := l.m.Function(name)
+		if err == nil {
 			b.keyswM[i].f = f
 			b.keyswM[i].bind(3, 5, false) // out, in, table; n, kn, t, offset, count
+		} else if !notFound(err) {
+			return nil, err
 		}
 	}
 	if f, err := l.m.Function(ksPackedName); err == nil {
 		b.keyswP.f = f
 		b.keyswP.bind(3, 5, false) // out, in, packed; n, kn, t, offset, count
+	} else if !notFound(err) {
+		return nil, err
 	}
 	if err := b.lookupFused(); err != nil {
 		return nil, err
@@ -263,8 +271,8 @@ func bsOperand[T Elem](l *Library, op, name string, buf *DeviceBuffer[T], need i
 	if buf == nil {
 		return operand{}, argErr(op, "%s is nil", name)
 	}
-	if buf.a.c.h != l.c.h {
-		return operand{}, argErr(op, "%s is on another device", name)
+	if buf.a.c != l.c {
+		return operand{}, argErr(op, "%s belongs to another Context", name)
 	}
 	if need < 0 || buf.Len() < need {
 		return operand{}, argErr(op, "%s holds %d elements, want %d", name, buf.Len(), need)

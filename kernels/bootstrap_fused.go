@@ -142,13 +142,16 @@ type oneLaunchShape interface {
 }
 
 // lookupShapes binds the kernel of each shape that the fatbin has and
-// whose shared memory this device gives, with np pointer arguments.
+// whose shared memory this device gives, with np pointer arguments. A
+// kernel the fatbin lacks is left out; any other failure is an error.
 func lookupShapes[S oneLaunchShape](b *BootstrapKernels, shapes []S, np int) (map[S]*fusedKernel, error) {
 	out := map[S]*fusedKernel{}
 	for _, s := range shapes {
 		f, err := b.l.m.Function(s.kernelName())
-		if err != nil {
+		if notFound(err) {
 			continue
+		} else if err != nil {
+			return nil, err
 		}
 		if ok, err := b.prepareSharedKernel(f, s.SharedBytes(), s.l1Threads()); err != nil {
 			return nil, err

@@ -17,8 +17,10 @@ import (
 // it runs on (see the package documentation).
 //
 // Several Contexts opened on one device share the device's primary context
-// (the driver counts the retains); buffers, streams and events work with
-// any Context of the same device.
+// (the driver counts the retains). Buffers, streams, events and pinned
+// host memory are used with the Context that made them (and its
+// Libraries); an operand of another Context is refused, so that nothing
+// made on a closed Context reaches the driver through an open one.
 type Context struct {
 	d    *driver
 	dev  int32   // CUdevice
@@ -27,6 +29,7 @@ type Context struct {
 
 	mu     sync.RWMutex // read-held by every call, write-held by Close
 	closed bool
+	gone   atomic.Bool // closed, for checks that must not take mu (isClosed)
 
 	fault atomic.Pointer[Error] // the first sticky (context-killing) error
 	debug atomic.Bool           // synchronise and check after every launch
@@ -103,8 +106,13 @@ func (c *Context) Close() error {
 		return nil
 	}
 	c.closed = true
+	c.gone.Store(true)
 	return c.d.err("cuDevicePrimaryCtxRelease_v2", c.d.call(symDevicePrimaryCtxRelease, uintptr(uint32(c.dev))))
 }
+
+// isClosed reports whether Close was called on c. It takes no lock, so a
+// caller may hold c's read lock.
+func (c *Context) isClosed() bool { return c.gone.Load() }
 
 // enter prepares the calling goroutine for a driver call on c: it takes the
 // read lock, locks the goroutine to its thread and makes c current there.

@@ -66,6 +66,7 @@ const (
 	resultNVLinkUncorrectable Result = 220
 	resultUnsupportedPTX      Result = 222
 	resultContained           Result = 226
+	resultNotFound            Result = 500
 	resultNotReady            Result = 600
 	resultIllegalAddress      Result = 700
 	resultLaunchTimeout       Result = 702
@@ -154,6 +155,13 @@ func (e *Error) Error() string {
 
 // Unwrap returns the sentinel the code maps to (nil if none).
 func (e *Error) Unwrap() error { return e.Code.sentinel() }
+
+// notFound reports whether err is the driver's CUDA_ERROR_NOT_FOUND: for
+// cuModuleGetFunction, a kernel the fatbin does not have.
+func notFound(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Code == resultNotFound
+}
 
 // argErr returns an ErrArgument error for a Go-side check in op, e.g.
 // "kernels: Mul: dst holds 10 elements, needs 20: bad argument".

@@ -1,6 +1,7 @@
 package kernels_test
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -81,5 +82,50 @@ func TestFakeGPUNTT(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestFakeTransformerAfterFailedGrowth: a Transformer whose staging buffer
+// failed to grow (out of memory) goes on working for batches that fit,
+// and Close leaves nothing allocated. It used to keep the freed buffer, so
+// that every later batch failed with ErrFreed.
+func TestFakeTransformerAfterFailedGrowth(t *testing.T) {
+	f := kernels.UseFakeDriver(t, kernels.FakeOptions{SMs: 4})
+	p, err := smallntt.NewPlan(256, smallntt.Butterfly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := gpuntt.NewTransformer(p)
+	if !tr.OnGPU() {
+		t.Fatalf("the Transformer is not on the fake GPU: %s", tr.Reason())
+	}
+	rng := rand.New(rand.NewPCG(3, 5))
+	polys := func(k int) []uint64 {
+		b := make([]uint64, 256*k)
+		for i := range b {
+			b[i] = rng.Uint64N(smallntt.P)
+		}
+		return b
+	}
+	if err := tr.Forward(polys(2)); err != nil {
+		t.Fatal(err)
+	}
+	f.FailAfter(t, "cuMemAlloc_v2", 0, 2) // CUDA_ERROR_OUT_OF_MEMORY
+	if err := tr.Forward(polys(4)); !errors.Is(err, kernels.ErrOutOfMemory) {
+		t.Errorf("Forward of 4 polynomials with the allocation failing: %v, want ErrOutOfMemory", err)
+	}
+	one := polys(1)
+	want := slices.Clone(one)
+	p.Forward(smallntt.NTTPoly(want), smallntt.Poly(want))
+	if err := tr.Forward(one); err != nil {
+		t.Errorf("Forward of 1 polynomial after the failure: %v", err)
+	} else if !slices.Equal(one, want) {
+		t.Error("Forward of 1 polynomial after the failure differs from the CPU plan")
+	}
+	if err := tr.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	if d, h := f.Live(); d != 0 || h != 0 {
+		t.Errorf("after Close: %d device and %d pinned allocations left", d, h)
 	}
 }

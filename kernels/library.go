@@ -238,8 +238,8 @@ func checkVecs(op string, c *Context, name string, v Vecs, n, count int) error {
 	if v.Buf == nil {
 		return argErr(op, "%s.Buf is nil", name)
 	}
-	if v.Buf.a.c.h != c.h {
-		return argErr(op, "%s is on another device", name)
+	if v.Buf.a.c != c {
+		return argErr(op, "%s belongs to another Context", name)
 	}
 	if v.Stride < 0 {
 		return argErr(op, "%s.Stride = %d < 0", name, v.Stride)
@@ -314,9 +314,12 @@ func (l *Library) FieldOps(s *Stream, out, a, b *DeviceBuffer[uint64]) error {
 		return argErr(op, "n = %d > 2^32-1", n)
 	}
 	for _, x := range []*DeviceBuffer[uint64]{out, a, b} {
-		if x.a.c.h != l.c.h {
-			return argErr(op, "buffer on another device")
+		if x.a.c != l.c {
+			return argErr(op, "a buffer belongs to another Context")
 		}
+	}
+	if n == 0 {
+		return nil // as every other launch: no pairs, no grid
 	}
 	outp, err := out.ptr(op)
 	if err != nil {

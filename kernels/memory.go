@@ -39,9 +39,10 @@ type allocation struct {
 // operations on the GPU is then the order the calls reach the driver, so
 // order dependent work with streams and events, or with a single goroutine.
 type DeviceBuffer[T Elem] struct {
-	a   *allocation
-	off int // first element, within the allocation
-	n   int // elements
+	a    *allocation
+	off  int  // first element, within the allocation
+	n    int  // elements
+	view bool // made by View: never freed itself, even when it spans all of a
 }
 
 // sizeOf returns the size of T in bytes.
@@ -82,10 +83,9 @@ func (b *DeviceBuffer[T]) Bytes() int64 { return int64(b.n) * int64(sizeOf[T]())
 // Context returns the Context the buffer was allocated on.
 func (b *DeviceBuffer[T]) Context() *Context { return b.a.c }
 
-// IsView reports whether b is a View of another buffer.
-func (b *DeviceBuffer[T]) IsView() bool {
-	return b.off != 0 || int64(b.n)*int64(sizeOf[T]()) != b.a.bytes
-}
+// IsView reports whether b is a View of another buffer (any View, also
+// one of the whole buffer).
+func (b *DeviceBuffer[T]) IsView() bool { return b.view }
 
 // View returns the elements [lo, hi) of b as a buffer sharing b's memory.
 // Like slicing, it panics if the bounds are out of range.
@@ -93,7 +93,7 @@ func (b *DeviceBuffer[T]) View(lo, hi int) *DeviceBuffer[T] {
 	if lo < 0 || hi < lo || hi > b.n {
 		panic(viewBounds{"DeviceBuffer", lo, hi, b.n})
 	}
-	return &DeviceBuffer[T]{a: b.a, off: b.off + lo, n: hi - lo}
+	return &DeviceBuffer[T]{a: b.a, off: b.off + lo, n: hi - lo, view: true}
 }
 
 // viewBounds is the panic value of a View out of range. It is formatted
@@ -119,8 +119,9 @@ func (b *DeviceBuffer[T]) ptr(op string) (devicePtr, error) {
 
 // Free releases the buffer's memory (cuMemFree_v2). Free of a view, or a
 // second Free, returns an error. After its Context is closed, Free only
-// marks the buffer freed (the driver released the memory with the context)
-// and returns an error wrapping ErrClosed.
+// marks the buffer freed and returns an error wrapping ErrClosed: the
+// driver frees the memory with the primary context, when the device's last
+// Context closes. Free buffers before closing their Context.
 func (b *DeviceBuffer[T]) Free() error {
 	if b.IsView() {
 		return argErr("DeviceBuffer.Free", "buffer is a View; free the buffer it came from")
@@ -144,13 +145,13 @@ func sameLen(op string, dst, src int) error {
 }
 
 // streamHandle returns s's CUstream for use on c: 0 (the legacy default
-// stream) for nil, an error if s is closed or belongs to another device.
+// stream) for nil, an error if s is closed or belongs to another Context.
 func streamHandle(op string, c *Context, s *Stream) (uintptr, error) {
 	if s == nil {
 		return 0, nil
 	}
-	if s.c.h != c.h {
-		return 0, argErr(op, "stream belongs to another device's context")
+	if s.c != c {
+		return 0, argErr(op, "stream belongs to another Context")
 	}
 	h := s.h.Load()
 	if h == 0 {
@@ -206,6 +207,9 @@ func (b *DeviceBuffer[T]) copyFrom(src *DeviceBuffer[T], s *Stream, async bool) 
 	if err := sameLen(op, b.n, src.n); err != nil || b.n == 0 {
 		return err
 	}
+	if src.a.c != b.a.c {
+		return argErr(op, "source belongs to another Context")
+	}
 	dp, err := b.ptr(op)
 	if err != nil {
 		return err
@@ -235,6 +239,9 @@ func (b *DeviceBuffer[T]) CopyFromHostAsync(src *HostPinned[T], s *Stream) error
 	if err := sameLen(op, b.n, src.n); err != nil || b.n == 0 {
 		return err
 	}
+	if src.c != b.a.c {
+		return argErr(op, "source belongs to another Context")
+	}
 	dp, err := b.ptr(op)
 	if err != nil {
 		return err
@@ -257,6 +264,9 @@ func (b *DeviceBuffer[T]) CopyToHostAsync(dst *HostPinned[T], s *Stream) error {
 	const op = "DeviceBuffer.CopyToHostAsync"
 	if err := sameLen(op, dst.n, b.n); err != nil || b.n == 0 {
 		return err
+	}
+	if dst.c != b.a.c {
+		return argErr(op, "destination belongs to another Context")
 	}
 	sp, err := b.ptr(op)
 	if err != nil {
@@ -333,13 +343,15 @@ func memsetD32Async(c *Context, p devicePtr, v uint32, words int, h uintptr) err
 }
 
 // HostPinned is an array of n elements of page-locked host memory
-// (cuMemHostAlloc, portable to every context), the only host memory the
-// asynchronous copies accept. Slice exposes it as a Go slice.
+// (cuMemHostAlloc), the only host memory the asynchronous copies accept,
+// with buffers and streams of the Context that allocated it. Slice exposes
+// it as a Go slice.
 //
-// It must be released with Free. The slice returned by Slice must not be
-// used after Free: it then points at memory returned to the driver (Slice
-// itself panics after Free, and every other method returns an error
-// wrapping ErrFreed).
+// It must be released with Free, before its Context is closed. The slice
+// returned by Slice must not be used after Free or after the Context's
+// Close: it then points at memory returned to the driver, or that the
+// driver frees with the primary context (Slice itself panics then, and
+// every other method returns an error wrapping ErrFreed or ErrClosed).
 type HostPinned[T Elem] struct {
 	c   *Context
 	mem *pinnedAlloc[T] // the allocation, shared with h's views
@@ -396,11 +408,15 @@ func AllocHost[T Elem](c *Context, n int) (*HostPinned[T], error) {
 func (h *HostPinned[T]) Len() int { return h.n }
 
 // Slice returns the pinned memory as a Go slice of length Len. It panics
-// after Free (a use after free is a bug in the caller).
+// after Free or after its Context's Close (a use after free is a bug in
+// the caller; detection is best effort, as for Free).
 func (h *HostPinned[T]) Slice() []T {
 	p := h.first()
 	if p == nil {
 		panic("kernels: HostPinned.Slice after Free")
+	}
+	if h.c.isClosed() {
+		panic("kernels: HostPinned.Slice after its Context's Close")
 	}
 	return unsafe.Slice(p, h.n)
 }

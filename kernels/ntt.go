@@ -110,11 +110,22 @@ func (k *nttKernels) all() []*Function {
 
 // init raises the dynamic shared memory limit of the kernels whose blocks
 // may need more than the default 48 KiB: the matrix kernels for N = 4096
-// (2·N·8 bytes) and the hybrid N = 2048 shapes.
+// (2·N·8 bytes), the butterfly kernels for N = 8192 (N·8 bytes) and the
+// hybrid N = 2048 shapes. Where the GPU's opt-in limit is lower, launches
+// of those sizes report it.
 func (k *nttKernels) init(c *Context) error {
-	if need := matrixShared(maxMatrixN); need <= c.info.SharedPerBlockOptin {
-		for _, kk := range []*nttKernel{&k.matrixFwd, &k.matrixInv} {
-			if err := kk.f.SetMaxDynamicSharedMemory(need); err != nil {
+	for _, r := range []struct {
+		need int
+		ks   []*nttKernel
+	}{
+		{matrixShared(maxMatrixN), []*nttKernel{&k.matrixFwd, &k.matrixInv}},
+		{maxButterflyN * 8, []*nttKernel{&k.butterflyFwd, &k.butterflyInv}},
+	} {
+		if r.need > c.info.SharedPerBlockOptin {
+			continue
+		}
+		for _, kk := range r.ks {
+			if err := kk.f.SetMaxDynamicSharedMemory(r.need); err != nil {
 				return err
 			}
 		}
@@ -163,8 +174,8 @@ func (l *Library) checkPolys(op string, data *DeviceBuffer[uint64], n, batch int
 	if data == nil {
 		return 0, argErr(op, "data is nil")
 	}
-	if data.a.c.h != l.c.h {
-		return 0, argErr(op, "data is on another device")
+	if data.a.c != l.c {
+		return 0, argErr(op, "data belongs to another Context")
 	}
 	if batch < 0 || batch > 1<<31-1 {
 		return 0, argErr(op, "batch = %d, want [0, 2^31)", batch)
@@ -179,8 +190,8 @@ func (l *Library) checkTable(op, name string, t *DeviceBuffer[uint64], n int) (d
 	if t == nil {
 		return 0, argErr(op, "%s is nil", name)
 	}
-	if t.a.c.h != l.c.h {
-		return 0, argErr(op, "%s is on another device", name)
+	if t.a.c != l.c {
+		return 0, argErr(op, "%s belongs to another Context", name)
 	}
 	if t.Len() < n {
 		return 0, argErr(op, "%s holds %d elements, want %d", name, t.Len(), n)
@@ -273,6 +284,10 @@ func (l *Library) nttDesc(op string, d NTTDesc) (nttDescC, error) {
 	return c, nil
 }
 
+// maxButterflyN is the largest N of NTTButterfly: its block holds the
+// polynomial in shared memory.
+const maxButterflyN = 8192
+
 // NTTButterfly runs the radix-2 baseline N-point negacyclic NTT on batch
 // polynomials: forward with table = smallntt's forward butterfly table,
 // inverse with its inverse table (which carries N^{-1}).
@@ -282,8 +297,8 @@ func (l *Library) NTTButterfly(s *Stream, data *DeviceBuffer[uint64], batch, n i
 	if inverse {
 		k = &l.ntt.butterflyInv
 	}
-	if n < 4 || n > 8192 || n&(n-1) != 0 {
-		return argErr(op, "N = %d, want a power of two in [4, 8192]", n)
+	if n < 4 || n > maxButterflyN || n&(n-1) != 0 {
+		return argErr(op, "N = %d, want a power of two in [4, %d]", n, maxButterflyN)
 	}
 	tp, err := l.checkTable(op, "table", table, n)
 	if err != nil {

@@ -55,6 +55,9 @@ func (s *Stream) WaitEvent(e *Event) error {
 	if err != nil {
 		return err
 	}
+	if e.c != s.c {
+		return argErr(op, "event belongs to another Context")
+	}
 	eh, err := e.handle(op)
 	if err != nil {
 		return err
@@ -162,6 +165,9 @@ func ElapsedTime(start, end *Event) (time.Duration, error) {
 	sh, err := start.handle(op)
 	if err != nil {
 		return 0, err
+	}
+	if end.c != start.c {
+		return 0, argErr(op, "the events belong to different Contexts")
 	}
 	eh, err := end.handle(op)
 	if err != nil {

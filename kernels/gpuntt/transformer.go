@@ -1,6 +1,7 @@
 package gpuntt
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 
@@ -72,7 +73,11 @@ func (t *Transformer) run(polys []uint64, inverse bool) error {
 	defer t.mu.Unlock()
 	if t.stage == nil || t.stage.Count < count {
 		if t.stage != nil {
-			t.stage.Free()
+			err := t.stage.Free()
+			t.stage = nil // freed whatever Free said: never used again
+			if err != nil {
+				return err
+			}
 		}
 		st, err := t.dev.AllocPolys(n, count)
 		if err != nil {
@@ -101,9 +106,12 @@ func (t *Transformer) Close() error {
 	if t.gpu == nil {
 		return nil
 	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var err error
 	if t.stage != nil {
-		t.stage.Free()
+		err = t.stage.Free()
+		t.stage = nil
 	}
-	t.gpu.Close()
-	return t.dev.Close()
+	return errors.Join(err, t.gpu.Close(), t.dev.Close())
 }

@@ -21,8 +21,10 @@ import (
 // same bits (TestMulSumAgainstGeneric). It allocates nothing.
 func MulSum(dst []uint64, x []uint64, xStride int, y []uint64, yStride int, rows int) {
 	n := len(dst)
-	if rows < 1 || rows >= 1<<31 || n == 0 || xStride < n || yStride < n ||
-		len(x) < (rows-1)*xStride+n || len(y) < (rows-1)*yStride+n {
+	// rows·stride could overflow an int (and the assembly's byte strides
+	// with it), so the extent is checked by division.
+	fits := func(l, stride int) bool { return l >= n && (rows == 1 || stride <= (l-n)/(rows-1)) }
+	if rows < 1 || int64(rows) >= 1<<31 || n == 0 || xStride < n || yStride < n || !fits(len(x), xStride) || !fits(len(y), yStride) {
 		panic(fmt.Sprintf("smallntt: MulSum of %d rows of %d with strides %d, %d on lengths %d, %d", rows, n, xStride, yStride, len(x), len(y)))
 	}
 	if !mulSumAccel(dst, x, xStride, y, yStride, rows) {

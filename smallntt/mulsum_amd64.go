@@ -8,8 +8,9 @@ import "golang.org/x/sys/cpu"
 var haveBMI2 = cpu.X86.HasBMI2
 
 // haveIFMA reports whether the CPU and the OS support AVX-512 F and IFMA
-// (VPMADD52LUQ/VPMADD52HUQ).
-var haveIFMA = cpu.X86.HasAVX512F && cpu.X86.HasAVX512IFMA
+// (VPMADD52LUQ/VPMADD52HUQ), and AVX-512 is in use (haveAVX512: so that
+// GODEBUG=cpu.avx512f=off or cpu.avx2=off turns this kernel off too).
+var haveIFMA = haveAVX512 && cpu.X86.HasAVX512IFMA
 
 // useMulSumAsm, useMulSumAVX2 and useMulSumIFMA select the kernels of
 // mulsum_amd64.s (tests turn them off to compare with the generic code).

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/big"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -106,13 +107,40 @@ func TestMulSumFixedN(t *testing.T) {
 	}
 }
 
+// TestMulSumPanics: arguments whose rows do not fit x or y panic with the
+// package's message before anything is read, also where rows·stride
+// overflows an int (it used to wrap and let the assembly read past x).
 func TestMulSumPanics(t *testing.T) {
-	defer func() {
-		if recover() == nil {
-			t.Error("MulSum with a short y did not panic")
-		}
-	}()
-	MulSum(make([]uint64, 8), make([]uint64, 16), 8, make([]uint64, 15), 8, 2)
+	backing := make([]uint64, 64)
+	ones := make([]uint64, 64)
+	for i := range ones {
+		ones[i] = 1
+	}
+	for _, tc := range []struct {
+		name             string
+		x                []uint64
+		xStride, yStride int
+		y                []uint64
+		rows             int
+	}{
+		{"short y", make([]uint64, 16), 8, 8, make([]uint64, 15), 2},
+		{"short x", make([]uint64, 15), 8, 8, make([]uint64, 16), 2},
+		{"x stride overflowing", backing[:8:8], 1<<61 + 8, 8, ones[:40], 5},
+		{"x stride overflowing further", backing[:8:8], 1<<61 + 1<<40, 8, ones[:40], 5},
+		{"y stride overflowing", ones[:40], 8, 1<<62 + 8, backing[:8:8], 5},
+		{"largest stride", backing[:8:8], int(^uint(0) >> 1), 8, ones[:16], 2},
+		{"no rows", ones, 8, 8, ones, 0},
+	} {
+		func() {
+			defer func() {
+				r := recover()
+				if msg, ok := r.(string); !ok || !strings.HasPrefix(msg, "smallntt: MulSum") {
+					t.Errorf("%s: recovered %v, want the package's panic", tc.name, r)
+				}
+			}()
+			MulSum(make([]uint64, 8), tc.x, tc.xStride, tc.y, tc.yStride, tc.rows)
+		}()
+	}
 }
 
 // BenchmarkMulSum measures the TFHELib128 multiply-accumulate of one

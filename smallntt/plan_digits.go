@@ -24,14 +24,14 @@ func (p *Plan) ForwardDigits(dst []NTTPoly, w []uint32, beta int) {
 // ForwardDigitsPrefetch is ForwardDigits that also asks the CPU to bring pf
 // into its L2 cache while it computes (on amd64 with AVX-512, from inside
 // the transforms' kernels: one 64-byte line every few butterflies, up to
-// N/8 lines per transform of a two-stage plan, see prefetchArgs; nothing
-// elsewhere): a hint for memory the
+// N/4 lines per transform of a two-stage plan, N/8 in each stage, see
+// prefetchArgs; nothing elsewhere): a hint for memory the
 // caller reads next, such as the rows of a bootstrapping key that the next
 // multiply-accumulate (MulSum) streams. The values written are
 // ForwardDigits' whatever pf is; pf is only read, by prefetch instructions,
 // which cannot fault.
 func (p *Plan) ForwardDigitsPrefetch(dst []NTTPoly, w []uint32, beta int, pf []uint64) {
-	if beta < 1 || len(dst)*beta > 32 || len(w) != p.n {
+	if beta < 1 || beta > 32 || len(dst) > 32/beta || len(w) != p.n {
 		panic(fmt.Sprintf("smallntt: %v: ForwardDigits of %d digits of %d bits from %d words", p, len(dst), beta, len(w)))
 	}
 	mask := uint32(1)<<beta - 1

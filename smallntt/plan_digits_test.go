@@ -188,3 +188,38 @@ func TestForwardDigitsPrefetch(t *testing.T) {
 		}
 	}
 }
+
+// TestForwardDigitsPanics: digit counts and widths beyond 32 bits panic,
+// also where their product overflows an int (4 digits of 2^62 bits used to
+// wrap to 0 and write zero transforms).
+func TestForwardDigitsPanics(t *testing.T) {
+	p, err := DefaultPlan(256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := func(k int) []NTTPoly {
+		d := make([]NTTPoly, k)
+		for i := range d {
+			d[i] = make(NTTPoly, 256)
+		}
+		return d
+	}
+	w := make([]uint32, 256)
+	for _, tc := range []struct {
+		name        string
+		digits, bet int
+	}{
+		{"no bits", 1, 0}, {"33 bits", 1, 33}, {"3 digits of 11 bits", 3, 11},
+		{"4 digits of 2^62 bits", 4, 1 << 62}, {"2 digits of 2^63-1 bits", 2, int(^uint(0) >> 1)},
+	} {
+		func() {
+			defer func() {
+				if r := recover(); r == nil {
+					t.Errorf("%s: no panic", tc.name)
+				}
+			}()
+			p.ForwardDigits(rows(tc.digits), w, tc.bet)
+		}()
+	}
+	p.ForwardDigits(rows(4), w, 8) // 32 bits: fine
+}

@@ -73,6 +73,10 @@ type Circuit struct {
 	sched      []Gate  // gates in level order; levels slice into it
 	levels     []Level // levels[0] has no bootstrapped gates
 	bootstraps int
+	// muxIn is the most MUX outputs that one bootstrap reads with every
+	// XOR bootstrapped (0, 1 or 2): a MUX output is noisier than a gate's
+	// (tfhe.NoiseEstimate.Log2GateFailureMux).
+	muxIn int
 
 	plans planCache // linear plans by MaxXORTerms and batch tiers, built on first use
 }
@@ -163,6 +167,13 @@ func build(format Format, nwires int, inputs, outputs []int, gates []Gate, hl he
 		return fmt.Sprintf("gate %d (%v)", gi, g.Op)
 	}
 	maxDepth := int32(0)
+	fromMux := make([]bool, nwires) // wire w is a MUX output, or a NOT or copy of one
+	muxOf := func(w int) int {
+		if fromMux[w] {
+			return 1
+		}
+		return 0
+	}
 	for gi := range gates {
 		g := gates[gi]
 		if !g.Op.Valid() {
@@ -200,6 +211,15 @@ func build(format Format, nwires int, inputs, outputs []int, gates []Gate, hl he
 		if !g.Op.Free() {
 			d++
 			c.bootstraps += g.Op.Bootstraps()
+		}
+		switch {
+		case g.Op == OpMUX: // its bootstraps read (selector, b) and (selector, c)
+			c.muxIn = max(c.muxIn, muxOf(g.In[0])+max(muxOf(g.In[1]), muxOf(g.In[2])))
+			fromMux[g.Out] = true
+		case g.Op == OpNOT || g.Op == OpCopy:
+			fromMux[g.Out] = fromMux[g.In[0]]
+		case !g.Op.Free():
+			c.muxIn = max(c.muxIn, muxOf(g.In[0])+muxOf(g.In[1]))
 		}
 		depth[g.Out] = d
 		maxDepth = max(maxDepth, d)

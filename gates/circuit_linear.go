@@ -27,8 +27,11 @@ import (
 // The sum's error grows with |S| (variance 4·|S|·σ² for bootstrap outputs
 // of error σ; tfhe.NoiseEstimate.Log2XORSumFailure), so sums are kept to
 // at most MaxXORTerms terms: an XOR whose result would have more refreshes
-// an input first (the one after whose refresh the sum is ready soonest). With |S| ≤ 2 the refresh's noise is exactly the
-// bootstrapped XOR gate's; more terms trade margin for fewer bootstraps.
+// an input first (the one after whose refresh the sum is ready soonest).
+// A MUX output counts as two terms: its error variance (two blind
+// rotations before one key switching) is up to twice a gate output's.
+// With |S| ≤ 2 the refresh's noise is exactly the bootstrapped XOR gate's;
+// more terms trade margin for fewer bootstraps.
 // Outputs that are sums are refreshed at the end, so every output is a
 // sample of phase ±1/8 like any gate's.
 //
@@ -77,6 +80,7 @@ type linearPlan struct {
 	bootstraps int        // gate bootstraps (a MUX counts 2) and refreshes
 	refreshes  int
 	maxBatch   int
+	muxIn      int // the most MUX outputs one gate's bootstrap reads (Circuit.muxIn)
 }
 
 // planKey names a cached plan: the sum bound and the engine's batch tiers.
@@ -213,10 +217,31 @@ func buildLinearPlan(c *Circuit, maxTerms int, tiers []int) *linearPlan {
 		level = append(level, lv)
 		return int32(len(level) - 1)
 	}
+	// fromMux[id]: sample id is a MUX output, which counts as two terms of
+	// a sum (weight) and is noisier as a gate's input (p.muxIn).
+	fromMux := map[int32]bool{}
+	weight := func(terms []int32) int {
+		w := len(terms)
+		for _, id := range terms {
+			if fromMux[id] {
+				w++
+			}
+		}
+		return w
+	}
+	muxOf := func(r cleanRef) int {
+		if r.id >= 0 && fromMux[r.id] {
+			return 1
+		}
+		return 0
+	}
 	refreshed := map[string]int32{} // sum → the sample of its refresh (of the sum without complement)
-	refresh := func(w, line int) {
+	// refresh makes wire w one bootstrap output: a sum of two or more
+	// terms, or, for a sum's limit (lone), a lone MUX output, which counts
+	// as two terms there.
+	refresh := func(w, line int, lone bool) {
 		x := wires[w]
-		if len(x.terms) < 2 {
+		if len(x.terms) < 2 && (!lone || weight(x.terms) < 2) {
 			return
 		}
 		key := sumKey(x.terms)
@@ -232,7 +257,7 @@ func buildLinearPlan(c *Circuit, maxTerms int, tiers []int) *linearPlan {
 		wires[w] = linWire{terms: []int32{id}, neg: x.neg}
 	}
 	ref := func(w, line int) cleanRef {
-		refresh(w, line)
+		refresh(w, line, false)
 		x := wires[w]
 		if len(x.terms) == 0 {
 			return cleanRef{id: -1, neg: x.neg}
@@ -253,7 +278,7 @@ func buildLinearPlan(c *Circuit, maxTerms int, tiers []int) *linearPlan {
 		switch g.Op {
 		case OpXOR, OpXNOR:
 			sum := symDiff(wires[g.In[0]].terms, wires[g.In[1]].terms)
-			if len(sum) > maxTerms {
+			if weight(sum) > maxTerms {
 				// Refresh first the input after whose refresh the sum is
 				// ready soonest (a refresh is a level later than its terms),
 				// the larger one when that is a tie: in the step-cost model
@@ -262,12 +287,12 @@ func buildLinearPlan(c *Circuit, maxTerms int, tiers []int) *linearPlan {
 				// 3%, SHA-256 0.7%).
 				a, b := g.In[0], g.In[1]
 				ra, rb := ready(wires[a].terms), ready(wires[b].terms)
-				if ta, tb := max(ra+1, rb), max(rb+1, ra); tb < ta || tb == ta && len(wires[b].terms) > len(wires[a].terms) {
+				if ta, tb := max(ra+1, rb), max(rb+1, ra); tb < ta || tb == ta && weight(wires[b].terms) > weight(wires[a].terms) {
 					a, b = b, a
 				}
-				refresh(a, g.Line)
-				if sum = symDiff(wires[g.In[0]].terms, wires[g.In[1]].terms); len(sum) > maxTerms {
-					refresh(b, g.Line)
+				refresh(a, g.Line, true)
+				if sum = symDiff(wires[g.In[0]].terms, wires[g.In[1]].terms); weight(sum) > maxTerms {
+					refresh(b, g.Line, true)
 					sum = symDiff(wires[g.In[0]].terms, wires[g.In[1]].terms)
 				}
 			}
@@ -296,6 +321,12 @@ func buildLinearPlan(c *Circuit, maxTerms int, tiers []int) *linearPlan {
 			o.out = newSample(lv)
 			add(lv, o)
 			p.bootstraps += g.Op.Bootstraps()
+			if g.Op == OpMUX { // its bootstraps read (selector, b) and (selector, c)
+				p.muxIn = max(p.muxIn, muxOf(o.in[0])+max(muxOf(o.in[1]), muxOf(o.in[2])))
+				fromMux[o.out] = true
+			} else {
+				p.muxIn = max(p.muxIn, muxOf(o.in[0])+muxOf(o.in[1]))
+			}
 			wires[g.Out] = linWire{terms: []int32{o.out}}
 		}
 	}

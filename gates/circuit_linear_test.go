@@ -79,13 +79,29 @@ func checkLinearPlan(t *testing.T, c *Circuit, terms int, tiers []int, rounds in
 	if len(p.levels) > 0 && len(p.levels[0].ops) > 0 {
 		t.Fatalf("terms %d: level 0 bootstraps", terms)
 	}
+	// A MUX output counts as two terms of a sum (its error variance is up
+	// to twice a gate output's), and may be refreshed alone for that.
+	fromMux := map[int32]bool{}
+	for _, l := range p.levels {
+		for _, o := range l.ops {
+			if !o.refresh() && o.op == OpMUX {
+				fromMux[o.out] = true
+			}
+		}
+	}
 	for lv, l := range p.levels {
 		for _, o := range l.ops {
 			if o.refresh() {
 				refreshes++
 				bs++
-				if len(o.sum) < 2 || len(o.sum) > terms || !slices.IsSorted(o.sum) || len(slices.Compact(slices.Clone(o.sum))) != len(o.sum) {
-					t.Fatalf("terms %d: refresh of %v", terms, o.sum)
+				weight := len(o.sum)
+				for _, id := range o.sum {
+					if fromMux[id] {
+						weight++
+					}
+				}
+				if weight < 2 || weight > terms || !slices.IsSorted(o.sum) || len(slices.Compact(slices.Clone(o.sum))) != len(o.sum) {
+					t.Fatalf("terms %d: refresh of %v (weight %d)", terms, o.sum, weight)
 				}
 				for _, id := range o.sum {
 					read(lv, id)
@@ -468,4 +484,60 @@ func stacksWith(frame string) int {
 		}
 	}
 	return n
+}
+
+// TestLinearPlanMuxWeight: a MUX output (two blind rotations before one key
+// switching) has up to twice a gate output's error variance, so it counts
+// as two terms of a sum, is refreshed alone where a sum's limit needs it,
+// and a gate that reads MUX outputs is counted as noisier (muxIn), in the
+// linear plan and in the circuit's own count for XORBootstrapped.
+func TestLinearPlanMuxWeight(t *testing.T) {
+	g := func(op Op, out int, in ...int) Gate {
+		x := Gate{Op: op, Out: out}
+		copy(x.In[:], in)
+		return x
+	}
+	// Inputs 0–5: m1 = MUX(0, 1, 2), m2 = MUX(3, 4, 5), x = m1 XOR m2,
+	// y = x AND 0, z = NOT m1 AND m2 (through a copy); outputs y, z.
+	c, err := NewCircuit(BristolFashion, 13, []int{6}, []int{2}, []Gate{
+		g(OpMUX, 6, 0, 1, 2), g(OpMUX, 7, 3, 4, 5), g(OpXOR, 8, 6, 7), g(OpNOT, 9, 6), g(OpCopy, 10, 7),
+		g(OpAND, 11, 8, 0), g(OpAND, 12, 9, 10),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.muxIn != 2 {
+		t.Errorf("XORBootstrapped: muxIn %d, want 2 (z reads two MUX outputs)", c.muxIn)
+	}
+	rng := rand.New(rand.NewPCG(17, 19))
+	for _, tc := range []struct {
+		terms, singles, refreshes, muxIn int
+	}{
+		// m1 ⊕ m2 weighs 4. With 2 terms both are refreshed alone first
+		// (x is then a sum of two, refreshed for the AND), and z reads
+		// their refreshes; with 3 only m1 (the first of a tie), after which
+		// the sum weighs 3, and z reads m2; with 4 the sum is refreshed as
+		// it is, and z reads both MUX outputs.
+		{2, 2, 3, 0}, {3, 1, 2, 1}, {4, 0, 1, 2},
+	} {
+		checkLinearPlan(t, c, tc.terms, nil, 8, rng)
+		p, err := c.linearPlan(tc.terms, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		singles := 0
+		for _, l := range p.levels {
+			for _, o := range l.ops {
+				if o.refresh() && len(o.sum) == 1 {
+					singles++
+				}
+			}
+		}
+		if singles != tc.singles || p.refreshes != tc.refreshes {
+			t.Errorf("terms %d: %d lone refreshes of %d, want %d of %d", tc.terms, singles, p.refreshes, tc.singles, tc.refreshes)
+		}
+		if p.muxIn != tc.muxIn {
+			t.Errorf("terms %d: muxIn %d, want %d", tc.terms, p.muxIn, tc.muxIn)
+		}
+	}
 }

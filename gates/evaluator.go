@@ -123,7 +123,9 @@ func (ev *Evaluator) ORNY(a, b *tfhe.TLWE) (*tfhe.TLWE, error) { return ev.Gate(
 func (ev *Evaluator) ORYN(a, b *tfhe.TLWE) (*tfhe.TLWE, error) { return ev.Gate(OpORYN, a, b) }
 
 // MUX returns sel ? a : b: two bootstraps without key switching and one key
-// switch (the TFHE library's bootsMUX).
+// switch (the TFHE library's bootsMUX). Its output is noisier than other
+// gates' (tfhe.NoiseEstimate.MuxStdDev), so a gate that reads it fails
+// more often (Log2GateFailureMux).
 func (ev *Evaluator) MUX(sel, a, b *tfhe.TLWE) (*tfhe.TLWE, error) { return ev.Gate(OpMUX, sel, a, b) }
 
 // Gate returns op applied to the inputs, which must number op.Arity().

@@ -85,7 +85,9 @@ type CircuitPlan struct {
 	MaxBatch    int // the most bootstrapped gates and refreshes of a level
 	// Log2Failure is log2 of the estimated failure probability of the
 	// noisiest bootstrap: a refresh of MaxXORTerms terms under XORLinear,
-	// a gate under XORBootstrapped (tfhe.NoiseEstimate).
+	// a gate under XORBootstrapped (tfhe.NoiseEstimate), or a gate that
+	// reads MUX outputs, which are noisier, where that is worse
+	// (tfhe.NoiseEstimate.Log2GateFailureMux).
 	Log2Failure float64
 }
 
@@ -145,7 +147,7 @@ func (ev *Evaluator) planCircuits(name string, c *Circuit, instances int, opts C
 	switch opts.XOR {
 	case XORBootstrapped:
 		cp := CircuitPlan{XOR: XORBootstrapped, Instances: instances, Levels: len(c.levels),
-			Bootstraps: instances * c.bootstraps, Log2Failure: ev.noise().Log2GateFailure}
+			Bootstraps: instances * c.bootstraps, Log2Failure: ev.noise().Log2GateFailureMux(c.muxIn)}
 		for _, lv := range c.levels {
 			cp.MaxBatch = max(cp.MaxBatch, instances*len(lv.Bootstrapped))
 		}
@@ -157,7 +159,7 @@ func (ev *Evaluator) planCircuits(name string, c *Circuit, instances int, opts C
 		}
 		return CircuitPlan{XOR: XORLinear, MaxXORTerms: p.terms, Instances: instances, Levels: len(p.levels),
 			Bootstraps: instances * p.bootstraps, Refreshes: instances * p.refreshes, MaxBatch: instances * p.maxBatch,
-			Log2Failure: ev.noise().Log2XORSumFailure(p.terms)}, nil
+			Log2Failure: max(ev.noise().Log2XORSumFailure(p.terms), ev.noise().Log2GateFailureMux(p.muxIn))}, nil
 	}
 	return CircuitPlan{}, fmt.Errorf("gates: %s: unknown %v", name, opts.XOR)
 }
@@ -552,11 +554,19 @@ func refreshInputs(dst []*tfhe.TLWE, srcs [][]*tfhe.TLWE, sums [][]int32) {
 // (|sum| − 1)/4 on the body, of phase 1/4 when the sum's bit is 1 and −1/4
 // when it is 0 (circuit_linear.go).
 //
-// The terms are added two at a time (a refresh has at least two), so that
-// dst is read and written once per pair: an AES-128 evaluation sums about
-// 12,900 refreshes of up to 9 samples of 631 words on the host.
+// The terms are added two at a time, so that dst is read and written once
+// per pair: an AES-128 evaluation sums about 12,900 refreshes of up to 9
+// samples of 631 words on the host. A refresh of one term is of a lone MUX
+// output that a sum's limit turns into a gate output.
 func refreshInput(dst *tfhe.TLWE, samples []*tfhe.TLWE, sum []int32) {
 	d := dst.Value
+	if len(sum) == 1 {
+		a := samples[sum[0]].Value[:len(d)]
+		for j := range d {
+			d[j] = 2 * a[j]
+		}
+		return
+	}
 	a, b := samples[sum[0]].Value[:len(d)], samples[sum[1]].Value[:len(d)]
 	for j := range d {
 		d[j] = 2 * (a[j] + b[j])

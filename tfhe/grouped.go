@@ -89,14 +89,14 @@ func checkGrouping(p Params, g int) error {
 }
 
 // groupMessage is the message of term u of a group whose key bits are s:
-// 1 when bit j of u equals s_j for every j, else 0.
+// 1 when bit j of u equals s_j for every j, else 0. It does not branch on
+// the key bits (key generation's time says nothing of them).
 func groupMessage(s []int32, u int) int32 {
+	eq := int32(1)
 	for j, b := range s {
-		if int32(u>>j&1) != b {
-			return 0
-		}
+		eq &= 1 ^ (int32(u>>j&1) ^ b)
 	}
-	return 1
+	return eq
 }
 
 // monomialTables holds, for one N, ψ^i (i < 2N) and the odd exponents

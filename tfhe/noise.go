@@ -26,6 +26,10 @@ type NoiseEstimate struct {
 	// BootstrapStdDev is the standard deviation of the error of a Bootstrap
 	// output: √(BlindRotationVar + KeySwitchVar).
 	BootstrapStdDev float64
+	// MuxStdDev is the standard deviation of the error of a MUX output
+	// (gates' MUX: two blind rotations summed, then one key switching):
+	// √(2·BlindRotationVar + KeySwitchVar), at most √2·BootstrapStdDev.
+	MuxStdDev float64
 	// GateStdDev is the standard deviation of the rounded phase error that
 	// decides a NAND-style gate, (0, 1/8) − c1 − c2 with c1, c2 bootstrap
 	// outputs: √(2·(BlindRotationVar + KeySwitchVar) + ModSwitchVar).
@@ -76,9 +80,24 @@ func (p Params) NoiseEstimateGrouped(g int) NoiseEstimate {
 	e.ModSwitchVar = (1 + n/2) / (12 * 4 * N * N)
 	out := e.BlindRotationVar + e.KeySwitchVar
 	e.BootstrapStdDev = math.Sqrt(out)
+	e.MuxStdDev = math.Sqrt(2*e.BlindRotationVar + e.KeySwitchVar)
 	e.GateStdDev = math.Sqrt(2*out + e.ModSwitchVar)
 	e.Log2GateFailure = log2Erfc(1 / (8 * math.Sqrt2 * e.GateStdDev))
 	return e
+}
+
+// Log2GateFailureMux is Log2GateFailure for a gate of which mux of the
+// two inputs (0, 1 or 2; clamped) are MUX outputs, whose error is larger
+// (MuxStdDev), and the rest bootstrap outputs. A MUX's own two bootstraps
+// each read the selector and one of the data inputs, so they count as
+// such gates too. Log2GateFailureMux(0) is Log2GateFailure.
+func (e NoiseEstimate) Log2GateFailureMux(mux int) float64 {
+	mux = min(max(mux, 0), 2)
+	// A MUX output's variance is a bootstrap output's plus one more
+	// blind rotation's; written so that mux = 0 is GateStdDev to the bit.
+	out := e.BlindRotationVar + e.KeySwitchVar
+	sd := math.Sqrt(2*out + float64(mux)*e.BlindRotationVar + e.ModSwitchVar)
+	return log2Erfc(1 / (8 * math.Sqrt2 * sd))
 }
 
 // log2Erfc returns log2 erfc(x) for x ≥ 0, through the asymptotic series
@@ -104,7 +123,9 @@ func log2ErfcAsymptotic(x float64) float64 {
 // so the sum's error has variance 4·terms·BootstrapStdDev², to which the
 // modulus switching adds ModSwitchVar, against a margin of 1/4:
 // log2 erfc(1/(4·√2·σ)). With terms = 2 this is the noise of a bootstrapped
-// XOR gate, 2·(c_1 + c_2) + 1/4, whose margin is also 1/4.
+// XOR gate, 2·(c_1 + c_2) + 1/4, whose margin is also 1/4. A MUX output's
+// error variance is at most twice a bootstrap output's (MuxStdDev), so it
+// counts as two terms (gates.XORLinear counts it so).
 func (e NoiseEstimate) Log2XORSumFailure(terms int) float64 {
 	sd := math.Sqrt(4*float64(terms)*e.BootstrapStdDev*e.BootstrapStdDev + e.ModSwitchVar)
 	return log2Erfc(1 / (4 * math.Sqrt2 * sd))

@@ -110,3 +110,34 @@ func TestLog2XORSumFailure(t *testing.T) {
 		t.Errorf("TFHELib128, 8 terms: 2^%.1f, want about 2^-137", got)
 	}
 }
+
+// TestLog2GateFailureMux: a MUX output's error lies between a bootstrap
+// output's and √2 times it, and a gate reading k MUX outputs fails more
+// often as k grows, from Log2GateFailure at k = 0.
+func TestLog2GateFailureMux(t *testing.T) {
+	for _, p := range ParamSets() {
+		for g := 1; g <= MaxGrouping; g++ {
+			e := p.NoiseEstimateGrouped(g)
+			if want := math.Sqrt(2*e.BlindRotationVar + e.KeySwitchVar); e.MuxStdDev != want {
+				t.Errorf("%s g=%d: MuxStdDev %v, want %v", p.Name(), g, e.MuxStdDev, want)
+			}
+			if e.MuxStdDev <= e.BootstrapStdDev || e.MuxStdDev > math.Sqrt2*e.BootstrapStdDev {
+				t.Errorf("%s g=%d: MuxStdDev %v outside (σ, √2·σ] of σ = %v", p.Name(), g, e.MuxStdDev, e.BootstrapStdDev)
+			}
+			if got := e.Log2GateFailureMux(0); got != e.Log2GateFailure {
+				t.Errorf("%s g=%d: no MUX input 2^%v, Log2GateFailure 2^%v", p.Name(), g, got, e.Log2GateFailure)
+			}
+			for k := 1; k <= 2; k++ {
+				v := float64(2-k)*(e.BlindRotationVar+e.KeySwitchVar) + float64(k)*(2*e.BlindRotationVar+e.KeySwitchVar) + e.ModSwitchVar
+				want := log2Erfc(0.125 / math.Sqrt(2*v))
+				got := e.Log2GateFailureMux(k)
+				if math.Abs(got-want) > 1e-9*math.Abs(want) || got <= e.Log2GateFailureMux(k-1) {
+					t.Errorf("%s g=%d: %d MUX inputs 2^%v, want 2^%v, above 2^%v", p.Name(), g, k, got, want, e.Log2GateFailureMux(k-1))
+				}
+			}
+			if e.Log2GateFailureMux(5) != e.Log2GateFailureMux(2) || e.Log2GateFailureMux(-1) != e.Log2GateFailure {
+				t.Errorf("%s g=%d: counts outside [0, 2] not clamped", p.Name(), g)
+			}
+		}
+	}
+}

@@ -1,0 +1,111 @@
+package gates_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/goldfhe/goldfhe/gates"
+	"github.com/goldfhe/goldfhe/tfhe"
+	"github.com/goldfhe/goldfhe/torus"
+)
+
+// TestMuxNoise measures the error of MUX outputs on the CPU engine (toy
+// set) against tfhe.NoiseEstimate.MuxStdDev, the model by which a MUX
+// output counts as two terms of a linear XOR and a gate reading one is
+// counted as noisier. (The toy set's key switching dominates its noise, so
+// there a MUX output is only slightly noisier than a gate's; in
+// TFHELib128's model the blind rotation dominates.)
+func TestMuxNoise(t *testing.T) {
+	f := fixtures(toyParams)
+	ev := f.cpuEvaluator(t)
+	e := toyParams.NoiseEstimate()
+	const count = 192
+	sel, a, b := make([]bool, count), make([]bool, count), make([]bool, count)
+	for i := range count {
+		sel[i], a[i], b[i] = i%2 == 0, i%3 == 0, i%5 < 2
+	}
+	cs, ca, cb := f.encrypt(sel...), f.encrypt(a...), f.encrypt(b...)
+	calls := make([]gates.Call, 2*count)
+	for i := range count {
+		calls[i] = gates.Call{Op: gates.OpMUX, A: cs[i], B: ca[i], C: cb[i], Out: tfhe.NewTLWE(toyParams.LWEDimension())}
+		calls[count+i] = gates.Call{Op: gates.OpAND, A: ca[i], B: cb[i], Out: tfhe.NewTLWE(toyParams.LWEDimension())}
+	}
+	if err := ev.Batch(calls); err != nil {
+		t.Fatal(err)
+	}
+	mu := torus.Encode(1, 8)
+	sd := func(calls []gates.Call, want func(i int) bool) float64 {
+		var sum2 float64
+		for i, c := range calls {
+			w := -mu
+			if want(i) {
+				w = mu
+			}
+			err := (f.sk.PhaseTLWE(c.Out) - w).Float64()
+			sum2 += err * err
+		}
+		return math.Sqrt(sum2 / float64(len(calls)))
+	}
+	mux := sd(calls[:count], func(i int) bool { return gates.OpMUX.Eval(sel[i], a[i], b[i]) })
+	gate := sd(calls[count:], func(i int) bool { return a[i] && b[i] })
+	msg := fmt.Sprintf("MUX σ %.3g (model %.3g, ratio %.2f), gate σ %.3g (model %.3g)", mux, e.MuxStdDev, mux/e.MuxStdDev, gate, e.BootstrapStdDev)
+	t.Log(msg)
+	if mux > 1.3*e.MuxStdDev || mux < 0.7*e.MuxStdDev {
+		t.Error(msg)
+	}
+	if gate > 1.3*e.BootstrapStdDev || gate < 0.7*e.BootstrapStdDev {
+		t.Error(msg)
+	}
+}
+
+// TestCircuitPlanMuxFailure: a circuit whose gates read MUX outputs
+// reports the noisier gate's failure estimate, under both XOR modes, and
+// evaluates correctly when a lone MUX output is refreshed for a sum's
+// limit (a refresh of one term).
+func TestCircuitPlanMuxFailure(t *testing.T) {
+	g := func(op gates.Op, out int, in ...int) gates.Gate {
+		x := gates.Gate{Op: op, Out: out}
+		copy(x.In[:], in)
+		return x
+	}
+	c, err := gates.NewCircuit(gates.BristolFashion, 13, []int{6}, []int{2}, []gates.Gate{
+		g(gates.OpMUX, 6, 0, 1, 2), g(gates.OpMUX, 7, 3, 4, 5), g(gates.OpXOR, 8, 6, 7), g(gates.OpNOT, 9, 6), g(gates.OpCopy, 10, 7),
+		g(gates.OpAND, 11, 8, 0), g(gates.OpAND, 12, 9, 10),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := fixtures(toyParams)
+	ev := f.cpuEvaluator(t)
+	e := toyParams.NoiseEstimate()
+	for _, tc := range []struct {
+		opts gates.CircuitOptions
+		want float64
+	}{
+		{gates.CircuitOptions{XOR: gates.XORBootstrapped}, e.Log2GateFailureMux(2)},
+		{gates.CircuitOptions{MaxXORTerms: 2}, max(e.Log2XORSumFailure(2), e.Log2GateFailureMux(0))},
+		{gates.CircuitOptions{MaxXORTerms: 4}, max(e.Log2XORSumFailure(4), e.Log2GateFailureMux(2))},
+	} {
+		plan, err := ev.PlanCircuit(c, tc.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if plan.Log2Failure != tc.want || plan.Log2Failure <= e.Log2GateFailure && tc.opts.MaxXORTerms != 2 {
+			t.Errorf("%+v: Log2Failure 2^%.1f, want 2^%.1f (a plain gate 2^%.1f)", tc.opts, plan.Log2Failure, tc.want, e.Log2GateFailure)
+		}
+		for x := range 64 {
+			in := gates.Uint64Bits(uint64(x), 6)
+			want, _ := c.Eval(in)
+			out, err := ev.EvalCircuitWith(context.Background(), c, [][]*tfhe.TLWE{f.encrypt(in...)}, tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := f.decrypt(t, out[0]...); !slices.Equal(got, want[0]) {
+				t.Errorf("%+v, input %06b: %v, want %v", tc.opts, x, got, want[0])
+			}
+		}
+	}
+}

@@ -44,7 +44,8 @@
 // carries bit j of the value (LSBFirst), and a byte string is read as a
 // big-endian integer, so an AES block's first wire is the least significant
 // bit of its last byte. The old AES-non-expanded circuit is MSBFirst. The
-// helpers Uint64Bits, BytesBits and HexBits encode values in either order.
+// helpers BytesBits and HexBits (and their inverses) take the order;
+// Uint64Bits and BitsUint64 are least significant bit first.
 //
 // The package gates/circuits ships a few published circuits with their bit
 // orders and known-answer vectors.

@@ -142,7 +142,11 @@ func (ev *Evaluator) Gate(op Op, in ...*tfhe.TLWE) (*tfhe.TLWE, error) {
 	c := Call{Op: op, Out: tfhe.NewTLWE(ev.n)}
 	for k, x := range in {
 		if err := checkSample(x, ev.n); err != nil {
-			return nil, fmt.Errorf("gates: %v: input %c %v", op, 'A'+k, err)
+			name := string(rune('A' + k))
+			if op == OpMUX {
+				name = [...]string{"sel", "a", "b"}[k] // MUX(sel, a, b)'s names
+			}
+			return nil, fmt.Errorf("gates: %v: input %s %v", op, name, err)
 		}
 		c.in(k, x)
 	}

@@ -227,6 +227,8 @@ func TestEvaluatorErrors(t *testing.T) {
 		msg  string
 	}{
 		{"nil input", func() error { _, err := ev.AND(ok, nil); return err }, "gates: AND: input B is nil"},
+		{"nil MUX selector", func() error { _, err := ev.MUX(nil, ok, ok); return err }, "gates: MUX: input sel is nil"},
+		{"short MUX input", func() error { _, err := ev.MUX(ok, ok, short); return err }, "gates: MUX: input b has dimension 629"},
 		{"short input", func() error { _, err := ev.XOR(short, ok); return err }, "input A has dimension 629, want 630"},
 		{"arity", func() error { _, err := ev.Gate(gates.OpAND, ok); return err }, "AND takes 2 inputs, got 1"},
 		{"invalid", func() error { _, err := ev.Gate(gates.Op(0)); return err }, "invalid gate"},
@@ -237,7 +239,7 @@ func TestEvaluatorErrors(t *testing.T) {
 			out := tfhe.NewTLWE(n)
 			return ev.Batch([]gates.Call{{Op: gates.OpNOT, A: ok, Out: out}, {Op: gates.OpAND, A: ok, B: ok, Out: out}})
 		}, "calls 0 and 1 write the same output"},
-		{"MUX input", func() error { _, err := ev.MUX(ok, ok, short); return err }, "input C has dimension"},
+		{"MUX input", func() error { _, err := ev.MUX(ok, ok, short); return err }, "input b has dimension"},
 	} {
 		err := tc.err()
 		if err == nil || !strings.Contains(err.Error(), tc.msg) {

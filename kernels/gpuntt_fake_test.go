@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/goldfhe/goldfhe/kernels"
@@ -127,5 +128,23 @@ func TestFakeTransformerAfterFailedGrowth(t *testing.T) {
 	}
 	if d, h := f.Live(); d != 0 || h != 0 {
 		t.Errorf("after Close: %d device and %d pinned allocations left", d, h)
+	}
+}
+
+// TestTransformerNilPlan: a Transformer of no plan says so and fails its
+// transforms with an error, rather than a nil dereference.
+func TestTransformerNilPlan(t *testing.T) {
+	tr := gpuntt.NewTransformer(nil)
+	if tr.OnGPU() || !strings.Contains(tr.Reason(), "no plan") {
+		t.Errorf("OnGPU %v, Reason %q", tr.OnGPU(), tr.Reason())
+	}
+	if err := tr.Forward(make([]uint64, 256)); err == nil {
+		t.Error("Forward without a plan succeeded")
+	}
+	if err := tr.Inverse(make([]uint64, 256)); err == nil {
+		t.Error("Inverse without a plan succeeded")
+	}
+	if err := tr.Close(); err != nil {
+		t.Errorf("Close: %v", err)
 	}
 }

@@ -43,7 +43,8 @@
 // runs the GPU engine, or the CPU engine without a GPU; gpu and cpu run
 // that one only (gpu fails without a GPU).
 //
-// The CPU is slow (about 50 ms per gate per core), so by default it runs
+// The CPU is slow (tens of milliseconds per gate per core; README.md and
+// BENCHMARKS.md give measured figures), so by default it runs
 // TFHELib128 only, at batches up to 64; -cpu-all lifts both limits. When
 // the CPU is the only engine that runs (-engine cpu, or no GPU) the -sets
 // and -batches given are honoured as they are.

@@ -23,7 +23,7 @@ func TestKeysNeverOverwritten(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dir, lone), old, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			_, _, _, err := keys(tfhe.TFHELib128, "", dir, 0)
+			_, _, err := keys(tfhe.TFHELib128, "", dir, 0)
 			if err == nil || errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "holds "+lone) {
 				t.Fatalf("keys with only %s: %v, want an error naming it", lone, err)
 			}
@@ -52,4 +52,35 @@ func TestKeysNeverOverwritten(t *testing.T) {
 			t.Errorf("loadKeys of an empty folder: %v, want fs.ErrNotExist (new keys are made)", err)
 		}
 	})
+}
+
+// TestKeysMismatchedPair: a -keys folder whose cloud key comes from
+// another key generation is refused when loaded, before any evaluation
+// (whose outputs would decrypt to noise).
+func TestKeysMismatchedPair(t *testing.T) {
+	p := tfhe.MustNewParams(tfhe.ParamsLiteral{
+		Name: "toy", LWEDimension: 40, PolyDegree: 256, GLWEDimension: 2,
+		BKLevels: 3, BKBaseLog: 6, KSLevels: 6, KSBaseLog: 2,
+		LWEStdDev: 0x1p-20, BKStdDev: 0x1p-28, Note: "insecure, tests only",
+	})
+	a, b := t.TempDir(), t.TempDir()
+	for i, dir := range []string{a, b} {
+		seed := strings.Repeat(string("01"[i]), 64)
+		if _, _, err := keys(p, seed, dir, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := keys(p, "", a, 0); err != nil {
+		t.Fatalf("loading a's own pair: %v", err)
+	}
+	other, err := os.ReadFile(filepath.Join(b, cloudKeyFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(a, cloudKeyFile), other, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := keys(p, "", a, 0); !errors.Is(err, tfhe.ErrKeyMismatch) {
+		t.Errorf("loading a's secret key with b's cloud key: %v, want tfhe.ErrKeyMismatch", err)
+	}
 }

@@ -121,6 +121,13 @@ func main() {
 	if *instances < 1 {
 		log.Fatalf("-instances must be at least 1, not %d", *instances)
 	}
+	// Checked before any key is made or loaded: the keys take seconds.
+	if *xorTerms != 0 && *xorTerms < 2 {
+		log.Fatalf("-xor-terms must be 0 (the default for the key's noise) or at least 2, not %d", *xorTerms)
+	}
+	if *grouping < 0 || *grouping > tfhe.MaxGrouping {
+		log.Fatalf("-grouping must be 0 (the default) or 1 to %d, not %d", tfhe.MaxGrouping, *grouping)
+	}
 	if *concurrent && *instances == 1 {
 		log.Fatalf("-concurrent runs one goroutine per set: give it -instances 2 or more")
 	}
@@ -205,6 +212,10 @@ func main() {
 			plan.Bootstraps, of, plan.Refreshes, plan.MaxXORTerms, plan.Levels-1, plan.Log2Failure)
 	} else {
 		fmt.Printf("plan     XOR bootstrapped: %d bootstraps%s in %d levels, estimated failure 2^%.0f per bootstrap at most\n", plan.Bootstraps, of, plan.Levels-1, plan.Log2Failure)
+	}
+	if plan.Log2Failure > gates.DefaultXORFailureLog2 {
+		fmt.Printf("         WARNING: above the 2^%d a bootstrap that the defaults keep to: over %d bootstraps, a wrong bit is likely (lower -xor-terms)\n",
+			gates.DefaultXORFailureLog2, plan.Bootstraps)
 	}
 	bar := newProgress(plan.Bootstraps)
 	var stats []gates.LevelStats
@@ -377,7 +388,8 @@ func printList() {
 	for _, pr := range presets {
 		fmt.Printf("  %-8s %s (%s)\n", pr.name, pr.what, pr.circuit)
 	}
-	fmt.Println("\nshipped circuits (gates/circuits; provenance in SOURCES.md, licenses with -licenses):")
+	fmt.Println("\nshipped circuits (gates/circuits; provenance in SOURCES.md, licenses with -licenses),")
+	fmt.Println("their cost with every XOR bootstrapped (-xor bootstrapped; the default, linear XOR, needs fewer):")
 	for _, info := range circuits.List() {
 		c, err := circuits.Load(info.Name)
 		if err != nil {

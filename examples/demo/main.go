@@ -193,10 +193,14 @@ func withProgress[T any](what string, f func() (T, error)) (T, error) {
 	}
 	v, err := f()
 	close(done)
+	outcome := "done"
+	if err != nil {
+		outcome = "failed"
+	}
 	if tty {
-		fmt.Printf("\r%s … done in %v   \n", what, round(time.Since(start)))
+		fmt.Printf("\r%s … %s in %v   \n", what, outcome, round(time.Since(start)))
 	} else {
-		fmt.Printf(" done in %v\n", round(time.Since(start)))
+		fmt.Printf(" %s in %v\n", outcome, round(time.Since(start)))
 	}
 	return v, err
 }

@@ -24,6 +24,10 @@ type Transformer struct {
 // no kernels for it, no GPU kernel for this variant) selects the CPU.
 func NewTransformer(p *smallntt.Plan) *Transformer {
 	t := &Transformer{cpu: p}
+	if p == nil {
+		t.reason = "no plan (nil *smallntt.Plan): every transform fails"
+		return t
+	}
 	dev, err := Open(0)
 	if err != nil {
 		t.reason = fmt.Sprintf("CPU: no usable GPU: %v", err)
@@ -53,6 +57,9 @@ func (t *Transformer) Forward(polys []uint64) error { return t.run(polys, false)
 func (t *Transformer) Inverse(polys []uint64) error { return t.run(polys, true) }
 
 func (t *Transformer) run(polys []uint64, inverse bool) error {
+	if t == nil || t.cpu == nil {
+		return errors.New("gpuntt: Transformer without a plan (NewTransformer(nil))")
+	}
 	n := t.cpu.N()
 	if len(polys)%n != 0 {
 		return fmt.Errorf("gpuntt: %d coefficients are not whole polynomials of %d", len(polys), n)

@@ -1,0 +1,87 @@
+package tfhe
+
+import (
+	"errors"
+	"testing"
+)
+
+// TestCheckCloudKey: a cloud key checks against the secret key it was made
+// from (plain and grouped, every named set), and not against another
+// secret key of the same set, nor when its key-switching key or its
+// bootstrapping key alone comes from another secret key.
+func TestCheckCloudKey(t *testing.T) {
+	for _, p := range heavySets(t) {
+		for g := 1; g <= 2; g++ {
+			kp := keyCache(p, g)
+			if err := kp.sk.CheckCloudKey(kp.ck); err != nil {
+				t.Errorf("%s g=%d: the pair's own keys: %v", p.Name(), g, err)
+			}
+		}
+	}
+	p := toyParams
+	for g := 1; g <= MaxGrouping; g++ {
+		a := keyCache(p, 1).sk
+		b, err := GenerateSecretKeyFromSeed(p, seedOf("other secret key", g))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ca, err := GenerateCloudKeyFromSeed(a, seedOf("check a", g), WithGrouping(g))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cb, err := GenerateCloudKeyFromSeed(b, seedOf("check b", g), WithGrouping(g))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := a.CheckCloudKey(ca); err != nil {
+			t.Errorf("g=%d: own pair: %v", g, err)
+		}
+		for _, tc := range []struct {
+			name string
+			ck   *CloudKey
+		}{
+			{"another secret key's cloud key", cb},
+			{"another secret key's key-switching key", &CloudKey{params: p, bk: ca.bk, ksk: cb.ksk}},
+			{"another secret key's bootstrapping key", &CloudKey{params: p, bk: cb.bk, ksk: ca.ksk}},
+		} {
+			if err := a.CheckCloudKey(tc.ck); !errors.Is(err, ErrKeyMismatch) {
+				t.Errorf("g=%d, %s: %v, want ErrKeyMismatch", g, tc.name, err)
+			}
+		}
+	}
+	// Not a mismatch but an error all the same: an invalid key, another set.
+	a := keyCache(p, 1)
+	for _, tc := range []struct {
+		name string
+		sk   *SecretKey
+		ck   *CloudKey
+	}{
+		{"nil cloud key", a.sk, nil},
+		{"zero cloud key", a.sk, &CloudKey{}},
+		{"nil secret key", nil, a.ck},
+		{"another set", keyCache(CuFHE80, 1).sk, a.ck},
+	} {
+		if err := tc.sk.CheckCloudKey(tc.ck); err == nil || errors.Is(err, ErrKeyMismatch) {
+			t.Errorf("%s: %v, want an error other than ErrKeyMismatch", tc.name, err)
+		}
+	}
+}
+
+// TestBKTerm: bkTerm walks GenerateCloudKey's order of groups and terms.
+func TestBKTerm(t *testing.T) {
+	for _, tc := range []struct{ n, g int }{{7, 1}, {7, 2}, {7, 3}, {630, 3}, {500, 2}} {
+		idx := 0
+		for first := 0; first < tc.n; first += tc.g {
+			r := min(tc.g, tc.n-first)
+			for u := 1; u < 1<<r; u++ {
+				if f, gu, gr := bkTerm(tc.n, tc.g, idx); f != first || gu != u || gr != r {
+					t.Fatalf("n=%d g=%d: sample %d is (%d, %d, %d), want (%d, %d, %d)", tc.n, tc.g, idx, f, gu, gr, first, u, r)
+				}
+				idx++
+			}
+		}
+		if idx != bkSamples(tc.n, tc.g) {
+			t.Fatalf("n=%d g=%d: %d samples walked, bkSamples %d", tc.n, tc.g, idx, bkSamples(tc.n, tc.g))
+		}
+	}
+}

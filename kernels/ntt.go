@@ -110,22 +110,13 @@ func (k *nttKernels) all() []*Function {
 
 // init raises the dynamic shared memory limit of the kernels whose blocks
 // may need more than the default 48 KiB: the matrix kernels for N = 4096
-// (2·N·8 bytes), the butterfly kernels for N = 8192 (N·8 bytes) and the
-// hybrid N = 2048 shapes. Where the GPU's opt-in limit is lower, launches
-// of those sizes report it.
+// (2·N·8 bytes) and the hybrid N = 2048 shapes. (The butterfly kernels
+// need N·8 bytes, 32 KiB at their largest N.) Where the GPU's opt-in limit
+// is lower, launches of those sizes report it.
 func (k *nttKernels) init(c *Context) error {
-	for _, r := range []struct {
-		need int
-		ks   []*nttKernel
-	}{
-		{matrixShared(maxMatrixN), []*nttKernel{&k.matrixFwd, &k.matrixInv}},
-		{maxButterflyN * 8, []*nttKernel{&k.butterflyFwd, &k.butterflyInv}},
-	} {
-		if r.need > c.info.SharedPerBlockOptin {
-			continue
-		}
-		for _, kk := range r.ks {
-			if err := kk.f.SetMaxDynamicSharedMemory(r.need); err != nil {
+	if need := matrixShared(maxMatrixN); need <= c.info.SharedPerBlockOptin {
+		for _, kk := range []*nttKernel{&k.matrixFwd, &k.matrixInv} {
+			if err := kk.f.SetMaxDynamicSharedMemory(need); err != nil {
 				return err
 			}
 		}
@@ -284,9 +275,11 @@ func (l *Library) nttDesc(op string, d NTTDesc) (nttDescC, error) {
 	return c, nil
 }
 
-// maxButterflyN is the largest N of NTTButterfly: its block holds the
-// polynomial in shared memory.
-const maxButterflyN = 8192
+// maxButterflyN is the largest N of NTTButterfly: the largest size of
+// smallntt, whose tables it takes (its block holds the polynomial in
+// shared memory, within the default 48 KiB). It used to accept 8192, which
+// no smallntt table exists for, and whose 64 KiB block never launched.
+const maxButterflyN = 4096
 
 // NTTButterfly runs the radix-2 baseline N-point negacyclic NTT on batch
 // polynomials: forward with table = smallntt's forward butterfly table,

@@ -3,6 +3,8 @@ package kernels
 import (
 	"errors"
 	"testing"
+
+	"github.com/goldfhe/goldfhe/smallntt"
 )
 
 // TestOperandsOfAnotherContext: buffers, streams, events and pinned memory
@@ -141,15 +143,23 @@ func TestFieldOpsEmpty(t *testing.T) {
 	}
 }
 
-// TestButterflySharedMemory: the butterfly kernels hold a polynomial in
-// shared memory, N·8 bytes, 64 KiB for N = 8192: LoadLibrary raises their
-// limit above the default 48 KiB, or a launch of that size fails.
-func TestButterflySharedMemory(t *testing.T) {
-	g, _, l := newFake(t)
+// TestButterflySizes: NTTButterfly takes the sizes smallntt has tables for
+// (up to 4096, whose block fits the default 48 KiB of shared memory) and
+// refuses 8192, which it once accepted and could never launch.
+func TestButterflySizes(t *testing.T) {
+	g, c, l := newFake(t)
+	if maxButterflyN != smallntt.Sizes[len(smallntt.Sizes)-1] {
+		t.Errorf("maxButterflyN %d, smallntt's largest size %d", maxButterflyN, smallntt.Sizes[len(smallntt.Sizes)-1])
+	}
 	for _, k := range []*nttKernel{&l.ntt.butterflyFwd, &l.ntt.butterflyInv} {
-		if !g.sharedFits(k.f.h, maxButterflyN*8) {
+		if !g.sharedFits(k.f.h, uint32(maxButterflyN*8)) {
 			t.Errorf("%s: %d bytes of shared memory do not fit its limit", k.f.name, maxButterflyN*8)
 		}
+	}
+	data, _ := Alloc[uint64](c, 8192)
+	defer data.Free()
+	if err := l.NTTButterfly(nil, data, 1, 8192, data, false); !errors.Is(err, ErrArgument) {
+		t.Errorf("NTTButterfly(N = 8192): %v, want ErrArgument", err)
 	}
 }
 

@@ -800,9 +800,9 @@ func (e *GPU) Grouping() int {
 // by 3, splitPassMax), of the cluster and N/8-thread wide kernels, then a
 // wave of the wide kernel (waveSize: two samples per SM for the
 // N/16-thread kernel), none beyond MaxBatch (then the last tier). On an
-// H200, TFHELib128 grouped by 2 (bench, ms per call): 1.91 at 1 sample, 2.41 at 16, 3.88 at
-// 33, 4.02 at 66, 5.71 at 99, 5.81 at 132, 9.59 at 198, 9.77 at 264. nil
-// when the engine runs the fused or step kernels. Beyond a wave, a call's
+// H200, TFHELib128 grouped by 2 (bench, ms per call): 1.91 at 1 sample,
+// 2.41 at 16, 3.88 at 33, 4.02 at 66, 5.71 at 99, 5.81 at 132, 9.59 at
+// 198, 9.77 at 264. nil when the engine runs the fused or step kernels. Beyond a wave, a call's
 // remainder of up to clusterMax samples runs on the split or cluster
 // kernel (tailPasses), so such a call costs its whole waves plus that
 // remainder's tier (session 13, H200, grouped by 2: 280 samples 10.6 ms

@@ -126,6 +126,12 @@ func TestFakeTransformerAfterFailedGrowth(t *testing.T) {
 	if err := tr.Close(); err != nil {
 		t.Errorf("Close: %v", err)
 	}
+	if err := tr.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if err := tr.Forward(one); err == nil {
+		t.Error("Forward after Close succeeded")
+	}
 	if d, h := f.Live(); d != 0 || h != 0 {
 		t.Errorf("after Close: %d device and %d pinned allocations left", d, h)
 	}

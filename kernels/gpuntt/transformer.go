@@ -18,6 +18,7 @@ type Transformer struct {
 	reason string
 	mu     sync.Mutex // serialises GPU batches (one staging buffer)
 	stage  *Polys
+	closed bool // Close ran: the GPU resources are gone
 }
 
 // NewTransformer tries GPU 0 for plan p; any failure (no driver, no device,
@@ -108,13 +109,18 @@ func (t *Transformer) run(polys []uint64, inverse bool) error {
 	return b.Download(polys)
 }
 
-// Close releases the GPU resources, if any.
+// Close releases the GPU resources, if any; later GPU transforms fail.
+// Close is idempotent.
 func (t *Transformer) Close() error {
 	if t.gpu == nil {
 		return nil
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.closed {
+		return nil
+	}
+	t.closed = true
 	var err error
 	if t.stage != nil {
 		err = t.stage.Free()

@@ -578,7 +578,8 @@ func PairKey(sh BootstrapShape, key []uint64) ([]uint64, error) {
 // for a grouped shape (ws.G = sh.Grouping = 2 or 3) then PsiPowers(N); bk
 // is in the NTT-domain order every plan of size N shares, sh.BKSamples()
 // TRGSW samples, and for a kernel whose ws.PairedKey() holds in the
-// paired layout of that order (PairKey).
+// paired layout of that order (PairKey); it must start on a 16-byte
+// boundary (checkKeyAlign).
 //
 // A grouped kernel of factor G runs ⌈n/G⌉ steps: step q, of the r =
 // min(G, n − Gq) key bits Gq … Gq+r−1 with rotation amounts ā_{Gq+j},
@@ -602,8 +603,8 @@ func (b *BootstrapKernels) BlindRotateWide(s *Stream, sh BootstrapShape, ws Wide
 	if err != nil {
 		return err
 	}
-	if ws.PairedKey() && ptrs[1]%16 != 0 {
-		return argErr(op, "bk at %#x: %v reads the paired key 16 bytes at a time, from 16-byte boundaries (a view must start at an even word)", ptrs[1], ws)
+	if err := checkKeyAlign(op, ptrs[1], ws); err != nil {
+		return err
 	}
 	if count == 0 {
 		return nil
@@ -615,6 +616,19 @@ func (b *BootstrapKernels) BlindRotateWide(s *Stream, sh BootstrapShape, ws Wide
 	bps := ws.BlocksPerSample()
 	grid := dim3{uint32(bps * min(count, maxNTTGrid/bps)), 1, 1}
 	return launchPinnedShared(k.f, grid, dim3{uint32(ws.Threads()), 1, 1}, uint32(ws.SharedBytes()), h, &k.args, unsafe.Pointer(&k.args.params[0]))
+}
+
+// checkKeyAlign refuses a bootstrapping key that does not start on a
+// 16-byte boundary (a view at an odd word): every wide-family kernel reads
+// it 16 bytes at a time (the flat kernel's paired loads, the split
+// kernel's bulk and cp.async copies, the L2 prefetches of the N/8-thread
+// and cluster kernels), and PTX requires those addresses aligned, or the
+// copy faults and the context is lost.
+func checkKeyAlign(op string, bk devicePtr, ws WideShape) error {
+	if bk%16 != 0 {
+		return argErr(op, "bk at %#x: %v reads the key 16 bytes at a time, from 16-byte boundaries (a view must start at an even word)", bk, ws)
+	}
+	return nil
 }
 
 // WideWave is how many samples one launch of ws runs side by side: the

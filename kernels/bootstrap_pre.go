@@ -189,6 +189,9 @@ func (b *BootstrapKernels) blindRotatePre(s *Stream, sh BootstrapShape, ws WideS
 	if err != nil || count == 0 {
 		return err
 	}
+	if err := checkKeyAlign(op, ptrs[1], ws); err != nil {
+		return err
+	}
 	in0, bk0, tab, ext0, kp0, fl0 := ptrs[0], ptrs[1], ptrs[2], ptrs[3], ptrs[4], ptrs[5]
 	pl := b.pre
 	pl.mu.Lock()

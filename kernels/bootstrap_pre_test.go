@@ -256,16 +256,20 @@ func testBlindRotatePreErrors(t *testing.T, bk *BootstrapKernels, c *Context, ws
 	plainWS := ws
 	plainWS.Pre = false
 	for name, err := range map[string]error{
-		"BlindRotateWide":      bk.BlindRotateWide(nil, sh, ws, din, dkey, dtab, dext, 1, 2),
-		"not Pre":              bk.BlindRotateSplit(nil, sh, plainWS, din, dkey, dtab, sc, dext, 1, 2),
-		"nil scratch":          bk.BlindRotateSplit(nil, sh, ws, din, dkey, dtab, nil, dext, 1, 2),
-		"small scratch":        bk.BlindRotateSplit(nil, sh, ws, din, dkey, dtab, small, dext, 1, 2),
-		"freed scratch":        bk.BlindRotateSplit(nil, sh, ws, din, dkey, dtab, freed, dext, 1, 2),
-		"shape mismatch":       bk.BlindRotateSplit(nil, other, ws, din, dkey, dtab, sc, dext, 1, 2),
-		"plain key":            bk.BlindRotateSplit(nil, plain, ws, din, dkey, dtab, sc, dext, 1, 2),
-		"short key":            bk.BlindRotateSplit(nil, sh, ws, din, dkey.View(0, sh.BKLen()-1), dtab, sc, dext, 1, 2),
-		"short tables":         bk.BlindRotateSplit(nil, sh, ws, din, dkey, dtab.View(0, ws.TablesLen()-1), sc, dext, 1, 2),
-		"short ext":            bk.BlindRotateSplit(nil, sh, ws, din, dkey, dtab, sc, dext.View(0, 3), 1, 2),
+		"BlindRotateWide": bk.BlindRotateWide(nil, sh, ws, din, dkey, dtab, dext, 1, 2),
+		"not Pre":         bk.BlindRotateSplit(nil, sh, plainWS, din, dkey, dtab, sc, dext, 1, 2),
+		"nil scratch":     bk.BlindRotateSplit(nil, sh, ws, din, dkey, dtab, nil, dext, 1, 2),
+		"small scratch":   bk.BlindRotateSplit(nil, sh, ws, din, dkey, dtab, small, dext, 1, 2),
+		"freed scratch":   bk.BlindRotateSplit(nil, sh, ws, din, dkey, dtab, freed, dext, 1, 2),
+		"shape mismatch":  bk.BlindRotateSplit(nil, other, ws, din, dkey, dtab, sc, dext, 1, 2),
+		"plain key":       bk.BlindRotateSplit(nil, plain, ws, din, dkey, dtab, sc, dext, 1, 2),
+		"short key":       bk.BlindRotateSplit(nil, sh, ws, din, dkey.View(0, sh.BKLen()-1), dtab, sc, dext, 1, 2),
+		"short tables":    bk.BlindRotateSplit(nil, sh, ws, din, dkey, dtab.View(0, ws.TablesLen()-1), sc, dext, 1, 2),
+		"short ext":       bk.BlindRotateSplit(nil, sh, ws, din, dkey, dtab, sc, dext.View(0, 3), 1, 2),
+		"key at an odd word": func() error {
+			odd := devUint64(t, c, nil, sh.BKLen()+1)
+			return bk.BlindRotateSplit(nil, sh, ws, din, odd.View(1, sh.BKLen()+1), dtab, sc, dext, 1, 2)
+		}(),
 		"scratch of plain key": func() error { _, err := NewSplitScratch(c, plain, 1); return err }(),
 		"scratch of 0":         func() error { _, err := NewSplitScratch(c, sh, 0); return err }(),
 	} {

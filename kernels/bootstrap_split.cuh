@@ -674,6 +674,13 @@ __device__ __forceinline__ void bss_run(const uint32_t* __restrict__ in, const u
             for (uint32_t it = bss_next<G, LOGN>(ct, 0, n); it < n; it = bss_next<G, LOGN>(ct, it + G, n)) {
                 bss_mbar_wait(mbarE + buf, (parityE >> buf) & 1);
                 parityE ^= 1u << buf;
+                // Every lane past its wait before lane 0 arms the next fill:
+                // a step of fewer than 32 copies leaves lanes that issue
+                // none, and such a lane still waiting when the buffer is
+                // filled, read and released again would wait on a phase
+                // that may never come (a sample's last steps: the block
+                // hangs). The Pre path's fetch syncs the warp before that.
+                __syncwarp();
                 fetch(it, buf);
                 if constexpr (NBUF == 2) buf ^= 1;
             }

@@ -168,12 +168,6 @@ func build(format Format, nwires int, inputs, outputs []int, gates []Gate, hl he
 	}
 	maxDepth := int32(0)
 	fromMux := make([]bool, nwires) // wire w is a MUX output, or a NOT or copy of one
-	muxOf := func(w int) int {
-		if fromMux[w] {
-			return 1
-		}
-		return 0
-	}
 	for gi := range gates {
 		g := gates[gi]
 		if !g.Op.Valid() {
@@ -213,13 +207,11 @@ func build(format Format, nwires int, inputs, outputs []int, gates []Gate, hl he
 			c.bootstraps += g.Op.Bootstraps()
 		}
 		switch {
-		case g.Op == OpMUX: // its bootstraps read (selector, b) and (selector, c)
-			c.muxIn = max(c.muxIn, muxOf(g.In[0])+max(muxOf(g.In[1]), muxOf(g.In[2])))
-			fromMux[g.Out] = true
 		case g.Op == OpNOT || g.Op == OpCopy:
 			fromMux[g.Out] = fromMux[g.In[0]]
 		case !g.Op.Free():
-			c.muxIn = max(c.muxIn, muxOf(g.In[0])+muxOf(g.In[1]))
+			c.muxIn = max(c.muxIn, muxReads(g.Op, func(k int) bool { return fromMux[g.In[k]] }))
+			fromMux[g.Out] = g.Op == OpMUX
 		}
 		depth[g.Out] = d
 		maxDepth = max(maxDepth, d)
@@ -234,6 +226,22 @@ func build(format Format, nwires int, inputs, outputs []int, gates []Gate, hl he
 	}
 	c.schedule(depth, int(maxDepth))
 	return c, nil
+}
+
+// muxReads is how many MUX outputs the noisiest bootstrap of a gate op
+// reads, input k being one when isMux(k): a MUX's two bootstraps read
+// (selector, b) and (selector, c), every other gate's its two inputs.
+func muxReads(op Op, isMux func(k int) bool) int {
+	n := func(k int) int {
+		if isMux(k) {
+			return 1
+		}
+		return 0
+	}
+	if op == OpMUX {
+		return n(0) + max(n(1), n(2))
+	}
+	return n(0) + n(1)
 }
 
 func sumWidths(widths []int, nwires int, what string) (int, error) {

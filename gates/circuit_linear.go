@@ -213,13 +213,14 @@ func buildLinearPlan(c *Circuit, maxTerms int, tiers []int) *linearPlan {
 		}
 		return lv
 	}
-	newSample := func(lv int32) int32 {
-		level = append(level, lv)
-		return int32(len(level) - 1)
-	}
 	// fromMux[id]: sample id is a MUX output, which counts as two terms of
 	// a sum (weight) and is noisier as a gate's input (p.muxIn).
-	fromMux := map[int32]bool{}
+	fromMux := make([]bool, p.inputs, p.inputs+len(c.gates))
+	newSample := func(lv int32) int32 {
+		level = append(level, lv)
+		fromMux = append(fromMux, false)
+		return int32(len(level) - 1)
+	}
 	weight := func(terms []int32) int {
 		w := len(terms)
 		for _, id := range terms {
@@ -228,12 +229,6 @@ func buildLinearPlan(c *Circuit, maxTerms int, tiers []int) *linearPlan {
 			}
 		}
 		return w
-	}
-	muxOf := func(r cleanRef) int {
-		if r.id >= 0 && fromMux[r.id] {
-			return 1
-		}
-		return 0
 	}
 	refreshed := map[string]int32{} // sum → the sample of its refresh (of the sum without complement)
 	// refresh makes wire w one bootstrap output: a sum of two or more
@@ -321,12 +316,8 @@ func buildLinearPlan(c *Circuit, maxTerms int, tiers []int) *linearPlan {
 			o.out = newSample(lv)
 			add(lv, o)
 			p.bootstraps += g.Op.Bootstraps()
-			if g.Op == OpMUX { // its bootstraps read (selector, b) and (selector, c)
-				p.muxIn = max(p.muxIn, muxOf(o.in[0])+max(muxOf(o.in[1]), muxOf(o.in[2])))
-				fromMux[o.out] = true
-			} else {
-				p.muxIn = max(p.muxIn, muxOf(o.in[0])+muxOf(o.in[1]))
-			}
+			p.muxIn = max(p.muxIn, muxReads(g.Op, func(k int) bool { return o.in[k].id >= 0 && fromMux[o.in[k].id] }))
+			fromMux[o.out] = g.Op == OpMUX
 			wires[g.Out] = linWire{terms: []int32{o.out}}
 		}
 	}

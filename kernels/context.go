@@ -28,8 +28,7 @@ type Context struct {
 	info DeviceInfo
 
 	mu     sync.RWMutex // read-held by every call, write-held by Close
-	closed bool
-	gone   atomic.Bool // closed, for checks that must not take mu (isClosed)
+	closed atomic.Bool  // set under mu's write lock; read without it by isClosed
 
 	fault atomic.Pointer[Error] // the first sticky (context-killing) error
 	debug atomic.Bool           // synchronise and check after every launch
@@ -102,24 +101,23 @@ func (c *Context) Err() error {
 func (c *Context) Close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.closed {
+	if c.closed.Load() {
 		return nil
 	}
-	c.closed = true
-	c.gone.Store(true)
+	c.closed.Store(true)
 	return c.d.err("cuDevicePrimaryCtxRelease_v2", c.d.call(symDevicePrimaryCtxRelease, uintptr(uint32(c.dev))))
 }
 
 // isClosed reports whether Close was called on c. It takes no lock, so a
 // caller may hold c's read lock.
-func (c *Context) isClosed() bool { return c.gone.Load() }
+func (c *Context) isClosed() bool { return c.closed.Load() }
 
 // enter prepares the calling goroutine for a driver call on c: it takes the
 // read lock, locks the goroutine to its thread and makes c current there.
 // Every successful enter must be paired with exit.
 func (c *Context) enter(op string) error {
 	c.mu.RLock()
-	if c.closed {
+	if c.closed.Load() {
 		c.mu.RUnlock()
 		return fmt.Errorf("kernels: %s: Context %w", op, shortClosed)
 	}

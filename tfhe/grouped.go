@@ -88,6 +88,26 @@ func checkGrouping(p Params, g int) error {
 	return nil
 }
 
+// groupTerm is one TRGSW of a grouped bootstrapping key: term u (the bit
+// pattern whose indicator it encrypts) of the group of r key bits starting
+// at bit first.
+type groupTerm struct{ first, r, u int }
+
+// groupTerms lists a key's TRGSWs in GenerateCloudKey's order: groups of
+// g bits (a last one of n mod g), 2^r − 1 terms each. A plain key (g ≤ 1)
+// has one term a bit: u = 1, whose groupMessage is the bit.
+func groupTerms(n, g int) []groupTerm {
+	g = max(g, 1)
+	terms := make([]groupTerm, 0, bkSamples(n, g))
+	for first := 0; first < n; first += g {
+		r := min(g, n-first)
+		for u := 1; u < 1<<r; u++ {
+			terms = append(terms, groupTerm{first, r, u})
+		}
+	}
+	return terms
+}
+
 // groupMessage is the message of term u of a group whose key bits are s:
 // 1 when bit j of u equals s_j for every j, else 0. It does not branch on
 // the key bits (key generation's time says nothing of them).

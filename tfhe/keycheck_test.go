@@ -67,21 +67,23 @@ func TestCheckCloudKey(t *testing.T) {
 	}
 }
 
-// TestBKTerm: bkTerm walks GenerateCloudKey's order of groups and terms.
-func TestBKTerm(t *testing.T) {
+// TestGroupTerms: groupTerms walks GenerateCloudKey's order of groups and
+// terms, bkSamples of them.
+func TestGroupTerms(t *testing.T) {
 	for _, tc := range []struct{ n, g int }{{7, 1}, {7, 2}, {7, 3}, {630, 3}, {500, 2}} {
+		terms := groupTerms(tc.n, tc.g)
 		idx := 0
 		for first := 0; first < tc.n; first += tc.g {
 			r := min(tc.g, tc.n-first)
 			for u := 1; u < 1<<r; u++ {
-				if f, gu, gr := bkTerm(tc.n, tc.g, idx); f != first || gu != u || gr != r {
-					t.Fatalf("n=%d g=%d: sample %d is (%d, %d, %d), want (%d, %d, %d)", tc.n, tc.g, idx, f, gu, gr, first, u, r)
+				if idx >= len(terms) || terms[idx] != (groupTerm{first, r, u}) {
+					t.Fatalf("n=%d g=%d: sample %d is %+v, want %+v", tc.n, tc.g, idx, terms[min(idx, len(terms)-1)], groupTerm{first, r, u})
 				}
 				idx++
 			}
 		}
-		if idx != bkSamples(tc.n, tc.g) {
-			t.Fatalf("n=%d g=%d: %d samples walked, bkSamples %d", tc.n, tc.g, idx, bkSamples(tc.n, tc.g))
+		if idx != len(terms) || idx != bkSamples(tc.n, tc.g) {
+			t.Fatalf("n=%d g=%d: %d samples walked, %d listed, bkSamples %d", tc.n, tc.g, idx, len(terms), bkSamples(tc.n, tc.g))
 		}
 	}
 }

@@ -78,14 +78,7 @@ func GenerateCloudKeyFromSeed(sk *SecretKey, seed [torus.SeedSize]byte, opts ...
 		})
 	} else {
 		// Sample i is term u of the group holding it (bkSamples order).
-		type term struct{ first, r, u int }
-		terms := make([]term, 0, len(bk.rows))
-		for first := 0; first < p.LWEDimension(); first += g {
-			r := min(g, p.LWEDimension()-first)
-			for u := 1; u < 1<<r; u++ {
-				terms = append(terms, term{first, r, u})
-			}
-		}
+		terms := groupTerms(p.LWEDimension(), g)
 		parallelFor(len(terms), newScratch, func(sc *nttScratch, i int) {
 			t := terms[i]
 			m := groupMessage(sk.lwe[t.first:t.first+t.r], t.u)

@@ -15,7 +15,8 @@ import (
 // that is closed or was not built by its constructor. Those checks come
 // before any work: on such an error no output is written. An engine that
 // runs a batch in passes may fail in a later pass (a device error of the
-// GPU engine) and then leaves the outputs of the earlier passes written.
+// GPU engine) and then leaves the outputs of the earlier passes written;
+// a Multi whose engine fails leaves its other engines' shares written.
 // On success out[i] depends only on in[i] (and the keys), so any split of a
 // batch gives the same results.
 //

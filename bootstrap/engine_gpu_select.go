@@ -38,6 +38,11 @@ type Options struct {
 	Use Use
 	CPU CPUOptions
 	GPU GPUOptions
+	// Devices lists the GPUs to spread calls over: with two or more, the
+	// GPU engine New builds is NewGPUs over them (a *Multi), and
+	// GPU.Device must be 0; one device is GPU.Device. nil: GPU.Device
+	// alone. GPUDevices lists every device of the host.
+	Devices []int
 }
 
 // Selected is the engine New built, with the reason it was chosen. It
@@ -169,9 +174,30 @@ func New(ck *tfhe.CloudKey, opts Options) (*Selected, error) {
 	if err := opts.GPU.check(ck.Params()); err != nil {
 		return nil, err // the caller's options, not this machine: no fallback
 	}
-	g, err := NewGPU(ck, opts.GPU)
+	if len(opts.Devices) == 1 {
+		if opts.GPU.Device != 0 && opts.GPU.Device != opts.Devices[0] {
+			return nil, fmt.Errorf("bootstrap: New: Options.Devices is %v and GPU.Device %d", opts.Devices, opts.GPU.Device)
+		}
+		opts.GPU.Device = opts.Devices[0]
+	}
+	var (
+		eng    Engine
+		reason string
+		err    error
+	)
+	if len(opts.Devices) > 1 {
+		var m *Multi
+		if m, err = NewGPUs(ck, opts.Devices, opts.GPU); err == nil {
+			eng, reason = m, multiReason(m)
+		}
+	} else {
+		var g *GPU
+		if g, err = NewGPU(ck, opts.GPU); err == nil {
+			eng, reason = g, fmt.Sprintf("GPU: %v, %v", g.Device(), g.Plan())
+		}
+	}
 	if err == nil {
-		return &Selected{Engine: g, gpu: true, reason: fmt.Sprintf("GPU: %v, %v", g.Device(), g.Plan())}, nil
+		return &Selected{Engine: eng, gpu: true, reason: reason}, nil
 	}
 	if opts.Use == UseGPU {
 		return nil, err
@@ -195,4 +221,23 @@ func ParseUse(s string) (Use, error) {
 		return UseGPU, nil
 	}
 	return 0, fmt.Errorf("bootstrap: unknown engine %q (want auto, cpu or gpu)", s)
+}
+
+// multiReason is New's Reason for a Multi of GPU engines: each device.
+func multiReason(m *Multi) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "GPU: %d devices", len(m.engines))
+	for i, e := range m.engines {
+		if g := gpuOf(e); g != nil {
+			sep := ","
+			if i == 0 {
+				sep = ":"
+			}
+			fmt.Fprintf(&b, "%s %d: %v", sep, g.info.Ordinal, g.Device())
+			if i == 0 {
+				fmt.Fprintf(&b, ", %v", g.Plan())
+			}
+		}
+	}
+	return b.String()
 }

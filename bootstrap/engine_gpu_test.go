@@ -808,3 +808,185 @@ func TestGPUBatchTiers(t *testing.T) {
 		t.Errorf("step kernels: tiers %v, want none", got)
 	}
 }
+
+// requireGPUs skips the test, naming why, unless the host has n GPUs.
+func requireGPUs(t testing.TB, n int) int {
+	t.Helper()
+	requireGPU(t)
+	have, err := kernels.DeviceCount()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if have < n {
+		t.Skipf("needs %d GPUs; the driver reports %d", n, have)
+	}
+	return have
+}
+
+// TestGPUMulti: NewGPUs over every GPU of the host (two or more) gives,
+// for TFHELib128 grouped by 3 and plain, the outputs of one GPU engine on
+// every sample and the CPU engine's on a subset (sampleIndices), for
+// batches of 1 to 10,000 (and 40,000 grouped by 3 outside -short) and all
+// three operations; NewMulti of engines built apart accepts them (the
+// probe); goroutines calling it at once get their own outputs.
+func TestGPUMulti(t *testing.T) {
+	devices := requireGPUs(t, 2)
+	p := tfhe.TFHELib128
+	for _, grouping := range []int{3, 1} {
+		t.Run(fmt.Sprintf("grouping=%d", grouping), func(t *testing.T) {
+			kp := keyCache(p, 0, grouping)
+			m, err := NewGPUs(kp.ck, nil, GPUOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			if len(m.Engines()) != devices {
+				t.Fatalf("NewGPUs built %d engines on %d GPUs", len(m.Engines()), devices)
+			}
+			t.Logf("%s; tiers %v", m.Name(), m.BatchTiers())
+			one := newGPU(t, kp.ck, GPUOptions{})
+			cpu := newCPU(t, kp.ck, CPUOptions{})
+			rng := rand.New(rand.NewPCG(uint64(devices), uint64(grouping)))
+			n, kn := p.LWEDimension(), p.ExtractedLWEDimension()
+			batches := []int{1, 2, 7, 132, 1000, 10_000}
+			if grouping == 3 && !testing.Short() {
+				batches = append(batches, 40_000)
+			}
+			for _, count := range batches {
+				in, want := mixedInputs(t, p, kp, rng, count)
+				out, ext, ks := newTLWEs(count, n), newTLWEs(count, kn), newTLWEs(count, n)
+				ref, extRef := newTLWEs(count, n), newTLWEs(count, kn)
+				if err := m.Bootstrap(out, in, mu8); err != nil {
+					t.Fatal(err)
+				}
+				if err := m.BootstrapNoKeySwitch(ext, in, mu8); err != nil {
+					t.Fatal(err)
+				}
+				if err := m.KeySwitch(ks, ext); err != nil {
+					t.Fatal(err)
+				}
+				if err := one.Bootstrap(ref, in, mu8); err != nil {
+					t.Fatal(err)
+				}
+				if err := one.BootstrapNoKeySwitch(extRef, in, mu8); err != nil {
+					t.Fatal(err)
+				}
+				for i := range out {
+					switch {
+					case !equalTLWE(out[i], ref[i]):
+						t.Fatalf("batch %d, sample %d: Multi Bootstrap ≠ one GPU's (%s)", count, i, firstDiff(out[i], ref[i]))
+					case !equalTLWE(ext[i], extRef[i]):
+						t.Fatalf("batch %d, sample %d: Multi BootstrapNoKeySwitch ≠ one GPU's", count, i)
+					case !equalTLWE(ks[i], ref[i]):
+						t.Fatalf("batch %d, sample %d: Multi KeySwitch(BootstrapNoKeySwitch) ≠ Bootstrap", count, i)
+					case i%2 == 0 && kp.sk.DecryptBool(out[i]) != want[i]:
+						t.Fatalf("batch %d, gate %d decrypts wrong", count, i)
+					}
+				}
+				idx := sampleIndices(rng, count)
+				cout := newTLWEs(len(idx), n)
+				if err := cpu.Bootstrap(cout, pick(in, idx), mu8); err != nil {
+					t.Fatal(err)
+				}
+				for r, i := range idx {
+					if !equalTLWE(out[i], cout[r]) {
+						t.Fatalf("batch %d, sample %d: Multi ≠ CPU (%s)", count, i, firstDiff(out[i], cout[r]))
+					}
+				}
+				t.Logf("batch %d: Multi = one GPU on all %d samples (three operations), = CPU on %d", count, count, len(idx))
+			}
+
+			// Goroutines making small calls at once.
+			const callers, batch = 24, 20
+			ins := make([][]*tfhe.TLWE, callers)
+			outs := make([][]*tfhe.TLWE, callers)
+			errs := make([]error, callers)
+			for c := range ins {
+				ins[c], _ = mixedInputs(t, p, kp, rng, batch)
+				outs[c] = newTLWEs(batch, n)
+			}
+			var wg sync.WaitGroup
+			for c := range callers {
+				wg.Go(func() { errs[c] = m.Bootstrap(outs[c], ins[c], mu8) })
+			}
+			wg.Wait()
+			for c := range callers {
+				if errs[c] != nil {
+					t.Fatal(errs[c])
+				}
+				ref := newTLWEs(batch, n)
+				if err := one.Bootstrap(ref, ins[c], mu8); err != nil {
+					t.Fatal(err)
+				}
+				for i := range ref {
+					if !equalTLWE(outs[c][i], ref[i]) {
+						t.Fatalf("caller %d, sample %d: wrong output", c, i)
+					}
+				}
+			}
+			t.Logf("%d goroutines' calls of %d: every output right", callers, batch)
+		})
+	}
+	// Engines built apart, handed to NewMulti: its probe runs on GPUs.
+	kp := keyCache(p, 0, 3)
+	var engines []Engine
+	for d := range 2 {
+		g, err := NewGPU(kp.ck, GPUOptions{Device: d})
+		if err != nil {
+			t.Fatal(err)
+		}
+		engines = append(engines, g)
+	}
+	m, err := NewMulti(engines...)
+	if err != nil {
+		for _, e := range engines {
+			e.Close()
+		}
+		t.Fatal(err)
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// BenchmarkGPUMulti measures TFHELib128 grouped by 3 on 1, 2, 4 and 8 GPUs
+// (those the host has) through NewGPUs: gates/s and ms per batch. Names:
+// BenchmarkGPUMulti/gpus=2/batch=16384.
+func BenchmarkGPUMulti(b *testing.B) {
+	have := requireGPUs(b, 1)
+	p := tfhe.TFHELib128
+	kp := keyCache(p, 0, 3)
+	batches := []int{1, 132, 1024, 4096, 16_384, 65_536}
+	ins := map[int][]*tfhe.TLWE{}
+	for _, count := range batches {
+		ins[count], _ = nandInputs(b, p, newEncryptor(b, kp.sk, count), count)
+	}
+	for _, gpus := range []int{1, 2, 4, 8} {
+		if gpus > have {
+			break
+		}
+		devices := make([]int, gpus)
+		for i := range devices {
+			devices[i] = i
+		}
+		m, err := NewGPUs(kp.ck, devices, GPUOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, count := range batches {
+			in, out := ins[count], newTLWEs(count, p.LWEDimension())
+			b.Run(fmt.Sprintf("gpus=%d/batch=%d", gpus, count), func(b *testing.B) {
+				for b.Loop() {
+					if err := m.Bootstrap(out, in, mu8); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.N*count)/b.Elapsed().Seconds(), "gates/s")
+				b.ReportMetric(b.Elapsed().Seconds()*1e3/float64(b.N), "ms/batch")
+			})
+		}
+		if err := m.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"encoding/hex"
 	"fmt"
 	"unsafe"
 )
@@ -24,8 +25,12 @@ const (
 
 // DeviceInfo describes one GPU as the driver reports it.
 type DeviceInfo struct {
-	Ordinal      int    // the CUDA device ordinal (0, 1, …)
-	Name         string // e.g. "NVIDIA H200"
+	Ordinal int    // the CUDA device ordinal (0, 1, …)
+	Name    string // e.g. "NVIDIA H200"
+	// UUID is the GPU's UUID as nvidia-smi and NVML write it,
+	// "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx": unlike the ordinal, the
+	// same in every process whatever CUDA_VISIBLE_DEVICES says.
+	UUID         string
 	Major, Minor int    // compute capability, e.g. 9 and 0
 	SMs          int    // streaming multiprocessors
 	TotalMemory  uint64 // device memory in bytes
@@ -113,6 +118,11 @@ func (d *driver) device(ordinal int) (int32, DeviceInfo, error) {
 		return 0, DeviceInfo{}, err
 	}
 	info.Name = cStringBuf(name[:])
+	var uuid [16]byte
+	if err := d.err("cuDeviceGetUuid_v2", d.call(symDeviceGetUuid, uintptr(unsafe.Pointer(&uuid[0])), uintptr(uint32(dev)))); err != nil {
+		return 0, DeviceInfo{}, err
+	}
+	info.UUID = formatUUID(uuid)
 	var total uint64
 	if err := d.err("cuDeviceTotalMem_v2", d.call(symDeviceTotalMem, uintptr(unsafe.Pointer(&total)), uintptr(uint32(dev)))); err != nil {
 		return 0, DeviceInfo{}, err
@@ -148,4 +158,11 @@ func (d *driver) device(ordinal int) (int32, DeviceInfo, error) {
 		*a.dst = int(v)
 	}
 	return dev, info, nil
+}
+
+// formatUUID writes a CUuuid's 16 bytes as NVML does: "GPU-" and the
+// bytes in hex, grouped 8-4-4-4-12.
+func formatUUID(u [16]byte) string {
+	h := hex.EncodeToString(u[:])
+	return "GPU-" + h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }

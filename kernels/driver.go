@@ -25,6 +25,7 @@ const (
 	symDeviceGetName
 	symDeviceTotalMem
 	symDeviceGetAttribute
+	symDeviceGetUuid
 	symDevicePrimaryCtxRetain
 	symDevicePrimaryCtxRelease
 	symCtxSetCurrent
@@ -79,6 +80,7 @@ var symNames = [numSyms]string{
 	symDeviceGetName:            "cuDeviceGetName",                             // (char *, int len, CUdevice)
 	symDeviceTotalMem:           "cuDeviceTotalMem_v2",                         // (size_t *, CUdevice)
 	symDeviceGetAttribute:       "cuDeviceGetAttribute",                        // (int *, CUdevice_attribute, CUdevice)
+	symDeviceGetUuid:            "cuDeviceGetUuid_v2",                          // (CUuuid *, CUdevice)
 	symDevicePrimaryCtxRetain:   "cuDevicePrimaryCtxRetain",                    // (CUcontext *, CUdevice)
 	symDevicePrimaryCtxRelease:  "cuDevicePrimaryCtxRelease_v2",                // (CUdevice)
 	symCtxSetCurrent:            "cuCtxSetCurrent",                             // (CUcontext)

@@ -13,7 +13,7 @@ import (
 // 12/13) #defines to a _v2 ABI name; every other one is exported under its
 // plain name.
 var abiVersioned = map[string]bool{
-	"cuDeviceTotalMem": true, "cuDevicePrimaryCtxRelease": true, "cuMemGetInfo": true,
+	"cuDeviceTotalMem": true, "cuDeviceGetUuid": true, "cuDevicePrimaryCtxRelease": true, "cuMemGetInfo": true,
 	"cuMemAlloc": true, "cuMemFree": true, "cuMemsetD8": true, "cuMemsetD32": true,
 	"cuMemcpyHtoD": true, "cuMemcpyDtoH": true, "cuMemcpyDtoD": true,
 	"cuMemcpyHtoDAsync": true, "cuMemcpyDtoHAsync": true, "cuMemcpyDtoDAsync": true,

@@ -1033,3 +1033,145 @@ func TestFakeGPUEngineNewFails(t *testing.T) {
 		})
 	}
 }
+
+// TestFakeGPUEngineMulti: NewGPUs over a fake host of two GPUs builds an
+// engine per device and splits each call between them; the outputs are
+// the CPU engine's, bit for bit, for batches that run the split, wide and
+// flat kernels on each device (1, 7, 60 samples: 0/1, 3/4 and 30 a
+// device). Its tiers are one engine's doubled; New with Options.Devices
+// builds the same and says which devices; a GPU and a CPU engine do not
+// make a Multi; Close releases everything.
+func TestFakeGPUEngineMulti(t *testing.T) {
+	k := newFakeKeys(t, smallN(tfhe.TFHELib128), 3)
+	cpu := newCPUEngine(t, k.ck)
+	fake := kernels.UseFakeDriver(t, kernels.FakeOptions{SMs: fakeSMs, Devices: 2})
+	devs, err := bootstrap.GPUDevices()
+	if err != nil || !slices.Equal(devs, []int{0, 1}) {
+		t.Fatalf("GPUDevices() = %v, %v; want [0 1]", devs, err)
+	}
+	m, err := bootstrap.NewGPUs(k.ck, nil, bootstrap.GPUOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	engines := m.Engines()
+	if len(engines) != 2 {
+		t.Fatalf("NewGPUs built %d engines on two devices", len(engines))
+	}
+	for i, e := range engines {
+		if g, ok := e.(*bootstrap.GPU); !ok || g.Device().Ordinal != i {
+			t.Fatalf("engine %d: %T, not the GPU engine of device %d", i, e, i)
+		}
+	}
+	one := bootstrap.BatchTiers(engines[0])
+	want := make([]int, len(one))
+	for i, tier := range one {
+		want[i] = 2 * tier
+	}
+	if got := m.BatchTiers(); len(one) == 0 || !slices.Equal(got, want) {
+		t.Errorf("BatchTiers() = %v, one engine's %v", got, one)
+	}
+	if m.Grouping() != 3 {
+		t.Errorf("Grouping() = %d, want 3", m.Grouping())
+	}
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, count := range []int{1, 7, 60} {
+		in, _ := k.inputs(t, rng, count)
+		out := poisoned(count, k.p.LWEDimension())
+		if err := m.Bootstrap(out, in, mu8); err != nil {
+			t.Fatal(err)
+		}
+		sameAs(t, fmt.Sprintf("Multi, %d samples", count), out, cpuBootstrap(t, cpu, in))
+	}
+	if _, err := bootstrap.NewMulti(engines[0], cpu); err == nil || !strings.Contains(err.Error(), "1 GPU engines and 1 others") {
+		t.Errorf("NewMulti of a GPU and a CPU engine: %v", err)
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	noneLeft(t, fake, "after Close")
+
+	s, err := bootstrap.New(k.ck, bootstrap.Options{Devices: devs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.OnGPU() || !strings.HasPrefix(s.Reason(), "GPU: 2 devices: 0: Fake GPU") || !strings.Contains(s.Reason(), ", 1: Fake GPU") {
+		t.Errorf("New with Devices [0 1]: OnGPU %v, reason %q", s.OnGPU(), s.Reason())
+	}
+	if _, ok := s.Engine.(*bootstrap.Multi); !ok {
+		t.Errorf("New with Devices [0 1] built a %T", s.Engine)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	noneLeft(t, fake, "after the Selected's Close")
+
+	if _, err := bootstrap.NewGPUs(k.ck, []int{0, 5}, bootstrap.GPUOptions{}); !errors.Is(err, bootstrap.ErrNoGPU) || !strings.Contains(err.Error(), "device 5") {
+		t.Errorf("NewGPUs on devices 0 and 5 of two: %v, want ErrNoGPU naming device 5", err)
+	}
+	noneLeft(t, fake, "after NewGPUs failed on one device")
+}
+
+// TestFakeGPUEngineMultiErrors: a device error on one of two GPUs fails
+// the call with that engine's error, named, while the other device's share
+// is written and right; a recoverable error leaves the next call right. A
+// failed upload on one device fails NewGPUs and closes the other engine,
+// and New with UseAuto then takes the CPU engine, saying why.
+func TestFakeGPUEngineMultiErrors(t *testing.T) {
+	k := newFakeKeys(t, smallN(tfhe.TFHELib128), 3)
+	cpu := newCPUEngine(t, k.ck)
+	fake := kernels.UseFakeDriver(t, kernels.FakeOptions{SMs: fakeSMs, Devices: 2})
+	m, err := bootstrap.NewGPUs(k.ck, nil, bootstrap.GPUOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	rng := rand.New(rand.NewPCG(13, 14))
+	in, _ := k.inputs(t, rng, 8)
+	want := cpuBootstrap(t, cpu, in)
+	// One launch of one pass: the first launch fails, on whichever device.
+	fake.FailAfter(t, "cuLaunchKernel", 0, 701)
+	out := poisoned(len(in), k.p.LWEDimension())
+	err = m.Bootstrap(out, in, mu8)
+	if err == nil || !strings.Contains(err.Error(), "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES") || strings.Count(err.Error(), "engine ") != 1 {
+		t.Fatalf("a launch failing on one device: %v, want one engine named", err)
+	}
+	t.Logf("the failing call: %v", err)
+	var written, untouched int
+	for i := range out {
+		switch {
+		case isPoisoned(out[i]):
+			untouched++
+		case slices.Equal(out[i].Value, want[i].Value):
+			written++
+		default:
+			t.Fatalf("output %d neither untouched nor right", i)
+		}
+	}
+	if written != 4 || untouched != 4 {
+		t.Errorf("%d outputs written and %d untouched, want the other device's 4 and 4", written, untouched)
+	}
+	out = poisoned(len(in), k.p.LWEDimension())
+	if err := m.Bootstrap(out, in, mu8); err != nil {
+		t.Fatalf("the call after a recoverable error: %v", err)
+	}
+	sameAs(t, "the call after a recoverable error", out, want)
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	noneLeft(t, fake, "after Close")
+
+	fake.FailAfter(t, "cuMemcpyHtoD_v2", 0, 1)
+	if _, err := bootstrap.NewGPUs(k.ck, nil, bootstrap.GPUOptions{}); err == nil || !strings.Contains(err.Error(), "CUDA_ERROR_INVALID_VALUE") || !strings.Contains(err.Error(), "device ") {
+		t.Fatalf("NewGPUs with a failing upload: %v", err)
+	}
+	noneLeft(t, fake, "after the failed NewGPUs")
+	fake.FailAfter(t, "cuMemcpyHtoD_v2", 0, 1)
+	s, err := bootstrap.New(k.ck, bootstrap.Options{Devices: []int{0, 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.OnGPU() || !strings.HasPrefix(s.Reason(), "CPU: ") || !strings.Contains(s.Reason(), "CUDA_ERROR_INVALID_VALUE") {
+		t.Errorf("New(UseAuto) with a failing device: OnGPU %v, reason %q", s.OnGPU(), s.Reason())
+	}
+}

@@ -45,6 +45,10 @@ type FakeOptions struct {
 	// "sm_86" or "sm_89" (RTX 30 / 40 class: 99 KiB a block); before sm_90
 	// the fatbin has no cluster or split kernels.
 	Arch string
+	// Devices is the device count (default 1). The devices are alike and
+	// share Memory: what one allocates, the others' MemInfo no longer
+	// counts free.
+	Devices int
 }
 
 // UseFakeDriver makes Open and Driver use a new fake GPU until t ends.
@@ -58,6 +62,9 @@ func UseFakeDriver(t testing.TB, opts FakeOptions) *FakeDriver {
 	}
 	if opts.SMs > 0 {
 		g.sms = int32(opts.SMs)
+	}
+	if opts.Devices > 0 {
+		g.devices = int32(opts.Devices)
 	}
 	if opts.Arch != "" {
 		a, ok := fakeArchs[opts.Arch]

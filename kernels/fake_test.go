@@ -23,6 +23,7 @@ type fakeGPU struct {
 	host     map[uintptr][]uint64
 	total    uint64 // device memory size
 	sms      int32  // streaming multiprocessors
+	devices  int32  // device count; all share the memory above
 	arch     fakeArch
 	retains  int
 	handles  uintptr
@@ -91,6 +92,7 @@ func newFakeGPU() *fakeGPU {
 		host:    map[uintptr][]uint64{},
 		total:   80 << 30,
 		sms:     132,
+		devices: 1,
 		arch:    fakeArchs["sm_90"],
 		funcs:   map[uintptr]string{},
 		attrs:   map[uintptr]map[int32]int32{},
@@ -185,11 +187,19 @@ func (g *fakeGPU) call(s sym, a []uintptr) Result {
 		}
 		put(a, 1, &str[int(s-symGetErrorName)][0])
 	case symDeviceGetCount:
-		put(a, 0, int32(1))
+		put(a, 0, g.devices)
 	case symDeviceGet:
+		if int32(a[1]) < 0 || int32(a[1]) >= g.devices {
+			return resultInvalidDevice
+		}
 		put(a, 0, int32(a[1]))
 	case symDeviceGetName:
 		copy(g.hostBytes(a, 0, uint64(a[1])), "Fake GPU\x00")
+	case symDeviceGetUuid:
+		u := g.hostBytes(a, 0, 16)
+		for i := range u {
+			u[i] = byte(0x10*int(a[1]) + i) // a UUID per device
+		}
 	case symDeviceTotalMem:
 		put(a, 0, g.total)
 	case symDeviceGetAttribute:
@@ -202,7 +212,7 @@ func (g *fakeGPU) call(s sym, a []uintptr) Result {
 		put(a, 0, v)
 	case symDevicePrimaryCtxRetain:
 		g.retains++
-		put(a, 0, uintptr(0xC0))
+		put(a, 0, uintptr(0xC0+0x100*a[1])) // a context per device
 	case symDevicePrimaryCtxRelease:
 		g.retains--
 	case symCtxSynchronize, symStreamSynchronize, symEventSynchronize:

@@ -1,0 +1,459 @@
+package bootstrap
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/goldfhe/goldfhe/kernels"
+	"github.com/goldfhe/goldfhe/tfhe"
+	"github.com/goldfhe/goldfhe/torus"
+)
+
+// Multi is the Engine of several engines that hold the same cloud key —
+// one GPU engine per device of a host (NewGPUs) — that runs every call on
+// all of them at once: engine i takes a contiguous share of the batch in
+// proportion to its weight (a GPU engine's SM count; 1 for any other
+// engine), and the call returns when every share is done. Each output is
+// the one its engine computes, which for engines of one key is the same
+// bit for bit whichever engine it is (DESIGN.md §3), so a Multi's outputs
+// are the CPU engine's.
+//
+// A call of fewer samples than engines runs on as many engines as it has
+// samples, and successive calls start their split at successive engines, so
+// that goroutines making one-gate calls spread over the devices. Each
+// engine keeps its own way of running concurrent calls (a GPU engine merges
+// small calls that find it busy), so a Multi is safe for concurrent use by
+// several goroutines as its engines are.
+//
+// Errors: argument errors come before any work, as Engine promises. When
+// an engine fails (a device error), the call returns its error, wrapped with
+// the engine's index and name and joined with any other engine's; the
+// other engines' shares are then written, and the failed engine's share is
+// written as far as that engine writes a failed call. Close closes every
+// engine.
+type Multi struct {
+	engines []Engine
+	weights []int // engine i's share of a batch is weights[i] / total
+	total   int64
+	params  tfhe.Params
+	group   int   // KeyGrouping common to the engines, 0 if unknown
+	tiers   []int // BatchTiers, nil unless the engines' tiers scale
+	name    string
+
+	start atomic.Uint32 // the engine the next call's split starts at
+	calls sync.Pool     // *multiCall
+
+	mu     sync.RWMutex // held by calls (read) and Close (write)
+	closed bool
+}
+
+// multiCall is one call's shares in flight: the engines' errors and any
+// panic of a share run on another goroutine.
+type multiCall struct {
+	wg     sync.WaitGroup
+	errs   []error
+	panics []any
+}
+
+// NewMulti returns the Multi of engines, which it takes over (Multi.Close
+// closes them). The engines must hold the same cloud key: NewMulti checks
+// that they have the same parameter set and key grouping, and that each
+// bootstraps a fixed probe sample to the same bits as engines[0] (about one
+// gate's time on each, at once); engines of two cloud keys fail that check
+// even when the keys are of one secret key, since their outputs differ.
+// Mixing GPU and CPU engines is an error: split evenly, every call would
+// wait for the CPU's share. On error the engines are left open, the
+// caller's.
+func NewMulti(engines ...Engine) (*Multi, error) {
+	m, err := newMulti(engines)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.probe(); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// newMulti checks engines and builds their Multi, without the probe.
+func newMulti(engines []Engine) (*Multi, error) {
+	if len(engines) == 0 {
+		return nil, errors.New("bootstrap: NewMulti: no engines")
+	}
+	m := &Multi{engines: slices.Clone(engines), weights: make([]int, len(engines))}
+	gpus := 0
+	names := make([]string, len(engines))
+	for i, e := range m.engines {
+		if e == nil {
+			return nil, fmt.Errorf("bootstrap: NewMulti: engine %d is nil", i)
+		}
+		p := e.Params()
+		if p.IsZero() {
+			return nil, fmt.Errorf("bootstrap: NewMulti: engine %d: %w", i, ErrNotInitialized)
+		}
+		if i == 0 {
+			m.params, m.group = p, KeyGrouping(e)
+		} else {
+			if !p.Equal(m.params) {
+				return nil, fmt.Errorf("bootstrap: NewMulti: engine %d is for %s, engine 0 for %s", i, p.Name(), m.params.Name())
+			}
+			if g := KeyGrouping(e); g != m.group {
+				return nil, fmt.Errorf("bootstrap: NewMulti: engine %d's key has grouping %d, engine 0's %d", i, g, m.group)
+			}
+		}
+		m.weights[i] = 1
+		if g := gpuOf(e); g != nil {
+			gpus++
+			m.weights[i] = max(1, g.info.SMs)
+		}
+		m.total += int64(m.weights[i])
+		names[i] = e.Name()
+	}
+	if gpus != 0 && gpus != len(engines) {
+		return nil, fmt.Errorf("bootstrap: NewMulti: %d GPU engines and %d others: a Multi splits calls by SM count among GPUs and evenly otherwise, so it takes engines of one kind", gpus, len(engines)-gpus)
+	}
+	m.tiers = multiTiers(m.engines, m.weights)
+	m.name = "multi(" + strings.Join(names, " | ") + ")"
+	m.calls.New = func() any {
+		return &multiCall{errs: make([]error, len(m.engines)), panics: make([]any, len(m.engines))}
+	}
+	return m, nil
+}
+
+// gpuOf returns the GPU engine e is or forwards to (a Selected), or nil.
+func gpuOf(e Engine) *GPU {
+	if s, ok := e.(*Selected); ok {
+		e = s.engine()
+	}
+	g, _ := e.(*GPU)
+	return g
+}
+
+// multiTiers is the BatchTiers of a Multi: with equal weights and the same
+// tiers on every engine, a call of up to k·t samples gives each of the k
+// engines at most t, so the Multi steps at k times each tier. Otherwise
+// nil: no steps worth filling to.
+func multiTiers(engines []Engine, weights []int) []int {
+	first := BatchTiers(engines[0])
+	if first == nil {
+		return nil
+	}
+	for i, e := range engines {
+		if weights[i] != weights[0] || !slices.Equal(BatchTiers(e), first) {
+			return nil
+		}
+	}
+	tiers := make([]int, len(first))
+	for i, t := range first {
+		tiers[i] = t * len(engines)
+	}
+	return tiers
+}
+
+// probe bootstraps one pseudorandom sample (a fixed seed, so every engine
+// gets the same) on each engine and compares the outputs with engine 0's.
+func (m *Multi) probe() error {
+	n := m.params.LWEDimension()
+	in := tfhe.NewTLWE(n)
+	r := rand.New(rand.NewPCG(0x676f6c64, 0x66686521))
+	for i := range in.Value {
+		in.Value[i] = torus.Torus32(r.Uint32())
+	}
+	mu := torus.Torus32(1 << 29) // 1/8, a gate's
+	var want *tfhe.TLWE
+	for i, e := range m.engines {
+		out := tfhe.NewTLWE(n)
+		if err := e.Bootstrap([]*tfhe.TLWE{out}, []*tfhe.TLWE{in}, mu); err != nil {
+			return fmt.Errorf("bootstrap: NewMulti: engine %d (%s): %w", i, e.Name(), err)
+		}
+		if i == 0 {
+			want = out
+			continue
+		}
+		if !slices.Equal(out.Value, want.Value) {
+			return fmt.Errorf("bootstrap: NewMulti: engine %d (%s) bootstraps a probe sample to other bits than engine 0 (%s): they do not hold the same cloud key", i, e.Name(), m.engines[0].Name())
+		}
+	}
+	return nil
+}
+
+// NewGPUs builds one GPU engine per device of devices (CUDA ordinals; nil
+// or empty: every device) with opts and the same cloud key, at once, and
+// returns their Multi, which splits calls by the devices' SM counts.
+// opts.Device must be 0: devices says which. When any engine fails, the
+// ones built are closed and the error says which device failed; without a
+// driver or device it wraps ErrNoGPU, as NewGPU's does. One device gives a
+// Multi of one engine, which forwards every call to it.
+func NewGPUs(ck *tfhe.CloudKey, devices []int, opts GPUOptions) (*Multi, error) {
+	if opts.Device != 0 {
+		return nil, fmt.Errorf("bootstrap: NewGPUs: GPUOptions.Device is %d; NewGPUs takes its devices from its devices argument", opts.Device)
+	}
+	if len(devices) == 0 {
+		var err error
+		if devices, err = GPUDevices(); err != nil {
+			return nil, err
+		}
+	}
+	for i, d := range devices {
+		if d < 0 {
+			return nil, fmt.Errorf("bootstrap: NewGPUs: device %d is negative", d)
+		}
+		if slices.Contains(devices[:i], d) {
+			return nil, fmt.Errorf("bootstrap: NewGPUs: device %d is listed twice", d)
+		}
+	}
+	engines := make([]Engine, len(devices))
+	errs := make([]error, len(devices))
+	var wg sync.WaitGroup
+	for i, d := range devices {
+		wg.Go(func() {
+			o := opts
+			o.Device = d
+			g, err := NewGPU(ck, o)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			engines[i] = g
+		})
+	}
+	wg.Wait()
+	if err := deviceErrors(devices, errs); err != nil {
+		for _, e := range engines {
+			if e != nil {
+				err = errors.Join(err, e.Close())
+			}
+		}
+		return nil, fmt.Errorf("bootstrap: NewGPUs: %w", err)
+	}
+	m, err := newMulti(engines) // one key by construction: no probe
+	if err != nil {
+		for _, e := range engines {
+			err = errors.Join(err, e.Close())
+		}
+		return nil, err
+	}
+	return m, nil
+}
+
+// deviceErrors joins the errors of NewGPU per device, each named by its
+// device, or says once the error that every device gave (no driver, say).
+func deviceErrors(devices []int, errs []error) error {
+	same := len(errs) > 1
+	var named []error
+	for i, err := range errs {
+		if err == nil {
+			same = false
+			continue
+		}
+		same = same && err.Error() == errs[0].Error()
+		named = append(named, fmt.Errorf("device %d: %w", devices[i], err))
+	}
+	if same {
+		return fmt.Errorf("devices %v: %w", devices, errs[0])
+	}
+	return errors.Join(named...)
+}
+
+// GPUDevices lists the ordinals of every CUDA device, for NewGPUs and
+// Options.Devices. Without a driver or device the error wraps ErrNoGPU.
+func GPUDevices() ([]int, error) {
+	n, err := kernels.DeviceCount()
+	if err == nil && n == 0 {
+		err = kernels.ErrNoDevice
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrNoGPU, err)
+	}
+	devices := make([]int, n)
+	for i := range devices {
+		devices[i] = i
+	}
+	return devices, nil
+}
+
+// Engines returns the engines m spreads its calls over, in order (a new
+// slice; the engines are m's and closed by its Close).
+func (m *Multi) Engines() []Engine {
+	if m == nil {
+		return nil
+	}
+	return slices.Clone(m.engines)
+}
+
+// Name implements Engine: "multi(" and the engines' names, separated by
+// " | ", then ")".
+func (m *Multi) Name() string {
+	if m == nil {
+		return ""
+	}
+	return m.name
+}
+
+// String returns Name.
+func (m *Multi) String() string { return m.Name() }
+
+// Params implements Engine.
+func (m *Multi) Params() tfhe.Params {
+	if m == nil {
+		return tfhe.Params{}
+	}
+	return m.params
+}
+
+// Grouping returns the grouping factor of the engines' key (KeyGrouping).
+func (m *Multi) Grouping() int {
+	if m == nil {
+		return 0
+	}
+	return m.group
+}
+
+// BatchTiers returns the engines' tiers times their number when every
+// engine has the same weight and tiers (GPUs of one model), else nil.
+func (m *Multi) BatchTiers() []int {
+	if m == nil {
+		return nil
+	}
+	return slices.Clone(m.tiers)
+}
+
+// Bootstrap implements Engine.
+func (m *Multi) Bootstrap(out, in []*tfhe.TLWE, mu torus.Torus32) error {
+	return m.run(opBootstrap, out, in, mu)
+}
+
+// BootstrapNoKeySwitch implements Engine.
+func (m *Multi) BootstrapNoKeySwitch(out, in []*tfhe.TLWE, mu torus.Torus32) error {
+	return m.run(opBootstrapNoKS, out, in, mu)
+}
+
+// KeySwitch implements Engine.
+func (m *Multi) KeySwitch(out, in []*tfhe.TLWE) error {
+	return m.run(opKeySwitch, out, in, 0)
+}
+
+// Close implements Engine: it waits for calls in progress and closes every
+// engine, joining their errors. It is idempotent.
+func (m *Multi) Close() error {
+	if m == nil || m.name == "" {
+		return ErrNotInitialized
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil
+	}
+	m.closed = true
+	var errs []error
+	for i, e := range m.engines {
+		if err := e.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("engine %d (%s): %w", i, e.Name(), err))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("bootstrap: Multi.Close: %w", err)
+	}
+	return nil
+}
+
+// run checks the call, splits it and runs the shares, the last on the
+// caller's goroutine.
+func (m *Multi) run(op opKind, out, in []*tfhe.TLWE, mu torus.Torus32) error {
+	if m == nil || m.name == "" {
+		return ErrNotInitialized
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.closed {
+		return ErrClosed
+	}
+	if err := checkBatch(m.params, op, out, in); err != nil {
+		return err
+	}
+	k := len(m.engines)
+	c := m.calls.Get().(*multiCall)
+	defer m.calls.Put(c)
+	if len(in) == 0 {
+		// Every engine sees the empty call: a GPU that has faulted fails it.
+		for i, e := range m.engines {
+			c.errs[i] = call(e, op, nil, nil, mu)
+		}
+		return m.collect(c)
+	}
+	first := int(m.start.Add(1)-1) % k
+	var acc int64 // weights of the engines before this one in the split
+	last := -1    // the last engine with a share: the caller runs it
+	var lastLo, lastHi int
+	for j := range k {
+		i := (first + j) % k
+		lo := int(int64(len(in)) * acc / m.total)
+		acc += int64(m.weights[i])
+		hi := int(int64(len(in)) * acc / m.total)
+		if lo == hi {
+			continue
+		}
+		if last >= 0 {
+			c.wg.Add(1)
+			go m.share(c, last, op, out[lastLo:lastHi], in[lastLo:lastHi], mu, true)
+		}
+		last, lastLo, lastHi = i, lo, hi
+	}
+	m.share(c, last, op, out[lastLo:lastHi], in[lastLo:lastHi], mu, false)
+	c.wg.Wait()
+	for i, p := range c.panics {
+		if p != nil {
+			clear(c.panics)
+			clear(c.errs)
+			panic(fmt.Sprintf("bootstrap: Multi engine %d (%s) panicked: %v", i, m.engines[i].Name(), p))
+		}
+	}
+	return m.collect(c)
+}
+
+// share runs engine i's share, on a goroutine of its own when counted in
+// c.wg. A panic is kept for run to raise on the caller's goroutine, where
+// it can be recovered, once no share uses c any more.
+func (m *Multi) share(c *multiCall, i int, op opKind, out, in []*tfhe.TLWE, mu torus.Torus32, counted bool) {
+	if counted {
+		defer c.wg.Done()
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			c.panics[i] = p
+		}
+	}()
+	c.errs[i] = call(m.engines[i], op, out, in, mu)
+}
+
+// collect joins the engines' errors, each with its engine, and clears
+// them for the next call.
+func (m *Multi) collect(c *multiCall) error {
+	var errs []error
+	for i, err := range c.errs {
+		if err != nil {
+			errs = append(errs, fmt.Errorf("engine %d (%s): %w", i, m.engines[i].Name(), err))
+		}
+	}
+	clear(c.errs)
+	if len(errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("bootstrap: Multi: %w", errors.Join(errs...))
+}
+
+// call makes the call op on e.
+func call(e Engine, op opKind, out, in []*tfhe.TLWE, mu torus.Torus32) error {
+	switch op {
+	case opBootstrapNoKS:
+		return e.BootstrapNoKeySwitch(out, in, mu)
+	case opKeySwitch:
+		return e.KeySwitch(out, in)
+	}
+	return e.Bootstrap(out, in, mu)
+}

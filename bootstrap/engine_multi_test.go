@@ -1,0 +1,435 @@
+package bootstrap
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/goldfhe/goldfhe/tfhe"
+	"github.com/goldfhe/goldfhe/torus"
+)
+
+// TestMultiMatchesOneEngine: a Multi of three CPU engines of one key gives
+// the outputs of one CPU engine, bit for bit, for every operation and for
+// batches smaller than, equal to and larger than the engine count, in
+// place too.
+func TestMultiMatchesOneEngine(t *testing.T) {
+	p := toyParams
+	kp := testKeys(p, 0)
+	one := newCPU(t, kp.ck, CPUOptions{Workers: 1})
+	var engines []Engine
+	for range 3 {
+		e, err := NewCPU(kp.ck, CPUOptions{Workers: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		engines = append(engines, e)
+	}
+	m, err := NewMulti(engines...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	enc := newEncryptor(t, kp.sk, 0)
+	for _, count := range []int{1, 2, 3, 7, 20} {
+		in, want := nandInputs(t, p, enc, count)
+		got, ref := newTLWEs(count, p.LWEDimension()), newTLWEs(count, p.LWEDimension())
+		if err := m.Bootstrap(got, in, mu8); err != nil {
+			t.Fatal(err)
+		}
+		if err := one.Bootstrap(ref, in, mu8); err != nil {
+			t.Fatal(err)
+		}
+		ext, extRef := newTLWEs(count, p.ExtractedLWEDimension()), newTLWEs(count, p.ExtractedLWEDimension())
+		if err := m.BootstrapNoKeySwitch(ext, in, mu8); err != nil {
+			t.Fatal(err)
+		}
+		if err := one.BootstrapNoKeySwitch(extRef, in, mu8); err != nil {
+			t.Fatal(err)
+		}
+		ks := newTLWEs(count, p.LWEDimension())
+		if err := m.KeySwitch(ks, ext); err != nil {
+			t.Fatal(err)
+		}
+		for i := range got {
+			if !equalTLWE(got[i], ref[i]) || !equalTLWE(ext[i], extRef[i]) || !equalTLWE(ks[i], ref[i]) {
+				t.Fatalf("batch %d, sample %d: the Multi's outputs differ from one engine's", count, i)
+			}
+			if kp.sk.DecryptBool(got[i]) != want[i] {
+				t.Fatalf("batch %d, sample %d: wrong NAND", count, i)
+			}
+		}
+		if err := m.Bootstrap(in, in, mu8); err != nil { // in place
+			t.Fatal(err)
+		}
+		for i := range in {
+			if !equalTLWE(in[i], ref[i]) {
+				t.Fatalf("batch %d: in-place output %d differs", count, i)
+			}
+		}
+	}
+	if got := m.Grouping(); got != 1 {
+		t.Errorf("Grouping() = %d, want 1", got)
+	}
+	if m.BatchTiers() != nil {
+		t.Errorf("BatchTiers() = %v for CPU engines, want nil", m.BatchTiers())
+	}
+	if name := m.Name(); !strings.HasPrefix(name, "multi(cpu/") || strings.Count(name, " | ") != 2 {
+		t.Errorf("Name() = %q", name)
+	}
+}
+
+// recorder is an Engine that records the batch sizes it is called with and
+// copies in to out, for tests of how a Multi splits calls.
+type recorder struct {
+	p      tfhe.Params
+	tiers  []int
+	group  int
+	fail   error // returned by every call
+	panics bool
+
+	mu     sync.Mutex
+	sizes  []int
+	closed int
+}
+
+func (r *recorder) Name() string        { return "recorder" }
+func (r *recorder) Params() tfhe.Params { return r.p }
+func (r *recorder) Grouping() int       { return r.group }
+func (r *recorder) BatchTiers() []int   { return r.tiers }
+func (r *recorder) Close() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.closed++
+	return r.fail
+}
+func (r *recorder) Bootstrap(out, in []*tfhe.TLWE, mu torus.Torus32) error {
+	r.mu.Lock()
+	r.sizes = append(r.sizes, len(in))
+	r.mu.Unlock()
+	if r.panics {
+		panic("recorder: told to")
+	}
+	if r.fail != nil {
+		return r.fail
+	}
+	for i := range in {
+		out[i].CopyFrom(in[i])
+		out[i].SetB(mu)
+	}
+	return nil
+}
+func (r *recorder) BootstrapNoKeySwitch(out, in []*tfhe.TLWE, mu torus.Torus32) error {
+	return r.Bootstrap(out, in, mu)
+}
+func (r *recorder) KeySwitch(out, in []*tfhe.TLWE) error { return r.Bootstrap(out, in, 0) }
+
+func (r *recorder) taken() []int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.sizes
+	r.sizes = nil
+	return s
+}
+
+func recorders(p tfhe.Params, k int) ([]*recorder, []Engine) {
+	rs := make([]*recorder, k)
+	es := make([]Engine, k)
+	for i := range rs {
+		rs[i] = &recorder{p: p, group: 1}
+		es[i] = rs[i]
+	}
+	return rs, es
+}
+
+// TestMultiSplits: shares are contiguous and even for engines of one
+// weight; a call of fewer samples than engines uses that many, and
+// successive calls start at successive engines.
+func TestMultiSplits(t *testing.T) {
+	p := toyParams
+	rs, es := recorders(p, 3)
+	m, err := newMulti(es)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := p.LWEDimension()
+	for _, count := range []int{10, 1, 1, 1, 2, 300} {
+		in, out := newTLWEs(count, n), newTLWEs(count, n)
+		for i := range in {
+			in[i].Value[0] = torus.Torus32(i)
+		}
+		if err := m.Bootstrap(out, in, 7); err != nil {
+			t.Fatal(err)
+		}
+		for i := range out {
+			if out[i].Value[0] != torus.Torus32(i) || out[i].B() != 7 {
+				t.Fatalf("batch %d: output %d not from its own input", count, i)
+			}
+		}
+		var sizes []int
+		for _, r := range rs {
+			sizes = append(sizes, r.taken()...)
+		}
+		slices.Sort(sizes)
+		total := 0
+		for _, s := range sizes {
+			total += s
+			if s < count/3 || s > (count+2)/3 {
+				t.Errorf("batch %d split into %v, not evenly", count, sizes)
+			}
+		}
+		if total != count || len(sizes) != min(count, 3) {
+			t.Errorf("batch %d split into %v", count, sizes)
+		}
+	}
+	// The three one-sample calls went to three different engines.
+	for _, count := range []int{1, 1, 1} {
+		in, out := newTLWEs(count, n), newTLWEs(count, n)
+		if err := m.Bootstrap(out, in, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, r := range rs {
+		if got := r.taken(); len(got) != 1 {
+			t.Errorf("engine %d took %v of three one-sample calls, want one", i, got)
+		}
+	}
+}
+
+// TestMultiErrors: argument errors before any engine is called; an
+// engine's error names it and leaves the others' shares written; a panic
+// reaches the caller; Close closes every engine once; calls after Close.
+func TestMultiErrors(t *testing.T) {
+	p := toyParams
+	n := p.LWEDimension()
+	rs, es := recorders(p, 2)
+	m, err := newMulti(es)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, out := newTLWEs(4, n), newTLWEs(4, n)
+	bad := slices.Clone(in)
+	bad[3] = nil
+	if err := m.Bootstrap(out, bad, 0); err == nil || !strings.Contains(err.Error(), "input 3 is nil") {
+		t.Errorf("nil input: %v", err)
+	}
+	if err := m.Bootstrap(out[:3], in, 0); err == nil {
+		t.Error("3 outputs for 4 inputs: no error")
+	}
+	wrong := newTLWEs(4, n+1)
+	if err := m.Bootstrap(out, wrong, 0); err == nil || !strings.Contains(err.Error(), "dimension") {
+		t.Errorf("wrong dimension: %v", err)
+	}
+	if err := m.KeySwitch(out, in); err == nil {
+		t.Error("KeySwitch of dimension-n inputs: no error")
+	}
+	for i, r := range rs {
+		if s := r.taken(); len(s) != 0 {
+			t.Errorf("engine %d called (%v) for a bad call", i, s)
+		}
+	}
+
+	boom := errors.New("device fell off the bus")
+	rs[1].fail = boom
+	for i := range in {
+		in[i].Value[0] = torus.Torus32(100 + i)
+		out[i].Value[0] = 0
+	}
+	err = m.Bootstrap(out, in, 0)
+	if !errors.Is(err, boom) || !strings.Contains(err.Error(), "engine 1 (recorder)") {
+		t.Fatalf("failed engine: %v", err)
+	}
+	written := 0
+	for i := range out {
+		if out[i].Value[0] == torus.Torus32(100+i) {
+			written++
+		}
+	}
+	if written != 2 {
+		t.Errorf("%d outputs written after engine 1 failed, want engine 0's 2", written)
+	}
+	rs[1].fail = nil
+	rs[0].panics = true
+	func() {
+		defer func() {
+			if p := recover(); p == nil || !strings.Contains(fmt.Sprint(p), "told to") {
+				t.Errorf("recovered %v, want the engine's panic", p)
+			}
+		}()
+		for range 2 { // whichever engine the split starts at, engine 0 runs
+			m.Bootstrap(out, in, 0)
+		}
+	}()
+	rs[0].panics = false
+	if err := m.Bootstrap(out, in, 0); err != nil {
+		t.Fatalf("after a panic: %v", err)
+	}
+
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	for i, r := range rs {
+		if r.closed != 1 {
+			t.Errorf("engine %d closed %d times", i, r.closed)
+		}
+	}
+	if err := m.Bootstrap(out, bad, 0); !errors.Is(err, ErrClosed) {
+		t.Errorf("after Close (bad arguments too): %v, want ErrClosed", err)
+	}
+	var zero *Multi
+	if err := zero.Bootstrap(out, in, 0); !errors.Is(err, ErrNotInitialized) {
+		t.Errorf("nil Multi: %v", err)
+	}
+	if err := (&Multi{}).Close(); !errors.Is(err, ErrNotInitialized) {
+		t.Errorf("zero Multi Close: %v", err)
+	}
+}
+
+// TestNewMultiChecks: the engines must be of one set, grouping and cloud
+// key; tiers scale with the engine count only when every engine has them.
+func TestNewMultiChecks(t *testing.T) {
+	p := toyParams
+	if _, err := NewMulti(); err == nil {
+		t.Error("no engines: no error")
+	}
+	if _, err := NewMulti(&recorder{p: p}, nil); err == nil {
+		t.Error("a nil engine: no error")
+	}
+	if _, err := NewMulti(&recorder{}); !errors.Is(err, ErrNotInitialized) {
+		t.Errorf("an engine of no parameter set: %v", err)
+	}
+	other := tfhe.ParamSets()[0]
+	if _, err := NewMulti(&recorder{p: p}, &recorder{p: other}); err == nil || !strings.Contains(err.Error(), other.Name()) {
+		t.Errorf("two sets: %v", err)
+	}
+	if _, err := NewMulti(&recorder{p: p, group: 1}, &recorder{p: p, group: 2}); err == nil || !strings.Contains(err.Error(), "grouping") {
+		t.Errorf("two groupings: %v", err)
+	}
+	m, err := newMulti([]Engine{&recorder{p: p, tiers: []int{16, 132}}, &recorder{p: p, tiers: []int{16, 132}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m.BatchTiers(); !slices.Equal(got, []int{32, 264}) {
+		t.Errorf("BatchTiers() = %v, want [32 264]", got)
+	}
+	m, err = newMulti([]Engine{&recorder{p: p, tiers: []int{16, 132}}, &recorder{p: p, tiers: []int{16}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m.BatchTiers(); got != nil {
+		t.Errorf("BatchTiers() of unlike engines = %v, want nil", got)
+	}
+
+	// Two cloud keys of one secret key: the probe tells them apart.
+	a := testKeys(p, 0)
+	b, err := tfhe.GenerateCloudKeyFromSeed(a.sk, seedOf("another cloud key", 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ea := newCPU(t, a.ck, CPUOptions{Workers: 1})
+	eb := newCPU(t, b, CPUOptions{Workers: 1})
+	if _, err := NewMulti(ea, eb); err == nil || !strings.Contains(err.Error(), "not hold the same cloud key") {
+		t.Errorf("two cloud keys: %v", err)
+	}
+	if err := ea.Bootstrap(nil, nil, 0); err != nil {
+		t.Errorf("a refused engine was closed: %v", err)
+	}
+}
+
+// TestMultiConcurrent: goroutines calling one Multi each get their own
+// outputs.
+func TestMultiConcurrent(t *testing.T) {
+	p := toyParams
+	kp := testKeys(p, 0)
+	one := newCPU(t, kp.ck, CPUOptions{Workers: 1})
+	var engines []Engine
+	for range 2 {
+		e, err := NewCPU(kp.ck, CPUOptions{Workers: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		engines = append(engines, e)
+	}
+	m, err := NewMulti(engines...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	const callers, count = 6, 5
+	enc := newEncryptor(t, kp.sk, 1)
+	ins := make([][]*tfhe.TLWE, callers)
+	refs := make([][]*tfhe.TLWE, callers)
+	for c := range ins {
+		ins[c], _ = nandInputs(t, p, enc, count)
+		refs[c] = newTLWEs(count, p.LWEDimension())
+		if err := one.Bootstrap(refs[c], ins[c], mu8); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, callers)
+	outs := make([][]*tfhe.TLWE, callers)
+	for c := range callers {
+		outs[c] = newTLWEs(count, p.LWEDimension())
+		wg.Go(func() { errs[c] = m.Bootstrap(outs[c], ins[c], mu8) })
+	}
+	wg.Wait()
+	for c := range callers {
+		if errs[c] != nil {
+			t.Fatal(errs[c])
+		}
+		for i := range outs[c] {
+			if !equalTLWE(outs[c][i], refs[c][i]) {
+				t.Fatalf("caller %d, sample %d: wrong output", c, i)
+			}
+		}
+	}
+}
+
+// TestNewGPUsOptions: options NewGPUs refuses before touching a device.
+func TestNewGPUsOptions(t *testing.T) {
+	ck := testKeys(toyParams, 0).ck
+	for _, tc := range []struct {
+		devices []int
+		opts    GPUOptions
+		want    string
+	}{
+		{[]int{0, 1}, GPUOptions{Device: 1}, "GPUOptions.Device"},
+		{[]int{0, -1}, GPUOptions{}, "negative"},
+		{[]int{1, 0, 1}, GPUOptions{}, "listed twice"},
+	} {
+		if _, err := NewGPUs(ck, tc.devices, tc.opts); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("NewGPUs(%v, %+v) = %v, want an error with %q", tc.devices, tc.opts, err, tc.want)
+		}
+	}
+	if _, err := New(ck, Options{Use: UseGPU, Devices: []int{2}, GPU: GPUOptions{Device: 1}}); err == nil || !strings.Contains(err.Error(), "Options.Devices") {
+		t.Errorf("New with Devices [2] and Device 1: %v", err)
+	}
+}
+
+// TestDeviceErrors: NewGPUs names each failed device, and says once what
+// every device gave alike.
+func TestDeviceErrors(t *testing.T) {
+	noDriver := errors.New("no driver")
+	err := deviceErrors([]int{0, 1}, []error{noDriver, errors.New("no driver")})
+	if got := err.Error(); got != "devices [0 1]: no driver" || !errors.Is(err, noDriver) {
+		t.Errorf("alike: %q", got)
+	}
+	err = deviceErrors([]int{2, 5}, []error{nil, noDriver})
+	if got := err.Error(); got != "device 5: no driver" {
+		t.Errorf("one failed: %q", got)
+	}
+	err = deviceErrors([]int{2, 5}, []error{errors.New("a"), errors.New("b")})
+	if got := err.Error(); got != "device 2: a\ndevice 5: b" {
+		t.Errorf("two unlike: %q", got)
+	}
+	if err := deviceErrors([]int{0, 1}, []error{nil, nil}); err != nil {
+		t.Errorf("none failed: %v", err)
+	}
+}

@@ -202,6 +202,7 @@ type benchCase struct {
 	set     tfhe.Params
 	variant variantSpec
 	batches []int // ascending
+	gpus    int   // GPU cases: the GPUs a batch is spread over (NewGPUs when > 1)
 }
 
 func (c benchCase) String() string {

@@ -12,13 +12,18 @@ import (
 
 // machine describes what the cases run on.
 type machine struct {
-	gpu      *kernels.DeviceInfo // GPU 0, nil when the GPU engine does not run
-	noGPU    string              // why not, when gpu is nil
+	gpu      *kernels.DeviceInfo  // GPU 0, nil when the GPU engine does not run
+	gpus     int                  // GPUs the GPU cases run on (-gpus), from 0
+	others   []kernels.DeviceInfo // GPUs 1 to gpus-1
+	noGPU    string               // why not, when gpu is nil
 	cpuModel string
 	// mon samples GPU 0's clock and power while the cases run (nil
-	// without NVML: noMon says why).
-	mon   *gpumon.Monitor
-	noMon string
+	// without NVML: noMon says why); otherMons read the other GPUs'
+	// energy counters (nil when one cannot be opened: noOthers says why).
+	mon       *gpumon.Monitor
+	noMon     string
+	otherMons []*gpumon.Monitor
+	noOthers  string
 }
 
 // monitorEvery is how often mon samples: nvidia-smi -lms 250's rate.
@@ -30,7 +35,7 @@ func (m *machine) startMonitor() (close func()) {
 	if m.gpu == nil {
 		return func() {}
 	}
-	mon, err := gpumon.Open(m.gpu.PCIBus)
+	mon, err := gpumon.Open(m.gpu.UUID, m.gpu.PCIBus)
 	if err == nil {
 		err = mon.Start(monitorEvery)
 	}
@@ -39,7 +44,26 @@ func (m *machine) startMonitor() (close func()) {
 		return func() {}
 	}
 	m.mon = mon
-	return func() { mon.Close() }
+	for _, d := range m.others {
+		o, err := gpumon.Open(d.UUID, d.PCIBus)
+		if err != nil {
+			m.noOthers = fmt.Sprintf("GPU %d: %v", d.Ordinal, err)
+			break
+		}
+		m.otherMons = append(m.otherMons, o)
+	}
+	if m.noOthers != "" {
+		for _, o := range m.otherMons {
+			o.Close()
+		}
+		m.otherMons = nil
+	}
+	return func() {
+		mon.Close()
+		for _, o := range m.otherMons {
+			o.Close()
+		}
+	}
 }
 
 // power summarises GPU 0's samples during x's timed runs; ok is false
@@ -52,28 +76,40 @@ func (m machine) power(x measurement) (s gpumon.Stats, ok bool, err error) {
 	return gpumon.Summarize(samples), true, err
 }
 
-// energyMeter reads GPU 0's energy counter in joules, or is nil without a
-// monitor. Where NVML does not report the counter every reading fails and
-// the summary gives no energy.
+// energyMeter reads the energy counter in joules of GPU 0, or the sum of
+// every GPU's that the cases run on, or is nil without a monitor of each.
+// Where NVML does not report the counter every reading fails and the
+// summary gives no energy.
 func (m machine) energyMeter() func() (float64, error) {
-	if m.mon == nil {
+	if m.mon == nil || len(m.otherMons) != len(m.others) {
 		return nil
 	}
-	return m.mon.EnergyJ
+	if len(m.otherMons) == 0 {
+		return m.mon.EnergyJ
+	}
+	return func() (float64, error) {
+		total, err := m.mon.EnergyJ()
+		for _, o := range m.otherMons {
+			e, oerr := o.EnergyJ()
+			total += e
+			err = errors.Join(err, oerr)
+		}
+		return total, err
+	}
 }
 
-// probeGPU returns GPU 0, or why there is none. A GPU that is there but
-// that the engine cannot use (a fatbin without code for it…) shows up as
-// an error of its cases.
-func probeGPU() (kernels.DeviceInfo, error) {
+// probeGPU returns every GPU, or why there is none. A GPU that is there
+// but that the engine cannot use (a fatbin without code for it…) shows up
+// as an error of its cases.
+func probeGPU() ([]kernels.DeviceInfo, error) {
 	ds, err := kernels.Devices()
 	if err != nil {
-		return kernels.DeviceInfo{}, err
+		return nil, err
 	}
 	if len(ds) == 0 {
-		return kernels.DeviceInfo{}, fmt.Errorf("%w: the driver reports 0 devices", kernels.ErrNoDevice)
+		return nil, fmt.Errorf("%w: the driver reports 0 devices", kernels.ErrNoDevice)
 	}
-	return ds[0], nil
+	return ds, nil
 }
 
 // errNoGPU is returned by run for -engine gpu without a usable GPU.
@@ -87,6 +123,9 @@ func (m machine) header() string {
 		if m.mon != nil && m.mon.PowerLimitW > 0 {
 			limit = fmt.Sprintf(", power limit %.0f W", m.mon.PowerLimitW)
 		}
+		if m.gpus > 1 {
+			return fmt.Sprintf("GPUs 0 to %d (GPU 0: %v%s); host CPU: %s", m.gpus-1, *m.gpu, limit, host)
+		}
 		return fmt.Sprintf("GPU %d: %v%s; host CPU: %s", m.gpu.Ordinal, *m.gpu, limit, host)
 	}
 	return fmt.Sprintf("CPU: %s; no GPU: %s", host, m.noGPU)
@@ -95,6 +134,9 @@ func (m machine) header() string {
 // deviceName is the CSV's device column for an engine kind.
 func (m machine) deviceName(engine string) string {
 	if engine == engGPU && m.gpu != nil {
+		if m.gpus > 1 {
+			return fmt.Sprintf("%d x %s", m.gpus, m.gpu.Name)
+		}
 		return m.gpu.Name
 	}
 	return "CPU " + m.cpuModel

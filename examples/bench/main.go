@@ -123,6 +123,7 @@ type config struct {
 	engine   string        // auto, cpu, gpu or both
 	cpuAll   bool
 	quick    bool
+	gpus     int // GPUs a GPU case spreads its batches over; allGPUs: every one
 	// Which of batches and sets the command line gave (the CPU limits
 	// apply to the defaults only, or always when the GPU runs too).
 	batchesSet, setsSet bool
@@ -171,6 +172,8 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		"wide and unfused (the hybrid plan with those blind-rotation kernels forced, bootstrap.BlindRotation);\n"+
 		"default: "+variantList(gpuVariants)+" on the GPU and "+variantList(cpuVariants)+" on the CPU")
 	fs.StringVar(&cfg.engine, "engine", "both", "auto (the GPU when usable, else the CPU), cpu, gpu, or both (the GPU when usable, plus the CPU)")
+	gpus := fs.String("gpus", "1", "GPUs each GPU case spreads its batches over: 1 (GPU 0), n (GPUs 0 to n-1: bootstrap.NewGPUs) or all;\n"+
+		"with more than one, clock and power are GPU 0's, the energy per gate all of theirs")
 	fs.BoolVar(&cfg.cpuAll, "cpu-all", false, "on the CPU too, run every set and batch size")
 	fs.BoolVar(&cfg.quick, "quick", false, "smoke run: one set ("+tfhe.TFHELib128.Name()+" or the first of -sets), batches "+
 		joinInts(quickBatches)+", one run each")
@@ -193,6 +196,9 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return cfg, fmt.Errorf("-engine %q: want auto, cpu, gpu or both", cfg.engine)
 	}
 	var err error
+	if cfg.gpus, err = parseGPUs(*gpus); err != nil {
+		return cfg, fmt.Errorf("-gpus: %w", err)
+	}
 	if cfg.batches, err = parseInts(*batches); err != nil {
 		return cfg, fmt.Errorf("-batches: %w", err)
 	}
@@ -228,6 +234,22 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return cfg, fmt.Errorf("-max-gates %d: want at least 1", cfg.maxGates)
 	}
 	return cfg, nil
+}
+
+// allGPUs is config.gpus for -gpus all.
+const allGPUs = -1
+
+// parseGPUs reads -gpus: a count of at least 1, or "all".
+func parseGPUs(s string) (int, error) {
+	s = strings.TrimSpace(s)
+	if strings.EqualFold(s, "all") {
+		return allGPUs, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("%q: want a count of at least 1, or all", s)
+	}
+	return n, nil
 }
 
 // parseInts reads "1,4,16" into an ascending list without duplicates.

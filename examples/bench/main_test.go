@@ -143,7 +143,7 @@ func TestParseFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(cfg.batches, defaultBatches) || cfg.reps != defaultReps || len(cfg.sets) != 3 || cfg.engine != "both" || cfg.out != "bench-out" {
+	if !slices.Equal(cfg.batches, defaultBatches) || cfg.reps != defaultReps || len(cfg.sets) != 3 || cfg.engine != "both" || cfg.out != "bench-out" || cfg.gpus != 1 {
 		t.Errorf("defaults: %+v", cfg)
 	}
 	cfg, err = parseFlags([]string{"-quick", "-sets", "tfhersdefault,cufhe80", "-variants", "matrix:4x4x4x4x4,butterfly", "-engine", "GPU"}, io.Discard)
@@ -155,6 +155,11 @@ func TestParseFlags(t *testing.T) {
 	}
 	if len(cfg.variants) != 2 || cfg.variants[0].String() != "matrix:4x4x4x4x4" || cfg.variants[1].String() != "butterfly" {
 		t.Errorf("-variants: %v", cfg.variants)
+	}
+	for arg, want := range map[string]int{"2": 2, "ALL": allGPUs, " all ": allGPUs} {
+		if cfg, err := parseFlags([]string{"-gpus", arg}, io.Discard); err != nil || cfg.gpus != want {
+			t.Errorf("-gpus %q: %d, %v; want %d", arg, cfg.gpus, err, want)
+		}
 	}
 	for _, args := range [][]string{
 		{"-engine", "tpu"},
@@ -168,6 +173,8 @@ func TestParseFlags(t *testing.T) {
 		{"-variants", "default:32x32"},
 		{"-variants", "matrix:8x"},
 		{"-out", ""},
+		{"-gpus", "0"},
+		{"-gpus", "some"},
 		{"stray"},
 	} {
 		if _, err := parseFlags(args, io.Discard); err == nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/goldfhe/goldfhe/bootstrap"
 	"github.com/goldfhe/goldfhe/kernels"
+	"github.com/goldfhe/goldfhe/smallntt"
 	"github.com/goldfhe/goldfhe/tfhe"
 	"github.com/goldfhe/goldfhe/torus"
 )
@@ -229,10 +230,14 @@ func newEngine(c benchCase, fx *fixture, ck *tfhe.CloudKey) (bootstrap.Engine, s
 		// One device pass per batch: MaxBatch is the largest batch. If that
 		// does not fit, the engine's own choice (it then splits batches).
 		opts := bootstrap.GPUOptions{Plan: plan, MaxBatch: c.batches[len(c.batches)-1], BlindRotation: c.variant.blindRotation()}
-		e, err := bootstrap.NewGPU(ck, opts)
+		if c.gpus > 1 {
+			// Each GPU's share of the largest batch in one pass.
+			opts.MaxBatch = (opts.MaxBatch + c.gpus - 1) / c.gpus
+		}
+		e, err := newGPUEngine(ck, opts, c.gpus)
 		if errors.Is(err, kernels.ErrOutOfMemory) {
 			opts.MaxBatch = 0
-			e, err = bootstrap.NewGPU(ck, opts)
+			e, err = newGPUEngine(ck, opts, c.gpus)
 		}
 		if err != nil {
 			return nil, "", err
@@ -264,6 +269,38 @@ func newEngine(c benchCase, fx *fixture, ck *tfhe.CloudKey) (bootstrap.Engine, s
 		return e, planLabel(e.Plan()), nil
 	}
 	panic("bench: unknown engine kind " + c.engine)
+}
+
+// gpuPlanner is what newEngine needs of a GPU engine beside Engine: the
+// plan it chose (every engine of a Multi chooses the same).
+type gpuPlanner interface {
+	bootstrap.Engine
+	Plan() *smallntt.Plan
+}
+
+// multiPlan is a Multi of GPU engines with their plan.
+type multiPlan struct{ *bootstrap.Multi }
+
+func (m multiPlan) Plan() *smallntt.Plan { return m.Engines()[0].(*bootstrap.GPU).Plan() }
+
+// newGPUEngine is NewGPU on GPU 0, or NewGPUs on GPUs 0 to gpus-1.
+func newGPUEngine(ck *tfhe.CloudKey, opts bootstrap.GPUOptions, gpus int) (gpuPlanner, error) {
+	if gpus <= 1 {
+		g, err := bootstrap.NewGPU(ck, opts)
+		if err != nil {
+			return nil, err // not a typed nil in the interface
+		}
+		return g, nil
+	}
+	devices := make([]int, gpus)
+	for i := range devices {
+		devices[i] = i
+	}
+	m, err := bootstrap.NewGPUs(ck, devices, opts)
+	if err != nil {
+		return nil, err
+	}
+	return multiPlan{m}, nil
 }
 
 // runCase builds c's engine and times it at each batch size, checking every

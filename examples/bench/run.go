@@ -30,9 +30,16 @@ func run(cfg config, stdout, stderr io.Writer) (err error) {
 	if cfg.engine == "cpu" {
 		useCPU, m.noGPU = true, "not used (-engine cpu)"
 	} else {
-		info, gerr := probeGPU()
+		devs, gerr := probeGPU()
 		if gerr == nil {
-			m.gpu, useGPU = &info, true
+			m.gpu, useGPU = &devs[0], true
+			switch m.gpus = cfg.gpus; {
+			case m.gpus == allGPUs:
+				m.gpus = len(devs)
+			case m.gpus > len(devs):
+				return fmt.Errorf("-gpus %d: this machine has %d", m.gpus, len(devs))
+			}
+			m.others = devs[1:m.gpus]
 		} else {
 			m.noGPU = gerr.Error()
 		}
@@ -51,6 +58,14 @@ func run(cfg config, stdout, stderr io.Writer) (err error) {
 		}
 	}
 	cases, notes := planCases(cfg, useGPU, useCPU)
+	for i := range cases {
+		if cases[i].engine == engGPU {
+			cases[i].gpus = m.gpus
+		}
+	}
+	if m.gpus > 1 {
+		notes = append(notes, fmt.Sprintf("each GPU case on %d GPUs (bootstrap.NewGPUs); clock and power are GPU 0's, the energy per gate is all %d GPUs'", m.gpus, m.gpus))
+	}
 	for _, n := range notes {
 		fmt.Fprintf(stderr, "bench: %s\n", n)
 	}
@@ -72,6 +87,10 @@ func run(cfg config, stdout, stderr io.Writer) (err error) {
 			fmt.Fprintf(stderr, "bench: GPU clock and power not sampled: %s\n", m.noMon)
 		} else {
 			fmt.Fprintf(stderr, "bench: sampling %s's clock and power through NVML every %v\n", m.mon.Device, monitorEvery)
+		}
+		if m.noOthers != "" {
+			notes = append(notes, "no energy per gate: the other GPUs' counters: "+m.noOthers)
+			fmt.Fprintf(stderr, "bench: no energy per gate: the other GPUs' counters: %s\n", m.noOthers)
 		}
 	}
 	fmt.Fprintf(stderr, "bench: %s\nbench: %d cases; up to %d runs per batch size\n", m.header(), len(cases), cfg.reps)

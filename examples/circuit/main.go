@@ -52,6 +52,7 @@ import (
 	"os/signal"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -91,6 +92,7 @@ func main() {
 		engFlag    = flag.String("engine", "auto", "auto (the GPU when one is usable, else the CPU), cpu or gpu")
 		instances  = flag.Int("instances", 1, "sets of inputs to evaluate together: the inputs encrypted afresh for each (gates.EvalCircuits)")
 		concurrent = flag.Bool("concurrent", false, "with -instances: one goroutine per set (EvalCircuitWith each) instead of one EvalCircuits call")
+		gpusFlag   = flag.String("gpus", "1", "GPUs to spread each level over: 1 (GPU 0), n (GPUs 0 to n-1) or all (bootstrap.NewGPUs)")
 		noMerge    = flag.Bool("no-merge", false, "GPU engine: run concurrent calls one after another (bootstrap.GPUOptions.NoMerge)")
 		grouping   = flag.Int("grouping", 0, "bootstrapping-key grouping of new keys (tfhe.WithGrouping): 1 (one key bit per blind-rotation step),\n2 (two: about 1.5x faster on a GPU, a 1.5x key, failure ~2^-250) or 3 (three: the fastest single gate,\na 2.3x key, failure ~2^-187, fewer XOR terms per sum); 0: 2 for new keys, whatever the -keys folder holds")
 	)
@@ -176,8 +178,12 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	devices, err := gpuDevices(*gpusFlag, use)
+	if err != nil {
+		log.Fatal(err)
+	}
 	sk, ev, closeEngine, err := setup(p, *seedFlag, *keysDir, *grouping,
-		bootstrap.Options{Use: use, GPU: bootstrap.GPUOptions{NoMerge: *noMerge}})
+		bootstrap.Options{Use: use, GPU: bootstrap.GPUOptions{NoMerge: *noMerge}, Devices: devices})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -420,4 +426,31 @@ func paramSet(name string) (tfhe.Params, bool) {
 		}
 	}
 	return tfhe.Params{}, false
+}
+
+// gpuDevices reads -gpus: nil for 1 (GPU 0 alone, or the CPU engine),
+// devices 0 to n-1 for n, every device for "all". Asking for more GPUs
+// than the host has is an error unless the engine may be the CPU's
+// (-engine auto), where New then falls back as it would without -gpus.
+func gpuDevices(flagValue string, use bootstrap.Use) ([]int, error) {
+	v := strings.TrimSpace(flagValue)
+	if strings.EqualFold(v, "all") {
+		devices, err := bootstrap.GPUDevices()
+		if err != nil && use != bootstrap.UseGPU {
+			return nil, nil // no GPU: New takes the CPU engine and says why
+		}
+		return devices, err
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return nil, fmt.Errorf("-gpus %q: want a count of at least 1, or all", flagValue)
+	}
+	if n == 1 || use == bootstrap.UseCPU {
+		return nil, nil
+	}
+	devices := make([]int, n)
+	for i := range devices {
+		devices[i] = i
+	}
+	return devices, nil
 }

@@ -128,12 +128,15 @@ type Monitor struct {
 // ErrClosed is returned by Start after Close.
 var ErrClosed = errors.New("gpumon: monitor closed")
 
-// Open opens NVML and the GPU on PCI bus pciBus (kernels.DeviceInfo.PCIBus;
-// 0 when unknown, which takes the only GPU there is). It fails without the
-// NVIDIA driver's NVML library, on platforms purego does not reach, and
-// when no GPU or several match.
-func Open(pciBus int) (*Monitor, error) {
-	src, dev, limit, err := openNVML(pciBus)
+// Open opens NVML and the GPU of UUID uuid (kernels.DeviceInfo.UUID, as
+// nvidia-smi -L writes it), or when uuid is empty the GPU on PCI bus
+// pciBus (kernels.DeviceInfo.PCIBus; 0 when unknown, which takes the only
+// GPU there is). The UUID is the sure match: GPUs passed through to a
+// virtual machine may all report bus 0. It fails without the NVIDIA
+// driver's NVML library, on platforms purego does not reach, and when no
+// GPU or several match.
+func Open(uuid string, pciBus int) (*Monitor, error) {
+	src, dev, limit, err := openNVML(uuid, pciBus)
 	if err != nil {
 		return nil, err
 	}

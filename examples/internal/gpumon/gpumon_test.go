@@ -149,7 +149,7 @@ func TestRecorded(t *testing.T) {
 // TestOpenWithoutNVML: where the NVIDIA driver is not installed (CI), Open
 // says so instead of failing later; where it is, the monitor reads.
 func TestOpenWithoutNVML(t *testing.T) {
-	m, err := Open(0)
+	m, err := Open("", 0)
 	if err != nil {
 		if !strings.Contains(err.Error(), "NVML") {
 			t.Errorf("Open error %q does not name NVML", err)

@@ -7,6 +7,6 @@ import (
 	"runtime"
 )
 
-func openNVML(int) (source, string, float64, error) {
+func openNVML(string, int) (source, string, float64, error) {
 	return nil, "", 0, fmt.Errorf("gpumon: NVML is not reached on %s/%s (purego's dlopen: linux/amd64 and linux/arm64 only)", runtime.GOOS, runtime.GOARCH)
 }

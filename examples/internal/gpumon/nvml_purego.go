@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"strings"
 	"time"
 	"unsafe"
 
@@ -39,7 +40,7 @@ func call(fn uintptr, args ...uintptr) int32 {
 	return int32(r)
 }
 
-func openNVML(pciBus int) (source, string, float64, error) {
+func openNVML(uuid string, pciBus int) (source, string, float64, error) {
 	var h uintptr
 	var err error
 	for _, name := range []string{"libnvidia-ml.so.1", "libnvidia-ml.so"} {
@@ -61,8 +62,8 @@ func openNVML(pciBus int) (source, string, float64, error) {
 		return 0, fmt.Errorf("gpumon: NVML lacks %s: %w", names[0], err)
 	}
 	var (
-		nvInit, count, byIndex, pci, limit, getName uintptr
-		n                                           nvml
+		nvInit, count, byIndex, pci, limit, getName, getUUID uintptr
+		n                                                    nvml
 	)
 	for _, s := range []struct {
 		p     *uintptr
@@ -73,6 +74,7 @@ func openNVML(pciBus int) (source, string, float64, error) {
 		{&pci, []string{"nvmlDeviceGetPciInfo_v3"}}, {&limit, []string{"nvmlDeviceGetEnforcedPowerLimit"}},
 		{&n.clock, []string{"nvmlDeviceGetClockInfo"}}, {&n.power, []string{"nvmlDeviceGetPowerUsage"}},
 		{&n.temp, []string{"nvmlDeviceGetTemperature"}}, {&getName, []string{"nvmlDeviceGetName"}},
+		{&getUUID, []string{"nvmlDeviceGetUUID"}},
 		// The newer name of the clock-event reasons, else the older one.
 		{&n.reasons, []string{"nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"}},
 	} {
@@ -89,11 +91,12 @@ func openNVML(pciBus int) (source, string, float64, error) {
 		call(n.shutdown)
 		return nil, "", 0, fmt.Errorf("gpumon: nvmlDeviceGetCount_v2: NVML error %d", r)
 	}
-	// The GPU on pciBus; NVML numbers devices by PCI order whatever
-	// CUDA_VISIBLE_DEVICES says, so the CUDA ordinal is no guide.
+	// The GPU of uuid, else on pciBus; NVML numbers devices by PCI order
+	// whatever CUDA_VISIBLE_DEVICES says, so the CUDA ordinal is no guide.
 	type dev struct {
-		h   uintptr
-		bus uint32
+		h    uintptr
+		bus  uint32
+		uuid string
 	}
 	var all, match []dev
 	for i := range devs {
@@ -106,21 +109,36 @@ func openNVML(pciBus int) (source, string, float64, error) {
 			continue
 		}
 		d.bus = binary.LittleEndian.Uint32(info[pciBusOffset:])
+		var u [96]byte // NVML_DEVICE_UUID_V2_BUFFER_SIZE
+		if call(getUUID, d.h, uintptr(unsafe.Pointer(&u[0])), uintptr(len(u))) == nvmlSuccess {
+			if i := bytes.IndexByte(u[:], 0); i > 0 {
+				d.uuid = string(u[:i])
+			}
+		}
 		all = append(all, d)
-		if pciBus > 0 && int(d.bus) == pciBus {
+		switch {
+		case uuid != "":
+			if d.uuid == uuid {
+				match = append(match, d)
+			}
+		case pciBus > 0 && int(d.bus) == pciBus:
 			match = append(match, d)
 		}
 	}
-	if pciBus <= 0 && len(all) == 1 {
+	if uuid == "" && pciBus <= 0 && len(all) == 1 {
 		match = all
 	}
 	if len(match) != 1 {
-		buses := make([]uint32, len(all))
-		for i, d := range all {
-			buses[i] = d.bus
+		var have []string
+		for _, d := range all {
+			have = append(have, fmt.Sprintf("%s on bus %d", d.uuid, d.bus))
 		}
 		call(n.shutdown)
-		return nil, "", 0, fmt.Errorf("gpumon: not one NVML device on PCI bus %d (NVML's devices are on buses %v)", pciBus, buses)
+		want := fmt.Sprintf("on PCI bus %d", pciBus)
+		if uuid != "" {
+			want = uuid
+		}
+		return nil, "", 0, fmt.Errorf("gpumon: not one NVML device %s (NVML's: %s)", want, strings.Join(have, ", "))
 	}
 	n.dev = match[0].h
 	name := fmt.Sprintf("GPU on PCI bus %d", match[0].bus)

@@ -46,7 +46,8 @@ type Options struct {
 }
 
 // Selected is the engine New built, with the reason it was chosen. It
-// implements Engine by forwarding to that engine (a *GPU or a *CPU), with
+// implements Engine by forwarding to that engine (a *GPU, a *Multi of GPU
+// engines or a *CPU), with
 // the same concurrency guarantees. A nil *Selected (what New returns with
 // an error) or a zero Selected is an engine not built by its constructor:
 // its methods return ErrNotInitialized, as Engine promises, and do not
@@ -149,12 +150,14 @@ func (s *Selected) BatchTiers() []int {
 func (s *Selected) OnGPU() bool { return s != nil && s.gpu }
 
 // New builds the engine opts.Use asks for: with UseAuto (the zero Options)
-// the GPU engine when NewGPU succeeds, and the CPU engine otherwise — when
-// there is no driver or device, but also when the GPU engine cannot be
-// built there for another reason (a fatbin without code for this GPU, too
-// little memory…), which Reason then gives. GPU options that no machine
-// could take (a negative MaxBatch, an unknown BlindRotation, a plan of
-// another N) are errors, not a reason to fall back. Both engines compute
+// the GPU engine when NewGPU (NewGPUs, for two or more Options.Devices)
+// succeeds, and the CPU engine otherwise — when there is no driver or
+// device (or not every device listed), but also when the GPU engine cannot
+// be built there for another reason (a fatbin without code for this GPU,
+// too little memory…), which Reason then gives. GPU options that no
+// machine could take (a negative MaxBatch, an unknown BlindRotation, a plan
+// of another N, a negative or repeated device, GPU.Device set beside
+// Devices) are errors, not a reason to fall back. Both engines compute
 // bit-identical outputs, so the choice affects speed only.
 func New(ck *tfhe.CloudKey, opts Options) (*Selected, error) {
 	switch opts.Use {
@@ -174,10 +177,10 @@ func New(ck *tfhe.CloudKey, opts Options) (*Selected, error) {
 	if err := opts.GPU.check(ck.Params()); err != nil {
 		return nil, err // the caller's options, not this machine: no fallback
 	}
+	if err := checkDevices(opts.Devices, opts.GPU); err != nil {
+		return nil, fmt.Errorf("bootstrap: New: Options.Devices: %w", err)
+	}
 	if len(opts.Devices) == 1 {
-		if opts.GPU.Device != 0 && opts.GPU.Device != opts.Devices[0] {
-			return nil, fmt.Errorf("bootstrap: New: Options.Devices is %v and GPU.Device %d", opts.Devices, opts.GPU.Device)
-		}
 		opts.GPU.Device = opts.Devices[0]
 	}
 	var (
@@ -223,21 +226,17 @@ func ParseUse(s string) (Use, error) {
 	return 0, fmt.Errorf("bootstrap: unknown engine %q (want auto, cpu or gpu)", s)
 }
 
-// multiReason is New's Reason for a Multi of GPU engines: each device.
+// multiReason is New's Reason for a Multi of GPU engines (NewGPUs: one
+// plan for all): the plan, then each device.
 func multiReason(m *Multi) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "GPU: %d devices", len(m.engines))
+	fmt.Fprintf(&b, "GPU: %d devices, %v", len(m.engines), gpuOf(m.engines[0]).Plan())
 	for i, e := range m.engines {
-		if g := gpuOf(e); g != nil {
-			sep := ","
-			if i == 0 {
-				sep = ":"
-			}
-			fmt.Fprintf(&b, "%s %d: %v", sep, g.info.Ordinal, g.Device())
-			if i == 0 {
-				fmt.Fprintf(&b, ", %v", g.Plan())
-			}
+		sep := ";"
+		if i == 0 {
+			sep = ":"
 		}
+		fmt.Fprintf(&b, "%s %d: %v", sep, gpuOf(e).info.Ordinal, gpuOf(e).Device())
 	}
 	return b.String()
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -58,13 +59,14 @@ type multiCall struct {
 	wg     sync.WaitGroup
 	errs   []error
 	panics []any
+	stacks [][]byte // of the panics
 }
 
 // NewMulti returns the Multi of engines, which it takes over (Multi.Close
 // closes them). The engines must hold the same cloud key: NewMulti checks
 // that they have the same parameter set and key grouping, and that each
-// bootstraps a fixed probe sample to the same bits as engines[0] (about one
-// gate's time on each, at once); engines of two cloud keys fail that check
+// bootstraps a fixed probe sample to the same bits as engines[0] (one
+// gate's time on each, one engine after another); engines of two cloud keys fail that check
 // even when the keys are of one secret key, since their outputs differ.
 // Mixing GPU and CPU engines is an error: split evenly, every call would
 // wait for the CPU's share. On error the engines are left open, the
@@ -120,7 +122,8 @@ func newMulti(engines []Engine) (*Multi, error) {
 	m.tiers = multiTiers(m.engines, m.weights)
 	m.name = "multi(" + strings.Join(names, " | ") + ")"
 	m.calls.New = func() any {
-		return &multiCall{errs: make([]error, len(m.engines)), panics: make([]any, len(m.engines))}
+		k := len(m.engines)
+		return &multiCall{errs: make([]error, k), panics: make([]any, k), stacks: make([][]byte, k)}
 	}
 	return m, nil
 }
@@ -190,21 +193,13 @@ func (m *Multi) probe() error {
 // driver or device it wraps ErrNoGPU, as NewGPU's does. One device gives a
 // Multi of one engine, which forwards every call to it.
 func NewGPUs(ck *tfhe.CloudKey, devices []int, opts GPUOptions) (*Multi, error) {
-	if opts.Device != 0 {
-		return nil, fmt.Errorf("bootstrap: NewGPUs: GPUOptions.Device is %d; NewGPUs takes its devices from its devices argument", opts.Device)
+	if err := checkDevices(devices, opts); err != nil {
+		return nil, fmt.Errorf("bootstrap: NewGPUs: %w", err)
 	}
 	if len(devices) == 0 {
 		var err error
 		if devices, err = GPUDevices(); err != nil {
 			return nil, err
-		}
-	}
-	for i, d := range devices {
-		if d < 0 {
-			return nil, fmt.Errorf("bootstrap: NewGPUs: device %d is negative", d)
-		}
-		if slices.Contains(devices[:i], d) {
-			return nil, fmt.Errorf("bootstrap: NewGPUs: device %d is listed twice", d)
 		}
 	}
 	engines := make([]Engine, len(devices))
@@ -239,6 +234,24 @@ func NewGPUs(ck *tfhe.CloudKey, devices []int, opts GPUOptions) (*Multi, error) 
 		return nil, err
 	}
 	return m, nil
+}
+
+// checkDevices reports a list of devices no host could take: a negative or
+// repeated ordinal, or one given beside opts.Device (which must be 0, or
+// the one device listed).
+func checkDevices(devices []int, opts GPUOptions) error {
+	for i, d := range devices {
+		if d < 0 {
+			return fmt.Errorf("device %d is negative", d)
+		}
+		if slices.Contains(devices[:i], d) {
+			return fmt.Errorf("device %d is listed twice", d)
+		}
+	}
+	if opts.Device != 0 && len(devices) > 0 && !slices.Equal(devices, []int{opts.Device}) {
+		return fmt.Errorf("devices %v given beside GPUOptions.Device %d: the list says which", devices, opts.Device)
+	}
+	return nil
 }
 
 // deviceErrors joins the errors of NewGPU per device, each named by its
@@ -381,6 +394,7 @@ func (m *Multi) run(op opKind, out, in []*tfhe.TLWE, mu torus.Torus32) error {
 	defer m.calls.Put(c)
 	if len(in) == 0 {
 		// Every engine sees the empty call: a GPU that has faulted fails it.
+		defer clear(c.errs) // should an engine panic, none of this is kept
 		for i, e := range m.engines {
 			c.errs[i] = call(e, op, nil, nil, mu)
 		}
@@ -408,9 +422,18 @@ func (m *Multi) run(op opKind, out, in []*tfhe.TLWE, mu torus.Torus32) error {
 	c.wg.Wait()
 	for i, p := range c.panics {
 		if p != nil {
+			stack := c.stacks[i]
 			clear(c.panics)
+			clear(c.stacks)
 			clear(c.errs)
-			panic(fmt.Sprintf("bootstrap: Multi engine %d (%s) panicked: %v", i, m.engines[i].Name(), p))
+			// The engine's own value where it is an error (errors.As
+			// finds it: a runtime.Error, say), with the engine and the
+			// stack of the goroutine that panicked, which is gone.
+			what := fmt.Sprintf("bootstrap: Multi engine %d (%s) panicked", i, m.engines[i].Name())
+			if err, ok := p.(error); ok {
+				panic(fmt.Errorf("%s: %w\n\n%s", what, err, stack))
+			}
+			panic(fmt.Sprintf("%s: %v\n\n%s", what, p, stack))
 		}
 	}
 	return m.collect(c)
@@ -425,7 +448,7 @@ func (m *Multi) share(c *multiCall, i int, op opKind, out, in []*tfhe.TLWE, mu t
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			c.panics[i] = p
+			c.panics[i], c.stacks[i] = p, debug.Stack()
 		}
 	}()
 	c.errs[i] = call(m.engines[i], op, out, in, mu)

@@ -89,7 +89,7 @@ type recorder struct {
 	tiers  []int
 	group  int
 	fail   error // returned by every call
-	panics bool
+	panics any   // panicked with by every call when not nil
 
 	mu     sync.Mutex
 	sizes  []int
@@ -110,8 +110,8 @@ func (r *recorder) Bootstrap(out, in []*tfhe.TLWE, mu torus.Torus32) error {
 	r.mu.Lock()
 	r.sizes = append(r.sizes, len(in))
 	r.mu.Unlock()
-	if r.panics {
-		panic("recorder: told to")
+	if r.panics != nil {
+		panic(r.panics)
 	}
 	if r.fail != nil {
 		return r.fail
@@ -134,6 +134,11 @@ func (r *recorder) taken() []int {
 	r.sizes = nil
 	return s
 }
+
+// panicValue is an error an engine panics with.
+type panicValue struct{ s string }
+
+func (p panicValue) Error() string { return p.s }
 
 func recorders(p tfhe.Params, k int) ([]*recorder, []Engine) {
 	rs := make([]*recorder, k)
@@ -252,20 +257,44 @@ func TestMultiErrors(t *testing.T) {
 		t.Errorf("%d outputs written after engine 1 failed, want engine 0's 2", written)
 	}
 	rs[1].fail = nil
-	rs[0].panics = true
+	// A panic of either share, the caller's own or the other goroutine's,
+	// reaches the caller: the engine's error value inside, for errors.As.
+	for range 2 { // the split starts at engine 0, then at engine 1
+		rs[0].panics = panicValue{"told to"}
+		func() {
+			defer func() {
+				p := recover()
+				var pv panicValue
+				if err, ok := p.(error); !ok || !errors.As(err, &pv) || !strings.Contains(err.Error(), "engine 0 (recorder) panicked") {
+					t.Errorf("recovered %v, want an error naming engine 0 around its panicValue", p)
+				}
+			}()
+			m.Bootstrap(out, in, 0)
+		}()
+	}
+	rs[0].panics = "a string"
 	func() {
 		defer func() {
-			if p := recover(); p == nil || !strings.Contains(fmt.Sprint(p), "told to") {
-				t.Errorf("recovered %v, want the engine's panic", p)
+			if p := recover(); !strings.Contains(fmt.Sprint(p), "panicked: a string") {
+				t.Errorf("recovered %v, want the engine's string", p)
 			}
 		}()
-		for range 2 { // whichever engine the split starts at, engine 0 runs
-			m.Bootstrap(out, in, 0)
-		}
+		m.Bootstrap(out, in, 0)
 	}()
-	rs[0].panics = false
-	if err := m.Bootstrap(out, in, 0); err != nil {
-		t.Fatalf("after a panic: %v", err)
+	// An empty call where engine 0 fails and then engine 1 panics leaves
+	// no error behind for the next calls (those where engine 0 has no share
+	// would return it).
+	rs[0].panics = nil
+	rs[0].fail, rs[1].panics = boom, "again"
+	func() {
+		defer func() { recover() }()
+		m.Bootstrap(nil, nil, 0)
+	}()
+	rs[0].fail, rs[1].panics = nil, nil
+	for range 3 {
+		if err := m.Bootstrap(out[:1], in[:1], 0); err != nil {
+			t.Fatalf("after a panic: %v", err)
+		}
 	}
 
 	if err := m.Close(); err != nil {
@@ -408,8 +437,18 @@ func TestNewGPUsOptions(t *testing.T) {
 			t.Errorf("NewGPUs(%v, %+v) = %v, want an error with %q", tc.devices, tc.opts, err, tc.want)
 		}
 	}
-	if _, err := New(ck, Options{Use: UseGPU, Devices: []int{2}, GPU: GPUOptions{Device: 1}}); err == nil || !strings.Contains(err.Error(), "Options.Devices") {
-		t.Errorf("New with Devices [2] and Device 1: %v", err)
+	// The caller's mistakes are errors for New too, not a reason to take
+	// the CPU engine.
+	for _, opts := range []Options{
+		{Use: UseGPU, Devices: []int{2}, GPU: GPUOptions{Device: 1}},
+		{Devices: []int{0, 1}, GPU: GPUOptions{Device: 1}},
+		{Devices: []int{0, 0}},
+		{Devices: []int{0, -1}},
+	} {
+		if s, err := New(ck, opts); err == nil || !strings.Contains(err.Error(), "Options.Devices") {
+			s.Close()
+			t.Errorf("New(%+v): %v", opts, err)
+		}
 	}
 }
 

@@ -41,3 +41,18 @@ func ExampleNewCPU() {
 	fmt.Println()
 	// Output: true true true false
 }
+
+// Every GPU of the host, each bootstrapping a share of every call; without
+// a GPU, New falls back to the CPU engine and Reason says why.
+func ExampleGPUDevices() {
+	sk, _ := tfhe.GenerateSecretKeyFromSeed(tfhe.TFHELib128, [32]byte{1})
+	ck, _ := tfhe.GenerateCloudKeyFromSeed(sk, [32]byte{2}, tfhe.WithGrouping(3))
+
+	devices, _ := bootstrap.GPUDevices() // nil without a GPU
+	engine, err := bootstrap.New(ck, bootstrap.Options{Devices: devices})
+	if err != nil {
+		panic(err)
+	}
+	defer engine.Close()
+	fmt.Println(engine.Reason()) // "GPU: 2 devices, N=1024/32x32/hybrid: 0: NVIDIA H200 (…); 1: NVIDIA H200 (…)"
+}

@@ -29,7 +29,10 @@ type DeviceInfo struct {
 	Name    string // e.g. "NVIDIA H200"
 	// UUID is the GPU's UUID as nvidia-smi and NVML write it,
 	// "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx": unlike the ordinal, the
-	// same in every process whatever CUDA_VISIBLE_DEVICES says.
+	// same in every process whatever CUDA_VISIBLE_DEVICES says (empty if
+	// the driver does not say). For a MIG instance CUDA gives the
+	// instance's UUID, which nvidia-smi writes "MIG-…" and NVML does not
+	// list among its GPUs.
 	UUID         string
 	Major, Minor int    // compute capability, e.g. 9 and 0
 	SMs          int    // streaming multiprocessors
@@ -119,10 +122,9 @@ func (d *driver) device(ordinal int) (int32, DeviceInfo, error) {
 	}
 	info.Name = cStringBuf(name[:])
 	var uuid [16]byte
-	if err := d.err("cuDeviceGetUuid_v2", d.call(symDeviceGetUuid, uintptr(unsafe.Pointer(&uuid[0])), uintptr(uint32(dev)))); err != nil {
-		return 0, DeviceInfo{}, err
+	if d.call(symDeviceGetUuid, uintptr(unsafe.Pointer(&uuid[0])), uintptr(uint32(dev))) == resultSuccess {
+		info.UUID = formatUUID(uuid) // else none: it only names the device to NVML
 	}
-	info.UUID = formatUUID(uuid)
 	var total uint64
 	if err := d.err("cuDeviceTotalMem_v2", d.call(symDeviceTotalMem, uintptr(unsafe.Pointer(&total)), uintptr(uint32(dev)))); err != nil {
 		return 0, DeviceInfo{}, err

@@ -1094,7 +1094,7 @@ func TestFakeGPUEngineMulti(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !s.OnGPU() || !strings.HasPrefix(s.Reason(), "GPU: 2 devices: 0: Fake GPU") || !strings.Contains(s.Reason(), ", 1: Fake GPU") {
+	if !s.OnGPU() || !strings.HasPrefix(s.Reason(), "GPU: 2 devices, N=1024/") || !strings.Contains(s.Reason(), ": 0: Fake GPU") || !strings.Contains(s.Reason(), "; 1: Fake GPU") {
 		t.Errorf("New with Devices [0 1]: OnGPU %v, reason %q", s.OnGPU(), s.Reason())
 	}
 	if _, ok := s.Engine.(*bootstrap.Multi); !ok {

@@ -230,10 +230,8 @@ func newEngine(c benchCase, fx *fixture, ck *tfhe.CloudKey) (bootstrap.Engine, s
 		// One device pass per batch: MaxBatch is the largest batch. If that
 		// does not fit, the engine's own choice (it then splits batches).
 		opts := bootstrap.GPUOptions{Plan: plan, MaxBatch: c.batches[len(c.batches)-1], BlindRotation: c.variant.blindRotation()}
-		if c.gpus > 1 {
-			// Each GPU's share of the largest batch in one pass.
-			opts.MaxBatch = (opts.MaxBatch + c.gpus - 1) / c.gpus
-		}
+		// With several GPUs each one's share of a batch (by SM count)
+		// fits that too: one pass per GPU.
 		e, err := newGPUEngine(ck, opts, c.gpus)
 		if errors.Is(err, kernels.ErrOutOfMemory) {
 			opts.MaxBatch = 0

@@ -429,28 +429,29 @@ func paramSet(name string) (tfhe.Params, bool) {
 }
 
 // gpuDevices reads -gpus: nil for 1 (GPU 0 alone, or the CPU engine),
-// devices 0 to n-1 for n, every device for "all". Asking for more GPUs
-// than the host has is an error unless the engine may be the CPU's
-// (-engine auto), where New then falls back as it would without -gpus.
+// devices 0 to n-1 for n, every device for "all". More GPUs than the host
+// has is an error; with no GPU at all, -engine auto takes the CPU engine
+// (New says why) and -engine gpu fails.
 func gpuDevices(flagValue string, use bootstrap.Use) ([]int, error) {
 	v := strings.TrimSpace(flagValue)
-	if strings.EqualFold(v, "all") {
-		devices, err := bootstrap.GPUDevices()
-		if err != nil && use != bootstrap.UseGPU {
-			return nil, nil // no GPU: New takes the CPU engine and says why
-		}
-		return devices, err
-	}
 	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 {
+	all := strings.EqualFold(v, "all")
+	if !all && (err != nil || n < 1) {
 		return nil, fmt.Errorf("-gpus %q: want a count of at least 1, or all", flagValue)
 	}
-	if n == 1 || use == bootstrap.UseCPU {
+	if use == bootstrap.UseCPU || n == 1 {
 		return nil, nil
 	}
-	devices := make([]int, n)
-	for i := range devices {
-		devices[i] = i
+	devices, err := bootstrap.GPUDevices()
+	switch {
+	case err != nil && use == bootstrap.UseGPU:
+		return nil, err
+	case err != nil:
+		return nil, nil // no GPU: New takes the CPU engine and says why
+	case all:
+		return devices, nil
+	case n > len(devices):
+		return nil, fmt.Errorf("-gpus %d: this machine has %d", n, len(devices))
 	}
-	return devices, nil
+	return devices[:n], nil
 }

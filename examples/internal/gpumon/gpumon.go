@@ -129,9 +129,9 @@ type Monitor struct {
 var ErrClosed = errors.New("gpumon: monitor closed")
 
 // Open opens NVML and the GPU of UUID uuid (kernels.DeviceInfo.UUID, as
-// nvidia-smi -L writes it), or when uuid is empty the GPU on PCI bus
-// pciBus (kernels.DeviceInfo.PCIBus; 0 when unknown, which takes the only
-// GPU there is). The UUID is the sure match: GPUs passed through to a
+// nvidia-smi -L writes it), or when uuid is empty or no GPU has it (a MIG
+// instance's) the GPU on PCI bus pciBus (kernels.DeviceInfo.PCIBus; 0 when
+// unknown, which takes the only GPU there is). The UUID is the sure match: GPUs passed through to a
 // virtual machine may all report bus 0. It fails without the NVIDIA
 // driver's NVML library, on platforms purego does not reach, and when no
 // GPU or several match.

@@ -116,17 +116,20 @@ func openNVML(uuid string, pciBus int) (source, string, float64, error) {
 			}
 		}
 		all = append(all, d)
-		switch {
-		case uuid != "":
-			if d.uuid == uuid {
-				match = append(match, d)
-			}
-		case pciBus > 0 && int(d.bus) == pciBus:
+		if uuid != "" && d.uuid == uuid {
 			match = append(match, d)
 		}
 	}
-	if uuid == "" && pciBus <= 0 && len(all) == 1 {
-		match = all
+	if len(match) == 0 {
+		// No UUID given, or none of NVML's (a MIG instance's): the bus.
+		for _, d := range all {
+			if pciBus > 0 && int(d.bus) == pciBus {
+				match = append(match, d)
+			}
+		}
+		if pciBus <= 0 && len(all) == 1 {
+			match = all
+		}
 	}
 	if len(match) != 1 {
 		var have []string
@@ -136,7 +139,7 @@ func openNVML(uuid string, pciBus int) (source, string, float64, error) {
 		call(n.shutdown)
 		want := fmt.Sprintf("on PCI bus %d", pciBus)
 		if uuid != "" {
-			want = uuid
+			want = uuid + " or " + want
 		}
 		return nil, "", 0, fmt.Errorf("gpumon: not one NVML device %s (NVML's: %s)", want, strings.Join(have, ", "))
 	}

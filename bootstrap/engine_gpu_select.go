@@ -47,11 +47,11 @@ type Options struct {
 
 // Selected is the engine New built, with the reason it was chosen. It
 // implements Engine by forwarding to that engine (a *GPU, a *Multi of GPU
-// engines or a *CPU), with
-// the same concurrency guarantees. A nil *Selected (what New returns with
-// an error) or a zero Selected is an engine not built by its constructor:
-// its methods return ErrNotInitialized, as Engine promises, and do not
-// panic, so that `defer s.Close()` before checking New's error is safe.
+// engines or a *CPU), with the same concurrency guarantees. A nil
+// *Selected (what New returns with an error) or a zero Selected is an
+// engine not built by its constructor: its methods return
+// ErrNotInitialized, as Engine promises, and do not panic, so that
+// `defer s.Close()` before checking New's error is safe.
 type Selected struct {
 	Engine
 	reason string

@@ -66,11 +66,11 @@ type multiCall struct {
 // closes them). The engines must hold the same cloud key: NewMulti checks
 // that they have the same parameter set and key grouping, and that each
 // bootstraps a fixed probe sample to the same bits as engines[0] (one
-// gate's time on each, one engine after another); engines of two cloud keys fail that check
-// even when the keys are of one secret key, since their outputs differ.
-// Mixing GPU and CPU engines is an error: split evenly, every call would
-// wait for the CPU's share. On error the engines are left open, the
-// caller's.
+// gate's time on each, one engine after another); engines of two cloud
+// keys fail that check even when the keys are of one secret key, since
+// their outputs differ. Mixing GPU and CPU engines is an error: no split
+// by SM count suits a CPU, and every call would wait for its share. On
+// error the engines are left open, the caller's.
 func NewMulti(engines ...Engine) (*Multi, error) {
 	m, err := newMulti(engines)
 	if err != nil {
@@ -363,13 +363,11 @@ func (m *Multi) Close() error {
 		return nil
 	}
 	m.closed = true
-	var errs []error
+	errs := make([]error, len(m.engines))
 	for i, e := range m.engines {
-		if err := e.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("engine %d (%s): %w", i, e.Name(), err))
-		}
+		errs[i] = e.Close()
 	}
-	if err := errors.Join(errs...); err != nil {
+	if err := m.engineErrors(errs); err != nil {
 		return fmt.Errorf("bootstrap: Multi.Close: %w", err)
 	}
 	return nil
@@ -454,20 +452,26 @@ func (m *Multi) share(c *multiCall, i int, op opKind, out, in []*tfhe.TLWE, mu t
 	c.errs[i] = call(m.engines[i], op, out, in, mu)
 }
 
-// collect joins the engines' errors, each with its engine, and clears
-// them for the next call.
+// collect joins the engines' errors of a call and clears them for the
+// next call.
 func (m *Multi) collect(c *multiCall) error {
-	var errs []error
-	for i, err := range c.errs {
+	err := m.engineErrors(c.errs)
+	clear(c.errs)
+	if err != nil {
+		return fmt.Errorf("bootstrap: Multi: %w", err)
+	}
+	return nil
+}
+
+// engineErrors joins errs[i], engine i's error, each named by its engine.
+func (m *Multi) engineErrors(errs []error) error {
+	var named []error
+	for i, err := range errs {
 		if err != nil {
-			errs = append(errs, fmt.Errorf("engine %d (%s): %w", i, m.engines[i].Name(), err))
+			named = append(named, fmt.Errorf("engine %d (%s): %w", i, m.engines[i].Name(), err))
 		}
 	}
-	clear(c.errs)
-	if len(errs) == 0 {
-		return nil
-	}
-	return fmt.Errorf("bootstrap: Multi: %w", errors.Join(errs...))
+	return errors.Join(named...)
 }
 
 // call makes the call op on e.

@@ -20,19 +20,7 @@ func TestMultiMatchesOneEngine(t *testing.T) {
 	p := toyParams
 	kp := testKeys(p, 0)
 	one := newCPU(t, kp.ck, CPUOptions{Workers: 1})
-	var engines []Engine
-	for range 3 {
-		e, err := NewCPU(kp.ck, CPUOptions{Workers: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		engines = append(engines, e)
-	}
-	m, err := NewMulti(engines...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Close() })
+	m := newCPUMulti(t, kp.ck, 3, 1)
 	enc := newEncryptor(t, kp.sk, 0)
 	for _, count := range []int{1, 2, 3, 7, 20} {
 		in, want := nandInputs(t, p, enc, count)
@@ -80,6 +68,25 @@ func TestMultiMatchesOneEngine(t *testing.T) {
 	if name := m.Name(); !strings.HasPrefix(name, "multi(cpu/") || strings.Count(name, " | ") != 2 {
 		t.Errorf("Name() = %q", name)
 	}
+}
+
+// newCPUMulti returns the Multi of k CPU engines of ck with workers each.
+func newCPUMulti(t *testing.T, ck *tfhe.CloudKey, k, workers int) *Multi {
+	t.Helper()
+	var engines []Engine
+	for range k {
+		e, err := NewCPU(ck, CPUOptions{Workers: workers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		engines = append(engines, e)
+	}
+	m, err := NewMulti(engines...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m
 }
 
 // recorder is an Engine that records the batch sizes it is called with and
@@ -377,19 +384,7 @@ func TestMultiConcurrent(t *testing.T) {
 	p := toyParams
 	kp := testKeys(p, 0)
 	one := newCPU(t, kp.ck, CPUOptions{Workers: 1})
-	var engines []Engine
-	for range 2 {
-		e, err := NewCPU(kp.ck, CPUOptions{Workers: 2})
-		if err != nil {
-			t.Fatal(err)
-		}
-		engines = append(engines, e)
-	}
-	m, err := NewMulti(engines...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { m.Close() })
+	m := newCPUMulti(t, kp.ck, 2, 2)
 	const callers, count = 6, 5
 	enc := newEncryptor(t, kp.sk, 1)
 	ins := make([][]*tfhe.TLWE, callers)

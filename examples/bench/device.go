@@ -13,7 +13,7 @@ import (
 // machine describes what the cases run on.
 type machine struct {
 	gpu      *kernels.DeviceInfo  // GPU 0, nil when the GPU engine does not run
-	gpus     int                  // GPUs the GPU cases run on (-gpus), from 0
+	gpus     int                  // GPUs the GPU cases run on (-gpus): 0 to gpus-1
 	others   []kernels.DeviceInfo // GPUs 1 to gpus-1
 	noGPU    string               // why not, when gpu is nil
 	cpuModel string

@@ -29,7 +29,9 @@ import (
 // that goroutines making one-gate calls spread over the devices. Each
 // engine keeps its own way of running concurrent calls (a GPU engine merges
 // small calls that find it busy), so a Multi is safe for concurrent use by
-// several goroutines as its engines are.
+// several goroutines as its engines are. The shares beside the caller's
+// own run on worker goroutines that the Multi keeps until Close, so that a
+// steady load starts no goroutine and allocates nothing per call.
 //
 // Errors: argument errors come before any work, as Engine promises. When
 // an engine fails (a device error), the call returns its error, wrapped with
@@ -46,8 +48,9 @@ type Multi struct {
 	tiers   []int // BatchTiers, nil unless the engines' tiers scale
 	name    string
 
-	start atomic.Uint32 // the engine the next call's split starts at
-	calls sync.Pool     // *multiCall
+	start atomic.Uint32   // the engine the next call's split starts at
+	calls sync.Pool       // *multiCall
+	work  chan *shareTask // to idle workers (unbuffered); closed by Close
 
 	mu     sync.RWMutex // held by calls (read) and Close (write)
 	closed bool
@@ -59,7 +62,17 @@ type multiCall struct {
 	wg     sync.WaitGroup
 	errs   []error
 	panics []any
-	stacks [][]byte // of the panics
+	stacks [][]byte    // of the panics
+	tasks  []shareTask // the shares handed to workers, by engine
+}
+
+// shareTask is a share of a call for a worker goroutine.
+type shareTask struct {
+	c       *multiCall
+	i       int // the engine
+	op      opKind
+	out, in []*tfhe.TLWE
+	mu      torus.Torus32
 }
 
 // NewMulti returns the Multi of engines, which it takes over (Multi.Close
@@ -120,10 +133,11 @@ func newMulti(engines []Engine) (*Multi, error) {
 		return nil, fmt.Errorf("bootstrap: NewMulti: %d GPU engines and %d others: a Multi splits calls by SM count among GPUs and evenly otherwise, so it takes engines of one kind", gpus, len(engines)-gpus)
 	}
 	m.tiers = multiTiers(m.engines, m.weights)
+	m.work = make(chan *shareTask)
 	m.name = "multi(" + strings.Join(names, " | ") + ")"
 	m.calls.New = func() any {
 		k := len(m.engines)
-		return &multiCall{errs: make([]error, k), panics: make([]any, k), stacks: make([][]byte, k)}
+		return &multiCall{errs: make([]error, k), panics: make([]any, k), stacks: make([][]byte, k), tasks: make([]shareTask, k)}
 	}
 	return m, nil
 }
@@ -363,6 +377,7 @@ func (m *Multi) Close() error {
 		return nil
 	}
 	m.closed = true
+	close(m.work) // no call is in flight: the idle workers end
 	errs := make([]error, len(m.engines))
 	for i, e := range m.engines {
 		errs[i] = e.Close()
@@ -411,13 +426,13 @@ func (m *Multi) run(op opKind, out, in []*tfhe.TLWE, mu torus.Torus32) error {
 			continue
 		}
 		if last >= 0 {
-			c.wg.Add(1)
-			go m.share(c, last, op, out[lastLo:lastHi], in[lastLo:lastHi], mu, true)
+			m.handOff(c, shareTask{c: c, i: last, op: op, out: out[lastLo:lastHi], in: in[lastLo:lastHi], mu: mu})
 		}
 		last, lastLo, lastHi = i, lo, hi
 	}
 	m.share(c, last, op, out[lastLo:lastHi], in[lastLo:lastHi], mu, false)
 	c.wg.Wait()
+	clear(c.tasks) // no samples kept in the pool
 	for i, p := range c.panics {
 		if p != nil {
 			stack := c.stacks[i]
@@ -435,6 +450,28 @@ func (m *Multi) run(op opKind, out, in []*tfhe.TLWE, mu torus.Torus32) error {
 		}
 	}
 	return m.collect(c)
+}
+
+// handOff runs share t on another goroutine: an idle worker, or a new one
+// when none is idle, which then stays for later calls until Close. Shares
+// never wait for each other, and a steady load starts no goroutine (and
+// allocates nothing) per call.
+func (m *Multi) handOff(c *multiCall, t shareTask) {
+	c.tasks[t.i] = t
+	c.wg.Add(1)
+	select {
+	case m.work <- &c.tasks[t.i]:
+	default:
+		go m.worker(&c.tasks[t.i])
+	}
+}
+
+// worker runs t, then every share it receives, until Close closes m.work.
+func (m *Multi) worker(t *shareTask) {
+	for t != nil {
+		m.share(t.c, t.i, t.op, t.out, t.in, t.mu, true) // t is the caller's again after this
+		t = <-m.work
+	}
 }
 
 // share runs engine i's share, on a goroutine of its own when counted in

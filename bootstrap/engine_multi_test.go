@@ -3,10 +3,12 @@ package bootstrap
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/goldfhe/goldfhe/tfhe"
 	"github.com/goldfhe/goldfhe/torus"
@@ -465,5 +467,72 @@ func TestDeviceErrors(t *testing.T) {
 	}
 	if err := deviceErrors([]int{0, 1}, []error{nil, nil}); err != nil {
 		t.Errorf("none failed: %v", err)
+	}
+}
+
+// TestMultiAllocs: once its workers are started, a call allocates nothing
+// (the engines here allocate nothing either).
+func TestMultiAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("-race: allocations are the detector's")
+	}
+	rs, es := recorders(toyParams, 4)
+	m, err := newMulti(es)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := toyParams.LWEDimension()
+	in, out := newTLWEs(64, n), newTLWEs(64, n)
+	reset := func() {
+		for _, r := range rs {
+			r.mu.Lock()
+			r.sizes = r.sizes[:0]
+			r.mu.Unlock()
+		}
+	}
+	for range 20 {
+		m.Bootstrap(out, in, 0)
+		reset()
+	}
+	if a := testing.AllocsPerRun(100, func() {
+		if err := m.Bootstrap(out, in, 0); err != nil {
+			t.Fatal(err)
+		}
+		reset()
+	}); a != 0 {
+		t.Errorf("%v allocations a call of 64 samples on 4 engines, want 0", a)
+	}
+}
+
+// TestMultiWorkersEnd: the goroutines that run shares end with Close.
+func TestMultiWorkersEnd(t *testing.T) {
+	before := runtime.NumGoroutine()
+	_, es := recorders(toyParams, 3)
+	m, err := newMulti(es)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := toyParams.LWEDimension()
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			in, out := newTLWEs(9, n), newTLWEs(9, n)
+			for range 10 {
+				m.Bootstrap(out, in, 0)
+			}
+		})
+	}
+	wg.Wait()
+	if runtime.NumGoroutine() <= before {
+		t.Fatal("no worker goroutines while the Multi is open")
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); runtime.NumGoroutine() > before; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d goroutines after Close, %d before the Multi", runtime.NumGoroutine(), before)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

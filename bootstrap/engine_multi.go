@@ -30,8 +30,11 @@ import (
 // engine keeps its own way of running concurrent calls (a GPU engine merges
 // small calls that find it busy), so a Multi is safe for concurrent use by
 // several goroutines as its engines are. The shares beside the caller's
-// own run on worker goroutines that the Multi keeps until Close, so that a
-// steady load starts no goroutine and allocates nothing per call.
+// own run on worker goroutines that the Multi keeps until Close (up to
+// twice as many idle ones as engines), so that a steady load seldom starts
+// a goroutine or allocates. An engine must not call back into its Multi:
+// Close waits for the calls in progress, and such a call would wait for
+// Close.
 //
 // Errors: argument errors come before any work, as Engine promises. When
 // an engine fails (a device error), the call returns its error, wrapped with
@@ -51,6 +54,7 @@ type Multi struct {
 	start atomic.Uint32   // the engine the next call's split starts at
 	calls sync.Pool       // *multiCall
 	work  chan *shareTask // to idle workers (unbuffered); closed by Close
+	idle  atomic.Int32    // workers waiting on work
 
 	mu     sync.RWMutex // held by calls (read) and Close (write)
 	closed bool
@@ -453,9 +457,8 @@ func (m *Multi) run(op opKind, out, in []*tfhe.TLWE, mu torus.Torus32) error {
 }
 
 // handOff runs share t on another goroutine: an idle worker, or a new one
-// when none is idle, which then stays for later calls until Close. Shares
-// never wait for each other, and a steady load starts no goroutine (and
-// allocates nothing) per call.
+// when none is idle, which then stays for later calls. Shares never wait
+// for each other.
 func (m *Multi) handOff(c *multiCall, t shareTask) {
 	c.tasks[t.i] = t
 	c.wg.Add(1)
@@ -466,13 +469,24 @@ func (m *Multi) handOff(c *multiCall, t shareTask) {
 	}
 }
 
-// worker runs t, then every share it receives, until Close closes m.work.
+// worker runs t, then every share it receives, until Close closes m.work
+// or enough other workers wait already (maxIdleWorkers): a burst of
+// concurrent calls leaves no crowd of idle goroutines behind.
 func (m *Multi) worker(t *shareTask) {
 	for t != nil {
 		m.share(t.c, t.i, t.op, t.out, t.in, t.mu, true) // t is the caller's again after this
+		if m.idle.Add(1) > int32(maxIdleWorkers*len(m.engines)) {
+			m.idle.Add(-1)
+			return
+		}
 		t = <-m.work
+		m.idle.Add(-1)
 	}
 }
+
+// maxIdleWorkers is the idle workers kept per engine: those of a few
+// concurrent calls, each of which hands a share to all engines but one.
+const maxIdleWorkers = 2
 
 // share runs engine i's share, on a goroutine of its own when counted in
 // c.wg. A panic is kept for run to raise on the caller's goroutine, where

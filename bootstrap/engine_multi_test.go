@@ -145,6 +145,19 @@ func (r *recorder) taken() []int {
 	return s
 }
 
+// recorderMulti returns k recorders of the toy set and their Multi (without
+// the probe), closed when t ends.
+func recorderMulti(t *testing.T, k int) ([]*recorder, *Multi) {
+	t.Helper()
+	rs, es := recorders(toyParams, k)
+	m, err := newMulti(es)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return rs, m
+}
+
 // panicValue is an error an engine panics with.
 type panicValue struct{ s string }
 
@@ -480,12 +493,7 @@ func TestMultiAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("-race: allocations are the detector's")
 	}
-	rs, es := recorders(toyParams, 4)
-	m, err := newMulti(es)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	rs, m := recorderMulti(t, 4)
 	n := toyParams.LWEDimension()
 	in, out := newTLWEs(64, n), newTLWEs(64, n)
 	reset := func() {
@@ -520,12 +528,7 @@ func TestMultiAllocs(t *testing.T) {
 // TestMultiIdleWorkers: a burst of concurrent calls leaves at most
 // maxIdleWorkers idle workers an engine, not one for every share it ran.
 func TestMultiIdleWorkers(t *testing.T) {
-	_, es := recorders(toyParams, 4)
-	m, err := newMulti(es)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	_, m := recorderMulti(t, 4)
 	before := runtime.NumGoroutine()
 	n := toyParams.LWEDimension()
 	start := make(chan struct{})
@@ -539,7 +542,7 @@ func TestMultiIdleWorkers(t *testing.T) {
 	}
 	close(start)
 	wg.Wait()
-	limit := before + maxIdleWorkers*len(es)
+	limit := before + maxIdleWorkers*len(m.engines)
 	for deadline := time.Now().Add(5 * time.Second); runtime.NumGoroutine() > limit; {
 		if time.Now().After(deadline) {
 			t.Fatalf("%d goroutines after the burst, at most %d expected", runtime.NumGoroutine(), limit)
@@ -552,12 +555,7 @@ func TestMultiIdleWorkers(t *testing.T) {
 // call state holds none of its samples, errors or panics (the next Get
 // most likely returns it: one goroutine, no GC between).
 func TestMultiKeepsNoSamples(t *testing.T) {
-	rs, es := recorders(toyParams, 2)
-	m, err := newMulti(es)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	rs, m := recorderMulti(t, 2)
 	n := toyParams.LWEDimension()
 	rs[0].panics, rs[1].panics = "boom", "boom"
 	for range 2 {
@@ -578,11 +576,7 @@ func TestMultiKeepsNoSamples(t *testing.T) {
 // TestMultiWorkersEnd: the goroutines that run shares end with Close.
 func TestMultiWorkersEnd(t *testing.T) {
 	before := runtime.NumGoroutine()
-	_, es := recorders(toyParams, 3)
-	m, err := newMulti(es)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, m := recorderMulti(t, 3)
 	n := toyParams.LWEDimension()
 	var wg sync.WaitGroup
 	for range 8 {

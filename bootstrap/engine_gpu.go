@@ -339,7 +339,7 @@ func NewGPU(ck *tfhe.CloudKey, opts GPUOptions) (*GPU, error) {
 	plan, auto := opts.Plan, opts.Plan == nil
 	if auto {
 		var err error
-		if plan, err = defaultGPUPlan(p.PolyDegree()); err != nil {
+		if plan, err = gpuntt.DefaultPlan(p.PolyDegree()); err != nil {
 			return nil, fmt.Errorf("bootstrap: NewGPU: %w", err)
 		}
 	}
@@ -381,21 +381,6 @@ func (opts GPUOptions) check(p tfhe.Params) error {
 		return fmt.Errorf("bootstrap: NewGPU: plan %v has N=%d, the key N=%d", opts.Plan, opts.Plan.N(), p.PolyDegree())
 	}
 	return nil
-}
-
-// defaultGPUPlan is the plan NewGPU uses when GPUOptions selects none.
-func defaultGPUPlan(n int) (*smallntt.Plan, error) {
-	for _, s := range kernels.HybridShapes() {
-		// One shape per N where the hybrid kernel is the fastest transform
-		// (nttbench on an H200, BENCHMARKS.md "GPU NTT"): 16×32 for 512,
-		// 32×32 for 1024. For 2048 the butterfly is faster (18.5 against
-		// 17.0 M transforms/s for 32×64: its 200+ registers leave two
-		// blocks per SM).
-		if s[0]*s[1] == n && s[0] <= s[1] && n <= 1024 {
-			return smallntt.NewPlan(n, smallntt.Hybrid, s[0], s[1])
-		}
-	}
-	return smallntt.NewPlan(n, smallntt.Butterfly)
 }
 
 // shapeOf returns the kernels' view of a parameter set.

@@ -72,6 +72,11 @@ func (g *fakeGPU) fakeNTT(name string, a []uintptr, words func(p, n uint64) []ui
 	batch := int(*(*int32)(data[1]))
 	ref := g.plan(n, smallntt.Butterfly)
 	polys := words(*(*uint64)(data[0]), uint64(batch*n))
+	// The kernels take canonical words (gpuntt.Plan.Forward) and give a
+	// wrong result for others, where the CPU plan here would reduce them.
+	if i := slices.IndexFunc(polys, func(x uint64) bool { return x >= smallntt.P }); i >= 0 {
+		panic(fmt.Sprintf("fake %s: word %d of the batch is %#x, not below p: the kernels take canonical words", name, i, polys[i]))
+	}
 	for i := range batch {
 		p := polys[i*n : (i+1)*n]
 		if inverse {

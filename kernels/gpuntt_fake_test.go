@@ -86,6 +86,76 @@ func TestFakeGPUNTT(t *testing.T) {
 	}
 }
 
+// TestFakeTransformer runs Transformer on the fake GPU, whose NTT launches
+// refuse words ≥ p as the kernels cannot take them: input words the CPU
+// plan takes mod p give the CPU plan's bits, a plan without a GPU kernel
+// runs on the GPU as gpuntt.DefaultPlan of its size (Reason says so), and
+// a closed Transformer says so rather than failing in the driver.
+func TestFakeTransformer(t *testing.T) {
+	kernels.UseFakeDriver(t, kernels.FakeOptions{SMs: 4})
+	rng := rand.New(rand.NewPCG(5, 7))
+	for _, c := range []struct {
+		n    int
+		v    smallntt.Variant
+		f    []int
+		swap bool // no GPU kernel of its own
+	}{
+		{1024, smallntt.Hybrid, []int{32, 32}, false},
+		{1024, smallntt.Hybrid, []int{8, 8, 16}, true},
+		{2048, smallntt.Hybrid, []int{16, 8, 16}, true},
+		{256, smallntt.Butterfly, nil, false},
+	} {
+		p, err := smallntt.NewPlan(c.n, c.v, c.f...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Run(strings.ReplaceAll(p.String(), "/", "_"), func(t *testing.T) {
+			if gpuntt.HasKernel(p) == c.swap {
+				t.Fatalf("HasKernel = %v", !c.swap)
+			}
+			tr := gpuntt.NewTransformer(p)
+			defer tr.Close()
+			if !tr.OnGPU() {
+				t.Fatalf("not on the fake GPU: %s", tr.Reason())
+			}
+			if got := strings.Contains(tr.Reason(), " run as "); got != c.swap {
+				t.Errorf("Reason %q: says the plan is run as another: %v, want %v", tr.Reason(), got, c.swap)
+			}
+			in := make([]uint64, 3*c.n)
+			for i := range in {
+				in[i] = []uint64{smallntt.P, ^uint64(0), smallntt.P + 1, rng.Uint64()}[i%4]
+			}
+			for _, inverse := range []bool{false, true} {
+				got, want := slices.Clone(in), slices.Clone(in)
+				run := tr.Forward
+				if inverse {
+					run = tr.Inverse
+				}
+				if err := run(got); err != nil {
+					t.Fatal(err)
+				}
+				for i := range 3 {
+					w := want[i*c.n : (i+1)*c.n]
+					if inverse {
+						p.Inverse(w, w)
+					} else {
+						p.Forward(w, w)
+					}
+				}
+				if !slices.Equal(got, want) {
+					t.Errorf("inverse=%v: differs from the CPU plan on words ≥ p", inverse)
+				}
+			}
+			if err := tr.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if err := tr.Forward(slices.Clone(in)); err == nil || !strings.Contains(err.Error(), "Transformer used after Close") {
+				t.Errorf("Forward after Close: %v, want an error saying so", err)
+			}
+		})
+	}
+}
+
 // TestFakeTransformerAfterFailedGrowth: a Transformer whose staging buffer
 // failed to grow (out of memory) goes on working for batches that fit,
 // and Close leaves nothing allocated. It used to keep the freed buffer, so

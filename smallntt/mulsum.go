@@ -10,7 +10,8 @@ import (
 // polynomials with rows of another, the multiply-accumulate of an external
 // product (DESIGN.md §3), the same in every NTT order. Rows are read at a
 // fixed stride (in elements) from x and y, which must hold them all; dst
-// must not overlap them. Inputs any; dst canonical.
+// must not overlap them. Inputs any; dst canonical. An empty dst is
+// written nothing; rows < 1, or rows that x or y do not hold, panic.
 //
 // The products are not reduced one by one: their 128-bit values are summed
 // in three 64-bit limbs (lo, hi, top) and reduced once per output with
@@ -21,6 +22,9 @@ import (
 // same bits (TestMulSumAgainstGeneric). It allocates nothing.
 func MulSum(dst []uint64, x []uint64, xStride int, y []uint64, yStride int, rows int) {
 	n := len(dst)
+	if n == 0 && rows >= 1 {
+		return // no output to write, whatever x and y hold
+	}
 	// rows·stride could overflow an int (and the assembly's byte strides
 	// with it), so the extent is checked by division.
 	fits := func(l, stride int) bool { return l >= n && (rows == 1 || stride <= (l-n)/(rows-1)) }

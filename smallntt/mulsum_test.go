@@ -141,6 +141,18 @@ func TestMulSumPanics(t *testing.T) {
 			MulSum(make([]uint64, 8), tc.x, tc.xStride, tc.y, tc.yStride, tc.rows)
 		}()
 	}
+	// No output: nothing to read or write, whatever x and y hold; but
+	// still no rows is a caller's mistake.
+	MulSum(nil, nil, 0, nil, 0, 1)
+	MulSum([]uint64{}, ones[:3], 1, nil, 0, 6)
+	func() {
+		defer func() {
+			if r := recover(); r == nil {
+				t.Error("MulSum of no rows into an empty dst: no panic")
+			}
+		}()
+		MulSum(nil, nil, 0, nil, 0, 0)
+	}()
 }
 
 // BenchmarkMulSum measures the TFHELib128 multiply-accumulate of one

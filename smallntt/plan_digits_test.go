@@ -88,7 +88,7 @@ func TestForwardDigits(t *testing.T) {
 }
 
 // TestForwardDigitsNaive checks the digit transform against the naive NTT
-// for N = 64 (a single digit level, β = 7).
+// for N = 256 in three hybrid factorisations (a single digit level, β = 7).
 func TestForwardDigitsNaive(t *testing.T) {
 	rng := rand.New(rand.NewPCG(63, 64))
 	for _, f := range [][]int{{8, 8}, {16, 4}, {4, 16}} {

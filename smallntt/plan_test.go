@@ -257,8 +257,8 @@ func TestNoAllocations(t *testing.T) {
 	}
 }
 
-// One plan used by many goroutines at once gives the same answers (run
-// with -race to check that nothing is written).
+// One plan used by many goroutines at once gives the same answers; make
+// test runs it under -race too, to check that nothing is written.
 func TestConcurrentUse(t *testing.T) {
 	p, err := DefaultPlan(1024)
 	if err != nil {

@@ -115,11 +115,15 @@ func (g *gpuRunner) prepare(c benchCase) (launch launchFunc, ref func(dst, src [
 				return g.lib.SmallMatrix(nil, p.Buf, p.Count, n, kernels.SmallCyclic, merge)
 			}, ref, noop, nil
 		case vButterfly:
+			host, err := gpuntt.SmallButterflyTable(n)
+			if err != nil {
+				return nil, nil, nil, err
+			}
 			tab, err := kernels.Alloc[uint64](g.ctx, n)
 			if err != nil {
 				return nil, nil, nil, err
 			}
-			if err := tab.CopyFromHost(gpuntt.SmallButterflyTable(n)); err != nil {
+			if err := tab.CopyFromHost(host); err != nil {
 				return nil, nil, nil, errors.Join(err, tab.Free())
 			}
 			return func(p *gpuntt.Polys) error {

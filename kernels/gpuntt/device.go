@@ -141,10 +141,10 @@ func (d *Device) NewPlan(p *smallntt.Plan) (*Plan, error) {
 			g.descInv.Stages = append(g.descInv.Stages, kernels.NTTStage{F: st.F, T: st.T, Size: st.Size, Twiddle: up(st.TwiddleInv)})
 		}
 	case smallntt.Hybrid:
-		f := p.Factors()
-		if !slices.ContainsFunc(kernels.HybridShapes(), func(s [2]int) bool { return len(f) == 2 && f[0] == s[0] && f[1] == s[1] }) {
+		if !HasKernel(p) {
 			return nil, fmt.Errorf("gpuntt: no hybrid GPU kernel for %v (shapes: %v)", p, kernels.HybridShapes())
 		}
+		f := p.Factors()
 		st := p.StageTables()[0]
 		g.f1, g.f2 = f[0], f[1]
 		g.bf, g.bfInv = up(st.Twiddle), up(st.TwiddleInv)
@@ -156,6 +156,37 @@ func (d *Device) NewPlan(p *smallntt.Plan) (*Plan, error) {
 		return nil, fmt.Errorf("gpuntt: uploading the tables of %v: %w", p, upErr)
 	}
 	return g, nil
+}
+
+// HasKernel reports whether NewPlan can put p on a GPU: every Butterfly,
+// Matrix and MatrixNoMerge plan, and the Hybrid plans of the two-stage
+// shapes in kernels.HybridShapes. A plan without a kernel has the same
+// transform as DefaultPlan of its size (every plan of one size gives the
+// same bits in the same layout), which is what Transformer runs instead.
+func HasKernel(p *smallntt.Plan) bool {
+	switch p.Variant() {
+	case smallntt.Butterfly, smallntt.Matrix, smallntt.MatrixNoMerge:
+		return true
+	case smallntt.Hybrid:
+		f := p.Factors()
+		return slices.ContainsFunc(kernels.HybridShapes(), func(s [2]int) bool { return len(f) == 2 && f[0] == s[0] && f[1] == s[1] })
+	}
+	return false
+}
+
+// DefaultPlan returns the fastest GPU plan of size n measured (nttbench on
+// an H200, BENCHMARKS.md "GPU NTT"): the hybrid kernel F1×F2 = n with F1 ≤
+// F2 (16×32 for 512, 32×32 for 1024) up to n = 1024, and the butterfly
+// beyond, where the hybrid 32×64's 200+ registers leave two blocks per SM
+// (18.5 against 17.0 M transforms/s at 2048). It is the bootstrap GPU
+// engine's default plan. Errors are smallntt.NewPlan's (an unsupported n).
+func DefaultPlan(n int) (*smallntt.Plan, error) {
+	for _, s := range kernels.HybridShapes() {
+		if s[0]*s[1] == n && s[0] <= s[1] && n <= 1024 {
+			return smallntt.NewPlan(n, smallntt.Hybrid, s[0], s[1])
+		}
+	}
+	return smallntt.NewPlan(n, smallntt.Butterfly)
 }
 
 // HybridTables returns a Hybrid plan's stage-1 twiddle tables on the
@@ -176,7 +207,9 @@ func (g *Plan) CPU() *smallntt.Plan { return g.cpu }
 func (g *Plan) String() string { return g.cpu.String() + "/GPU" }
 
 // Forward transforms every polynomial of b in place (coefficients → NTT
-// domain), enqueued on s (nil: the default stream).
+// domain), enqueued on s (nil: the default stream). The kernels take
+// canonical coefficients, in [0, p), and give canonical ones; a word ≥ p
+// gives a wrong result, not an error (Transformer reduces its input first).
 func (g *Plan) Forward(s *kernels.Stream, b *Polys) error { return g.run(s, b, false) }
 
 // Inverse is the exact inverse of Forward.

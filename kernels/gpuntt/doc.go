@@ -1,7 +1,8 @@
 // Package gpuntt runs batched negacyclic NTTs over the Goldilocks prime on
 // polynomials resident on an NVIDIA GPU, each transform bit for bit the one
 // of a smallntt.Plan (same size, variant, factorisation and NTT-domain
-// layout), and falls back to the smallntt CPU plans when no GPU is usable.
+// layout) on canonical words, below p, which is what the kernels take, and
+// falls back to the smallntt CPU plans when no GPU is usable.
 //
 // Variants (DESIGN.md §4; Li, Pan, Li, Wang, Mathematics 12(3):458, 2024):
 //   - smallntt.Matrix, smallntt.MatrixNoMerge: the decomposed NTT of the
@@ -18,5 +19,7 @@
 // Device (a GPU with goldfhe's kernels loaded), Plan (tables on that GPU)
 // and Polys (a device-resident batch) are safe for concurrent use; launches
 // on one stream run in order. Transformer wraps either a GPU Plan or the CPU
-// plan behind host-memory calls and says which, and why.
+// plan behind host-memory calls and says which, and why; it takes any
+// words, as the CPU plans do, and runs plans without a GPU kernel of their
+// own as DefaultPlan of their size.
 package gpuntt

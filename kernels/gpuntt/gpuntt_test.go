@@ -21,7 +21,28 @@ func openOrSkip(t testing.TB) *Device {
 	return d
 }
 
-// testPlans lists every CPU plan the GPU must reproduce.
+// factorisations returns every factorisation of n into the small sizes 4,
+// 8, 16, 32 and 64 in stage order (the compositions of log2 n into parts 2
+// to 6: 12, 18, 29, 45 and 71 for 256 to 4096), as smallntt.NewPlan takes
+// them.
+func factorisations(n int) [][]int {
+	if n == 1 {
+		return [][]int{nil}
+	}
+	var out [][]int
+	for f := 4; f <= 64 && f <= n; f *= 2 {
+		if n%f == 0 {
+			for _, rest := range factorisations(n / f) {
+				out = append(out, append([]int{f}, rest...))
+			}
+		}
+	}
+	return out
+}
+
+// testPlans lists every CPU plan the GPU must reproduce: the butterfly and
+// the matrix variants, with and without merging, in every factorisation of
+// every size, and the hybrid shapes.
 func testPlans(t testing.TB) []*smallntt.Plan {
 	var plans []*smallntt.Plan
 	add := func(n int, v smallntt.Variant, f ...int) {
@@ -31,16 +52,9 @@ func testPlans(t testing.TB) []*smallntt.Plan {
 		}
 		plans = append(plans, p)
 	}
-	facts := map[int][][]int{
-		256:  {{16, 16}, {4, 4, 4, 4}, {64, 4}},
-		512:  {{8, 8, 8}, {16, 32}, {32, 16}},
-		1024: {{4, 4, 4, 4, 4}, {8, 8, 16}, {16, 16, 4}, {32, 32}, {64, 16}, {16, 64}},
-		2048: {{8, 16, 16}, {32, 64}, {64, 32}},
-		4096: {{64, 64}, {16, 16, 16}},
-	}
 	for _, n := range smallntt.Sizes {
 		add(n, smallntt.Butterfly)
-		for _, f := range facts[n] {
+		for _, f := range factorisations(n) {
 			add(n, smallntt.Matrix, f...)
 			add(n, smallntt.MatrixNoMerge, f...)
 		}
@@ -159,7 +173,11 @@ func TestSmallGPUMatchesCPU(t *testing.T) {
 					if kind != smallntt.SmallCyclic || !merge {
 						return
 					}
-					tab, err := d.upload(SmallButterflyTable(n))
+					host, err := SmallButterflyTable(n)
+					if err != nil {
+						t.Fatal(err)
+					}
+					tab, err := d.upload(host)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -197,8 +215,16 @@ func runSmall(t *testing.T, d *Device, in []uint64, f func(*Polys) error, n int)
 // TestSmallButterflyTable checks the table against its definition: the
 // network it drives must compute the cyclic DFT (run here on the CPU).
 func TestSmallButterflyTable(t *testing.T) {
+	for _, n := range []int{-4, 0, 2, 3, 12, 128, 256} {
+		if tab, err := SmallButterflyTable(n); err == nil {
+			t.Errorf("SmallButterflyTable(%d): %d words, no error", n, len(tab))
+		}
+	}
 	for _, n := range []int{4, 8, 16, 32, 64} {
-		tab := SmallButterflyTable(n)
+		tab, err := SmallButterflyTable(n)
+		if err != nil {
+			t.Fatal(err)
+		}
 		x := make([]uint64, n)
 		for i := range x {
 			x[i] = uint64(i*i+3) % smallntt.P
@@ -238,34 +264,84 @@ func bitsLen(n int) int {
 	return l
 }
 
+// TestTransformerMatchesCPU runs Transformer on the GPU when there is one
+// and on the CPU otherwise: the same bits as the CPU plan for any input
+// words (those ≥ p too, which the kernels do not take), for a plan with a
+// GPU kernel and for plans without one (run as DefaultPlan of their size).
 func TestTransformerMatchesCPU(t *testing.T) {
-	p, err := smallntt.NewPlan(1024, smallntt.Hybrid, 32, 32)
-	if err != nil {
-		t.Fatal(err)
+	plans := []*smallntt.Plan{}
+	for _, c := range []struct {
+		n int
+		v smallntt.Variant
+		f []int
+	}{
+		{1024, smallntt.Hybrid, []int{32, 32}},
+		{1024, smallntt.Hybrid, []int{8, 8, 16}}, // no GPU kernel
+		{512, smallntt.Butterfly, nil},
+	} {
+		p, err := smallntt.NewPlan(c.n, c.v, c.f...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plans = append(plans, p)
 	}
-	tr := NewTransformer(p)
-	defer tr.Close()
-	t.Logf("transformer: %s", tr.Reason())
-	if !tr.OnGPU() && !strings.HasPrefix(tr.Reason(), "CPU: ") {
-		t.Fatalf("CPU fallback without a reason: %q", tr.Reason())
+	for _, n := range smallntt.Sizes {
+		p, err := smallntt.DefaultPlan(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plans = append(plans, p)
 	}
 	rng := rand.New(rand.NewPCG(1, 1))
-	in := testBatch(rng, 1024, 9)
-	got := append([]uint64(nil), in...)
-	if err := tr.Forward(got); err != nil {
-		t.Fatal(err)
-	}
-	want := make([]uint64, len(in))
-	for i := 0; i < 9; i++ {
-		p.Forward(smallntt.NTTPoly(want[i*1024:(i+1)*1024]), smallntt.Poly(in[i*1024:(i+1)*1024]))
-	}
-	compare(t, "Transformer.Forward", got, want, 1024)
-	if err := tr.Inverse(got); err != nil {
-		t.Fatal(err)
-	}
-	compare(t, "Transformer.Inverse", got, in, 1024)
-	if err := tr.Forward(got[:1000]); err == nil {
-		t.Fatal("Forward of a partial polynomial: no error")
+	for _, p := range plans {
+		t.Run(strings.ReplaceAll(p.String(), "/", "_"), func(t *testing.T) {
+			tr := NewTransformer(p)
+			defer tr.Close()
+			t.Logf("transformer: %s", tr.Reason())
+			if !tr.OnGPU() && !strings.HasPrefix(tr.Reason(), "CPU: ") {
+				t.Fatalf("CPU fallback without a reason: %q", tr.Reason())
+			}
+			if tr.OnGPU() && !HasKernel(p) && !strings.Contains(tr.Reason(), " run as ") {
+				t.Errorf("a plan without a GPU kernel on the GPU, and Reason does not say as what: %q", tr.Reason())
+			}
+			n, count := p.N(), 9
+			in := testBatch(rng, n, count)
+			// Words the CPU plan takes mod p: p itself, the largest, and
+			// p + 5, in a polynomial of its own and among random ones.
+			for i, x := range []uint64{smallntt.P, ^uint64(0), smallntt.P + 5} {
+				in[(count-2)*n+i] = x
+				for j := range n {
+					in[(count-1)*n+j] = []uint64{smallntt.P, ^uint64(0), smallntt.P + 5, rng.Uint64()}[j%4]
+				}
+			}
+			got := append([]uint64(nil), in...)
+			if err := tr.Forward(got); err != nil {
+				t.Fatal(err)
+			}
+			want := make([]uint64, len(in))
+			for i := range count {
+				p.Forward(smallntt.NTTPoly(want[i*n:(i+1)*n]), smallntt.Poly(in[i*n:(i+1)*n]))
+			}
+			compare(t, "Transformer.Forward", got, want, n)
+			// Inverse of non-canonical NTT-domain words, against the CPU's.
+			copy(got, in)
+			if err := tr.Inverse(got); err != nil {
+				t.Fatal(err)
+			}
+			for i := range count {
+				p.Inverse(smallntt.Poly(want[i*n:(i+1)*n]), smallntt.NTTPoly(in[i*n:(i+1)*n]))
+			}
+			compare(t, "Transformer.Inverse", got, want, n)
+			if err := tr.Forward(got[:n-1]); err == nil {
+				t.Fatal("Forward of a partial polynomial: no error")
+			}
+			if err := tr.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if err := tr.Forward(got); tr.OnGPU() && (err == nil || !strings.Contains(err.Error(), "Transformer used after Close")) {
+				t.Errorf("Forward after Close on the GPU: %v, want an error saying so", err)
+			}
+		})
 	}
 }
 
@@ -290,5 +366,20 @@ func TestPlanErrors(t *testing.T) {
 	defer b.Free()
 	if err := g.Forward(nil, b); err == nil {
 		t.Error("N=512 plan on N=1024 batch: no error")
+	}
+}
+
+func TestFactorisations(t *testing.T) {
+	want := map[int]int{256: 12, 512: 18, 1024: 29, 2048: 45, 4096: 71}
+	for _, n := range smallntt.Sizes {
+		fs := factorisations(n)
+		if len(fs) != want[n] {
+			t.Errorf("N=%d: %d factorisations, want %d", n, len(fs), want[n])
+		}
+		for _, f := range fs {
+			if _, err := smallntt.NewPlan(n, smallntt.Matrix, f...); err != nil {
+				t.Errorf("N=%d: %v: %v", n, f, err)
+			}
+		}
 	}
 }

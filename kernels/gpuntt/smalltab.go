@@ -1,12 +1,21 @@
 package gpuntt
 
-import "github.com/goldfhe/goldfhe/smallntt"
+import (
+	"fmt"
+
+	"github.com/goldfhe/goldfhe/smallntt"
+)
 
 // SmallButterflyTable returns the table of kernels.Library.SmallButterfly
 // for n-point cyclic transforms: level m, group g at index m+g holds
 // ω_n^{(n/2m)·brv_{log2 m}(g)} with ω_n = 2^{192/n} (DESIGN.md §3), the
 // cyclic Cooley–Tukey twiddles that leave output k at position brv(k).
-func SmallButterflyTable(n int) []uint64 {
+// n must be one of the small sizes, 4, 8, 16, 32 or 64 (the n-th roots of
+// unity that are powers of 2).
+func SmallButterflyTable(n int) ([]uint64, error) {
+	if n < 4 || n > 64 || n&(n-1) != 0 {
+		return nil, fmt.Errorf("gpuntt: SmallButterflyTable(%d): n is one of 4, 8, 16, 32, 64", n)
+	}
 	omega := smallntt.MulPow2(1, uint(192/n))
 	t := make([]uint64, n)
 	for m, lm := 1, 0; m < n; m, lm = 2*m, lm+1 {
@@ -18,5 +27,5 @@ func SmallButterflyTable(n int) []uint64 {
 			t[m+g] = smallntt.Exp(omega, uint64(n/(2*m)*b))
 		}
 	}
-	return t
+	return t, nil
 }

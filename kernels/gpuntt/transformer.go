@@ -10,19 +10,24 @@ import (
 
 // Transformer runs batched transforms of host polynomials on the GPU when
 // one is usable and on the CPU plan otherwise; OnGPU and Reason say which
-// and why. It is safe for concurrent use.
+// and why. Either way the results are the CPU plan's, bit for bit, for any
+// input words (those ≥ p are reduced first). It is safe for concurrent use.
 type Transformer struct {
 	cpu    *smallntt.Plan
 	dev    *Device
 	gpu    *Plan
 	reason string
+	swap   string     // the GPU plan run for a plan without a GPU kernel, else ""
 	mu     sync.Mutex // serialises GPU batches (one staging buffer)
 	stage  *Polys
 	closed bool // Close ran: the GPU resources are gone
 }
 
 // NewTransformer tries GPU 0 for plan p; any failure (no driver, no device,
-// no kernels for it, no GPU kernel for this variant) selects the CPU.
+// no kernels for it) selects the CPU. A plan that has no GPU kernel (a
+// Hybrid shape outside kernels.HybridShapes, such as smallntt.DefaultPlan's
+// 16×8×16 for N = 2048) runs as DefaultPlan of its size on the GPU: the
+// same transform, bit for bit; Reason names it.
 func NewTransformer(p *smallntt.Plan) *Transformer {
 	t := &Transformer{cpu: p}
 	if p == nil {
@@ -34,27 +39,40 @@ func NewTransformer(p *smallntt.Plan) *Transformer {
 		t.reason = fmt.Sprintf("CPU: no usable GPU: %v", err)
 		return t
 	}
-	gp, err := dev.NewPlan(p)
+	run := p
+	if !HasKernel(p) {
+		if run, err = DefaultPlan(p.N()); err != nil {
+			dev.Close()
+			t.reason = fmt.Sprintf("CPU: %v has no GPU kernel: %v", p, err)
+			return t
+		}
+		t.swap = fmt.Sprintf(", %v run as %v (the same transform: no GPU kernel for %v)", p, run, p)
+	}
+	gp, err := dev.NewPlan(run)
 	if err != nil {
 		dev.Close()
 		t.reason = fmt.Sprintf("CPU: %v", err)
 		return t
 	}
 	t.dev, t.gpu = dev, gp
-	t.reason = fmt.Sprintf("GPU: %s (%s)", dev.Info().Name, dev.lib.Source())
+	t.reason = fmt.Sprintf("GPU: %s (%s)%s", dev.Info().Name, dev.lib.Source(), t.swap)
 	return t
 }
 
-// OnGPU reports whether transforms run on the GPU.
+// OnGPU reports whether NewTransformer chose the GPU (after Close, GPU
+// transforms fail rather than move to the CPU).
 func (t *Transformer) OnGPU() bool { return t.gpu != nil }
 
 // Reason says where transforms run and, for the CPU, why not on the GPU.
 func (t *Transformer) Reason() string { return t.reason }
 
-// Forward transforms count = len(polys)/N polynomials in place.
+// Forward transforms count = len(polys)/N polynomials in place. Words ≥ p
+// are taken mod p, as the CPU plan takes them; on the GPU they are reduced
+// in polys before the upload, so a failed call leaves each word either as
+// it was or reduced, its value mod p unchanged.
 func (t *Transformer) Forward(polys []uint64) error { return t.run(polys, false) }
 
-// Inverse is the exact inverse of Forward.
+// Inverse is the exact inverse of Forward, with inputs as Forward's.
 func (t *Transformer) Inverse(polys []uint64) error { return t.run(polys, true) }
 
 func (t *Transformer) run(polys []uint64, inverse bool) error {
@@ -79,6 +97,15 @@ func (t *Transformer) run(polys []uint64, inverse bool) error {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.closed {
+		return errors.New("gpuntt: Transformer used after Close")
+	}
+	// The kernels take canonical words (Plan.Forward); the CPU plans any.
+	for i, x := range polys {
+		if x >= smallntt.P {
+			polys[i] = x - smallntt.P
+		}
+	}
 	if t.stage == nil || t.stage.Count < count {
 		if t.stage != nil {
 			err := t.stage.Free()

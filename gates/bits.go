@@ -98,12 +98,19 @@ func wireBit(j, n int, order BitOrder) int {
 }
 
 // HexBits reads s as a hexadecimal integer (an optional 0x prefix,
-// underscores allowed between digits, any number of leading zeros) and
+// underscores as in Go's literals: single, between digits or after the
+// prefix; any number of leading zeros) and
 // returns its width bits in the given wire order. The value must fit in width
 // bits. For a byte string of width/8 bytes this is the same as BytesBits of
 // its hex decoding.
 func HexBits(s string, width int, order BitOrder) ([]bool, error) {
-	digits := strings.ReplaceAll(strings.TrimPrefix(strings.TrimPrefix(s, "0x"), "0X"), "_", "")
+	digits := strings.TrimPrefix(strings.TrimPrefix(s, "0x"), "0X")
+	// Underscores as in Go's literals: single, between digits or right
+	// after the prefix.
+	if strings.HasPrefix(digits, "_") && len(digits) == len(s) || strings.HasSuffix(digits, "_") || strings.Contains(digits, "__") {
+		return nil, fmt.Errorf("gates: %q is not a hex number: underscores go singly between digits", s)
+	}
+	digits = strings.ReplaceAll(digits, "_", "")
 	if digits == "" {
 		return nil, fmt.Errorf("gates: %q is not a hex number", s)
 	}

@@ -9,6 +9,8 @@ import (
 // AddUint adds two little-endian encrypted unsigned integers of the same
 // width w ≥ 1 (as EncryptUint makes them) with a ripple-carry adder built
 // from gates, and returns the w+1 bits of the sum (the last is the carry).
+// For w = 64 the sum does not fit DecryptUint's 64 bits: decrypt sum[:64]
+// with it and the carry, sum[64], with DecryptBool.
 // It costs 2w + 3(w−1) bootstraps in 1 + 2(w−1) engine calls: every
 // propagate and generate bit in one batch, then two batches per carry step.
 // The inputs are not modified.

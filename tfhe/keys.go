@@ -22,8 +22,13 @@ type SecretKey struct {
 	ntt     []smallntt.NTTPoly // trlwe in the NTT domain of internalPlan(N)
 }
 
-// Params returns the key's parameter set.
-func (sk *SecretKey) Params() Params { return sk.params }
+// Params returns the key's parameter set; the zero Params for a nil key.
+func (sk *SecretKey) Params() Params {
+	if sk == nil {
+		return Params{}
+	}
+	return sk.params
+}
 
 // LWEKey returns the TLWE key (n bits as int32). It aliases the key: do not
 // modify it.
@@ -200,8 +205,13 @@ type CloudKey struct {
 	ksk    *KeySwitchingKey
 }
 
-// Params returns the key's parameter set.
-func (ck *CloudKey) Params() Params { return ck.params }
+// Params returns the key's parameter set; the zero Params for a nil key.
+func (ck *CloudKey) Params() Params {
+	if ck == nil {
+		return Params{}
+	}
+	return ck.params
+}
 
 // BootstrappingKey returns the bootstrapping key.
 func (ck *CloudKey) BootstrappingKey() *BootstrappingKey { return ck.bk }

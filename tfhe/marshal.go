@@ -233,6 +233,9 @@ func (p Params) MarshalBinary() ([]byte, error) {
 
 // UnmarshalBinary decodes and validates a parameter set.
 func (p *Params) UnmarshalBinary(data []byte) error {
+	if p == nil {
+		return errors.New("tfhe: Params.UnmarshalBinary: nil receiver")
+	}
 	r := reader{b: data}
 	r.header(kindParams)
 	q := r.params()
@@ -262,6 +265,9 @@ func (c *TLWE) MarshalBinary() ([]byte, error) {
 // UnmarshalBinary decodes a TLWE sample (any dimension up to k·N of the
 // largest supported set); callers check the dimension they expect.
 func (c *TLWE) UnmarshalBinary(data []byte) error {
+	if c == nil {
+		return errors.New("tfhe: TLWE.UnmarshalBinary: nil receiver")
+	}
 	r := reader{b: data}
 	r.header(kindTLWE)
 	n := int(r.u32("dimension"))
@@ -304,6 +310,9 @@ func (c *TRLWE) MarshalBinary() ([]byte, error) {
 
 // UnmarshalBinary decodes a TRLWE sample.
 func (c *TRLWE) UnmarshalBinary(data []byte) error {
+	if c == nil {
+		return errors.New("tfhe: TRLWE.UnmarshalBinary: nil receiver")
+	}
 	r := reader{b: data}
 	r.header(kindTRLWE)
 	k, n := int(r.u32("k")), int(r.u32("N"))
@@ -342,6 +351,9 @@ func (sk *SecretKey) MarshalBinary() ([]byte, error) {
 
 // UnmarshalBinary decodes a secret key; every key coefficient must be 0 or 1.
 func (sk *SecretKey) UnmarshalBinary(data []byte) error {
+	if sk == nil {
+		return errors.New("tfhe: SecretKey.UnmarshalBinary: nil receiver")
+	}
 	r := reader{b: data}
 	r.header(kindSecretKey)
 	p := r.params()
@@ -393,6 +405,9 @@ func (ck *CloudKey) MarshalBinary() ([]byte, error) {
 
 // UnmarshalBinary decodes a cloud key.
 func (ck *CloudKey) UnmarshalBinary(data []byte) error {
+	if ck == nil {
+		return errors.New("tfhe: CloudKey.UnmarshalBinary: nil receiver")
+	}
 	r := reader{b: data}
 	version := r.header(kindCloudKey)
 	p := r.params()

@@ -3,6 +3,7 @@ package tfhe
 import (
 	"bytes"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/goldfhe/goldfhe/torus"
@@ -76,6 +77,42 @@ func TestMarshalRoundTrip(t *testing.T) {
 	b2, _ := ck2.MarshalBinary()
 	if !bytes.Equal(b, b2) {
 		t.Fatal("cloud key encoding is not canonical")
+	}
+}
+
+// TestNilReceivers: decoding valid data into a nil pointer is an error, not
+// a panic (it used to panic once the data had been checked), and a nil key
+// has the zero Params, as its Grouping is 0.
+func TestNilReceivers(t *testing.T) {
+	kp := testKeys(toyParams)
+	enc := newEncryptor(t, kp.sk, 41)
+	valid := func(m interface{ MarshalBinary() ([]byte, error) }) []byte {
+		b, err := m.MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	for _, c := range []struct {
+		name string
+		u    interface{ UnmarshalBinary([]byte) error }
+		data []byte
+	}{
+		{"Params", (*Params)(nil), valid(toyParams)},
+		{"TLWE", (*TLWE)(nil), valid(enc.EncryptBool(true))},
+		{"TRLWE", (*TRLWE)(nil), valid(enc.EncryptTRLWE(torus.NewPoly(toyParams.PolyDegree())))},
+		{"SecretKey", (*SecretKey)(nil), valid(kp.sk)},
+		{"CloudKey", (*CloudKey)(nil), valid(kp.ck)},
+	} {
+		if err := c.u.UnmarshalBinary(c.data); err == nil || !strings.Contains(err.Error(), "nil receiver") {
+			t.Errorf("%s: UnmarshalBinary into nil: %v, want a nil-receiver error", c.name, err)
+		}
+	}
+	if p := (*SecretKey)(nil).Params(); !p.IsZero() {
+		t.Errorf("nil SecretKey: Params %v, want the zero Params", p.Name())
+	}
+	if p := (*CloudKey)(nil).Params(); !p.IsZero() {
+		t.Errorf("nil CloudKey: Params %v, want the zero Params", p.Name())
 	}
 }
 

@@ -1,6 +1,9 @@
 package tfhe
 
-import "math"
+import (
+	"math"
+	"strings"
+)
 
 // The named parameter sets of DESIGN.md §5. Each figure was checked against
 // the source cited; NoiseEstimate gives this library's own noise and failure
@@ -113,3 +116,14 @@ var sqrt2OverPi = math.Sqrt(2 / math.Pi)
 
 // ParamSets returns the named sets, the default (TFHELib128) first.
 func ParamSets() []Params { return []Params{TFHELib128, TFHErsDefault, CuFHE80} }
+
+// ParamSetByName returns the named set whose name is name, ignoring case
+// ("tfhelib128" is TFHELib128), and whether there is one.
+func ParamSetByName(name string) (Params, bool) {
+	for _, p := range ParamSets() {
+		if strings.EqualFold(p.Name(), name) {
+			return p, true
+		}
+	}
+	return Params{}, false
+}

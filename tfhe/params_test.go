@@ -129,3 +129,18 @@ func TestGadgetOffset(t *testing.T) {
 		t.Fatalf("gadgetOffset(1, 32) = %#x", got)
 	}
 }
+
+func TestParamSetByName(t *testing.T) {
+	for _, p := range ParamSets() {
+		for _, name := range []string{p.Name(), strings.ToLower(p.Name()), strings.ToUpper(p.Name())} {
+			if q, ok := ParamSetByName(name); !ok || !q.Equal(p) {
+				t.Errorf("ParamSetByName(%q) = %v, %v; want %v", name, q.Name(), ok, p.Name())
+			}
+		}
+	}
+	for _, name := range []string{"", "TFHELib", "TFHELib128 ", "toy"} {
+		if q, ok := ParamSetByName(name); ok || !q.IsZero() {
+			t.Errorf("ParamSetByName(%q) = %v, %v; want none", name, q.Name(), ok)
+		}
+	}
+}

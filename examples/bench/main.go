@@ -272,19 +272,16 @@ func parseSets(s string) ([]tfhe.Params, error) {
 	var out []tfhe.Params
 	for _, f := range strings.Split(s, ",") {
 		f = strings.TrimSpace(f)
-		var names []string
-		found := false
-		for _, p := range tfhe.ParamSets() {
-			names = append(names, p.Name())
-			if strings.EqualFold(p.Name(), f) {
-				found = true
-				if !slices.ContainsFunc(out, p.Equal) {
-					out = append(out, p)
-				}
+		p, ok := tfhe.ParamSetByName(f)
+		if !ok {
+			var names []string
+			for _, q := range tfhe.ParamSets() {
+				names = append(names, q.Name())
 			}
-		}
-		if !found {
 			return nil, fmt.Errorf("unknown parameter set %q (have %s)", f, strings.Join(names, ", "))
+		}
+		if !slices.ContainsFunc(out, p.Equal) {
+			out = append(out, p)
 		}
 	}
 	return out, nil

@@ -162,7 +162,7 @@ func main() {
 		return
 	}
 
-	p, ok := paramSet(*paramName)
+	p, ok := tfhe.ParamSetByName(*paramName)
 	if !ok {
 		log.Fatalf("unknown parameter set %q", *paramName)
 	}
@@ -417,15 +417,6 @@ func label(names []string, i, width int) string {
 
 func freeGates(c *gates.Circuit) int {
 	return c.Count(gates.OpNOT) + c.Count(gates.OpCopy) + c.Count(gates.OpZero) + c.Count(gates.OpOne)
-}
-
-func paramSet(name string) (tfhe.Params, bool) {
-	for _, p := range tfhe.ParamSets() {
-		if strings.EqualFold(p.Name(), name) {
-			return p, true
-		}
-	}
-	return tfhe.Params{}, false
 }
 
 // gpuDevices reads -gpus: nil for 1 (GPU 0 alone, or the CPU engine),

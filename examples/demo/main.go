@@ -35,7 +35,7 @@ func main() {
 			log.Fatal("-a and -b must be bytes (0–255)")
 		}
 	}
-	p, ok := paramSet(*paramName)
+	p, ok := tfhe.ParamSetByName(*paramName)
 	if !ok {
 		log.Fatalf("unknown parameter set %q", *paramName)
 	}
@@ -157,15 +157,6 @@ func main() {
 		os.Exit(1)
 	}
 	fmt.Println("\nAll results match plaintext. Next: go run ./examples/circuit -list")
-}
-
-func paramSet(name string) (tfhe.Params, bool) {
-	for _, p := range tfhe.ParamSets() {
-		if p.Name() == name {
-			return p, true
-		}
-	}
-	return tfhe.Params{}, false
 }
 
 // withProgress runs f while showing elapsed time on a terminal (dots

@@ -14,6 +14,7 @@ package kernels_test
 // because the fake is this package's test code.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -26,6 +27,8 @@ import (
 	"time"
 
 	"github.com/goldfhe/goldfhe/bootstrap"
+	"github.com/goldfhe/goldfhe/gates"
+	"github.com/goldfhe/goldfhe/gates/circuits"
 	"github.com/goldfhe/goldfhe/kernels"
 	"github.com/goldfhe/goldfhe/tfhe"
 	"github.com/goldfhe/goldfhe/torus"
@@ -1174,4 +1177,79 @@ func TestFakeGPUEngineMultiErrors(t *testing.T) {
 	if s.OnGPU() || !strings.HasPrefix(s.Reason(), "CPU: ") || !strings.Contains(s.Reason(), "CUDA_ERROR_INVALID_VALUE") {
 		t.Errorf("New(UseAuto) with a failing device: OnGPU %v, reason %q", s.OnGPU(), s.Reason())
 	}
+}
+
+// TestFakeGPUEngineCircuits evaluates two shipped circuits with
+// gates.EvalCircuits on the GPU engines of two fake devices behind
+// bootstrap.New (a Multi), several sets of inputs at once: gates' levels
+// filled to the batch tiers, each engine's merging of concurrent calls and
+// the Multi's split, end to end against the circuits' plaintext
+// evaluation. zero_equal has wide levels (32 ORs, then 16, …); neg64 XOR
+// sums (XORLinear) and a carry chain of narrow ones. (The emulated blind
+// rotations take most of its time: about 10 ms each.)
+func TestFakeGPUEngineCircuits(t *testing.T) {
+	k := newFakeKeys(t, smallN(tfhe.TFHELib128), 3)
+	fake := kernels.UseFakeDriver(t, kernels.FakeOptions{SMs: fakeSMs, Devices: 2})
+	enc, err := tfhe.NewEncryptorFromSeed(k.sk, torus.DeriveSeed([torus.SeedSize]byte{}, "kernels-fake-engine/circuits", 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(21, 22))
+	devices := []int{0, 1}
+	s, err := bootstrap.New(k.ck, bootstrap.Options{Use: bootstrap.UseGPU, Devices: devices})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := gates.NewEvaluator(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cc := range []struct {
+		name string
+		sets int
+	}{{"zero_equal", 3}, {"neg64", 1}} {
+		c, err := circuits.Load(cc.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain := make([][][]bool, cc.sets)
+		cts := make([][][]*tfhe.TLWE, cc.sets)
+		for i := range cc.sets {
+			for _, w := range c.Inputs() {
+				bits := make([]bool, w)
+				for j := range bits {
+					// zero_equal's answer is 1 only for 0: make some sets 0.
+					bits[j] = i%2 == 1 && rng.IntN(2) == 1
+				}
+				in, err := gates.EncryptBits(enc, bits)
+				if err != nil {
+					t.Fatal(err)
+				}
+				plain[i], cts[i] = append(plain[i], bits), append(cts[i], in)
+			}
+		}
+		out, err := ev.EvalCircuits(context.Background(), c, cts, gates.CircuitOptions{})
+		if err != nil {
+			t.Fatalf("devices %v, %s: %v", devices, cc.name, err)
+		}
+		for i := range cc.sets {
+			want, err := c.Eval(plain[i]...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for o := range want {
+				got, err := gates.DecryptBits(k.sk, out[i][o])
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(got, want[o]) {
+					t.Errorf("devices %v, %s, set %d, output %d: decrypts to %v, want %v", devices, cc.name, i, o, got, want[o])
+				}
+			}
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	noneLeft(t, fake, "after Close")
 }

@@ -104,7 +104,10 @@ func wireBit(j, n int, order BitOrder) int {
 // bits. For a byte string of width/8 bytes this is the same as BytesBits of
 // its hex decoding.
 func HexBits(s string, width int, order BitOrder) ([]bool, error) {
-	digits := strings.TrimPrefix(strings.TrimPrefix(s, "0x"), "0X")
+	digits := s
+	if len(s) >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') {
+		digits = s[2:] // one prefix at most: "0x0X1" is not a number
+	}
 	// Underscores as in Go's literals: single, between digits or right
 	// after the prefix.
 	if strings.HasPrefix(digits, "_") && len(digits) == len(s) || strings.HasSuffix(digits, "_") || strings.Contains(digits, "__") {

@@ -109,6 +109,8 @@ func TestHexBits(t *testing.T) {
 		{"1__0", 8, LSBFirst, "error"},
 		{"0x__1", 8, LSBFirst, "error"},
 		{"_", 8, LSBFirst, "error"},
+		{"0x0X1", 8, LSBFirst, "error"},
+		{"0X0x_1", 8, LSBFirst, "error"},
 		{"000000000000000000000000000000001", 1, LSBFirst, "1"},
 		{"8", 3, LSBFirst, "error"},
 		{"1ffffffff", 33, LSBFirst, strings.Repeat("1", 33)},

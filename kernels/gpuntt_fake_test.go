@@ -110,8 +110,8 @@ func TestFakeTransformer(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Run(strings.ReplaceAll(p.String(), "/", "_"), func(t *testing.T) {
-			if gpuntt.HasKernel(p) == c.swap {
-				t.Fatalf("HasKernel = %v", !c.swap)
+			if gpuntt.HasKernel(p) == c.swap || gpuntt.HasKernel(nil) {
+				t.Fatalf("HasKernel = %v (nil: %v)", !c.swap, gpuntt.HasKernel(nil))
 			}
 			tr := gpuntt.NewTransformer(p)
 			defer tr.Close()
@@ -153,6 +153,23 @@ func TestFakeTransformer(t *testing.T) {
 				t.Errorf("Forward after Close: %v, want an error saying so", err)
 			}
 		})
+	}
+}
+
+// TestFakeTransformerSwapFails: when the plan run for one without a GPU
+// kernel cannot be loaded (too little memory for its tables), the
+// Transformer takes the CPU and its Reason names the plan asked for, not
+// only the stand-in.
+func TestFakeTransformerSwapFails(t *testing.T) {
+	kernels.UseFakeDriver(t, kernels.FakeOptions{SMs: 4, Memory: 8 << 10})
+	p, err := smallntt.NewPlan(1024, smallntt.Hybrid, 8, 8, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := gpuntt.NewTransformer(p)
+	defer tr.Close()
+	if tr.OnGPU() || !strings.HasPrefix(tr.Reason(), "CPU: ") || !strings.Contains(tr.Reason(), "N=1024/8x8x16/hybrid run as N=1024/32x32/hybrid") {
+		t.Errorf("OnGPU %v, Reason %q: want the CPU, naming the plan and its stand-in", tr.OnGPU(), tr.Reason())
 	}
 }
 

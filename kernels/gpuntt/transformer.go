@@ -51,7 +51,7 @@ func NewTransformer(p *smallntt.Plan) *Transformer {
 	gp, err := dev.NewPlan(run)
 	if err != nil {
 		dev.Close()
-		t.reason = fmt.Sprintf("CPU: %v", err)
+		t.reason = fmt.Sprintf("CPU: %v%s", err, t.swap)
 		return t
 	}
 	t.dev, t.gpu = dev, gp

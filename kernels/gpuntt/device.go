@@ -160,9 +160,10 @@ func (d *Device) NewPlan(p *smallntt.Plan) (*Plan, error) {
 
 // HasKernel reports whether NewPlan can put p on a GPU (false for nil):
 // every Butterfly, Matrix and MatrixNoMerge plan, and the Hybrid plans of
-// the two-stage shapes in kernels.HybridShapes. A plan without a kernel has the same
-// transform as DefaultPlan of its size (every plan of one size gives the
-// same bits in the same layout), which is what Transformer runs instead.
+// the two-stage shapes in kernels.HybridShapes. A plan without a kernel
+// has the same transform as DefaultPlan of its size (every plan of one
+// size gives the same bits in the same layout), which is what Transformer
+// runs instead.
 func HasKernel(p *smallntt.Plan) bool {
 	if p == nil {
 		return false

@@ -17,7 +17,6 @@ type Transformer struct {
 	dev    *Device
 	gpu    *Plan
 	reason string
-	swap   string     // the GPU plan run for a plan without a GPU kernel, else ""
 	mu     sync.Mutex // serialises GPU batches (one staging buffer)
 	stage  *Polys
 	closed bool // Close ran: the GPU resources are gone
@@ -39,23 +38,23 @@ func NewTransformer(p *smallntt.Plan) *Transformer {
 		t.reason = fmt.Sprintf("CPU: no usable GPU: %v", err)
 		return t
 	}
-	run := p
+	run, swap := p, "" // swap: how Reason names a stand-in plan
 	if !HasKernel(p) {
 		if run, err = DefaultPlan(p.N()); err != nil {
 			dev.Close()
 			t.reason = fmt.Sprintf("CPU: %v has no GPU kernel: %v", p, err)
 			return t
 		}
-		t.swap = fmt.Sprintf(", %v run as %v (the same transform: no GPU kernel for %v)", p, run, p)
+		swap = fmt.Sprintf(", %v run as %v (the same transform: no GPU kernel for %v)", p, run, p)
 	}
 	gp, err := dev.NewPlan(run)
 	if err != nil {
 		dev.Close()
-		t.reason = fmt.Sprintf("CPU: %v%s", err, t.swap)
+		t.reason = fmt.Sprintf("CPU: %v%s", err, swap)
 		return t
 	}
 	t.dev, t.gpu = dev, gp
-	t.reason = fmt.Sprintf("GPU: %s (%s)%s", dev.Info().Name, dev.lib.Source(), t.swap)
+	t.reason = fmt.Sprintf("GPU: %s (%s)%s", dev.Info().Name, dev.lib.Source(), swap)
 	return t
 }
 

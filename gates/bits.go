@@ -152,9 +152,13 @@ func HexBits(s string, width int, order BitOrder) ([]bool, error) {
 }
 
 // BitsHex is the inverse of HexBits: the bits, read in the given order as an
-// integer, in ⌈len(bits)/4⌉ lower-case hex digits.
+// integer, in ⌈len(bits)/4⌉ lower-case hex digits, and "0" for no bits
+// (which HexBits reads back as no bits).
 func BitsHex(bits []bool, order BitOrder) string {
 	n := len(bits)
+	if n == 0 {
+		return "0"
+	}
 	out := make([]byte, (n+3)/4)
 	for j, bit := range bits {
 		if bit {

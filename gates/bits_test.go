@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/hex"
 	"fmt"
+	"math/big"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -196,4 +198,57 @@ func TestOp(t *testing.T) {
 		}
 	}()
 	Op(0).Eval(true, true, true)
+}
+
+// hexBitsRef is HexBits by another route: math/big's reading of a Go hex
+// literal (which takes the same underscores), the digits given the prefix
+// they may lack; no prefix may not start with an underscore.
+func hexBitsRef(s string, width int, order BitOrder) ([]bool, bool) {
+	digits, prefixed := s, len(s) >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')
+	if prefixed {
+		digits = s[2:]
+	} else if strings.HasPrefix(s, "_") {
+		return nil, false
+	}
+	v, ok := new(big.Int).SetString("0x"+digits, 0)
+	if !ok || width < 0 || v.BitLen() > width {
+		return nil, false
+	}
+	bits := make([]bool, width)
+	for i := range width {
+		bits[wireBit(i, width, order)] = v.Bit(i) == 1
+	}
+	return bits, true
+}
+
+// FuzzHexBits: HexBits accepts exactly what hexBitsRef does, with the same
+// bits, and BitsHex reads back to the same bits.
+func FuzzHexBits(f *testing.F) {
+	for _, s := range []string{"0", "0x0", "0X1f", "dead_beef", "0x_1", "_1", "1_", "1__2", "0x", "", "0x0x1", "-1", "+1", " 1", "0xg", "ffffffffffffffffffff"} {
+		f.Add(s, uint16(64), false)
+	}
+	f.Add("0x8000", uint16(16), true)
+	f.Add("0x8000", uint16(15), true)
+	f.Fuzz(func(t *testing.T, s string, w uint16, msb bool) {
+		width, order := int(w%300), LSBFirst
+		if msb {
+			order = MSBFirst
+		}
+		got, err := HexBits(s, width, order)
+		want, ok := hexBitsRef(s, width, order)
+		if (err == nil) != ok {
+			t.Fatalf("HexBits(%q, %d, %v): error %v; math/big accepts it: %v", s, width, order, err, ok)
+		}
+		if err != nil {
+			return
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("HexBits(%q, %d, %v) = %s, want %s", s, width, order, bitString(got), bitString(want))
+		}
+		h := BitsHex(got, order)
+		back, err := HexBits(h, width, order)
+		if err != nil || !slices.Equal(back, got) {
+			t.Fatalf("HexBits(BitsHex(HexBits(%q))) = %s, %v; want %s", s, bitString(back), err, bitString(got))
+		}
+	})
 }

@@ -54,10 +54,11 @@ BENCHTIME ?= 1s
 bench-cpu:
 	CGO_ENABLED=0 $(GO) test -run '^$$' -bench '$(BENCH)' -benchtime $(BENCHTIME) -benchmem ./smallntt/ ./tfhe/ ./bootstrap/
 
-# Fuzzing of every decoder of outside data (netlists, serialized keys and
-# ciphertexts) and of the NTT against the naive product: FUZZTIME per target.
+# Fuzzing of every decoder of outside data (netlists, hex inputs, serialized
+# keys and ciphertexts) and of the NTT against the naive product: FUZZTIME
+# per target.
 FUZZTIME ?= 60s
-FUZZ_TARGETS := ./gates:FuzzParse ./tfhe:FuzzUnmarshal ./smallntt:FuzzNegacyclic
+FUZZ_TARGETS := ./gates:FuzzParse ./gates:FuzzHexBits ./tfhe:FuzzUnmarshal ./smallntt:FuzzNegacyclic
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; fn=$${t##*:}; \
@@ -88,19 +89,18 @@ fault-fatbin: .gpu/fault.fatbin
 	mv $@.tmp $@
 
 # Test binaries for the GPU machine (it has no Go): carry .gpu/ to it. Only
-# the three packages with GPU tests, stripped of their symbol tables
-# (panics still name their functions): 65 MiB, where all twelve packages'
-# test binaries, stripped too, are 170 MiB.
-GPU_PKGS := ./kernels ./kernels/gpuntt ./bootstrap
+# the four packages with GPU tests, stripped of their symbol tables
+# (panics still name their functions).
+GPU_PKGS := ./kernels ./kernels/gpuntt ./bootstrap ./gates
 gpu-build:
 	mkdir -p .gpu
 	CGO_ENABLED=0 $(GO) test -c -ldflags='-s -w' -o .gpu/ $(GPU_PKGS)
 
 # On the GPU machine, in a copy of the tree with the .gpu/ of gpu-build (no
-# Go needed): every GPU test against the embedded fatbin (or GOLDFHE_FATBIN),
-# the bootstrap ones in full mode, and with nvcc there the fault test too
-# (fault-fatbin; NO_FAULT=1 leaves it out). Logs in .gpu/logs/; fails if
-# any test failed.
+# Go needed): every GPU test against the embedded fatbin (or
+# GOLDFHE_FATBIN), the bootstrap and gates ones in full mode, and with nvcc
+# there the fault test too (fault-fatbin; NO_FAULT=1 leaves it out). Logs in
+# .gpu/logs/; fails if any test failed.
 gpu-test:
 	@set -e; mkdir -p .gpu/logs; \
 	if [ -z "$(NO_FAULT)" ] && command -v $(NVCC) >/dev/null 2>&1 && \
@@ -111,7 +111,8 @@ gpu-test:
 	.gpu/gpuntt.test -test.v -test.timeout=10m >.gpu/logs/gpuntt.log 2>&1 || rc=1; \
 	GOLDFHE_FAULT_FATBIN=$$fault .gpu/bootstrap.test -test.run 'GPU|NewSelection' -test.v -test.timeout=60m \
 		>.gpu/logs/bootstrap.log 2>&1 || rc=1; \
-	for f in kernels gpuntt bootstrap; do \
+	.gpu/gates.test -test.run 'GPU' -test.v -test.timeout=30m >.gpu/logs/gates.log 2>&1 || rc=1; \
+	for f in kernels gpuntt bootstrap gates; do \
 		echo "gpu-test: $$f: $$(grep -c -- '^--- PASS' .gpu/logs/$$f.log) passed, $$(grep -c -- '^--- FAIL' .gpu/logs/$$f.log) failed, $$(grep -c -- '^--- SKIP' .gpu/logs/$$f.log) skipped"; \
 	done; \
 	exit $$rc

@@ -1254,3 +1254,76 @@ func TestFakeGPUEngineCircuits(t *testing.T) {
 	}
 	noneLeft(t, fake, "after Close")
 }
+
+// TestFakeGPUEngineEveryGate: every kind of gate through gates.Evaluator's
+// Batch on the GPU engine of a fake device, on each input combination of
+// its truth table in one mixed batch (two-input gates in one Bootstrap
+// call, MUX in a BootstrapNoKeySwitch and a KeySwitch call, free gates on
+// the host), gives the CPU engine's output bit for bit and the gate's
+// value; plain and grouped-by-3 keys. Its counterpart on a real GPU is
+// gates' TestGatesGPUMatchCPU.
+func TestFakeGPUEngineEveryGate(t *testing.T) {
+	kernels.UseFakeDriver(t, kernels.FakeOptions{SMs: fakeSMs})
+	ops := []gates.Op{
+		gates.OpZero, gates.OpOne, gates.OpCopy, gates.OpNOT,
+		gates.OpAND, gates.OpNAND, gates.OpOR, gates.OpNOR, gates.OpXOR, gates.OpXNOR,
+		gates.OpANDNY, gates.OpANDYN, gates.OpORNY, gates.OpORYN, gates.OpMUX,
+	}
+	for _, grouping := range []int{1, 3} {
+		t.Run(fmt.Sprintf("grouping=%d", grouping), func(t *testing.T) {
+			k := newFakeKeys(t, smallN(tfhe.TFHELib128), grouping)
+			evG, err := gates.NewEvaluator(newFakeGPUEngine(t, k.ck, bootstrap.GPUOptions{}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			evC, err := gates.NewEvaluator(newCPUEngine(t, k.ck))
+			if err != nil {
+				t.Fatal(err)
+			}
+			enc, err := tfhe.NewEncryptorFromSeed(k.sk, torus.DeriveSeed([torus.SeedSize]byte{}, "kernels-fake-engine/every-gate", uint64(grouping)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var calls []gates.Call
+			var want []bool
+			var names []string
+			for _, op := range ops {
+				for x := range 1 << op.Arity() {
+					var in [3]bool
+					for j := range op.Arity() {
+						in[j] = x>>j&1 == 1
+					}
+					cts, err := gates.EncryptBits(enc, in[:])
+					if err != nil {
+						t.Fatal(err)
+					}
+					calls = append(calls, gates.Call{Op: op, Out: tfhe.NewTLWE(k.p.LWEDimension()), A: cts[0], B: cts[1], C: cts[2]})
+					want = append(want, op.Eval(in[0], in[1], in[2]))
+					names = append(names, fmt.Sprintf("%v%v", op, in[:op.Arity()]))
+				}
+			}
+			ref := slices.Clone(calls)
+			for i := range ref {
+				ref[i].Out = tfhe.NewTLWE(k.p.LWEDimension())
+			}
+			if err := evG.Batch(calls); err != nil {
+				t.Fatal(err)
+			}
+			if err := evC.Batch(ref); err != nil {
+				t.Fatal(err)
+			}
+			for i, c := range calls {
+				if !slices.Equal(c.Out.Value, ref[i].Out.Value) {
+					t.Errorf("%s: the GPU engine's output differs from the CPU engine's", names[i])
+				}
+				got, err := gates.DecryptBits(k.sk, []*tfhe.TLWE{c.Out})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got[0] != want[i] {
+					t.Errorf("%s decrypts to %v, want %v", names[i], got[0], want[i])
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,205 @@
+package gates_test
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/goldfhe/goldfhe/bootstrap"
+	"github.com/goldfhe/goldfhe/gates"
+	"github.com/goldfhe/goldfhe/kernels"
+	"github.com/goldfhe/goldfhe/tfhe"
+)
+
+// requireGPU skips the test, naming why, when no CUDA device is there
+// (before any key generation).
+func requireGPU(t testing.TB) {
+	t.Helper()
+	n, err := kernels.DeviceCount()
+	if err != nil {
+		t.Skipf("no GPU: %v", err)
+	}
+	if n == 0 {
+		t.Skip("no GPU: the driver reports no CUDA device")
+	}
+}
+
+// gpuGateCases returns the (set, key grouping) pairs and batch sizes
+// TestGatesGPUMatchCPU runs: in -short mode TFHELib128 plain and grouped
+// by 3 (the benchmark's key) up to 1,000 gates; otherwise every named set
+// grouped by 1, 2 and 3 and the toy set (plain only: the GPU engine takes
+// grouped keys for the named shapes alone) up to 10,000 gates.
+func gpuGateCases() (sets []tfhe.Params, groupings func(tfhe.Params) []int, batches []int) {
+	if testing.Short() {
+		return []tfhe.Params{tfhe.TFHELib128}, func(tfhe.Params) []int { return []int{3, 1} }, []int{1, 7, 132, 1000}
+	}
+	return append(tfhe.ParamSets(), toyParams), func(p tfhe.Params) []int {
+		if p.Name() == toyParams.Name() {
+			return []int{1}
+		}
+		return []int{1, 2, 3}
+	}, []int{1, 7, 132, 1000, 10_000}
+}
+
+// TestGatesGPUMatchCPU: every gate, through Evaluator.Batch on the GPU
+// engine, gives the CPU engine's output bit for bit: each kind alone in a
+// batch of one, then batches of 7, 132, 1,000 and 10,000 calls of every
+// kind in turn (the two-input gates in
+// one Bootstrap call, MUX in BootstrapNoKeySwitch and KeySwitch calls of
+// their own, the free gates on the host), and every output decrypts to the
+// gate's value. The CPU engine checks every call up to 132 and 66 of the
+// larger batches (the first, the last 16, and 49 at random). The inputs are
+// fresh encryptions for the first batch size and, after it, outputs of the
+// previous batch mixed with fresh ones, so that bootstrapped samples are
+// inputs too. On a machine without a GPU it skips, saying why.
+func TestGatesGPUMatchCPU(t *testing.T) {
+	requireGPU(t)
+	sets, groupings, batches := gpuGateCases()
+	for _, p := range sets {
+		for _, g := range groupings(p) {
+			t.Run(fmt.Sprintf("%s/grouping=%d", p.Name(), g), func(t *testing.T) {
+				testGatesMatchCPU(t, p, g, batches, func(ck *tfhe.CloudKey) (bootstrap.Engine, error) {
+					e, err := bootstrap.NewGPU(ck, bootstrap.GPUOptions{})
+					if errors.Is(err, bootstrap.ErrNoGPU) {
+						t.Skipf("no GPU: %v", err)
+					}
+					return e, err
+				})
+			})
+		}
+	}
+}
+
+// testGatesMatchCPU runs TestGatesGPUMatchCPU's check for one set and key
+// grouping on the engine that newEngine builds.
+func testGatesMatchCPU(t *testing.T, p tfhe.Params, grouping int, batches []int, newEngine func(*tfhe.CloudKey) (bootstrap.Engine, error)) {
+	f := fixtures(p)
+	ck, err := tfhe.GenerateCloudKeyFromSeed(f.sk, seed(fmt.Sprintf("%s/gpu-ck/%d", p.Name(), grouping)), tfhe.WithGrouping(grouping))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := newEngine(ck)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	c, err := bootstrap.NewCPU(ck, bootstrap.CPUOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	evG, err := gates.NewEvaluator(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evC, err := gates.NewEvaluator(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s against %s", g.Name(), c.Name())
+
+	rng := rand.New(rand.NewPCG(uint64(p.LWEDimension()), uint64(grouping)))
+	n := p.LWEDimension()
+	// pool holds samples and their plaintexts to draw inputs from: fresh
+	// encryptions, then each batch's outputs as well.
+	var pool []*tfhe.TLWE
+	var bits []bool
+	fresh := func(count int) {
+		b := make([]bool, count)
+		for i := range b {
+			b[i] = rng.IntN(2) == 1
+		}
+		pool = append(pool, f.encrypt(b...)...)
+		bits = append(bits, b...)
+	}
+	type round struct {
+		count int
+		ops   []gates.Op // nil: every kind in turn from a random start
+	}
+	var rounds []round
+	for _, count := range batches {
+		if count == 1 {
+			for _, op := range allOps {
+				rounds = append(rounds, round{1, []gates.Op{op}})
+			}
+			continue
+		}
+		rounds = append(rounds, round{count, nil})
+	}
+	for _, r := range rounds {
+		count, ops := r.count, r.ops
+		if ops == nil {
+			start := rng.IntN(len(allOps))
+			ops = append(slices.Clone(allOps[start:]), allOps[:start]...)
+		}
+		fresh(3 * count)
+		calls := make([]gates.Call, count)
+		want := make([]bool, count)
+		for i := range calls {
+			op := ops[i%len(ops)]
+			var in [3]*tfhe.TLWE
+			var v [3]bool
+			for k := range op.Arity() {
+				j := rng.IntN(len(pool))
+				in[k], v[k] = pool[j], bits[j]
+			}
+			calls[i] = gates.Call{Op: op, Out: tfhe.NewTLWE(n), A: in[0], B: in[1], C: in[2]}
+			want[i] = op.Eval(v[0], v[1], v[2])
+		}
+		if err := evG.Batch(calls); err != nil {
+			t.Fatalf("batch %d: %s: %v", count, g.Name(), err)
+		}
+		for i, call := range calls {
+			if got := f.decrypt(t, call.Out)[0]; got != want[i] {
+				t.Fatalf("batch %d, call %d (%v): output decrypts to %v, want %v", count, i, call.Op, got, want[i])
+			}
+		}
+		idx := gateSampleIndices(rng, count)
+		ref := make([]gates.Call, len(idx))
+		for r, i := range idx {
+			ref[r] = calls[i]
+			ref[r].Out = tfhe.NewTLWE(n)
+		}
+		if err := evC.Batch(ref); err != nil {
+			t.Fatalf("batch %d: CPU: %v", count, err)
+		}
+		for r, i := range idx {
+			if !slices.Equal(calls[i].Out.Value, ref[r].Out.Value) {
+				t.Fatalf("batch %d, call %d (%v): %s's output differs from the CPU engine's", count, i, calls[i].Op, g.Name())
+			}
+		}
+		if count > 1 {
+			t.Logf("batch %d: GPU = CPU on %d calls, decryption right on all %d", count, len(idx), count)
+		}
+		for i, call := range calls {
+			pool = append(pool, call.Out)
+			bits = append(bits, want[i])
+		}
+	}
+	if slices.Contains(batches, 1) {
+		t.Logf("batch 1: GPU = CPU for each of the %d kinds of gate alone", len(allOps))
+	}
+}
+
+// gateSampleIndices returns every index below count when count ≤ 132, else
+// 66: the first, the last 16 (where the GPU engine's tail passes run) and
+// 49 at random.
+func gateSampleIndices(rng *rand.Rand, count int) []int {
+	if count <= 132 {
+		idx := make([]int, count)
+		for i := range idx {
+			idx[i] = i
+		}
+		return idx
+	}
+	idx := []int{0}
+	for i := count - 16; i < count; i++ {
+		idx = append(idx, i)
+	}
+	for range 49 {
+		idx = append(idx, rng.IntN(count))
+	}
+	return idx
+}

@@ -528,7 +528,7 @@ func (ev *Evaluator) evalLinear(ctx context.Context, name string, c *Circuit, p 
 
 // refreshInputs sets dst[i] to the input of the refresh of sums[i] over the
 // samples srcs[i], on several goroutines when there are many: an AES-128
-// level has up to 300 sums of up to 9 samples.
+// level has up to 300 sums of up to 8 samples (the default grouped by 2).
 func refreshInputs(dst []*tfhe.TLWE, srcs [][]*tfhe.TLWE, sums [][]int32) {
 	const perWorker = 8
 	workers := min(runtime.GOMAXPROCS(0), len(dst)/perWorker)

@@ -32,9 +32,13 @@ func NewEncryptor(sk *SecretKey) (*Encryptor, error) {
 // NewEncryptorFromSeed returns an Encryptor whose randomness is determined by
 // seed (for tests and reproducible experiments). The seed must be secret and
 // used once: two encryptors from one seed draw the same masks and noise, so
-// the difference of their ciphertexts is the difference of the messages.
+// the difference of their ciphertexts is the difference of the messages. An
+// all-zero seed is an error.
 func NewEncryptorFromSeed(sk *SecretKey, seed [torus.SeedSize]byte) (*Encryptor, error) {
 	if err := sk.check(); err != nil {
+		return nil, err
+	}
+	if err := checkSeed(seed); err != nil {
 		return nil, err
 	}
 	return &Encryptor{sk: sk, smp: torus.NewSamplerFromSeed(seed), sc: newNTTScratch(sk.params.PolyDegree())}, nil
@@ -68,15 +72,15 @@ func (e *Encryptor) EncryptTLWETo(dst *TLWE, mu torus.Torus32) {
 }
 
 // EncryptExtractedTLWETo sets dst (dimension k·N) to a fresh encryption of mu
-// under the extracted key, with noise sigma in (0, 1/2): the input of
-// KeySwitch. Another dimension or sigma panics (a sigma of 0 or NaN would
-// give a noiseless, insecure sample).
+// under the extracted key, with noise sigma in [2^−32, 1/2): the input of
+// KeySwitch. Another dimension or sigma panics (a sigma below 2^−32, 0 or
+// NaN would give a noiseless, insecure sample).
 func (e *Encryptor) EncryptExtractedTLWETo(dst *TLWE, mu torus.Torus32, sigma float64) {
 	if dst.Dim() != e.sk.params.ExtractedLWEDimension() {
 		panic(fmt.Sprintf("tfhe: EncryptExtractedTLWETo: dimension %d, want %d", dst.Dim(), e.sk.params.ExtractedLWEDimension()))
 	}
 	if !validStdDev(sigma) {
-		panic(fmt.Sprintf("tfhe: EncryptExtractedTLWETo: noise standard deviation %v not in (0, 1/2)", sigma))
+		panic(fmt.Sprintf("tfhe: EncryptExtractedTLWETo: noise standard deviation %v not in [2^-32, 1/2)", sigma))
 	}
 	encryptTLWE(dst, e.sk.ext, mu, sigma, e.smp)
 }
@@ -111,6 +115,12 @@ func (e *Encryptor) EncryptTRGSW(m int32) *TRGSW {
 
 // PhaseTLWE returns the phase b − ⟨a, s⟩ of ct under the TLWE key (when ct has
 // dimension n) or the extracted key (dimension k·N). Other dimensions panic.
+//
+// A TLWE sample carries no parameter set, only its dimension: a sample of
+// another set (or another key) of the same dimension gives a uniformly
+// random phase, not an error. TFHELib128 and CuFHE80 share k·N = 1024, for
+// example. Keep samples with the keys they came from; gates.DecryptBits
+// checks the dimension n.
 func (sk *SecretKey) PhaseTLWE(ct *TLWE) torus.Torus32 {
 	var key []int32
 	switch ct.Dim() {

@@ -2,7 +2,10 @@ package tfhe
 
 import (
 	"errors"
+	"fmt"
 	"testing"
+
+	"github.com/goldfhe/goldfhe/torus"
 )
 
 // TestCheckCloudKey: a cloud key checks against the secret key it was made
@@ -85,5 +88,39 @@ func TestGroupTerms(t *testing.T) {
 		if idx != len(terms) || idx != bkSamples(tc.n, tc.g) {
 			t.Fatalf("n=%d g=%d: %d samples walked, %d listed, bkSamples %d", tc.n, tc.g, idx, len(terms), bkSamples(tc.n, tc.g))
 		}
+	}
+}
+
+// TestSecretKeyFormatRedacts: no fmt verb prints a secret key's bits, only
+// its parameter set's name, for a key alone, inside a struct and nil.
+func TestSecretKeyFormatRedacts(t *testing.T) {
+	sk := testKeys(toyParams).sk
+	want := "tfhe.SecretKey(" + toyParams.Name() + ", redacted)"
+	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%x", "%d", "%q"} {
+		if got := fmt.Sprintf(verb, sk); got != want {
+			t.Errorf("Sprintf(%q, sk) = %q, want %q", verb, got, want)
+		}
+	}
+	if got := fmt.Sprintf("%+v", struct{ K *SecretKey }{sk}); got != "{K:"+want+"}" {
+		t.Errorf("a struct holding the key prints %q", got)
+	}
+	var nilKey *SecretKey
+	if got := fmt.Sprint(nilKey); got != "tfhe.SecretKey(nil)" {
+		t.Errorf("nil key prints %q", got)
+	}
+}
+
+// TestZeroSeedRefused: the FromSeed functions refuse an all-zero seed.
+func TestZeroSeedRefused(t *testing.T) {
+	var zero [torus.SeedSize]byte
+	if _, err := GenerateSecretKeyFromSeed(toyParams, zero); !errors.Is(err, errZeroSeed) {
+		t.Errorf("GenerateSecretKeyFromSeed: %v", err)
+	}
+	sk := testKeys(toyParams).sk
+	if _, err := GenerateCloudKeyFromSeed(sk, zero); !errors.Is(err, errZeroSeed) {
+		t.Errorf("GenerateCloudKeyFromSeed: %v", err)
+	}
+	if _, err := NewEncryptorFromSeed(sk, zero); !errors.Is(err, errZeroSeed) {
+		t.Errorf("NewEncryptorFromSeed: %v", err)
 	}
 }

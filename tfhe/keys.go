@@ -22,6 +22,22 @@ type SecretKey struct {
 	ntt     []smallntt.NTTPoly // trlwe in the NTT domain of internalPlan(N)
 }
 
+// String names the key's parameter set and nothing of the key, so that a
+// key passed to a log or an error message by mistake does not leak: fmt
+// prints this for every verb (Format), %#v included (GoString).
+func (sk *SecretKey) String() string {
+	if sk == nil {
+		return "tfhe.SecretKey(nil)"
+	}
+	return "tfhe.SecretKey(" + sk.params.Name() + ", redacted)"
+}
+
+// GoString is String.
+func (sk *SecretKey) GoString() string { return sk.String() }
+
+// Format writes String whatever the verb and flags.
+func (sk *SecretKey) Format(f fmt.State, _ rune) { fmt.Fprint(f, sk.String()) }
+
 // Params returns the key's parameter set; the zero Params for a nil key.
 func (sk *SecretKey) Params() Params {
 	if sk == nil {

@@ -25,6 +25,18 @@ func cryptoSeed() [torus.SeedSize]byte {
 	return s
 }
 
+// errZeroSeed is the error of the FromSeed functions for an all-zero seed,
+// almost surely an array never filled: its key or stream is one anybody can
+// reproduce.
+var errZeroSeed = errors.New("tfhe: an all-zero seed (never filled?): use the crypto/rand constructors, or a secret random seed")
+
+func checkSeed(seed [torus.SeedSize]byte) error {
+	if seed == ([torus.SeedSize]byte{}) {
+		return errZeroSeed
+	}
+	return nil
+}
+
 // GenerateSecretKey returns a fresh secret key for p from crypto/rand.
 func GenerateSecretKey(p Params) (*SecretKey, error) {
 	return GenerateSecretKeyFromSeed(p, cryptoSeed())
@@ -32,9 +44,12 @@ func GenerateSecretKey(p Params) (*SecretKey, error) {
 
 // GenerateSecretKeyFromSeed returns the secret key determined by seed. Use it
 // for tests and reproducible experiments; a seed must be secret and random
-// to protect data.
+// to protect data. An all-zero seed is an error.
 func GenerateSecretKeyFromSeed(p Params, seed [torus.SeedSize]byte) (*SecretKey, error) {
 	if err := p.check(); err != nil {
+		return nil, err
+	}
+	if err := checkSeed(seed); err != nil {
 		return nil, err
 	}
 	root := torus.NewSamplerFromSeed(seed)
@@ -53,9 +68,18 @@ func GenerateCloudKey(sk *SecretKey, opts ...CloudKeyOption) (*CloudKey, error) 
 // BK_i = TRGSW(s_i) with noise σ_bk (or the grouped samples of
 // WithGrouping) and the key-switching table with noise σ_lwe. The work is
 // spread over all cores (GOMAXPROCS); the result depends only on sk, seed
-// and the options.
+// and the options. Use it for tests and reproducible experiments.
+//
+// The seed is as secret as sk, though the cloud key is public: it
+// determines every mask and noise of the key, so anyone holding the seed
+// and the cloud key recovers sk (the key-switching table's noise removed,
+// its samples are noiseless equations in sk). Never publish or ship the
+// seed in place of the key. An all-zero seed is an error.
 func GenerateCloudKeyFromSeed(sk *SecretKey, seed [torus.SeedSize]byte, opts ...CloudKeyOption) (*CloudKey, error) {
 	if err := sk.check(); err != nil {
+		return nil, err
+	}
+	if err := checkSeed(seed); err != nil {
 		return nil, err
 	}
 	p := sk.params

@@ -103,9 +103,9 @@ func NewParams(lit ParamsLiteral) (Params, error) {
 		return fail("key switching t=%d, basebit=%d: need t ≥ 1, 1 ≤ basebit ≤ %d and t·basebit ≤ 32",
 			lit.KSLevels, lit.KSBaseLog, maxKSBaseLog)
 	case !validStdDev(lit.LWEStdDev):
-		return fail("LWE noise standard deviation %v must be in (0, 1/2)", lit.LWEStdDev)
+		return fail("LWE noise standard deviation %v must be in [2^-32, 1/2) (below, a Torus32 rounds it to 0)", lit.LWEStdDev)
 	case !validStdDev(lit.BKStdDev):
-		return fail("bootstrapping-key noise standard deviation %v must be in (0, 1/2)", lit.BKStdDev)
+		return fail("bootstrapping-key noise standard deviation %v must be in [2^-32, 1/2) (below, a Torus32 rounds it to 0)", lit.BKStdDev)
 	case n == k*N:
 		// A TLWE sample under the extracted key (dimension k·N) could not
 		// be told from one under the TLWE key (SecretKey.PhaseTLWE picks
@@ -141,7 +141,10 @@ func MustNewParams(lit ParamsLiteral) Params {
 	return p
 }
 
-func validStdDev(s float64) bool { return s > 0 && s < 0.5 && !math.IsNaN(s) }
+// validStdDev reports whether s is a usable noise standard deviation: in
+// [2^−32, 1/2). Below 2^−32, a Torus32's step, the noise rounds to 0 and a
+// sample is noiseless: no security whatever a set declares.
+func validStdDev(s float64) bool { return s >= 0x1p-32 && s < 0.5 }
 
 // halfP is (p−1)/2: ToInt64Centered inverts FromInt64 exactly on [−halfP, halfP].
 var halfP = new(big.Int).SetUint64((smallntt.P - 1) / 2)
@@ -246,9 +249,15 @@ func (p Params) String() string {
 		return "tfhe.Params{}"
 	}
 	l := p.lit
-	s := fmt.Sprintf("%s(n=%d, N=%d, k=%d, l=%d, Bg=2^%d, KS %d×%d, σ_lwe=%.3g, σ_bk=%.3g, ~%d-bit)",
+	// A custom set's SecurityBits is whatever its author wrote: nothing
+	// here checks it against the lattice estimates.
+	sec := fmt.Sprintf("~%d-bit", l.SecurityBits)
+	if !slices.ContainsFunc(ParamSets(), p.Equal) {
+		sec = fmt.Sprintf("custom set, declared %d-bit, unverified", l.SecurityBits)
+	}
+	s := fmt.Sprintf("%s(n=%d, N=%d, k=%d, l=%d, Bg=2^%d, KS %d×%d, σ_lwe=%.3g, σ_bk=%.3g, %s)",
 		l.Name, l.LWEDimension, l.PolyDegree, l.GLWEDimension, l.BKLevels, l.BKBaseLog,
-		l.KSLevels, l.KSBaseLog, l.LWEStdDev, l.BKStdDev, l.SecurityBits)
+		l.KSLevels, l.KSBaseLog, l.LWEStdDev, l.BKStdDev, sec)
 	if l.Note != "" {
 		s += " [" + l.Note + "]"
 	}

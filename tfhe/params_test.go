@@ -85,6 +85,9 @@ func TestNewParamsRejects(t *testing.T) {
 		{"KS t·basebit > 32", func(l *ParamsLiteral) { l.KSLevels = 17 }, "key switching"},
 		{"σ zero", func(l *ParamsLiteral) { l.LWEStdDev = 0 }, "standard deviation"},
 		{"σ NaN", func(l *ParamsLiteral) { l.BKStdDev = math.NaN() }, "standard deviation"},
+		// Rounds to 0 on the torus: a noiseless sample.
+		{"σ below 2^-32", func(l *ParamsLiteral) { l.LWEStdDev = 1e-300 }, "standard deviation"},
+		{"σ_bk below 2^-32", func(l *ParamsLiteral) { l.BKStdDev = 0x1p-33 }, "standard deviation"},
 		// (k+1)·l·N·(Bg/2)·2^31 = 2·1·4096·2^31·2^31 = 2^75: not exact.
 		{"exactness l=1 Bg=2^32", func(l *ParamsLiteral) { l.PolyDegree, l.BKLevels, l.BKBaseLog = 4096, 1, 32 }, "exact"},
 		// 9·1·4096·2^17·2^31 ≈ 2^63.17 ≥ p/2: just over the bound.

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
+	"fmt"
 	mrand "math/rand/v2"
 )
 
@@ -40,6 +41,17 @@ func NewSamplerFromSeed(seed [SeedSize]byte) *Sampler {
 	s.rng = mrand.New(s.src)
 	return s
 }
+
+// String says what s is and nothing of its seed, from which every value it
+// draws follows (an encryptor's noise, a key's bits): fmt prints this for
+// every verb (Format), %#v included (GoString).
+func (s *Sampler) String() string { return "torus.Sampler(redacted)" }
+
+// GoString is String.
+func (s *Sampler) GoString() string { return s.String() }
+
+// Format writes String whatever the verb and flags.
+func (s *Sampler) Format(f fmt.State, _ rune) { fmt.Fprint(f, s.String()) }
 
 // Derive returns a new Sampler whose seed is SHA-256(seed ‖ label ‖ index):
 // independent of the parent's stream position, so work split over goroutines

@@ -106,7 +106,9 @@ func newFixture(p tfhe.Params, batch int) (*fixture, error) {
 				errs[c] = err
 				return
 			}
-			rng := rand.New(rand.NewChaCha8(seed))
+			// The plaintext bits from a stream of their own, not the
+			// encryptor's.
+			rng := rand.New(rand.NewChaCha8(torus.DeriveSeed(seed, "bits", 0)))
 			x, y := tfhe.NewTLWE(p.LWEDimension()), tfhe.NewTLWE(p.LWEDimension())
 			for i := c * inputChunk; i < min(batch, (c+1)*inputChunk); i++ {
 				a, b := rng.IntN(2) == 1, rng.IntN(2) == 1

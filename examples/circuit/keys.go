@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/goldfhe/goldfhe/bootstrap"
@@ -48,6 +49,7 @@ func setup(p tfhe.Params, seedHex, dir string, grouping int, opts bootstrap.Opti
 
 // keys returns the keys in dir if it holds them, and otherwise generates
 // them (from seedHex if set) and saves them there when dir is set.
+// seedHex is -seed's value: 64 hex digits, or @FILE holding them.
 func keys(p tfhe.Params, seedHex, dir string, grouping int) (sk *tfhe.SecretKey, ck *tfhe.CloudKey, err error) {
 	if dir != "" {
 		sk, ck, err = loadKeys(dir)
@@ -70,11 +72,11 @@ func keys(p tfhe.Params, seedHex, dir string, grouping int) (sk *tfhe.SecretKey,
 	}
 	var seed *[torus.SeedSize]byte
 	if seedHex != "" {
-		b, err := hex.DecodeString(seedHex)
-		if err != nil || len(b) != torus.SeedSize {
-			return nil, nil, fmt.Errorf("-seed must be %d hex digits", 2*torus.SeedSize)
+		s, err := readSeed(seedHex)
+		if err != nil {
+			return nil, nil, err
 		}
-		seed = (*[torus.SeedSize]byte)(b)
+		seed = &s
 	}
 	if seed != nil {
 		sk, err = tfhe.GenerateSecretKeyFromSeed(p, torus.DeriveSeed(*seed, "examples/circuit/sk", 0))
@@ -175,4 +177,24 @@ func writeNew(path string, data []byte, perm fs.FileMode) error {
 		return err
 	}
 	return nil
+}
+
+// readSeed reads -seed: 64 hex digits, or "@FILE" for a file holding them
+// (surrounding white space ignored), which keeps the seed out of the
+// process list and the shell's history.
+func readSeed(v string) ([torus.SeedSize]byte, error) {
+	var seed [torus.SeedSize]byte
+	text, from := v, "-seed"
+	if name, ok := strings.CutPrefix(v, "@"); ok {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			return seed, fmt.Errorf("-seed: %w", err)
+		}
+		text, from = strings.TrimSpace(string(b)), name
+	}
+	b, err := hex.DecodeString(text)
+	if err != nil || len(b) != torus.SeedSize {
+		return seed, fmt.Errorf("%s must hold %d hex digits", from, 2*torus.SeedSize)
+	}
+	return [torus.SeedSize]byte(b), nil
 }

@@ -84,3 +84,25 @@ func TestKeysMismatchedPair(t *testing.T) {
 		t.Errorf("loading a's secret key with b's cloud key: %v, want tfhe.ErrKeyMismatch", err)
 	}
 }
+
+// TestReadSeed: -seed takes 64 hex digits or @FILE holding them (white
+// space around them ignored), the same seed either way, and nothing else.
+func TestReadSeed(t *testing.T) {
+	hexSeed := strings.Repeat("0123456789abcdef", 4)
+	want, err := readSeed(hexSeed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := filepath.Join(t.TempDir(), "seed")
+	if err := os.WriteFile(name, []byte("  "+hexSeed+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := readSeed("@" + name); err != nil || got != want {
+		t.Errorf("readSeed(@file) = %x, %v; want %x", got, err, want)
+	}
+	for _, bad := range []string{"abc", hexSeed + "00", "@" + name + ".missing", "@"} {
+		if _, err := readSeed(bad); err == nil {
+			t.Errorf("readSeed(%q): no error", bad)
+		}
+	}
+}

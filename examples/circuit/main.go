@@ -80,7 +80,7 @@ func main() {
 		inFlag     = flag.String("in", "", "input values in hex, comma-separated, in the circuit's input order (default: the example's)")
 		orderFlag  = flag.String("order", "lsb", "bit order of a circuit file: lsb or msb")
 		paramName  = flag.String("params", "TFHELib128", "parameter set: TFHELib128, TFHErsDefault or CuFHE80 (about 80-bit security, for comparisons only)")
-		seedFlag   = flag.String("seed", "", "64 hex digits: derive new keys from this seed (reproducible runs; keep it secret); default random")
+		seedFlag   = flag.String("seed", "", "64 hex digits, or @FILE holding them (on the command line a seed shows in the process list): derive new keys from it\n(reproducible runs; it is as secret as the secret key); default random")
 		keysDir    = flag.String("keys", "", "folder with secret.key and cloud.key: load them, or generate and save them there")
 		plain      = flag.Bool("plain", false, "evaluate in plaintext only")
 		verbose    = flag.Bool("v", false, "print every level")

@@ -1,0 +1,25 @@
+package torus
+
+import (
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// TestSamplerFormatRedacts: no fmt verb prints a Sampler's seed or state.
+func TestSamplerFormatRedacts(t *testing.T) {
+	seed := DeriveSeed([SeedSize]byte{}, "torus-test/format", 0)
+	s := NewSamplerFromSeed(seed)
+	for _, verb := range []string{"%v", "%+v", "%#v", "%s", "%x", "%X", "%d", "%q"} {
+		got := fmt.Sprintf(verb, s)
+		if got != "torus.Sampler(redacted)" {
+			t.Errorf("Sprintf(%q, sampler) = %q, want the redacted name", verb, got)
+		}
+	}
+	// Inside a struct, as a caller's logging would print it.
+	got := fmt.Sprintf("%+v", struct{ S *Sampler }{s})
+	if strings.Contains(got, hex.EncodeToString(seed[:4])) || strings.Contains(got, fmt.Sprint(seed[0])+" ") || !strings.Contains(got, "redacted") {
+		t.Errorf("a struct holding a Sampler prints %q", got)
+	}
+}

@@ -28,7 +28,8 @@ type Evaluator struct {
 	params tfhe.Params
 	n, ext int // TLWE dimension n and extracted dimension k·N
 
-	pool sync.Pool // *batchScratch
+	pool    sync.Pool            // *batchScratch
+	figures func() *noiseFigures // computeFigures, once
 }
 
 // ErrNoEvaluator is returned by the methods of a nil or zero-value Evaluator.
@@ -54,7 +55,9 @@ func NewEvaluator(eng bootstrap.Engine) (*Evaluator, error) {
 		// A nil *Selected or a zero CPU: not made by its constructor.
 		return nil, fmt.Errorf("gates: NewEvaluator: the engine has zero parameters: %w", bootstrap.ErrNotInitialized)
 	}
-	return &Evaluator{eng: eng, params: p, n: p.LWEDimension(), ext: p.ExtractedLWEDimension()}, nil
+	ev := &Evaluator{eng: eng, params: p, n: p.LWEDimension(), ext: p.ExtractedLWEDimension()}
+	ev.figures = sync.OnceValue(ev.computeFigures)
+	return ev, nil
 }
 
 // Params returns the parameter set of the evaluator's engine.

@@ -101,21 +101,48 @@ func (ev *Evaluator) DefaultMaxXORTerms() int {
 	if ev.ok() != nil {
 		return 0
 	}
-	e := ev.noise()
-	w := 2
-	for w < maxDefaultXORTerms && e.Log2XORSumFailure(w+1) <= DefaultXORFailureLog2 {
-		w++
-	}
-	return w
+	return ev.figures().defaultTerms
 }
 
-func (ev *Evaluator) noise() tfhe.NoiseEstimate {
+// noiseFigures are an evaluator's noise figures, computed once: the
+// engine's set and grouping never change, and each failure figure is a
+// numerical integration (tfhe.NoiseEstimate.KeySwitchMeanVar) of up to a
+// millisecond, which every plan would otherwise repeat.
+type noiseFigures struct {
+	est          tfhe.NoiseEstimate
+	xor          [maxDefaultXORTerms + 1]float64 // Log2XORSumFailure(w) for 2 ≤ w ≤ maxDefaultXORTerms
+	mux          [3]float64                      // Log2GateFailureMux(0, 1, 2)
+	defaultTerms int
+}
+
+func (ev *Evaluator) computeFigures() *noiseFigures {
 	g := bootstrap.KeyGrouping(ev.eng)
 	if g == 0 {
 		g = tfhe.MaxGrouping
 	}
-	return ev.params.NoiseEstimateGrouped(g)
+	f := &noiseFigures{est: ev.params.NoiseEstimateGrouped(g), defaultTerms: 2}
+	for w := 2; w <= maxDefaultXORTerms; w++ {
+		f.xor[w] = f.est.Log2XORSumFailure(w)
+	}
+	for k := range f.mux {
+		f.mux[k] = f.est.Log2GateFailureMux(k)
+	}
+	for f.defaultTerms < maxDefaultXORTerms && f.xor[f.defaultTerms+1] <= DefaultXORFailureLog2 {
+		f.defaultTerms++
+	}
+	return f
 }
+
+// xorFailure is Log2XORSumFailure(w), from the cache where it holds it.
+func (f *noiseFigures) xorFailure(w int) float64 {
+	if w >= 2 && w <= maxDefaultXORTerms {
+		return f.xor[w]
+	}
+	return f.est.Log2XORSumFailure(w)
+}
+
+// muxFailure is Log2GateFailureMux(k), k clamped to [0, 2] as it clamps.
+func (f *noiseFigures) muxFailure(k int) float64 { return f.mux[min(max(k, 0), 2)] }
 
 // PlanCircuit returns how EvalCircuitWith would evaluate c with opts.
 func (ev *Evaluator) PlanCircuit(c *Circuit, opts CircuitOptions) (CircuitPlan, error) {
@@ -147,7 +174,7 @@ func (ev *Evaluator) planCircuits(name string, c *Circuit, instances int, opts C
 	switch opts.XOR {
 	case XORBootstrapped:
 		cp := CircuitPlan{XOR: XORBootstrapped, Instances: instances, Levels: len(c.levels),
-			Bootstraps: instances * c.bootstraps, Log2Failure: ev.noise().Log2GateFailureMux(c.muxIn)}
+			Bootstraps: instances * c.bootstraps, Log2Failure: ev.figures().muxFailure(c.muxIn)}
 		for _, lv := range c.levels {
 			cp.MaxBatch = max(cp.MaxBatch, instances*len(lv.Bootstrapped))
 		}
@@ -159,7 +186,7 @@ func (ev *Evaluator) planCircuits(name string, c *Circuit, instances int, opts C
 		}
 		return CircuitPlan{XOR: XORLinear, MaxXORTerms: p.terms, Instances: instances, Levels: len(p.levels),
 			Bootstraps: instances * p.bootstraps, Refreshes: instances * p.refreshes, MaxBatch: instances * p.maxBatch,
-			Log2Failure: max(ev.noise().Log2XORSumFailure(p.terms), ev.noise().Log2GateFailureMux(p.muxIn))}, nil
+			Log2Failure: max(ev.figures().xorFailure(p.terms), ev.figures().muxFailure(p.muxIn))}, nil
 	}
 	return CircuitPlan{}, fmt.Errorf("gates: %s: unknown %v", name, opts.XOR)
 }
@@ -555,7 +582,7 @@ func refreshInputs(dst []*tfhe.TLWE, srcs [][]*tfhe.TLWE, sums [][]int32) {
 // when it is 0 (circuit_linear.go).
 //
 // The terms are added two at a time, so that dst is read and written once
-// per pair: an AES-128 evaluation sums about 12,900 refreshes of up to 9
+// per pair: an AES-128 evaluation sums about 13,300 refreshes of up to 8
 // samples of 631 words on the host. A refresh of one term is of a lone MUX
 // output that a sum's limit turns into a gate output.
 func refreshInput(dst *tfhe.TLWE, samples []*tfhe.TLWE, sum []int32) {

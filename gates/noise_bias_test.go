@@ -44,10 +44,13 @@ func meanSE(xs []float64) (mean, se float64) {
 
 // TestGateOutputsUnbiased: the engine's Bootstrap outputs under one cloud
 // key share an error mean (key switching's), and the evaluator's outputs,
-// whose signs it randomises (flipSign), do not: their mean error is within
-// four standard errors of 0, and sums of T of them (as a linear XOR adds
-// them) have T times one output's mean square error, as the noise model
-// counts, where the engine's would have about T² times the shared part.
+// whose signs it randomises (flipSign), do not: the mean error of its AND
+// outputs and, apart, of its MUX outputs (their key switching runs alone)
+// is within four standard errors of 0, and sums of T of them of one kind
+// (as a linear XOR adds them) have about T times one output's mean square
+// error, as the noise model counts, where the engine's have about T² times
+// the shared part (2.06 times T here). Without either negation, the means
+// of that kind were 10 standard errors off and its sums 2.0–2.2 times T.
 func TestGateOutputsUnbiased(t *testing.T) {
 	p := ksBiasParams
 	sk, err := tfhe.GenerateSecretKeyFromSeed(p, seed("bias/sk"))
@@ -79,7 +82,7 @@ func TestGateOutputsUnbiased(t *testing.T) {
 	for i := range calls {
 		a, b := rng.IntN(2) == 1, rng.IntN(2) == 1
 		op := gates.OpAND
-		if i%4 == 3 {
+		if i%2 == 1 {
 			op = gates.OpMUX // its key switching runs apart
 		}
 		c := rng.IntN(2) == 1
@@ -113,16 +116,23 @@ func TestGateOutputsUnbiased(t *testing.T) {
 		wantAND[i] = sk.DecryptBool(calls[i].A) && sk.DecryptBool(calls[i].B)
 	}
 	eg, ee := outputErrors(t, sk, outs, want), outputErrors(t, sk, direct, wantAND)
-	mg, sg := meanSE(eg)
 	me, se := meanSE(ee)
-	t.Logf("mean output error: engine %.2e (%.1f standard errors), evaluator %.2e (%.1f)", me, me/se, mg, mg/sg)
+	t.Logf("mean output error: engine %.2e (%.1f standard errors)", me, me/se)
 	if math.Abs(me) < 6*se {
 		t.Fatalf("the engine's outputs show no error mean under this key (%.1f standard errors): the test checks nothing; pick another cloud key seed", me/se)
 	}
-	if math.Abs(mg) > 4*sg {
-		t.Errorf("the evaluator's outputs have error mean %.2e, %.1f standard errors from 0", mg, mg/sg)
+	for k, kind := range []string{"AND", "MUX"} {
+		var part []float64
+		for i := k; i < m; i += 2 {
+			part = append(part, eg[i])
+		}
+		mg, sg := meanSE(part)
+		t.Logf("mean output error: the evaluator's %s %.2e (%.1f standard errors)", kind, mg, mg/sg)
+		if math.Abs(mg) > 4*sg {
+			t.Errorf("the evaluator's %s outputs have error mean %.2e, %.1f standard errors from 0", kind, mg, mg/sg)
+		}
 	}
-	// Sums of terms outputs, each doubled as in a linear XOR.
+	// Sums of terms outputs of one kind, each doubled as in a linear XOR.
 	ratio := func(errs []float64) float64 {
 		var one, sum float64
 		for _, e := range errs {
@@ -139,9 +149,16 @@ func TestGateOutputsUnbiased(t *testing.T) {
 		sum /= float64(len(errs) / terms)
 		return sum / (4 * terms * one)
 	}
-	rg, re := ratio(eg), ratio(ee)
-	t.Logf("mean square error of sums of %d doubled outputs over %d times one output's: engine %.2f, evaluator %.2f", terms, 4*terms, re, rg)
-	if rg > 1.6 {
-		t.Errorf("the evaluator's outputs summed by %d: %.2f times the independent figure, want about 1", terms, rg)
+	t.Logf("mean square error of sums of %d doubled outputs over %d times one output's: the engine's %.2f", terms, 4*terms, ratio(ee))
+	for k, kind := range []string{"AND", "MUX"} {
+		var part []float64
+		for i := k; i < m; i += 2 {
+			part = append(part, eg[i])
+		}
+		r := ratio(part)
+		t.Logf("the same for the evaluator's %s outputs: %.2f", kind, r)
+		if r > 1.5 {
+			t.Errorf("the evaluator's %s outputs summed by %d: %.2f times the independent figure, want about 1", kind, terms, r)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package tfhe
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/goldfhe/goldfhe/torus"
@@ -104,9 +105,31 @@ func TestSecretKeyFormatRedacts(t *testing.T) {
 	if got := fmt.Sprintf("%+v", struct{ K *SecretKey }{sk}); got != "{K:"+want+"}" {
 		t.Errorf("a struct holding the key prints %q", got)
 	}
+	// The value, not only the pointer.
+	for _, verb := range []string{"%v", "%+v", "%#v"} {
+		if got := fmt.Sprintf(verb, *sk); got != want {
+			t.Errorf("Sprintf(%q, *sk) = %q, want %q", verb, got, want)
+		}
+	}
 	var nilKey *SecretKey
-	if got := fmt.Sprint(nilKey); got != "tfhe.SecretKey(nil)" {
+	if got := fmt.Sprint(nilKey); got != "<nil>" {
 		t.Errorf("nil key prints %q", got)
+	}
+}
+
+// TestParamsStringCustom: a set outside ParamSets prints its declared
+// security as unverified; a named set as is.
+func TestParamsStringCustom(t *testing.T) {
+	if s := toyParams.String(); !strings.Contains(s, "custom set, declared 0-bit, unverified") {
+		t.Errorf("toy set: %s", s)
+	}
+	lit := TFHELib128.Literal()
+	if s := MustNewParams(lit).String(); !strings.Contains(s, "~120-bit") || strings.Contains(s, "unverified") {
+		t.Errorf("TFHELib128 rebuilt from its literal: %s", s)
+	}
+	lit.Name = "mine"
+	if s := MustNewParams(lit).String(); !strings.Contains(s, "custom set, declared 120-bit, unverified") {
+		t.Errorf("TFHELib128 renamed: %s", s)
 	}
 }
 

@@ -18,25 +18,24 @@ type SecretKey struct {
 	trlwe  [][]int32 // k × N, views of one allocation
 	ext    []int32   // the extracted key s'_{j·N+i} = s_j[i], k·N
 
-	nttOnce sync.Once
-	ntt     []smallntt.NTTPoly // trlwe in the NTT domain of internalPlan(N)
+	// ntt returns trlwe in the NTT domain of internalPlan(N), computed once
+	// (sync.OnceValue): a func, not a sync.Once, so that a SecretKey value
+	// holds no lock and its Format can take a value receiver.
+	ntt func() []smallntt.NTTPoly
 }
 
 // String names the key's parameter set and nothing of the key, so that a
 // key passed to a log or an error message by mistake does not leak: fmt
-// prints this for every verb (Format), %#v included (GoString).
-func (sk *SecretKey) String() string {
-	if sk == nil {
-		return "tfhe.SecretKey(nil)"
-	}
-	return "tfhe.SecretKey(" + sk.params.Name() + ", redacted)"
-}
+// prints this for every verb (Format), %#v included (GoString), for a
+// *SecretKey and a SecretKey value alike (value receivers; fmt prints a nil
+// *SecretKey as <nil>).
+func (sk SecretKey) String() string { return "tfhe.SecretKey(" + sk.params.Name() + ", redacted)" }
 
 // GoString is String.
-func (sk *SecretKey) GoString() string { return sk.String() }
+func (sk SecretKey) GoString() string { return sk.String() }
 
 // Format writes String whatever the verb and flags.
-func (sk *SecretKey) Format(f fmt.State, _ rune) { fmt.Fprint(f, sk.String()) }
+func (sk SecretKey) Format(f fmt.State, _ rune) { fmt.Fprint(f, sk.String()) }
 
 // Params returns the key's parameter set; the zero Params for a nil key.
 func (sk *SecretKey) Params() Params {
@@ -58,8 +57,14 @@ func (sk *SecretKey) TRLWEKey() [][]int32 { return sk.trlwe }
 func (sk *SecretKey) ExtractedLWEKey() []int32 { return sk.ext }
 
 func (sk *SecretKey) trlweNTT() []smallntt.NTTPoly {
-	sk.nttOnce.Do(func() { sk.ntt = keyNTT(internalPlan(sk.params.PolyDegree()), sk.trlwe) })
-	return sk.ntt
+	if sk.ntt == nil { // not from newSecretKey or UnmarshalBinary
+		return sk.computeNTT()
+	}
+	return sk.ntt()
+}
+
+func (sk *SecretKey) computeNTT() []smallntt.NTTPoly {
+	return keyNTT(internalPlan(sk.params.PolyDegree()), sk.trlwe)
 }
 
 func (sk *SecretKey) check() error {
@@ -83,6 +88,7 @@ func newSecretKey(p Params) *SecretKey {
 	for j := range sk.trlwe {
 		sk.trlwe[j] = sk.ext[j*n : (j+1)*n : (j+1)*n] // the extracted key is the concatenation
 	}
+	sk.ntt = sync.OnceValue(sk.computeNTT)
 	return sk
 }
 

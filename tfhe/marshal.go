@@ -377,7 +377,7 @@ func (sk *SecretKey) UnmarshalBinary(data []byte) error {
 		}
 	}
 	sk.params, sk.lwe, sk.trlwe, sk.ext = d.params, d.lwe, d.trlwe, d.ext
-	sk.nttOnce, sk.ntt = sync.Once{}, nil // sk must not be in use while decoding into it
+	sk.ntt = sync.OnceValue(sk.computeNTT) // sk must not be in use while decoding into it
 	return nil
 }
 

@@ -155,17 +155,31 @@ func log2SumFailure(terms int, amp, v, meanVar, margin float64) float64 {
 		acc = hi + math.Log2(1+math.Exp2(lo-hi))
 	}
 	// β and −β give the same (j ↔ terms − j): z ≥ 0, the others doubled.
+	// The integrand rises to one peak and falls: once a step adds less than
+	// 2^−80 of the sum and less than the step before, the rest (each step
+	// smaller still, 160 at most) cannot move the sum's log2 by 2^−70.
+	prev := math.Inf(1)
 	for i := 0; i <= int(reach/step); i++ {
 		z := float64(i) * step
 		w := -z*z/2/math.Ln2 + math.Log2(step/math.Sqrt(2*math.Pi)) // log2 of φ(z)·dz
 		if i > 0 {
 			w++
 		}
+		before := acc
 		for j, lb := range lbin {
 			m := amp * sb * z * float64(2*j-terms)
 			add(w + lb + tail(m))  // err ≥ margin
 			add(w + lb + tail(-m)) // err ≤ −margin
 		}
+		// This step's own log2 contribution, from the sum before and after.
+		here := acc + math.Log2(-math.Expm1((before-acc)*math.Ln2))
+		if math.IsInf(before, -1) {
+			here = acc
+		}
+		if here < acc-80 && here < prev {
+			break
+		}
+		prev = here
 	}
 	return acc
 }

@@ -183,13 +183,18 @@ func TestLog2GateFailureMux(t *testing.T) {
 	}
 }
 
-// TestKeySwitchMeanVar: over 30 cloud keys of one secret key, the error
+// TestKeySwitchMeanVar: over 200 cloud keys of one secret key, the error
 // mean each key's key switching gives its outputs, computed from the table
 // rows' errors (the rows of digit magnitude base/2, each added with
 // probability 1/base), has the mean square KeySwitchMeanVar gives, to the
-// spread of 30 draws (a chi-square of 30 degrees: within ±50%); for
-// one-bit and two-bit digits.
+// spread of 200 draws (a chi-square of 200 degrees: within ±30%, three of
+// its standard deviations); and the first key's KeySwitchTo outputs of
+// 2,000 random samples have that mean, to four standard errors. For one-bit
+// and two-bit digits.
 func TestKeySwitchMeanVar(t *testing.T) {
+	if raceEnabled && testing.Short() {
+		t.Skip("-race -short: no concurrency here; the plain pass runs it")
+	}
 	for _, basebit := range []int{1, 2} {
 		lit := toyParams.Literal()
 		lit.Name, lit.KSBaseLog, lit.KSLevels, lit.LWEStdDev = fmt.Sprintf("toy-ks%d", basebit), basebit, 12/basebit, 0x1p-12
@@ -199,8 +204,9 @@ func TestKeySwitchMeanVar(t *testing.T) {
 			t.Fatal(err)
 		}
 		half := 1 << basebit / 2
-		const keys = 30
-		var ms float64
+		const keys = 200
+		var ms, first float64
+		var firstKey *CloudKey
 		for k := range keys {
 			ck, err := GenerateCloudKeyFromSeed(sk, torus.DeriveSeed([torus.SeedSize]byte{}, "tfhe-test/ks-mean/ck", uint64(k)))
 			if err != nil {
@@ -214,11 +220,44 @@ func TestKeySwitchMeanVar(t *testing.T) {
 				}
 			}
 			ms += beta * beta / keys
+			if k == 0 {
+				first, firstKey = beta, ck
+			}
 		}
 		want := p.NoiseEstimate().KeySwitchMeanVar
 		t.Logf("basebit %d: mean square of the key's error mean %.3g over %d keys, KeySwitchMeanVar %.3g (ratio %.2f)", basebit, ms, keys, want, ms/want)
-		if ms < 0.5*want || ms > 1.5*want {
+		if ms < 0.7*want || ms > 1.3*want {
 			t.Errorf("basebit %d: mean square %.3g, KeySwitchMeanVar %.3g", basebit, ms, want)
+		}
+
+		// The first key's outputs: inputs of phase mu with noise 2^-32,
+		// the error after key switching against mu.
+		e, err := NewEvaluator(p, butterfly(t, p.PolyDegree()), firstKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		enc, err := NewEncryptorFromSeed(sk, torus.DeriveSeed([torus.SeedSize]byte{}, "tfhe-test/ks-mean/enc", uint64(basebit)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		const samples = 2000
+		in, out := NewTLWE(p.ExtractedLWEDimension()), NewTLWE(p.LWEDimension())
+		errs := make([]float64, samples)
+		for i := range errs {
+			mu := torus.Torus32(uint32(i) << 29)
+			enc.EncryptExtractedTLWETo(in, mu, 0x1p-32)
+			e.KeySwitchTo(out, in)
+			errs[i] = (sk.PhaseTLWE(out) - mu).Float64()
+		}
+		var mean, sq float64
+		for _, x := range errs {
+			mean += x / samples
+			sq += x * x / samples
+		}
+		se := math.Sqrt((sq - mean*mean) / samples)
+		t.Logf("basebit %d: the first key's mean %.3g from its rows, %.3g ± %.2g from %d outputs", basebit, first, mean, se, samples)
+		if math.Abs(mean-first) > 4*se {
+			t.Errorf("basebit %d: KeySwitchTo's outputs have error mean %.3g, the rows give %.3g (standard error %.2g)", basebit, mean, first, se)
 		}
 	}
 }

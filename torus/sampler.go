@@ -44,14 +44,15 @@ func NewSamplerFromSeed(seed [SeedSize]byte) *Sampler {
 
 // String says what s is and nothing of its seed, from which every value it
 // draws follows (an encryptor's noise, a key's bits): fmt prints this for
-// every verb (Format), %#v included (GoString).
-func (s *Sampler) String() string { return "torus.Sampler(redacted)" }
+// every verb (Format), %#v included (GoString), for a *Sampler and a
+// Sampler value alike (value receivers).
+func (Sampler) String() string { return "torus.Sampler(redacted)" }
 
 // GoString is String.
-func (s *Sampler) GoString() string { return s.String() }
+func (s Sampler) GoString() string { return s.String() }
 
 // Format writes String whatever the verb and flags.
-func (s *Sampler) Format(f fmt.State, _ rune) { fmt.Fprint(f, s.String()) }
+func (s Sampler) Format(f fmt.State, _ rune) { fmt.Fprint(f, s.String()) }
 
 // Derive returns a new Sampler whose seed is SHA-256(seed ‖ label ‖ index):
 // independent of the parent's stream position, so work split over goroutines

@@ -17,6 +17,12 @@ func TestSamplerFormatRedacts(t *testing.T) {
 			t.Errorf("Sprintf(%q, sampler) = %q, want the redacted name", verb, got)
 		}
 	}
+	// The value, not only the pointer.
+	for _, verb := range []string{"%v", "%+v", "%#v"} {
+		if got := fmt.Sprintf(verb, *s); got != "torus.Sampler(redacted)" {
+			t.Errorf("Sprintf(%q, *sampler) = %q", verb, got)
+		}
+	}
 	// Inside a struct, as a caller's logging would print it.
 	got := fmt.Sprintf("%+v", struct{ S *Sampler }{s})
 	if strings.Contains(got, hex.EncodeToString(seed[:4])) || strings.Contains(got, fmt.Sprint(seed[0])+" ") || !strings.Contains(got, "redacted") {

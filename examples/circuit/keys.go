@@ -196,5 +196,10 @@ func readSeed(v string) ([torus.SeedSize]byte, error) {
 	if err != nil || len(b) != torus.SeedSize {
 		return seed, fmt.Errorf("%s must hold %d hex digits", from, 2*torus.SeedSize)
 	}
-	return [torus.SeedSize]byte(b), nil
+	if seed = [torus.SeedSize]byte(b); seed == ([torus.SeedSize]byte{}) {
+		// The keys are derived from it (torus.DeriveSeed), so tfhe's own
+		// check of a zero seed would not see it.
+		return seed, fmt.Errorf("%s is all zeros: anybody could make the same keys", from)
+	}
+	return seed, nil
 }

@@ -65,7 +65,7 @@ func TestKeysMismatchedPair(t *testing.T) {
 	})
 	a, b := t.TempDir(), t.TempDir()
 	for i, dir := range []string{a, b} {
-		seed := strings.Repeat(string("01"[i]), 64)
+		seed := strings.Repeat(string("12"[i]), 64)
 		if _, _, err := keys(p, seed, dir, 1); err != nil {
 			t.Fatal(err)
 		}
@@ -100,7 +100,7 @@ func TestReadSeed(t *testing.T) {
 	if got, err := readSeed("@" + name); err != nil || got != want {
 		t.Errorf("readSeed(@file) = %x, %v; want %x", got, err, want)
 	}
-	for _, bad := range []string{"abc", hexSeed + "00", "@" + name + ".missing", "@"} {
+	for _, bad := range []string{"abc", hexSeed + "00", "@" + name + ".missing", "@", strings.Repeat("0", 64)} {
 		if _, err := readSeed(bad); err == nil {
 			t.Errorf("readSeed(%q): no error", bad)
 		}

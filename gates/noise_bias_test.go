@@ -14,12 +14,13 @@ import (
 // ksBiasParams is an insecure set whose output error is almost all key
 // switching with one-bit digits, where the error mean that a cloud key's
 // key switching gives all its outputs is largest: half of its variance
-// (digits in [−1, 1): the row is only ever added).
-var ksBiasParams = tfhe.MustNewParams(tfhe.ParamsLiteral{
-	Name: "toy-ks1", LWEDimension: 40, PolyDegree: 256, GLWEDimension: 2,
-	BKLevels: 3, BKBaseLog: 6, KSLevels: 12, KSBaseLog: 1,
-	LWEStdDev: 0x1p-12, BKStdDev: 0x1p-28, Note: "insecure, tests only",
-})
+// (digits in [−1, 1): the row is only ever added). It is the toy set with
+// one-bit key-switching digits and σ_lwe = 2^−12.
+var ksBiasParams = func() tfhe.Params {
+	lit := toyParams.Literal()
+	lit.Name, lit.KSLevels, lit.KSBaseLog, lit.LWEStdDev = "toy-ks1", 12, 1, 0x1p-12
+	return tfhe.MustNewParams(lit)
+}()
 
 // outputErrors returns each output's phase error against ±1/8 as a real.
 func outputErrors(t *testing.T, sk *tfhe.SecretKey, outs []*tfhe.TLWE, want []bool) []float64 {

@@ -12,10 +12,11 @@ import (
 )
 
 // ksBiasParams is an insecure set whose output error is almost all key
-// switching with one-bit digits, where the error mean that a cloud key's
-// key switching gives all its outputs is largest: half of its variance
-// (digits in [−1, 1): the row is only ever added). It is the toy set with
-// one-bit key-switching digits and σ_lwe = 2^−12.
+// switching with one-bit digits, where an error mean shared by a cloud
+// key's outputs would be largest: half of key switching's variance, were
+// the digits always in [−1, 1) (the row only ever added; tfhe keySwitch
+// balances them). It is the toy set with one-bit key-switching digits and
+// σ_lwe = 2^−12.
 var ksBiasParams = func() tfhe.Params {
 	lit := toyParams.Literal()
 	lit.Name, lit.KSLevels, lit.KSBaseLog, lit.LWEStdDev = "toy-ks1", 12, 1, 0x1p-12
@@ -43,15 +44,17 @@ func meanSE(xs []float64) (mean, se float64) {
 	return mean, math.Sqrt((s2/n - mean*mean) / n)
 }
 
-// TestGateOutputsUnbiased: the engine's Bootstrap outputs under one cloud
-// key share an error mean (key switching's), and the evaluator's outputs,
-// whose signs it randomises (flipSign), do not: the mean error of its AND
-// outputs and, apart, of its MUX outputs (their key switching runs alone)
-// is within four standard errors of 0, and sums of T of them of one kind
-// (as a linear XOR adds them) have about T times one output's mean square
-// error, as the noise model counts, where the engine's have about T² times
-// the shared part (2.06 times T here). Without either negation, the means
-// of that kind were 10 standard errors off and its sums 2.0–2.2 times T.
+// TestGateOutputsUnbiased: under one cloud key, the engine's Bootstrap
+// outputs and the evaluator's AND and, apart, MUX outputs (their key
+// switching runs alone) have error means within four standard errors of 0,
+// and sums of T of them of one kind (as a linear XOR adds them) have about
+// T times one output's mean square error, as the noise model counts. The
+// control: the engine's KeySwitch of samples whose mask words are all even
+// (decomposed with one-sided digits, tfhe keySwitch) shows this key's
+// would-be shared mean at least six standard errors from 0, so the checks
+// can see one; before key switching balanced its digits, the engine's
+// Bootstrap outputs here were 12 standard errors off and their sums 2.06
+// times the independent figure.
 func TestGateOutputsUnbiased(t *testing.T) {
 	p := ksBiasParams
 	sk, err := tfhe.GenerateSecretKeyFromSeed(p, seed("bias/sk"))
@@ -117,20 +120,41 @@ func TestGateOutputsUnbiased(t *testing.T) {
 		wantAND[i] = sk.DecryptBool(calls[i].A) && sk.DecryptBool(calls[i].B)
 	}
 	eg, ee := outputErrors(t, sk, outs, want), outputErrors(t, sk, direct, wantAND)
-	me, se := meanSE(ee)
-	t.Logf("mean output error: engine %.2e (%.1f standard errors)", me, me/se)
-	if math.Abs(me) < 6*se {
-		t.Fatalf("the engine's outputs show no error mean under this key (%.1f standard errors): the test checks nothing; pick another cloud key seed", me/se)
-	}
-	for k, kind := range []string{"AND", "MUX"} {
-		var part []float64
-		for i := k; i < m; i += 2 {
-			part = append(part, eg[i])
+	// The control: one-sided digits (even mask words, b corrected to keep
+	// the phase) through the engine's key switching.
+	kn := p.ExtractedLWEDimension()
+	ext, ks := make([]*tfhe.TLWE, m), make([]*tfhe.TLWE, m)
+	wantKS := make([]bool, m)
+	for i := range ext {
+		wantKS[i] = rng.IntN(2) == 1
+		ext[i] = tfhe.NewTLWE(kn)
+		enc.EncryptExtractedTLWETo(ext[i], tfhe.EncodeBool(wantKS[i]), 0x1p-32)
+		for c, a := range ext[i].A() {
+			ext[i].Value[c] = a &^ 1
+			ext[i].Value[kn] -= torus.Torus32(a&1) * torus.Torus32(sk.ExtractedLWEKey()[c])
 		}
-		mg, sg := meanSE(part)
-		t.Logf("mean output error: the evaluator's %s %.2e (%.1f standard errors)", kind, mg, mg/sg)
+		ks[i] = tfhe.NewTLWE(p.LWEDimension())
+	}
+	if err := eng.KeySwitch(ks, ext); err != nil {
+		t.Fatal(err)
+	}
+	mc, sc := meanSE(outputErrors(t, sk, ks, wantKS))
+	t.Logf("mean error of one-sided key switching (the control): %.2e (%.1f standard errors)", mc, mc/sc)
+	if math.Abs(mc) < 6*sc {
+		t.Fatalf("one-sided key switching shows no error mean under this key (%.1f standard errors): the test could not see one; pick another cloud key seed", mc/sc)
+	}
+	kinds := []struct {
+		name string
+		errs []float64
+	}{{"engine's Bootstrap", ee}, {"evaluator's AND", nil}, {"evaluator's MUX", nil}}
+	for i := range eg {
+		kinds[1+i%2].errs = append(kinds[1+i%2].errs, eg[i])
+	}
+	for _, k := range kinds {
+		mg, sg := meanSE(k.errs)
+		t.Logf("mean output error: the %s %.2e (%.1f standard errors)", k.name, mg, mg/sg)
 		if math.Abs(mg) > 4*sg {
-			t.Errorf("the evaluator's %s outputs have error mean %.2e, %.1f standard errors from 0", kind, mg, mg/sg)
+			t.Errorf("the %s outputs have error mean %.2e, %.1f standard errors from 0", k.name, mg, mg/sg)
 		}
 	}
 	// Sums of terms outputs of one kind, each doubled as in a linear XOR.
@@ -150,16 +174,11 @@ func TestGateOutputsUnbiased(t *testing.T) {
 		sum /= float64(len(errs) / terms)
 		return sum / (4 * terms * one)
 	}
-	t.Logf("mean square error of sums of %d doubled outputs over %d times one output's: the engine's %.2f", terms, 4*terms, ratio(ee))
-	for k, kind := range []string{"AND", "MUX"} {
-		var part []float64
-		for i := k; i < m; i += 2 {
-			part = append(part, eg[i])
-		}
-		r := ratio(part)
-		t.Logf("the same for the evaluator's %s outputs: %.2f", kind, r)
+	for _, k := range kinds {
+		r := ratio(k.errs)
+		t.Logf("mean square error of sums of %d doubled outputs over %d times one output's: the %s %.2f", terms, 4*terms, k.name, r)
 		if r > 1.5 {
-			t.Errorf("the evaluator's %s outputs summed by %d: %.2f times the independent figure, want about 1", kind, terms, r)
+			t.Errorf("the %s outputs summed by %d: %.2f times the independent figure, want about 1", k.name, terms, r)
 		}
 	}
 }

@@ -250,16 +250,29 @@ extern "C" __global__ void goldfhe_bs_extract(const uint32_t* __restrict__ acc, 
     }
 }
 
+// bs_ks_sign: key switching's sign choice for input word x, all ones
+// (decompose -x and negate every term) when x is odd, else 0, and
+// bs_ks_signed: x or -x by it. Every key-switching kernel, the CPU engine
+// (tfhe keySwitch) and the Go reference (kernels' refKeySwitch) make the
+// same choice; bit 0 lies below the t * basebit <= 31 bits the digits
+// read, so for uniform inputs it is independent of them and each table
+// row of digit magnitude 2^(basebit-1) is added and subtracted equally
+// often: no error mean shared by a key's outputs.
+__device__ __forceinline__ uint32_t bs_ks_sign(uint32_t x) { return 0u - (x & 1u); }
+__device__ __forceinline__ uint32_t bs_ks_signed(uint32_t x, uint32_t sg) { return (x ^ sg) - sg; }
+
 // goldfhe_bs_keyswitch: out[s] (dimension n) = (0, ..., 0, b) - sum over
 // input coordinates i < kn and levels j = 1..t of the table row of the
-// signed digit d = ((a_i + offset) >> (32 - j*basebit)) mod 2^basebit -
-// 2^(basebit-1): subtracted for d > 0 (entry d), added for d < 0 (entry -d),
-// nothing for d = 0. Blocks of KS_TX x KS_TY threads; each thread sums
-// cpt <= KS_CPT output coordinates m = blockIdx.x * KS_TX * cpt +
-// threadIdx.x + KS_TX * q (q < cpt) <= n; the KS_TY warps are spb samples
-// (blockIdx.y * spb + threadIdx.y / c, groups of samples along blockIdx.y
-// in steps of gridDim.y) times c = KS_TY / spb input-coordinate classes
-// (i = threadIdx.y mod c), whose partial sums are added in shared memory.
+// signed digit d = sg * (((sg * a_i + offset) >> (32 - j*basebit)) mod
+// 2^basebit - 2^(basebit-1)), sg = -1 for an odd a_i and +1 for an even
+// one (bs_ks_sign; tfhe keySwitch says why): subtracted for d > 0 (entry
+// d), added for d < 0 (entry -d), nothing for d = 0. Blocks of KS_TX x
+// KS_TY threads; each thread sums cpt <= KS_CPT output coordinates m =
+// blockIdx.x * KS_TX * cpt + threadIdx.x + KS_TX * q (q < cpt) <= n; the
+// KS_TY warps are spb samples (blockIdx.y * spb + threadIdx.y / c, groups
+// of samples along blockIdx.y in steps of gridDim.y) times c = KS_TY / spb
+// input-coordinate classes (i = threadIdx.y mod c), whose partial sums are
+// added in shared memory.
 // Why this shape:
 // - every thread of a warp reads the same a_i, so its digits and their
 //   branches are uniform (a zero digit loads nothing) and its table reads
@@ -303,12 +316,14 @@ extern "C" __global__ void __launch_bounds__(KS_TX * KS_TY)
         uint32_t r[KS_CPT] = {};
         if (s < count && m0 <= n) {
             for (uint32_t i = cls + classes * blockIdx.z; i < kn; i += classes * chunks) {
-                const uint32_t v = a[i] + offset;
+                const uint32_t sg = bs_ks_sign(a[i]);
+                const uint32_t v = bs_ks_signed(a[i], sg) + offset;
                 const uint32_t* row = table + (uint64_t)i * perI + m0;
 #pragma unroll 8
                 for (uint32_t j = 1; j <= t; j++) {
-                    const int32_t d = (int32_t)((v >> (32 - j * basebit)) & mask) - (int32_t)half;
-                    if (d == 0) continue;  // the same for the whole warp
+                    const int32_t raw = (int32_t)((v >> (32 - j * basebit)) & mask) - (int32_t)half;
+                    if (raw == 0) continue;  // the same for the whole warp
+                    const int32_t d = sg ? -raw : raw;
                     const uint64_t lv = (uint64_t)(j - 1) * half;
                     const uint32_t* e = row + (lv + (uint32_t)(d > 0 ? d : -d) - 1) * w;
 #pragma unroll
@@ -353,11 +368,14 @@ extern "C" __global__ void __launch_bounds__(KS_TX * KS_TY)
 // over the input coordinates i = blockIdx.z + gridDim.z * u. With gridDim.z
 // > 1 the blocks add into out, which must be zero, with atomicAdd, and
 // block z = 0 adds the body. A sample past count takes the input word whose
-// digits are all zero, so the tile's loop has no sample branches.
+// digits are all zero, so the tile's loop has no sample branches (its
+// sum, whatever its sign choice, is not stored).
 // The digit d = raw - HALF of raw = (v >> (32 - j BB)) mod 2^BB selects row
 // |d| - 1 of level j, subtracted for d > 0 and added for d < 0: for BB = 2
 // that is d = -2 -> +row 2, -1 -> +row 1, 0 -> 0, 1 -> -row 1, i.e.
 // raw == 0 ? row2 : (2 - raw) * row1, one multiply-add and one select.
+// v is the input word or its negation (bs_ks_sign), and the term is
+// negated with it: two more operations per term.
 #define KST_W 4
 template <int ST, int BB>
 __device__ __forceinline__ void bs_keyswitch_tiled(uint32_t* __restrict__ out, const uint32_t* __restrict__ in,
@@ -382,9 +400,14 @@ __device__ __forceinline__ void bs_keyswitch_tiled(uint32_t* __restrict__ out, c
 #pragma unroll
         for (int q = 0; q < ST; q++) acc[q] = 0;
         for (uint32_t i = blockIdx.z; i < kn; i += gridDim.z) {
-            uint32_t v[ST];
+            uint32_t v[ST], negs = 0;  // negs: bit q = sample q's sign choice (bs_ks_sign)
 #pragma unroll
-            for (int q = 0; q < ST; q++) v[q] = (s0 + q < count ? a[q * stride + i] : zero) + offset;
+            for (int q = 0; q < ST; q++) {
+                const uint32_t x = s0 + q < count ? a[q * stride + i] : zero;
+                const uint32_t sg = bs_ks_sign(x);
+                negs |= (sg & 1u) << q;
+                v[q] = bs_ks_signed(x, sg) + offset;
+            }
             const uint32_t* row = table + (uint64_t)i * perI + m;
 #pragma unroll 2
             for (uint32_t j = 1; j <= t; j++) {
@@ -411,12 +434,14 @@ __device__ __forceinline__ void bs_keyswitch_tiled(uint32_t* __restrict__ out, c
                 }
 #pragma unroll
                 for (int q = 0; q < ST; q++) {
-                    const uint32_t raw = (v[q] >> sh) & MASK;
+                    const uint32_t raw = (v[q] >> sh) & MASK, sg = 0u - ((negs >> q) & 1u);
+                    uint32_t y;
                     if constexpr (BB == 2) {
-                        acc[q] += raw == 0 ? r[1] : (2u - raw) * r[0];
+                        y = raw == 0 ? r[1] : (2u - raw) * r[0];
                     } else {
-                        acc[q] += c[raw][threadIdx.x];
+                        y = c[raw][threadIdx.x];
                     }
+                    acc[q] += bs_ks_signed(y, sg);
                 }
             }
         }
@@ -449,7 +474,8 @@ KST_DEFINE(16, 3)
 // and t <= 8 as an integer matrix product on the tensor cores (mma.sync
 // m16n8k32, s8 x u8 -> s32, sm_80 and later). The sum of a sample is
 // sum over (i, j) of c1 * row1[i][j] + c2 * row2[i][j], c1 = 2 - raw in
-// {1, 0, -1} for raw != 0 and c2 = [raw == 0] (bs_keyswitch_tiled): a row
+// {1, 0, -1} for raw != 0 and c2 = [raw == 0] (bs_keyswitch_tiled), both
+// negated for an odd input word (bs_ks_sign, bs_ksm_neg): a row
 // of A per sample (the coefficients c1, c2 of every (i, j), signed bytes),
 // a column of B per byte b of an output word (byte b of the table words,
 // unsigned), so that C[s][(m, b)] = sum c * byte_b(row[m]) and out[m] =
@@ -492,6 +518,10 @@ __device__ __forceinline__ uint2 bs_ksm_coeffs(uint32_t f8) {
     const uint32_t lo = x & 0x01010101u, hi = (x >> 1) & 0x01010101u, both = lo & hi;
     return make_uint2((lo ^ both) | (both * 0xFFu), (lo | hi) ^ 0x01010101u);
 }
+
+// bs_ksm_neg: the coefficient bytes of x (each 0, 1 or 0xFF) negated
+// when sg is all ones (bs_ks_sign): a nonzero byte XOR 0xFE; no carries.
+__device__ __forceinline__ uint32_t bs_ksm_neg(uint32_t x, uint32_t sg) { return x ^ ((x & 0x01010101u) * 0xFEu & sg); }
 
 // bs_ksm_products: one k-step of a warp's tile, C += A B for the KSM_Q
 // quads' n-tiles: words[Q] are the eight table words of this lane's B
@@ -588,12 +618,14 @@ extern "C" __global__ void __launch_bounds__(KSM_WARPS * 32, 2)
             const bool iv = i < kn;
             uint32_t a[4] = {0, 0, 0, 0};
             if (iv && sl < count) {
-                const uint2 c = lut[(((in[sl * stride + i] + offset) >> (24 - 8 * h)) & keep) | fix];
-                a[0] = c.x, a[2] = c.y;
+                const uint32_t x = in[sl * stride + i], sg = bs_ks_sign(x);
+                const uint2 c = lut[(((bs_ks_signed(x, sg) + offset) >> (24 - 8 * h)) & keep) | fix];
+                a[0] = bs_ksm_neg(c.x, sg), a[2] = bs_ksm_neg(c.y, sg);
             }
             if (iv && sh < count) {
-                const uint2 c = lut[(((in[sh * stride + i] + offset) >> (24 - 8 * h)) & keep) | fix];
-                a[1] = c.x, a[3] = c.y;
+                const uint32_t x = in[sh * stride + i], sg = bs_ks_sign(x);
+                const uint2 c = lut[(((bs_ks_signed(x, sg) + offset) >> (24 - 8 * h)) & keep) | fix];
+                a[1] = bs_ksm_neg(c.x, sg), a[3] = bs_ksm_neg(c.y, sg);
             }
             const uint32_t* base = table + (uint64_t)(iv ? i : kn - 1) * perI;
             // Every quad's words first, then the products: the 32 loads in
@@ -615,9 +647,10 @@ extern "C" __global__ void __launch_bounds__(KSM_WARPS * 32, 2)
 }
 
 // goldfhe_bs_keyswitch_mma_b3: the tensor-core sum for basebit 3 and any
-// t (t * 3 <= 32). A digit d = raw - 4 in [-4, 3] selects one of four rows
+// t (t * 3 <= 31). A digit d = raw - 4 in [-4, 3] selects one of four rows
 // (bs_keyswitch_tiled), so A's coefficient of row h is +1 for d = -(h + 1),
-// -1 for d = h + 1 and 0 otherwise (bs_ksm_coeffs3), and a k-step of 32 is
+// -1 for d = h + 1 and 0 otherwise (bs_ksm_coeffs3), all negated for an odd
+// input word (bs_ks_sign, bs_ksm_neg), and a k-step of 32 is
 // eight (input coordinate, level) pairs times four rows. The pairs are
 // numbered f = i t + (j - 1), the table's own row order (row h of pair f
 // is table row 4 f + h), so k-step u takes pairs 8 u .. 8 u + 7 with no
@@ -653,8 +686,14 @@ extern "C" __global__ void __launch_bounds__(KSM_WARPS * 32, 2)
                 const uint32_t f = 8 * u + 2 * q + c;
                 if (f >= pairs) break;
                 const uint32_t i = f / t, sft = 32 - 3 * (f - i * t + 1);
-                if (sl < count) a[2 * c] = bs_ksm_coeffs3(((in[sl * stride + i] + offset) >> sft) & 7);
-                if (sh < count) a[2 * c + 1] = bs_ksm_coeffs3(((in[sh * stride + i] + offset) >> sft) & 7);
+                if (sl < count) {
+                    const uint32_t x = in[sl * stride + i], sg = bs_ks_sign(x);
+                    a[2 * c] = bs_ksm_neg(bs_ksm_coeffs3(((bs_ks_signed(x, sg) + offset) >> sft) & 7), sg);
+                }
+                if (sh < count) {
+                    const uint32_t x = in[sh * stride + i], sg = bs_ks_sign(x);
+                    a[2 * c + 1] = bs_ksm_neg(bs_ksm_coeffs3(((bs_ks_signed(x, sg) + offset) >> sft) & 7), sg);
+                }
             }
             // Table rows 4 f .. 4 f + 7 of f = 8 u + 2 q, each clamped to
             // the last row (times 0).
@@ -775,7 +814,8 @@ extern "C" __global__ void __launch_bounds__(KSP_MW * KSP_NW * 32, 2)
 #pragma unroll
                 for (int r = 0; r < KSP_ROUNDS; r++) {
                     const uint32_t p = sp + KSP_PAIR_STRIDE * r, f = p / 8, gg = p % 8;
-                    const uint32_t lo = vin[r][0] + offset, hi = vin[r][1] + offset;
+                    const uint32_t sgl = bs_ks_sign(vin[r][0]), sgh = bs_ks_sign(vin[r][1]);
+                    const uint32_t lo = bs_ks_signed(vin[r][0], sgl) + offset, hi = bs_ks_signed(vin[r][1], sgh) + offset;
                     const uint32_t i = 2 * u0 + sc, slo = s0 + 16 * f + gg;
                     const bool vlo = i < kn && slo < count, vhi = i < kn && slo + 8 < count;
 #pragma unroll
@@ -783,7 +823,8 @@ extern "C" __global__ void __launch_bounds__(KSP_MW * KSP_NW * 32, 2)
                         const uint2 cl = vlo ? bs_ksm_coeffs((lo >> (24 - 8 * h)) & 0xFF) : make_uint2(0, 0);
                         const uint2 ch = vhi ? bs_ksm_coeffs((hi >> (24 - 8 * h)) & 0xFF) : make_uint2(0, 0);
                         const uint32_t L = 4 * gg + 2 * (sc % 2) + h;
-                        as[ul][f / 2][f % 2][L ^ sw] = make_uint4(cl.x, ch.x, cl.y, ch.y);
+                        as[ul][f / 2][f % 2][L ^ sw] = make_uint4(bs_ksm_neg(cl.x, sgl), bs_ksm_neg(ch.x, sgh),
+                                                                  bs_ksm_neg(cl.y, sgl), bs_ksm_neg(ch.y, sgh));
                     }
                 }
             }

@@ -73,7 +73,7 @@ func (s BootstrapShape) KSTableLen() int {
 
 // Check reports whether the shape is one the kernels handle: the ranges of
 // tfhe.NewParams (N = 2^LogN with 2 ≤ LogN ≤ 13, k ≤ 8, l·β ≤ 32, t·basebit ≤
-// 32, basebit ≤ 8), Grouping 0 to 3, and tables below 2^40 elements.
+// 31, basebit ≤ 8), Grouping 0 to 3, and tables below 2^40 elements.
 func (s BootstrapShape) Check() error {
 	switch {
 	case s.Grouping < 0 || s.Grouping > 3:
@@ -86,8 +86,9 @@ func (s BootstrapShape) Check() error {
 		return argErr("BootstrapShape", "k = %d, want [1, 8]", s.K)
 	case s.BKLevels < 1 || s.BKBaseLog < 1 || s.BKLevels*s.BKBaseLog > 32:
 		return argErr("BootstrapShape", "l = %d, β = %d: want l, β ≥ 1 and l·β ≤ 32", s.BKLevels, s.BKBaseLog)
-	case s.KSLevels < 1 || s.KSBaseLog < 1 || s.KSBaseLog > 8 || s.KSLevels*s.KSBaseLog > 32:
-		return argErr("BootstrapShape", "t = %d, basebit = %d: want t ≥ 1, 1 ≤ basebit ≤ 8, t·basebit ≤ 32", s.KSLevels, s.KSBaseLog)
+	case s.KSLevels < 1 || s.KSBaseLog < 1 || s.KSBaseLog > 8 || s.KSLevels*s.KSBaseLog > 31:
+		// Bit 0 of each input word picks its digits' sign (bs_ks_sign).
+		return argErr("BootstrapShape", "t = %d, basebit = %d: want t ≥ 1, 1 ≤ basebit ≤ 8, t·basebit ≤ 31", s.KSLevels, s.KSBaseLog)
 	}
 	if s.BKLen() > 1<<40 || s.KSTableLen() > 1<<40 {
 		return argErr("BootstrapShape", "key tables too large")

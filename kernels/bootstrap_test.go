@@ -114,9 +114,15 @@ func refKeySwitch(sh BootstrapShape, in, table []uint32, count int) []uint32 {
 		o := out[s*(n+1) : (s+1)*(n+1)]
 		o[n] = a[kn]
 		for i := range kn {
-			v := a[i] + sh.KSOffset
+			// An odd word's digits are those of its negation, negated
+			// (tfhe keySwitch, bs_ks_sign).
+			x, sign := a[i], 1
+			if x&1 != 0 {
+				x, sign = -x, -1
+			}
+			v := x + sh.KSOffset
 			for j := 1; j <= t; j++ {
-				d := int(v>>(32-j*bb)&(1<<bb-1)) - half
+				d := sign * (int(v>>(32-j*bb)&(1<<bb-1)) - half)
 				if d == 0 {
 					continue
 				}
@@ -144,8 +150,8 @@ var bsTestShapes = []BootstrapShape{
 	{LWEDim: 11, LogN: 10, K: 1, BKLevels: 3, BKBaseLog: 7, KSLevels: 8, KSBaseLog: 2}, // TFHELib128-like
 	{LWEDim: 9, LogN: 9, K: 3, BKLevels: 2, BKBaseLog: 10, KSLevels: 5, KSBaseLog: 3},  // TFHErsDefault-like
 	{LWEDim: 5, LogN: 8, K: 2, BKLevels: 3, BKBaseLog: 6, KSLevels: 6, KSBaseLog: 2},   // the toy set
-	{LWEDim: 4, LogN: 6, K: 4, BKLevels: 1, BKBaseLog: 32, KSLevels: 4, KSBaseLog: 8},  // generic MAC, l·β = 32
-	{LWEDim: 3, LogN: 11, K: 1, BKLevels: 4, BKBaseLog: 8, KSLevels: 32, KSBaseLog: 1}, // t·basebit = 32
+	{LWEDim: 4, LogN: 6, K: 4, BKLevels: 1, BKBaseLog: 32, KSLevels: 3, KSBaseLog: 8},  // generic MAC, l·β = 32
+	{LWEDim: 3, LogN: 11, K: 1, BKLevels: 4, BKBaseLog: 8, KSLevels: 31, KSBaseLog: 1}, // t·basebit = 31, the most
 }
 
 func init() {
@@ -629,6 +635,7 @@ func TestBootstrapShapeCheck(t *testing.T) {
 		"l·β = 33":    func(s *BootstrapShape) { s.BKLevels, s.BKBaseLog = 3, 11 },
 		"basebit = 9": func(s *BootstrapShape) { s.KSBaseLog = 9 },
 		"t = 0":       func(s *BootstrapShape) { s.KSLevels = 0 },
+		"t·bb = 32":   func(s *BootstrapShape) { s.KSLevels, s.KSBaseLog = 4, 8 }, // bit 0 picks the digits' sign
 		"huge key":    func(s *BootstrapShape) { s.LWEDim, s.LogN, s.K, s.BKLevels, s.BKBaseLog = 65536, 13, 8, 32, 1 },
 	} {
 		s := good

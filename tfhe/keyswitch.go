@@ -8,10 +8,12 @@ import (
 
 // KeySwitchTo switches src (dimension k·N, under the extracted key) to dst
 // (dimension n, under the TLWE key): dst = (0, b) − Σ_{i,j} d_{i,j}·KS_{i,j},
-// with the signed digits d_{i,j} ∈ [−base/2, base/2) of a_i (KSGadget: t
-// levels of basebit bits, rounded), each term read from the table — a row
-// subtracted for a positive digit, added for a negative one (CGGI20 Alg. 2
-// with the TFHE library's table). It panics on wrong dimensions.
+// with signed digits d_{i,j} of a_i (t levels of basebit bits, rounded),
+// each term read from the table — a row subtracted for a positive digit,
+// added for a negative one (CGGI20 Alg. 2 with the TFHE library's table).
+// The digits are those of KSGadget, in [−base/2, base/2), for an even a_i,
+// and the negated digits of −a_i, in (−base/2, base/2], for an odd one
+// (ksSign says why). It panics on wrong dimensions.
 func (e *Evaluator) KeySwitchTo(dst, src *TLWE) {
 	if e.ksk == nil {
 		panic("tfhe: KeySwitchTo: evaluator has no cloud key")
@@ -24,6 +26,25 @@ func (e *Evaluator) KeySwitchTo(dst, src *TLWE) {
 	if !keySwitchAccel(dst.Value, src.Value, e.ksk.data, p, e.buf.ksRows) {
 		keySwitch(dst.Value, src.Value, e.ksk.data, p)
 	}
+}
+
+// ksSign returns x, false for an even x and −x, true for an odd one: key
+// switching decomposes the first and negates the second's digits. With
+// digits in [−base/2, base/2) alone, the table row of magnitude base/2
+// would only ever be added, so its fresh sample's error would not average
+// out: every output of one cloud key would carry the same error mean (for
+// TFHELib128, 4.6% of a bootstrap output's variance), which a sum of T
+// outputs (a linear XOR) carries T² times. Bit 0 lies below the
+// t·basebit ≤ 31 bits the digits read (NewParams), so for uniform inputs
+// the choice is independent of the digits and each row is added and
+// subtracted equally often: mean zero for every key. Every GPU
+// key-switching kernel makes the same choice (bs_ks_sign in
+// kernels/bootstrap.cuh), so the engines agree bit for bit.
+func ksSign(x uint32) (uint32, bool) {
+	if x&1 != 0 {
+		return -x, true
+	}
+	return x, false
 }
 
 // keySwitch is KeySwitchTo in Go: one pass over the digits, each nonzero
@@ -40,12 +61,16 @@ func keySwitch(out, in []torus.Torus32, table []torus.Torus32, p Params) {
 	out[n] = b
 	off := p.ksOffset
 	for i, ai := range in[:kn] {
-		v := uint32(ai) + off
+		x, neg := ksSign(uint32(ai))
+		v := x + off
 		base := i * t * half
 		for j := 1; j <= t; j++ {
 			d := int((v>>(32-uint(j)*basebit))&mask) - half
 			if d == 0 {
 				continue
+			}
+			if neg {
+				d = -d
 			}
 			if d > 0 {
 				o := ((base + (j-1)*half) + d - 1) * w
@@ -103,10 +128,14 @@ func ksRowList(rows []int64, in []torus.Torus32, p Params) int {
 	off := p.ksOffset
 	c := 0
 	for i, ai := range in[:kn] {
-		v := uint32(ai) + off
+		x, neg := ksSign(uint32(ai))
+		v := x + off
 		base := i * t * half
 		for j := 1; j <= t; j++ {
 			d := int((v>>(32-uint(j)*basebit))&mask) - half
+			if neg {
+				d = -d
+			}
 			switch {
 			case d > 0:
 				rows[c] = int64(((base+(j-1)*half)+d-1)*w) * 4

@@ -99,8 +99,10 @@ func NewParams(lit ParamsLiteral) (Params, error) {
 	case lit.BKLevels < 1 || lit.BKBaseLog < 1 || lit.BKLevels*lit.BKBaseLog > 32:
 		return fail("bootstrapping gadget l=%d, log2 Bg=%d: need l ≥ 1, log2 Bg ≥ 1 and l·log2 Bg ≤ 32",
 			lit.BKLevels, lit.BKBaseLog)
-	case lit.KSLevels < 1 || lit.KSBaseLog < 1 || lit.KSBaseLog > maxKSBaseLog || lit.KSLevels*lit.KSBaseLog > 32:
-		return fail("key switching t=%d, basebit=%d: need t ≥ 1, 1 ≤ basebit ≤ %d and t·basebit ≤ 32",
+	case lit.KSLevels < 1 || lit.KSBaseLog < 1 || lit.KSBaseLog > maxKSBaseLog || lit.KSLevels*lit.KSBaseLog > 31:
+		// Key switching reads each input word's bit 0 to pick its digits'
+		// sign (keySwitch), which must lie below the digits.
+		return fail("key switching t=%d, basebit=%d: need t ≥ 1, 1 ≤ basebit ≤ %d and t·basebit ≤ 31",
 			lit.KSLevels, lit.KSBaseLog, maxKSBaseLog)
 	case !validStdDev(lit.LWEStdDev):
 		return fail("LWE noise standard deviation %v must be in [2^-32, 1/2) (below, a Torus32 rounds it to 0)", lit.LWEStdDev)

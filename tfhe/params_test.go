@@ -83,6 +83,7 @@ func TestNewParamsRejects(t *testing.T) {
 		{"l·β > 32", func(l *ParamsLiteral) { l.BKLevels, l.BKBaseLog = 5, 7 }, "gadget"},
 		{"KS basebit 9", func(l *ParamsLiteral) { l.KSBaseLog = 9; l.KSLevels = 2 }, "key switching"},
 		{"KS t·basebit > 32", func(l *ParamsLiteral) { l.KSLevels = 17 }, "key switching"},
+		{"KS t·basebit = 32", func(l *ParamsLiteral) { l.KSLevels = 16 }, "t·basebit ≤ 31"},
 		{"σ zero", func(l *ParamsLiteral) { l.LWEStdDev = 0 }, "standard deviation"},
 		{"σ NaN", func(l *ParamsLiteral) { l.BKStdDev = math.NaN() }, "standard deviation"},
 		// Rounds to 0 on the torus: a noiseless sample.

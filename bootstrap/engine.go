@@ -28,13 +28,10 @@ import (
 // their documentation says otherwise; concurrent calls share the engine's
 // workers.
 //
-// Noise: the outputs of one cloud key's Bootstrap and KeySwitch share an
-// error mean, fixed by the key (key switching's digits lie in [−base/2,
-// base/2), so the table row of magnitude base/2 is only ever added; about
-// 0.2 of an output's standard deviation for TFHELib128). A caller that sums
-// outputs, as a linear XOR does, should key-switch x or −x at random and
-// negate the output back, as gates.Evaluator does, or the sums' error grows
-// faster than tfhe.NoiseEstimate counts.
+// Noise: every engine key-switches as tfhe.Evaluator.KeySwitchTo does, with
+// digits whose signs are balanced, so that its error has mean zero under
+// every cloud key and outputs of different inputs have uncorrelated errors:
+// sums of outputs (a linear XOR) have the variance tfhe.NoiseEstimate gives.
 type Engine interface {
 	// Name describes the engine and how it computes, for example
 	// "cpu/N=1024/butterfly/workers=16".

@@ -25,9 +25,7 @@ import (
 // for |S| = 2). A refreshed wire is one sample again for every later reader.
 //
 // The sum's error grows with |S| (variance 4·|S|·σ² for bootstrap outputs
-// of error σ, with tails a little heavier than a Gaussian's from key
-// switching's error mean, which the evaluator gives each output with a
-// random sign; tfhe.NoiseEstimate.Log2XORSumFailure), so sums are kept to
+// of error σ; tfhe.NoiseEstimate.Log2XORSumFailure), so sums are kept to
 // at most MaxXORTerms terms: an XOR whose result would have more refreshes
 // an input first (the one after whose refresh the sum is ready soonest).
 // A MUX output counts as two terms: its error variance (two blind

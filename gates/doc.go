@@ -15,11 +15,7 @@
 // An Evaluator wraps any bootstrap.Engine (the CPU engine, or the GPU
 // engine): one-gate methods (NAND, XOR, MUX, …), and Batch, which sends a
 // whole slice of gates of mixed kinds to the engine at once — the way to
-// keep a GPU busy. It bootstraps each sample or its negation, by a hash of
-// the sample, and negates the output back, so that the error mean key
-// switching gives every output of a cloud key (CGGI20 Alg. 2's digits in
-// [−base/2, base/2)) enters each output with a random sign
-// (flipSign in evaluator_batch.go; tfhe.NoiseEstimate.KeySwitchMeanVar). EncryptBits, EncryptUint, DecryptBits and DecryptUint are
+// keep a GPU busy. EncryptBits, EncryptUint, DecryptBits and DecryptUint are
 // the client-side helpers (integers little-endian: sample j is bit j).
 //
 // # Circuits

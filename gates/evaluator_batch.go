@@ -15,48 +15,6 @@ type batchScratch struct {
 	big   []*tfhe.TLWE // dimension k·N: MUX halves after BootstrapNoKeySwitch
 	view  []*tfhe.TLWE // a strided view of big (the MUX sums) for KeySwitch
 	all   []*tfhe.TLWE // the gate inputs of small, then the extra samples of batch
-	flip  []bool       // which engine inputs go negated (flipSign)
-}
-
-// flipSign says whether a sample goes to the engine negated, its output
-// negated back: the top bit of its body times an odd constant, which
-// depends on all of the body's bits, down to those far below the modulus
-// switching's precision, so that it is a fair coin independent of the
-// bootstrap's own error.
-//
-// Why: key switching takes signed digits in [−base/2, base/2), so its
-// table row of magnitude base/2 is only ever added, and the error of that
-// row's fresh sample becomes an error mean that every key-switched output of
-// a cloud key shares (about 0.2 of a TFHELib128 output's standard
-// deviation; CGGI20 Alg. 2 has the same asymmetry). Outputs summed in a
-// linear XOR (XORLinear) would add it coherently, T terms giving T² times
-// its variance where the noise model (tfhe.NoiseEstimate) counts T. Since
-// −Bootstrap(−x) is Bootstrap(x) with the key-switching error negated,
-// each output gets that mean with a random sign, and sums of outputs have
-// the variance the model gives.
-func flipSign(x *tfhe.TLWE) bool {
-	return uint32(x.B())*0x9e3779b9>>31 == 1
-}
-
-// negateFlipped negates each sample whose flip is set, in place.
-func negateFlipped(xs []*tfhe.TLWE, flip []bool) {
-	for i, x := range xs {
-		if flip[i] {
-			tfhe.NegTLWETo(x, x)
-		}
-	}
-}
-
-// markFlips sets s.flip[i] = flipSign(xs[i]) and returns s.flip[:len(xs)].
-func (s *batchScratch) markFlips(xs []*tfhe.TLWE) []bool {
-	if cap(s.flip) < len(xs) {
-		s.flip = make([]bool, len(xs))
-	}
-	f := s.flip[:len(xs)]
-	for i, x := range xs {
-		f[i] = flipSign(x)
-	}
-	return f
 }
 
 func (ev *Evaluator) scratch(nsmall, nbig int) *batchScratch {
@@ -229,12 +187,9 @@ func (ev *Evaluator) batch(calls []Call, extra []*tfhe.TLWE) error {
 			s.all = append(append(s.all[:0], pre...), extra...)
 			all = s.all
 		}
-		flip := s.markFlips(all)
-		negateFlipped(all, flip)
 		if err := ev.eng.Bootstrap(all, all, mu8); err != nil {
 			return err
 		}
-		negateFlipped(all, flip)
 	}
 	if nm > 0 {
 		ext := s.big[:2*nm]
@@ -248,13 +203,9 @@ func (ev *Evaluator) batch(calls []Call, extra []*tfhe.TLWE) error {
 			u.SetB(u.B() + mu8)
 			s.view = append(s.view, u)
 		}
-		// Key switching alone adds the error mean flipSign is about.
-		flip := s.markFlips(s.view)
-		negateFlipped(s.view, flip)
 		if err := ev.eng.KeySwitch(muxOut, s.view); err != nil {
 			return err
 		}
-		negateFlipped(muxOut, flip)
 	}
 	ib, im, iff = 0, 0, 0
 	for i := range calls {

@@ -105,9 +105,8 @@ func (ev *Evaluator) DefaultMaxXORTerms() int {
 }
 
 // noiseFigures are an evaluator's noise figures, computed once: the
-// engine's set and grouping never change, and each failure figure is a
-// numerical integration (tfhe.NoiseEstimate.KeySwitchMeanVar) of up to a
-// millisecond, which every plan would otherwise repeat.
+// engine's set and grouping never change, so every plan would otherwise
+// repeat the same figures.
 type noiseFigures struct {
 	est          tfhe.NoiseEstimate
 	xor          [maxDefaultXORTerms + 1]float64 // Log2XORSumFailure(w) for 2 ≤ w ≤ maxDefaultXORTerms
@@ -555,7 +554,7 @@ func (ev *Evaluator) evalLinear(ctx context.Context, name string, c *Circuit, p 
 
 // refreshInputs sets dst[i] to the input of the refresh of sums[i] over the
 // samples srcs[i], on several goroutines when there are many: an AES-128
-// level has up to 300 sums of up to 8 samples (the default grouped by 2).
+// level has up to 300 sums of up to 9 samples (the default grouped by 2).
 func refreshInputs(dst []*tfhe.TLWE, srcs [][]*tfhe.TLWE, sums [][]int32) {
 	const perWorker = 8
 	workers := min(runtime.GOMAXPROCS(0), len(dst)/perWorker)
@@ -582,7 +581,7 @@ func refreshInputs(dst []*tfhe.TLWE, srcs [][]*tfhe.TLWE, sums [][]int32) {
 // when it is 0 (circuit_linear.go).
 //
 // The terms are added two at a time, so that dst is read and written once
-// per pair: an AES-128 evaluation sums about 13,300 refreshes of up to 8
+// per pair: an AES-128 evaluation sums about 12,900 refreshes of up to 9
 // samples of 631 words on the host. A refresh of one term is of a lone MUX
 // output that a sum's limit turns into a gate output.
 func refreshInput(dst *tfhe.TLWE, samples []*tfhe.TLWE, sum []int32) {

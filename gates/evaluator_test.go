@@ -489,8 +489,8 @@ func TestDefaultMaxXORTerms(t *testing.T) {
 		g    int // grouping the model should use
 		want int // 0: whatever the model gives
 	}{
-		{groupedOracle{newOracle(f), 1}, 1, 14}, // 2^-64.1 at 14 terms
-		{groupedOracle{newOracle(f), 2}, 2, 8},
+		{groupedOracle{newOracle(f), 1}, 1, 16}, // 2^-71 at 16 terms: the cap
+		{groupedOracle{newOracle(f), 2}, 2, 9},
 		{newOracle(f), tfhe.MaxGrouping, 0}, // grouping unknown: the noisiest
 	} {
 		ev, _ := gates.NewEvaluator(tc.eng)

@@ -52,8 +52,8 @@ type cloudKeyConfig struct {
 // ⌈n/3⌉ steps (210 for TFHELib128), each seven multiply-accumulates of
 // one decomposition. The noise grows with the terms per group
 // (NoiseEstimateGrouped; log2 of the gate failure probability for g = 1,
-// 2, 3: TFHELib128 −407, −246, −186; TFHErsDefault −344, −334, −326;
-// CuFHE80 −365, −170, −118): keep g = 1 for parameter sets without a wide
+// 2, 3: TFHELib128 −420, −250, −187; TFHErsDefault −344, −334, −326;
+// CuFHE80 −371, −171, −119): keep g = 1 for parameter sets without a wide
 // margin. GenerateCloudKey refuses a g whose grouped products could exceed
 // the NTT's exactness bound (checkGrouping; DESIGN.md §3).
 func WithGrouping(g int) CloudKeyOption { return func(c *cloudKeyConfig) { c.grouping = g } }

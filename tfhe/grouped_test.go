@@ -326,9 +326,9 @@ func testGroupedCloudKey(t *testing.T, sk *SecretKey, g int) {
 // gives (log2, to 0.5).
 func TestNoiseEstimateGrouped(t *testing.T) {
 	want := map[string][MaxGrouping]float64{ // g = 1, 2, 3
-		TFHELib128.Name():    {-407, -246, -186},
+		TFHELib128.Name():    {-420, -250, -187},
 		TFHErsDefault.Name(): {-344, -334, -326},
-		CuFHE80.Name():       {-365, -170, -118},
+		CuFHE80.Name():       {-371, -171, -119},
 	}
 	for _, p := range ParamSets() {
 		plain := p.NoiseEstimate()

@@ -18,18 +18,13 @@ type NoiseEstimate struct {
 	BlindRotationVar float64
 	// KeySwitchVar is the variance key switching adds: kN·t·(1 − 1/base)·σ_lwe²
 	// (one fresh table sample per nonzero digit) + (kN/2)·δ_ks²/12 with
-	// δ_ks = base^{−t}.
+	// δ_ks = base^{−t}. Its mean is zero for every cloud key (key switching
+	// balances its digits' signs: KeySwitchTo), so the errors of outputs of
+	// different inputs are uncorrelated and a sum of them is Gaussian, as
+	// the failure figures below take it. (Blind rotation's digits, of mean
+	// −1/2, leave a mean shared by a key's outputs of at most 3/(Bg²+2) of
+	// BlindRotationVar, 2·10^−4 for TFHELib128, which the model neglects.)
 	KeySwitchVar float64
-	// KeySwitchMeanVar is the part of KeySwitchVar that is one error mean
-	// shared by all outputs of a cloud key, its variance over keys:
-	// kN·t·σ_lwe²/base². Key switching's digits lie in [−base/2, base/2),
-	// so each table row of magnitude base/2 is only ever added, with
-	// probability 1/base. gates negates each output's mean at random
-	// (gates.Evaluator bootstraps x or −x), so the failure figures below
-	// take it as entering each output with a random sign: a sum of T
-	// outputs then carries (number of + signs − number of − signs) times
-	// it, whose tails are heavier than a Gaussian's of the same variance.
-	KeySwitchMeanVar float64
 	// ModSwitchVar is the variance of rounding a TLWE sample's coefficients
 	// to multiples of 1/(2N) at the start of a bootstrap: (1 + n/2)/(12·(2N)²).
 	ModSwitchVar float64
@@ -45,9 +40,7 @@ type NoiseEstimate struct {
 	// outputs: √(2·(BlindRotationVar + KeySwitchVar) + ModSwitchVar).
 	GateStdDev float64
 	// Log2GateFailure is log2 of the probability that this error exceeds the
-	// gate's margin of 1/8: log2 erfc(1/(8·√2·GateStdDev)) for a Gaussian
-	// error, a little more with the two outputs' shared key-switching mean
-	// entering with random signs (KeySwitchMeanVar; log2SumFailure).
+	// gate's margin of 1/8: log2 erfc(1/(8·√2·GateStdDev)).
 	Log2GateFailure float64
 }
 
@@ -89,13 +82,12 @@ func (p Params) NoiseEstimateGrouped(g int) NoiseEstimate {
 	base := math.Ldexp(1, basebit)
 	deltaKS := math.Ldexp(1, -p.KSLevels()*basebit)
 	e.KeySwitchVar = k*N*t*(1-1/base)*p.LWEStdDev()*p.LWEStdDev() + k*N/2*deltaKS*deltaKS/12
-	e.KeySwitchMeanVar = k * N * t * p.LWEStdDev() * p.LWEStdDev() / (base * base)
 	e.ModSwitchVar = (1 + n/2) / (12 * 4 * N * N)
 	out := e.BlindRotationVar + e.KeySwitchVar
 	e.BootstrapStdDev = math.Sqrt(out)
 	e.MuxStdDev = math.Sqrt(2*e.BlindRotationVar + e.KeySwitchVar)
 	e.GateStdDev = math.Sqrt(2*out + e.ModSwitchVar)
-	e.Log2GateFailure = e.Log2GateFailureMux(0)
+	e.Log2GateFailure = log2Erfc(1 / (8 * math.Sqrt2 * e.GateStdDev))
 	return e
 }
 
@@ -107,81 +99,10 @@ func (p Params) NoiseEstimateGrouped(g int) NoiseEstimate {
 func (e NoiseEstimate) Log2GateFailureMux(mux int) float64 {
 	mux = min(max(mux, 0), 2)
 	// A MUX output's variance is a bootstrap output's plus one more
-	// blind rotation's.
+	// blind rotation's; written so that mux = 0 is GateStdDev to the bit.
 	out := e.BlindRotationVar + e.KeySwitchVar
-	v := 2*(out-e.KeySwitchMeanVar) + float64(mux)*e.BlindRotationVar + e.ModSwitchVar
-	return log2SumFailure(2, 1, v, e.KeySwitchMeanVar, 0.125)
-}
-
-// log2SumFailure is log2 of the probability that |err| ≥ margin for err =
-// amp·β·Σ_k s_k + g: terms signs s_k = ±1 each with probability 1/2, β
-// normal of variance meanVar (key switching's shared mean over keys) and g
-// normal of variance v (everything else). Given β and the number of plus
-// signs j, err is normal of mean amp·β·(2j − terms); the probability is
-// summed over j and integrated over β on a grid of β/σ_β (trapezoid rule,
-// step 1/4, out to 40 standard deviations: steps of 1/16 and 1/2 give the
-// same figures to 0.1), in log2 so that nothing underflows. With
-// meanVar = 0 it is log2 erfc(margin/√(2v)).
-func log2SumFailure(terms int, amp, v, meanVar, margin float64) float64 {
-	if meanVar <= 0 {
-		return log2Erfc(margin / math.Sqrt(2*v))
-	}
-	sb := math.Sqrt(meanVar)
-	// log2 of C(terms, j)/2^terms.
-	lbin := make([]float64, terms+1)
-	for j := range lbin {
-		lg, _ := math.Lgamma(float64(terms + 1))
-		a, _ := math.Lgamma(float64(j + 1))
-		b, _ := math.Lgamma(float64(terms - j + 1))
-		lbin[j] = (lg-a-b)/math.Ln2 - float64(terms)
-	}
-	sq := math.Sqrt(2 * v)
-	// One tail: log2 P(N(m, v) ≥ margin) = log2 erfc((margin − m)/√(2v)) − 1;
-	// log2Erfc takes x ≥ 0 only, so a mean at or past the margin goes to
-	// math.Erfc, which is between 1 and 2 there.
-	tail := func(m float64) float64 {
-		if m >= margin {
-			return math.Log2(math.Erfc((margin-m)/sq)) - 1
-		}
-		return log2Erfc((margin-m)/sq) - 1
-	}
-	const step, reach = 1.0 / 4, 40.0
-	acc := math.Inf(-1) // log2 of the running sum
-	add := func(x float64) {
-		if math.IsInf(x, -1) {
-			return
-		}
-		hi, lo := max(acc, x), min(acc, x)
-		acc = hi + math.Log2(1+math.Exp2(lo-hi))
-	}
-	// β and −β give the same (j ↔ terms − j): z ≥ 0, the others doubled.
-	// The integrand rises to one peak and falls: once a step adds less than
-	// 2^−80 of the sum and less than the step before, the rest (each step
-	// smaller still, 160 at most) cannot move the sum's log2 by 2^−70.
-	prev := math.Inf(1)
-	for i := 0; i <= int(reach/step); i++ {
-		z := float64(i) * step
-		w := -z*z/2/math.Ln2 + math.Log2(step/math.Sqrt(2*math.Pi)) // log2 of φ(z)·dz
-		if i > 0 {
-			w++
-		}
-		before := acc
-		for j, lb := range lbin {
-			m := amp * sb * z * float64(2*j-terms)
-			add(w + lb + tail(m))  // err ≥ margin
-			add(w + lb + tail(-m)) // err ≤ −margin
-		}
-		// This step's own log2 contribution, from the sum before and after.
-		here := acc + math.Log2(-math.Expm1((before-acc)*math.Ln2))
-		if math.IsInf(before, -1) {
-			here = acc
-		}
-		if here < acc-80 && here < prev {
-			break
-		}
-		prev = here
-	}
-	return acc
+	sd := math.Sqrt(2*out + float64(mux)*e.BlindRotationVar + e.ModSwitchVar)
+	return log2Erfc(1 / (8 * math.Sqrt2 * sd))
 }
 
 // log2Erfc returns log2 erfc(x) for x ≥ 0, through the asymptotic series
@@ -206,22 +127,11 @@ func log2ErfcAsymptotic(x float64) float64 {
 // ("linear XOR", gates.XORLinear): each output c_i enters as 2·c_i + 1/4,
 // so the sum's error has variance 4·terms·BootstrapStdDev², to which the
 // modulus switching adds ModSwitchVar, against a margin of 1/4:
-// log2 erfc(1/(4·√2·σ)) were it Gaussian; with key switching's shared mean
-// in each term with a random sign (KeySwitchMeanVar) its tails are heavier
-// (log2SumFailure). With terms = 2 this is the noise of a bootstrapped
+// log2 erfc(1/(4·√2·σ)). With terms = 2 this is the noise of a bootstrapped
 // XOR gate, 2·(c_1 + c_2) + 1/4, whose margin is also 1/4. A MUX output's
 // error variance is at most twice a bootstrap output's (MuxStdDev), so it
 // counts as two terms (gates.XORLinear counts it so).
-//
-// Outputs of one cloud key share that error mean, fixed by the key (its
-// table row of digit magnitude base/2 is only ever added): 4.6% of
-// BootstrapStdDev² for TFHELib128 with a plain key, 1.7% grouped by 3.
-// Summed as they come, T terms would carry T² times it (16 terms of a plain
-// TFHELib128 key: about 2^−43 averaged over keys); gates bootstraps each
-// sample or its negation at random, so that it enters each term with a
-// random sign: 2^−57.2 for those 16 terms, against 2^−70.5 were the terms
-// independent.
 func (e NoiseEstimate) Log2XORSumFailure(terms int) float64 {
-	v := 4*float64(terms)*(e.BootstrapStdDev*e.BootstrapStdDev-e.KeySwitchMeanVar) + e.ModSwitchVar
-	return log2SumFailure(terms, 2, v, e.KeySwitchMeanVar, 0.25)
+	sd := math.Sqrt(4*float64(terms)*e.BootstrapStdDev*e.BootstrapStdDev + e.ModSwitchVar)
+	return log2Erfc(1 / (4 * math.Sqrt2 * sd))
 }

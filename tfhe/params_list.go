@@ -25,11 +25,10 @@ import (
 //
 // Failure probability: the TFHE library publishes none we could find. Our
 // own estimate (NoiseEstimate: average-case CGGI20 noise formulas, margin
-// 1/8 of a NAND-style gate) is about 2^−407 per gate, with a bootstrap
+// 1/8 of a NAND-style gate) is about 2^−420 per gate, with a bootstrap
 // output error σ ≈ 3.2e−3 (measured: 3.1e−3, TestMeasuredBootstrapNoise).
-// The model assumes Gaussian tails apart from key switching's shared error
-// mean (NoiseEstimate.KeySwitchMeanVar); take it as "never observed", not
-// as an exact figure.
+// The model assumes Gaussian tails; take it as "never observed", not as an
+// exact figure.
 //
 // Do not hand-tune: see the warning on ParamsLiteral.
 var TFHELib128 = MustNewParams(ParamsLiteral{
@@ -95,7 +94,7 @@ var TFHErsDefault = MustNewParams(ParamsLiteral{
 // cuFHE and nuFHE side by side; never use it to protect data.
 //
 // Failure probability: cuFHE publishes none; NoiseEstimate gives about
-// 2^−365 per NAND-style gate (bootstrap output σ ≈ 3.6e−3, which
+// 2^−371 per NAND-style gate (bootstrap output σ ≈ 3.6e−3, which
 // TestMeasuredBootstrapNoise checks against 24 bootstraps).
 var CuFHE80 = MustNewParams(ParamsLiteral{
 	Name:          "CuFHE80",

@@ -254,10 +254,12 @@ extern "C" __global__ void goldfhe_bs_extract(const uint32_t* __restrict__ acc, 
 // (decompose -x and negate every term) when x is odd, else 0, and
 // bs_ks_signed: x or -x by it. Every key-switching kernel, the CPU engine
 // (tfhe keySwitch) and the Go reference (kernels' refKeySwitch) make the
-// same choice; bit 0 lies below the t * basebit <= 31 bits the digits
-// read, so for uniform inputs it is independent of them and each table
-// row of digit magnitude 2^(basebit-1) is added and subtracted equally
-// often: no error mean shared by a key's outputs.
+// same choice. For uniform inputs the word decomposed, x or -x, is
+// uniform over its parity class, whose bits 1..31 plus the offset are
+// uniform either way, and the digits read no lower bit (t * basebit <=
+// 31): even and odd words give digits of one distribution, and each table
+// row of digit magnitude 2^(basebit-1) is added as often as it is
+// subtracted: no error mean shared by a key's outputs.
 __device__ __forceinline__ uint32_t bs_ks_sign(uint32_t x) { return 0u - (x & 1u); }
 __device__ __forceinline__ uint32_t bs_ks_signed(uint32_t x, uint32_t sg) { return (x ^ sg) - sg; }
 
@@ -375,7 +377,7 @@ extern "C" __global__ void __launch_bounds__(KS_TX * KS_TY)
 // that is d = -2 -> +row 2, -1 -> +row 1, 0 -> 0, 1 -> -row 1, i.e.
 // raw == 0 ? row2 : (2 - raw) * row1, one multiply-add and one select.
 // v is the input word or its negation (bs_ks_sign), and the term is
-// negated with it: two more operations per term.
+// negated with it: a few more operations per term.
 #define KST_W 4
 template <int ST, int BB>
 __device__ __forceinline__ void bs_keyswitch_tiled(uint32_t* __restrict__ out, const uint32_t* __restrict__ in,

@@ -87,7 +87,8 @@ func (s BootstrapShape) Check() error {
 	case s.BKLevels < 1 || s.BKBaseLog < 1 || s.BKLevels*s.BKBaseLog > 32:
 		return argErr("BootstrapShape", "l = %d, β = %d: want l, β ≥ 1 and l·β ≤ 32", s.BKLevels, s.BKBaseLog)
 	case s.KSLevels < 1 || s.KSBaseLog < 1 || s.KSBaseLog > 8 || s.KSLevels*s.KSBaseLog > 31:
-		// Bit 0 of each input word picks its digits' sign (bs_ks_sign).
+		// Bit 0 of each input word picks its digits' sign (bs_ks_sign),
+		// which balances them only if no digit reads it.
 		return argErr("BootstrapShape", "t = %d, basebit = %d: want t ≥ 1, 1 ≤ basebit ≤ 8, t·basebit ≤ 31", s.KSLevels, s.KSBaseLog)
 	}
 	if s.BKLen() > 1<<40 || s.KSTableLen() > 1<<40 {

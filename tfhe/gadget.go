@@ -33,6 +33,8 @@ func (p Params) BKGadget() Gadget {
 }
 
 // KSGadget returns the key-switching decomposition: t levels of basebit bits.
+// Key switching applies it to an even word and to the negation of an odd
+// one, whose digits it negates (KeySwitchTo).
 func (p Params) KSGadget() Gadget {
 	return Gadget{levels: p.lit.KSLevels, baseLog: p.lit.KSBaseLog, offset: p.ksOffset}
 }

@@ -34,10 +34,12 @@ func (e *Evaluator) KeySwitchTo(dst, src *TLWE) {
 // would only ever be added, so its fresh sample's error would not average
 // out: every output of one cloud key would carry the same error mean (for
 // TFHELib128, 4.6% of a bootstrap output's variance), which a sum of T
-// outputs (a linear XOR) carries T² times. Bit 0 lies below the
-// t·basebit ≤ 31 bits the digits read (NewParams), so for uniform inputs
-// the choice is independent of the digits and each row is added and
-// subtracted equally often: mean zero for every key. Every GPU
+// outputs (a linear XOR) carries T² times. For a uniform input the word
+// decomposed, x or −x, is uniform over its parity class, so the bits 1 to
+// 31 of it plus the offset are uniform either way, and the digits read no
+// lower bit (t·basebit ≤ 31: NewParams): even and odd words give digits
+// of one distribution, the odd ones negated, and each row is added as
+// often as it is subtracted: mean zero for every key. Every GPU
 // key-switching kernel makes the same choice (bs_ks_sign in
 // kernels/bootstrap.cuh), so the engines agree bit for bit.
 func ksSign(x uint32) (uint32, bool) {
@@ -128,20 +130,20 @@ func ksRowList(rows []int64, in []torus.Torus32, p Params) int {
 	off := p.ksOffset
 	c := 0
 	for i, ai := range in[:kn] {
-		x, neg := ksSign(uint32(ai))
-		v := x + off
+		// ksSign without branches: the sign of a word is a coin flip, which
+		// a branch would mispredict half the time.
+		sg := -int(uint32(ai) & 1) // 0, or −1 for an odd word
+		v := (uint32(ai) ^ uint32(sg)) - uint32(sg) + off
 		base := i * t * half
 		for j := 1; j <= t; j++ {
 			d := int((v>>(32-uint(j)*basebit))&mask) - half
-			if neg {
-				d = -d
-			}
-			switch {
-			case d > 0:
-				rows[c] = int64(((base+(j-1)*half)+d-1)*w) * 4
-				c++
-			case d < 0:
-				rows[c] = int64(((base+(j-1)*half)-d-1)*w)*4 | 1
+			d = (d ^ sg) - sg // negated for an odd word
+			neg := d >> 63    // −1 for d < 0 (Go shifts sign-fill past the width)
+			mag := (d ^ neg) - neg
+			// Written whatever d; kept (c advanced) only for d ≠ 0. c is
+			// at most the digits visited so far, within len(rows).
+			rows[c] = int64(((base+(j-1)*half)+mag-1)*w)*4 | int64(neg&1)
+			if d != 0 {
 				c++
 			}
 		}

@@ -1,6 +1,7 @@
 package tfhe
 
 import (
+	"fmt"
 	mrand "math/rand/v2"
 	"testing"
 
@@ -9,8 +10,9 @@ import (
 
 // TestKeySwitchAccel checks the assembly key switching (where there is
 // one) against keySwitch, bit for bit, on random tables and inputs and on
-// inputs whose digits are all −base/2, all base/2 − 1, or all zero, for
-// every parameter set and the toy one (rows of 41 words: vectors and a
+// inputs whose digits are all −base/2, all base/2 − 1 or all zero (even
+// words), or all +base/2 (an odd word, decomposed as its negation: ksSign),
+// for every parameter set and the toy one (rows of 41 words: vectors and a
 // tail).
 func TestKeySwitchAccel(t *testing.T) {
 	if !useKSAsm {
@@ -27,7 +29,8 @@ func TestKeySwitchAccel(t *testing.T) {
 		inputs := map[string]func(int) torus.Torus32{
 			"random": func(int) torus.Torus32 { return torus.Torus32(r.Uint32()) },
 			"min":    func(int) torus.Torus32 { return torus.Torus32(-p.ksOffset) },
-			"max":    func(int) torus.Torus32 { return torus.Torus32(^uint32(0) - p.ksOffset) },
+			"max":    func(int) torus.Torus32 { return torus.Torus32(^uint32(1) - p.ksOffset) },
+			"plus":   func(int) torus.Torus32 { return torus.Torus32(p.ksOffset - 1) },
 			"zero":   func(int) torus.Torus32 { return 0 },
 			"mixed": func(i int) torus.Torus32 {
 				return [4]torus.Torus32{0, 1 << 31, 0xFFFFFFFF, torus.Torus32(-p.ksOffset)}[i%4]
@@ -37,6 +40,9 @@ func TestKeySwitchAccel(t *testing.T) {
 			in := make([]torus.Torus32, kn+1)
 			for i := range in {
 				in[i] = f(i)
+			}
+			if err := checkKSDigits(name, in[:kn], p); err != nil {
+				t.Fatalf("%s: %v", p.Name(), err)
 			}
 			want, got := make([]torus.Torus32, n+1), make([]torus.Torus32, n+1)
 			for i := range got {
@@ -53,4 +59,29 @@ func TestKeySwitchAccel(t *testing.T) {
 			}
 		}
 	}
+}
+
+// checkKSDigits checks that the named inputs have the digits
+// TestKeySwitchAccel says (ksSign, then KSGadget's decomposition).
+func checkKSDigits(name string, in []torus.Torus32, p Params) error {
+	half := int32(1) << p.KSBaseLog() / 2
+	want, sign := map[string]int32{"min": -half, "max": half - 1, "zero": 0, "plus": half}[name]
+	if !sign {
+		return nil
+	}
+	g := p.KSGadget()
+	d := make([]int32, g.Levels())
+	for i, a := range in {
+		x, neg := ksSign(uint32(a))
+		g.Decompose(d, torus.Torus32(x))
+		for _, v := range d {
+			if neg {
+				v = -v
+			}
+			if v != want {
+				return fmt.Errorf("input %s, word %d (%#x): digit %d, want %d", name, i, uint32(a), v, want)
+			}
+		}
+	}
+	return nil
 }

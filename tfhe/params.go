@@ -37,7 +37,9 @@ type ParamsLiteral struct {
 
 	// KSLevels is t, the number of digits of key switching.
 	KSLevels int
-	// KSBaseLog is the bits per key-switching digit ("basebit"), at most 8.
+	// KSBaseLog is the bits per key-switching digit ("basebit"), at most 8,
+	// with t·basebit ≤ 31: key switching picks each input word's digit
+	// signs by its lowest bit, which no digit may read (KeySwitchTo).
 	KSBaseLog int
 
 	// LWEStdDev is the standard deviation (a fraction of the torus) of the
@@ -100,8 +102,8 @@ func NewParams(lit ParamsLiteral) (Params, error) {
 		return fail("bootstrapping gadget l=%d, log2 Bg=%d: need l ≥ 1, log2 Bg ≥ 1 and l·log2 Bg ≤ 32",
 			lit.BKLevels, lit.BKBaseLog)
 	case lit.KSLevels < 1 || lit.KSBaseLog < 1 || lit.KSBaseLog > maxKSBaseLog || lit.KSLevels*lit.KSBaseLog > 31:
-		// Key switching reads each input word's bit 0 to pick its digits'
-		// sign (keySwitch), which must lie below the digits.
+		// Key switching picks each input word's digit signs by its bit 0
+		// (keySwitch), which balances them only if no digit reads it.
 		return fail("key switching t=%d, basebit=%d: need t ≥ 1, 1 ≤ basebit ≤ %d and t·basebit ≤ 31",
 			lit.KSLevels, lit.KSBaseLog, maxKSBaseLog)
 	case !validStdDev(lit.LWEStdDev):

@@ -110,7 +110,7 @@ static std::vector<uint32_t> pack(const std::vector<uint32_t>& table, uint32_t n
 
 int main() {
     std::mt19937 rng(5);
-    struct Shape { uint32_t n, kn, t, bb; } shapes[] = {{11, 64, 8, 2}, {130, 32, 5, 3}, {127, 16, 4, 8}, {33, 20, 31, 1}};
+    struct Shape { uint32_t n, kn, t, bb; } shapes[] = {{11, 64, 8, 2}, {130, 32, 5, 3}, {127, 16, 3, 8}, {33, 20, 31, 1}};
     int fails = 0;
     for (auto sh : shapes) for (uint32_t count : {1u, 3u, 9u, 17u}) for (uint32_t spb : {1u, 2u, 4u, 8u}) for (uint32_t cpt : {1u, 4u}) for (uint32_t gz : {1u, 3u, 8u}) {
         uint32_t half = 1u << (sh.bb - 1), w = sh.n + 1, offset = rng();
@@ -130,13 +130,16 @@ int main() {
         if (out != want) { fails++; printf("FAIL n=%u count=%u spb=%u cpt=%u gz=%u\n", sh.n, count, spb, cpt, gz); }
     }
     // The tiled kernels: one block of KST_W warps at a time.
-    struct TShape { uint32_t n, kn, t, bb; } tshapes[] = {{11, 64, 8, 2}, {130, 32, 5, 3}, {630, 24, 8, 2}, {40, 16, 10, 3}, {7, 9, 16, 2}};
+    struct TShape { uint32_t n, kn, t, bb; } tshapes[] = {{11, 64, 8, 2}, {130, 32, 5, 3}, {630, 24, 8, 2}, {40, 16, 10, 3}, {7, 9, 15, 2}};
     for (auto sh : tshapes) for (uint32_t st : {4u, 16u}) for (uint32_t count : {1u, 3u, 9u, 17u, 40u}) for (uint32_t gy : {1u, 2u}) for (uint32_t gz : {1u, 3u, 8u}) {
-        uint32_t half = 1u << (sh.bb - 1), w = sh.n + 1, offset = rng();
+        // An even offset, as every gadget's with t * bb <= 30, keeps the
+        // named words below even (decomposed as they are).
+        uint32_t half = 1u << (sh.bb - 1), w = sh.n + 1, offset = rng() & ~1u;
         std::vector<uint32_t> table((size_t)sh.kn * sh.t * half * w), in((size_t)count * (sh.kn + 1)), out((size_t)count * w, 0xdeadbeef), want(out.size());
         for (auto& x : table) x = rng(); for (auto& x : in) x = rng();
         // Some all-zero-digit and all-extreme inputs.
         for (uint32_t i = 0; i < sh.kn; i += 5) in[i] = 0u - offset;
+        for (uint32_t i = 2; i < sh.kn; i += 9) in[i] = offset - 1u;  // odd: every digit +half
         reference(want, in, table, sh.n, sh.kn, sh.t, sh.bb, offset, count);
         uint32_t gx = (w + KST_W * 32 - 1) / (KST_W * 32);
         gridDim = {gx, gy, gz};
@@ -162,14 +165,15 @@ int main() {
                                                           {33, 3, 3, 3}};
     for (auto sh : mshapes) for (uint32_t count : {1u, 9u, 17u, 130u}) for (uint32_t gy : {1u, 2u}) for (uint32_t gz : {1u, 3u}) {
         if ((count < 17 && gy > 1) || (sh.n > 100 && (count != 130 || gy > 1 || gz > 1))) continue;  // time
-        uint32_t half = 1u << (sh.bb - 1), w = sh.n + 1, offset = rng();
+        uint32_t half = 1u << (sh.bb - 1), w = sh.n + 1, offset = rng() & ~1u;  // even: as the tiled kernels'
         std::vector<uint32_t> table((size_t)sh.kn * sh.t * half * w), in((size_t)count * (sh.kn + 1)), out((size_t)count * w, 0xdeadbeef), want(out.size());
         for (auto& x : table) x = rng(); for (auto& x : in) x = rng();
         for (uint32_t i = 0; i < sh.kn; i += 5) in[i] = 0u - offset;
+        for (uint32_t i = 2; i < sh.kn; i += 9) in[i] = offset - 1u;  // odd: every digit +half
         if (sh.bb == 2) {
-            for (uint32_t i = 3; i < sh.kn; i += 7) in[i] = 0x55555555u - offset;  // every raw digit 1
+            for (uint32_t i = 3; i < sh.kn; i += 7) in[i] = 0x55555554u - offset;  // every raw digit 1
         } else {
-            for (uint32_t i = 3; i < sh.kn; i += 7) in[i] = 0xFFFFFFFFu - offset;  // every raw digit 7
+            for (uint32_t i = 3; i < sh.kn; i += 7) in[i] = 0xFFFFFFFEu - offset;  // every raw digit 7
             for (uint32_t i = 4; i < sh.kn; i += 11) in[i] = 0x92492492u - offset;  // every raw digit 4 (d = 0)
         }
         reference(want, in, table, sh.n, sh.kn, sh.t, sh.bb, offset, count);
@@ -197,12 +201,13 @@ int main() {
     struct PShape { uint32_t n, kn, t; } pshapes[] = {{11, 64, 8}, {630, 24, 8}, {40, 9, 5}, {70, 16, 1}, {33, 33, 8}};
     for (auto sh : pshapes) for (uint32_t count : {1u, 9u, 40u, 130u, 300u}) for (uint32_t gy : {1u, 2u}) for (uint32_t gz : {1u, 3u}) {
         if ((count < 130 && gy > 1) || (sh.n > 100 && (count != 130 || gy > 1 || gz > 1))) continue;  // time
-        uint32_t w = sh.n + 1, offset = rng();
+        uint32_t w = sh.n + 1, offset = rng() & ~1u;  // even: as the tiled kernels'
         std::vector<uint32_t> table((size_t)sh.kn * sh.t * 2 * w), in((size_t)count * (sh.kn + 1)), out((size_t)count * w, 0xdeadbeef), want(out.size());
         for (auto& x : table) x = rng(); for (auto& x : in) x = rng();
         for (uint32_t i = 0; i < sh.kn; i += 5) in[i] = 0u - offset;
-        for (uint32_t i = 3; i < sh.kn; i += 7) in[i] = 0x55555555u - offset;  // every raw digit 1
-        for (uint32_t i = 4; i < sh.kn; i += 11) in[i] = 0xFFFFFFFFu - offset;  // every raw digit 3
+        for (uint32_t i = 2; i < sh.kn; i += 9) in[i] = offset - 1u;  // odd: every digit +half
+        for (uint32_t i = 3; i < sh.kn; i += 7) in[i] = 0x55555554u - offset;  // every raw digit 1
+        for (uint32_t i = 4; i < sh.kn; i += 11) in[i] = 0xFFFFFFFEu - offset;  // every raw digit 3
         reference(want, in, table, sh.n, sh.kn, sh.t, 2, offset, count);
         const std::vector<uint32_t> packed = pack(table, sh.n, sh.kn, sh.t);
         uint32_t gx = ((sh.n + 8) / 8 + KSP_OCTETS - 1) / KSP_OCTETS;

@@ -2,8 +2,8 @@
 # Session 37 run A (one GPU; asked for an H100): key switching with sign-balanced digits (an odd input word
 # decomposed as its negation, every term negated: bs_ks_sign in bootstrap.cuh, tfhe keySwitch) in all five
 # key-switching kernels: make fatbin of the working tree (nvcc -t 0), make gpu-test against that fatbin
-# (GOLDFHE_FATBIN; TestFatbinSourceHash fails by design: the test binaries embed the committed fatbin), then the
-# engine benchmark. The new fatbin comes back xz-compressed.
+# (GOLDFHE_FATBIN; TestFatbinSourceHash fails by design: the test binaries embed the committed fatbin). The new
+# fatbin comes back xz-compressed.
 R=$OUT/r; mkdir -p $R
 { cat .gpu/HEAD.txt; nvidia-smi --query-gpu=index,name,uuid,serial,driver_version,power.limit,compute_cap,temperature.gpu,pci.bus_id --format=csv; nvcc --version | tail -2; nproc; } > $R/device.txt 2>&1; cat $R/device.txt
 cd .gpu && xz -d -f *.xz && chmod +x *.test && cd ..

@@ -28,8 +28,10 @@ func (e *Evaluator) KeySwitchTo(dst, src *TLWE) {
 	}
 }
 
-// ksSign returns x, false for an even x and −x, true for an odd one: key
-// switching decomposes the first and negates the second's digits. With
+// ksSign returns x, 0 for an even x and −x, −1 for an odd one: key
+// switching decomposes the word returned and negates its digits d by the
+// sign s, (d ^ s) − s. Without branches: the sign of a word is a coin flip,
+// which a branch would mispredict half the time. With
 // digits in [−base/2, base/2) alone, the table row of magnitude base/2
 // would only ever be added, so its fresh sample's error would not average
 // out: every output of one cloud key would carry the same error mean (for
@@ -42,11 +44,9 @@ func (e *Evaluator) KeySwitchTo(dst, src *TLWE) {
 // often as it is subtracted: mean zero for every key. Every GPU
 // key-switching kernel makes the same choice (bs_ks_sign in
 // kernels/bootstrap.cuh), so the engines agree bit for bit.
-func ksSign(x uint32) (uint32, bool) {
-	if x&1 != 0 {
-		return -x, true
-	}
-	return x, false
+func ksSign(x uint32) (uint32, int) {
+	s := -int(x & 1)
+	return (x ^ uint32(s)) - uint32(s), s
 }
 
 // keySwitch is KeySwitchTo in Go: one pass over the digits, each nonzero
@@ -63,7 +63,7 @@ func keySwitch(out, in []torus.Torus32, table []torus.Torus32, p Params) {
 	out[n] = b
 	off := p.ksOffset
 	for i, ai := range in[:kn] {
-		x, neg := ksSign(uint32(ai))
+		x, sg := ksSign(uint32(ai))
 		v := x + off
 		base := i * t * half
 		for j := 1; j <= t; j++ {
@@ -71,9 +71,7 @@ func keySwitch(out, in []torus.Torus32, table []torus.Torus32, p Params) {
 			if d == 0 {
 				continue
 			}
-			if neg {
-				d = -d
-			}
+			d = (d ^ sg) - sg
 			if d > 0 {
 				o := ((base + (j-1)*half) + d - 1) * w
 				subRow(out, table[o:o+w:o+w])
@@ -130,10 +128,8 @@ func ksRowList(rows []int64, in []torus.Torus32, p Params) int {
 	off := p.ksOffset
 	c := 0
 	for i, ai := range in[:kn] {
-		// ksSign without branches: the sign of a word is a coin flip, which
-		// a branch would mispredict half the time.
-		sg := -int(uint32(ai) & 1) // 0, or −1 for an odd word
-		v := (uint32(ai) ^ uint32(sg)) - uint32(sg) + off
+		x, sg := ksSign(uint32(ai))
+		v := x + off
 		base := i * t * half
 		for j := 1; j <= t; j++ {
 			d := int((v>>(32-uint(j)*basebit))&mask) - half

@@ -72,12 +72,10 @@ func checkKSDigits(name string, in []torus.Torus32, p Params) error {
 	g := p.KSGadget()
 	d := make([]int32, g.Levels())
 	for i, a := range in {
-		x, neg := ksSign(uint32(a))
+		x, sg := ksSign(uint32(a))
 		g.Decompose(d, torus.Torus32(x))
 		for _, v := range d {
-			if neg {
-				v = -v
-			}
+			v = (v ^ int32(sg)) - int32(sg)
 			if v != want {
 				return fmt.Errorf("input %s, word %d (%#x): digit %d, want %d", name, i, uint32(a), v, want)
 			}

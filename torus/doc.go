@@ -16,6 +16,10 @@
 //   - [CGGI20] I. Chillotti, N. Gama, M. Georgieva, M. Izabachène, "TFHE:
 //     fast fully homomorphic encryption over the torus", J. Cryptology 33
 //     (2020) 34–91. §2 defines T, T_N[X] and the Torus32 discretisation.
+//   - [BM58] G. E. P. Box, M. E. Muller, "A note on the generation of random
+//     normal deviates", Ann. Math. Statist. 29 (1958) 610–611: the
+//     transform Sampler's Gaussian values use, evaluated in constant time
+//     (normal.go).
 //   - The TFHE library (https://github.com/tfhe/tfhe), whose
 //     modSwitchToTorus32 / modSwitchFromTorus32 Encode and ModSwitch follow.
 package torus

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"math"
 	mrand "math/rand/v2"
 )
 
@@ -19,13 +20,18 @@ const SeedSize = 32
 // A Sampler is not safe for concurrent use. Derive gives independent,
 // reproducible child samplers for parallel work.
 //
-// Gaussian values are continuous normal samples (rand.NormFloat64, ziggurat)
-// scaled and rounded to the torus, as in the TFHE library. Sampling is not
-// constant time.
+// Gaussian values are continuous normal samples scaled and rounded to the
+// torus, as in the TFHE library, drawn in time that does not depend on the
+// value (normalPair: Box–Muller by a fixed sequence of operations, two
+// normal values from two 64-bit words). The time of a call does depend on
+// whether it uses the second value of the previous pair, which says nothing
+// of either value.
 type Sampler struct {
 	seed [SeedSize]byte
 	src  *mrand.ChaCha8
-	rng  *mrand.Rand
+	// spare is the second normal value of the last pair, unused if !hasSpare.
+	spare    float64
+	hasSpare bool
 }
 
 // NewSampler returns a Sampler seeded from crypto/rand.
@@ -37,9 +43,7 @@ func NewSampler() *Sampler {
 
 // NewSamplerFromSeed returns a deterministic Sampler.
 func NewSamplerFromSeed(seed [SeedSize]byte) *Sampler {
-	s := &Sampler{seed: seed, src: mrand.NewChaCha8(seed)}
-	s.rng = mrand.New(s.src)
-	return s
+	return &Sampler{seed: seed, src: mrand.NewChaCha8(seed)}
 }
 
 // String says what s is and nothing of its seed, from which every value it
@@ -106,15 +110,40 @@ func (s *Sampler) BinarySlice(dst []int32) {
 }
 
 // Gaussian returns a sample of the centered normal distribution of standard
-// deviation sigma (a fraction of the torus, e.g. 2^−15), rounded to Torus32.
+// deviation sigma (a fraction of the torus, e.g. 2^−15), rounded to the
+// nearest Torus32, in time independent of the value drawn for any |sigma| ≤
+// 4096 (beyond that, and for NaN or ±Inf, FromFloat64's branches round it).
+// The normal value is cut at 8.57 standard deviations (probability about
+// 10^−17).
 func (s *Sampler) Gaussian(sigma float64) Torus32 {
-	return FromFloat64(s.rng.NormFloat64() * sigma)
+	if !(math.Abs(sigma) <= maxRoundSigma) {
+		return FromFloat64(s.normal() * sigma)
+	}
+	return roundTorus(float64(s.normal()*sigma) * 0x1p32)
 }
 
 // AddGaussian adds an independent Gaussian sample of standard deviation
-// sigma to every element of dst.
+// sigma to every element of dst, as Gaussian draws them.
 func (s *Sampler) AddGaussian(dst []Torus32, sigma float64) {
-	for i := range dst {
-		dst[i] += FromFloat64(s.rng.NormFloat64() * sigma)
+	if !(math.Abs(sigma) <= maxRoundSigma) {
+		for i := range dst {
+			dst[i] += FromFloat64(s.normal() * sigma)
+		}
+		return
 	}
+	for i := range dst {
+		dst[i] += roundTorus(float64(s.normal()*sigma) * 0x1p32)
+	}
+}
+
+// normal returns a standard normal value: the second of the last pair
+// normalPair made, or the first of a new pair.
+func (s *Sampler) normal() float64 {
+	if s.hasSpare {
+		s.hasSpare = false
+		return s.spare
+	}
+	z0, z1 := normalPair(s.src.Uint64(), s.src.Uint64())
+	s.spare, s.hasSpare = z1, true
+	return z0
 }

@@ -1,0 +1,340 @@
+package torus
+
+import (
+	"bufio"
+	"bytes"
+	"math"
+	mrand "math/rand/v2"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// ulpsApart is |a − b| in units of the last place of b (b ≠ 0).
+func ulpsApart(a, b float64) float64 {
+	return math.Abs(a-b) / (math.Nextafter(math.Abs(b), math.Inf(1)) - math.Abs(b))
+}
+
+func TestLnUnit(t *testing.T) {
+	rng := mrand.New(mrand.NewPCG(1, 2))
+	check := func(u float64) {
+		t.Helper()
+		got, want := lnUnit(u), math.Log(u)
+		if ulpsApart(got, want) > 1 {
+			t.Fatalf("lnUnit(%v) = %v, math.Log %v (%.1f ulp)", u, got, want, ulpsApart(got, want))
+		}
+	}
+	// The ends of normalPair's range, the fold at √2, powers of two.
+	for _, u := range []float64{0x1p-53, 1 - 0x1p-53, 0.5, 0.25, 0x1p-52,
+		math.Sqrt2 / 2, math.Nextafter(math.Sqrt2/2, 0), math.Nextafter(math.Sqrt2/2, 1),
+		math.Sqrt2 / 4, math.Nextafter(math.Sqrt2/4, 1), 1 - 0x1p-40, 0.999, 1e-10} {
+		check(u)
+	}
+	for range 200000 {
+		check(float64(int64(rng.Uint64()>>11|1)) * 0x1p-53)
+		check(math.Ldexp(1+rng.Float64(), -1-rng.IntN(60)))
+	}
+}
+
+func TestSqrtPos(t *testing.T) {
+	rng := mrand.New(mrand.NewPCG(3, 4))
+	check := func(w float64) {
+		t.Helper()
+		if got, want := sqrtPos(w), math.Sqrt(w); ulpsApart(got, want) > 1 {
+			t.Fatalf("sqrtPos(%v) = %v, math.Sqrt %v", w, got, want)
+		}
+	}
+	for _, w := range []float64{0x1p-52, 1, 2, 4, 73.5, 106 * math.Ln2, 0.5, math.Nextafter(1, 0), math.Nextafter(4, 0), 1e-300, 1e300} {
+		check(w)
+	}
+	for range 200000 {
+		check(rng.Float64() * 80)
+		check(math.Ldexp(1+rng.Float64(), rng.IntN(200)-100))
+	}
+}
+
+func TestCosSinQuarter(t *testing.T) {
+	rng := mrand.New(mrand.NewPCG(5, 6))
+	check := func(a float64) {
+		t.Helper()
+		c, s := cosSinQuarter(a)
+		ws, wc := math.Sincos(a)
+		// Absolute error: normalPair multiplies by r ≤ 8.6 and rounds far
+		// above these bits.
+		if math.Abs(c-wc) > 4e-16 || math.Abs(s-ws) > 4e-16 {
+			t.Fatalf("cosSinQuarter(%v) = %v, %v; math.Sincos %v, %v", a, c, s, wc, ws)
+		}
+	}
+	for _, a := range []float64{0, 1e-300, 0x1p-51 * math.Pi / 2, math.Pi / 4, math.Nextafter(math.Pi/2, 0)} {
+		check(a)
+	}
+	for range 200000 {
+		check(rng.Float64() * math.Pi / 2)
+	}
+}
+
+// refNormalPair is normalPair through package math.
+func refNormalPair(x, y uint64) (float64, float64) {
+	u := float64(x>>11|1) * 0x1p-53
+	r := math.Sqrt(-2 * math.Log(u))
+	theta := (float64(y>>62) + float64(y>>11&(1<<51-1))*0x1p-51) * (math.Pi / 2)
+	s, c := math.Sincos(theta)
+	return r * c, r * s
+}
+
+func TestNormalPairMatchesMath(t *testing.T) {
+	rng := mrand.New(mrand.NewPCG(7, 8))
+	check := func(x, y uint64) {
+		t.Helper()
+		z0, z1 := normalPair(x, y)
+		w0, w1 := refNormalPair(x, y)
+		// math.Sincos reduces θ up to 2π; a few ulp of θ at 8.6 are 1e-14.
+		if math.Abs(z0-w0) > 1e-14 || math.Abs(z1-w1) > 1e-14 {
+			t.Fatalf("normalPair(%#x, %#x) = %v, %v; math %v, %v", x, y, z0, z1, w0, w1)
+		}
+	}
+	// The extremes of u and of each quarter's angle.
+	for _, x := range []uint64{0, 1 << 11, math.MaxUint64, math.MaxUint64 >> 1, 1 << 63} {
+		for q := range uint64(4) {
+			for _, t := range []uint64{0, 1 << 11, 1<<62 - 1, 1 << 61} {
+				check(x, q<<62|t)
+			}
+		}
+	}
+	for range 300000 {
+		check(rng.Uint64(), rng.Uint64())
+	}
+	// The largest value: u = 2^−53 gives r = √(106 ln 2), at angle 0.
+	if z0, _ := normalPair(0, 0); math.Abs(z0-math.Sqrt(106*math.Ln2)) > 1e-14 {
+		t.Errorf("normalPair(0, 0) = %v, want √(106 ln 2) = %v", z0, math.Sqrt(106*math.Ln2))
+	}
+}
+
+// TestNormalDistribution checks the values of the Sampler's stream against
+// the standard normal distribution: the Kolmogorov–Smirnov statistic, the
+// moments up to the fourth, the correlation of a pair's two values and of
+// consecutive pairs.
+func TestNormalDistribution(t *testing.T) {
+	n := 1 << 21
+	if testing.Short() {
+		n = 1 << 19
+	}
+	s := NewSamplerFromSeed([SeedSize]byte{11})
+	z := make([]float64, n)
+	for i := range z {
+		z[i] = s.normal()
+	}
+	var m1, m2, m3, m4, pairCorr, nextCorr float64
+	for i, v := range z {
+		m1 += v
+		m2 += v * v
+		m3 += v * v * v
+		m4 += v * v * v * v
+		if i%2 == 1 {
+			pairCorr += v * z[i-1]
+		}
+		if i >= 2 {
+			nextCorr += v * z[i-2]
+		}
+	}
+	fn := float64(n)
+	m1, m2, m3, m4 = m1/fn, m2/fn, m3/fn, m4/fn
+	pairCorr /= fn / 2
+	nextCorr /= fn - 2
+	// Standard errors of the sample moments of N(0,1): √(μ_2k − μ_k²)/√n.
+	se := func(v float64) float64 { return math.Sqrt(v / fn) }
+	for _, c := range []struct {
+		name     string
+		got, sd  float64
+		expected float64
+	}{
+		{"mean", m1, se(1), 0},
+		{"E[z²]", m2, se(2), 1},
+		{"E[z³]", m3, se(15), 0},
+		{"E[z⁴]", m4, se(96), 3},
+		{"E[z₀z₁] of a pair", pairCorr, se(2), 0},
+		{"E[z_i z_(i+2)]", nextCorr, se(1), 0},
+	} {
+		if dev := math.Abs(c.got-c.expected) / c.sd; dev > 5 {
+			t.Errorf("%s = %.5f, want %g (%.1f standard errors off)", c.name, c.got, c.expected, dev)
+		}
+	}
+	slices.Sort(z)
+	var d float64
+	for i, v := range z {
+		phi := 0.5 * math.Erfc(-v/math.Sqrt2)
+		d = max(d, math.Abs(phi-float64(i)/fn), math.Abs(phi-float64(i+1)/fn))
+	}
+	// P(√n·D > 1.95) ≈ 0.001 for a sample of the distribution.
+	if d*math.Sqrt(fn) > 1.95 {
+		t.Errorf("Kolmogorov–Smirnov: √n·D = %.3f over %d values, want ≤ 1.95", d*math.Sqrt(fn), n)
+	}
+	if z[0] < -8.58 || z[n-1] > 8.58 {
+		t.Errorf("values %v … %v beyond ±√(106 ln 2)", z[0], z[n-1])
+	}
+}
+
+func TestRoundTorus(t *testing.T) {
+	rng := mrand.New(mrand.NewPCG(9, 10))
+	check := func(y float64) {
+		t.Helper()
+		got := roundTorus(y)
+		want := Torus32(int64(math.RoundToEven(y)))
+		if got != want {
+			t.Fatalf("roundTorus(%v) = %d, want %d", y, got, want)
+		}
+		// Away from ties it is FromFloat64's rounding.
+		if y-math.Floor(y) != 0.5 && got != FromFloat64(y*0x1p-32) {
+			t.Fatalf("roundTorus(%v) = %d, FromFloat64 %d", y, got, FromFloat64(y*0x1p-32))
+		}
+	}
+	for _, y := range []float64{0, -0.0, 0.5, 1.5, -0.5, -1.5, 2.5, 0.49999999999999994,
+		-0.49999999999999994, 1<<31 - 0.5, 1 << 32, -(1 << 32), 1<<51 - 1, -(1<<51 - 1),
+		1<<50 + 0.5, 12345.678, -12345.678} {
+		check(y)
+	}
+	for range 100000 {
+		check(rng.NormFloat64() * 0x1p17)
+		check((rng.Float64()*2 - 1) * 0x1p51)
+	}
+}
+
+func TestGaussianSigmaRange(t *testing.T) {
+	// Beyond maxRoundSigma, and for NaN and ±Inf, FromFloat64 rounds; the
+	// stream moves on the same way.
+	for _, sigma := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+		if g := NewSamplerFromSeed([SeedSize]byte{1}).Gaussian(sigma); g != 0 {
+			t.Errorf("Gaussian(%v) = %d, want 0", sigma, g)
+		}
+	}
+	a, b := NewSamplerFromSeed([SeedSize]byte{2}), NewSamplerFromSeed([SeedSize]byte{2})
+	for _, sigma := range []float64{maxRoundSigma, -maxRoundSigma, 1e-3, -1e-3} {
+		z := b.normal()
+		if got, want := a.Gaussian(sigma), FromFloat64(z*sigma); got != want && math.Abs(float64(int32(got-want))) > 1 {
+			t.Errorf("Gaussian(%v) = %d, want %d", sigma, got, want)
+		}
+	}
+	big := 3.0 * maxRoundSigma
+	z := b.normal()
+	if got, want := a.Gaussian(big), FromFloat64(z*big); got != want {
+		t.Errorf("Gaussian(%v) = %d, want %d", big, got, want)
+	}
+	dst := make([]Torus32, 3)
+	a.AddGaussian(dst, big)
+	for i := range dst {
+		if want := FromFloat64(b.normal() * big); dst[i] != want {
+			t.Errorf("AddGaussian(%v)[%d] = %d, want %d", big, i, dst[i], want)
+		}
+	}
+}
+
+// TestGaussianKnownAnswers pins the first values of a seeded stream:
+// seeded keys and the digests of bootstrap's tests follow from them.
+func TestGaussianKnownAnswers(t *testing.T) {
+	s := NewSamplerFromSeed([SeedSize]byte{'k', 'a', 't'})
+	var got []int32
+	for range 5 {
+		got = append(got, s.Gaussian(0x1p-15).Signed())
+	}
+	dst := make([]Torus32, 3)
+	s.AddGaussian(dst, 0x1p-25)
+	for _, v := range dst {
+		got = append(got, v.Signed())
+	}
+	want := []int32{209606, 122990, 99445, 24500, 171504, -197, 94, -189}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %d, want %d", got, want)
+	}
+}
+
+// TestNormalPairBranchFree reads the compiled code of normalPair and the
+// functions it calls (go tool objdump of this package's test binary, built
+// again: the one running has no symbol table) and fails on any conditional
+// jump but the stack-growth check of a function's prologue, and on any call
+// outside them but runtime.morestack.
+func TestNormalPairBranchFree(t *testing.T) {
+	if runtime.GOARCH != "amd64" {
+		t.Skipf("reads amd64 code; this is %s", runtime.GOARCH)
+	}
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command on PATH to run go tool objdump")
+	}
+	exe := filepath.Join(t.TempDir(), "torus.test")
+	if out, err := exec.Command(goTool, "test", "-c", "-o", exe, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go test -c: %v\n%s", err, out)
+	}
+	checked := `normalPair|lnUnit|recipNear2|sqrtPos|cosSinQuarter|roundTorus`
+	out, err := exec.Command(goTool, "tool", "objdump", "-s", `torus\.(`+checked+`)$`, exe).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go tool objdump: %v\n%s", err, out)
+	}
+	inChecked := regexp.MustCompile(`torus\.(` + checked + `)\(SB\)`)
+	funcs := map[string]bool{}
+	var fn, prev string
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		line := sc.Text()
+		if name, ok := strings.CutPrefix(line, "TEXT "); ok {
+			fn = strings.Fields(name)[0]
+			funcs[fn] = true
+			prev = ""
+			continue
+		}
+		f := strings.Split(line, "\t")
+		var inst string
+		for _, field := range slices.Backward(f) {
+			if strings.TrimSpace(field) != "" {
+				inst = strings.TrimSpace(field)
+				break
+			}
+		}
+		op := strings.Fields(inst + " ?")[0]
+		switch {
+		case op == "JMP" || op == "RET" || !strings.HasPrefix(op, "J") && op != "CALL":
+		case strings.HasPrefix(op, "J") && strings.HasSuffix(prev, ", 0x10(R14)") && strings.HasPrefix(prev, "CMPQ "):
+			// The prologue's comparison with the goroutine's stack guard.
+		case op == "CALL" && (inChecked.MatchString(inst) || strings.Contains(inst, "runtime.morestack")):
+		default:
+			t.Errorf("%s: %q", fn, inst)
+		}
+		prev = inst
+	}
+	if !funcs["github.com/goldfhe/goldfhe/torus.normalPair(SB)"] {
+		t.Fatalf("normalPair not found in the objdump output:\n%s", out)
+	}
+	t.Logf("checked %d functions: %v", len(funcs), slices.Sorted(func(yield func(string) bool) {
+		for f := range funcs {
+			if !yield(f) {
+				return
+			}
+		}
+	}))
+}
+
+// BenchmarkGaussian times a Gaussian value of the Sampler (constant time)
+// beside math/rand's ziggurat on the same ChaCha8 stream, which it
+// replaced.
+func BenchmarkGaussian(b *testing.B) {
+	dst := make([]Torus32, 1024)
+	b.Run("Sampler", func(b *testing.B) {
+		s := NewSamplerFromSeed([SeedSize]byte{1})
+		for b.Loop() {
+			s.AddGaussian(dst, 0x1p-15)
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(dst)), "ns/value")
+	})
+	b.Run("ziggurat", func(b *testing.B) {
+		rng := mrand.New(mrand.NewChaCha8([SeedSize]byte{1}))
+		for b.Loop() {
+			for i := range dst {
+				dst[i] += FromFloat64(rng.NormFloat64() * 0x1p-15)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(dst)), "ns/value")
+	})
+}

@@ -7,22 +7,30 @@ import "math"
 // The noise of a fresh ciphertext is secret: b − ⟨a, s⟩ − m = e, so an
 // attacker who learns e for n ciphertexts of one key solves for the key by
 // linear algebra. A sampler whose running time depends on the value it
-// draws (math/rand's ziggurat takes a slow path for values in its tail
-// layers; math.Log and math.Sincos branch on their argument) leaks part of
-// each e to anyone who can time encryption or key generation.
+// draws leaks part of each e to anyone who can time encryption or key
+// generation: math/rand's ziggurat takes a slow path for values in its tail
+// layers, and the portable Go math.Log and math.Sincos branch on their
+// argument.
 //
 // normalPair is the Box–Muller transform [BM58] evaluated by a fixed
 // sequence of integer operations, floating-point additions and
-// multiplications: no branch, no table lookup, and no division or
-// square-root instruction (whose latency depends on the operands on some
-// cores, e.g. the early-terminating dividers of Arm Cortex-A cores). The
-// logarithm is fdlibm's log(1+f) = 2·atanh(f/(2+f)) series with the
-// reciprocal by Newton's iteration; the square root is x·x^(−1/2) by
-// Newton's iteration from a bit-level first guess; sine and cosine are their
-// Taylor series on a quarter turn, the quarter chosen by two bits of the
-// input with masks. TestNormalPairBranchFree checks the compiled code of
-// normalPair has no conditional jump. Every floating-point product is
-// rounded on its own (float64 conversions forbid fused multiply-adds), so
+// multiplications: no branch, no table lookup, no conversion between
+// 64-bit integers and floats (a runtime call with branches on 32-bit
+// targets), and no division or square-root instruction (whose latency
+// depends on the operands on some processors). The logarithm is fdlibm's
+// log(1+f) = 2·atanh(f/(2+f)) split with the reciprocal by Newton's
+// iteration; the square root is x·x^(−1/2) by Newton's iteration from a
+// bit-level first guess; sine and cosine are their Taylor series on a
+// quarter turn, the quarter chosen by two bits of the input with masks;
+// gaussianTorus scales and rounds by adding 1.5·2^52.
+// TestNormalPairBranchFree reads the compiled code of these functions (for
+// amd64, 386 and arm64) for conditional or indirect jumps, calls outside
+// them, and division or square-root instructions. This holds on targets with
+// floating-point hardware; GOARM=5 and the softfloat builds emulate it with
+// code that branches on the values.
+//
+// Every floating-point product is rounded on its own (float64 conversions
+// forbid fused multiply-adds; the test checks arm64's code for them), so
 // the values are the same on every architecture.
 //
 // [BM58] G. E. P. Box, M. E. Muller, "A note on the generation of random
@@ -30,20 +38,25 @@ import "math"
 
 // normalPair returns two independent standard normal values made from the
 // uniform 64-bit words x and y: r·cos θ and r·sin θ with r = √(−2 ln u),
-// u ∈ (0, 1) from x's top 53 bits and θ uniform in [0, 2π) from y's. Their
-// magnitude is at most √(106 ln 2) ≈ 8.57, so the distribution is cut at
-// 8.57 standard deviations (a tail of probability about 10^−17).
+// u ∈ (0, 1) from x's top 52 bits and θ uniform in [0, 2π) from y's top
+// 53. Their magnitude is at most √(106 ln 2) ≈ 8.57 (to a few ulp), so the
+// distribution is cut at 8.57 standard deviations (a tail of probability
+// about 10^−17). It is not inlined so that TestNormalPairBranchFree can
+// read its code.
 //
 //go:noinline
 func normalPair(x, y uint64) (float64, float64) {
-	// u = (2k+1)·2^−53 for k < 2^52: exact, never 0 or 1, symmetric about 1/2.
-	u := float64(int64(x>>11|1)) * 0x1p-53
+	const one = 0x3ff << 52 // the bits of 1.0
+	// u = (2k+1)·2^−53 for k < 2^52: exact (1 + k·2^−52 − 1 is, and so is
+	// adding 2^−53), never 0 or 1, symmetric about 1/2.
+	u := math.Float64frombits(one|x>>12) - 1 + 0x1p-53
 	w := -2 * lnUnit(u) // in [2^−52, 106 ln 2]
 	r := sqrtPos(w)
 
-	// θ = (q + t)·π/2: q the quarter (two bits), t ∈ [0, 1) in steps of 2^−51.
+	// θ = (q + t)·π/2: q the quarter (two bits), t ∈ [0, 1) in steps of
+	// 2^−51 (exact, as u's k·2^−52).
 	q := y >> 62
-	t := float64(int64(y>>11&(1<<51-1))) * 0x1p-51
+	t := math.Float64frombits(one|(y>>11&(1<<51-1))<<1) - 1
 	c, s := cosSinQuarter(float64(t * (math.Pi / 2)))
 
 	// Rotate (c, s) by q quarter turns: quarters 1 and 3 swap the pair,
@@ -89,22 +102,25 @@ func lnUnit(u float64) float64 {
 	f := math.Float64frombits(mb) - 1 // exact: both within a factor 2
 	s := float64(f * recipNear2(2+f))
 	z := float64(s * s)
-	// Horner's rule, written out: a loop would be a conditional jump.
+	// Estrin's scheme (a shorter chain of dependent operations than
+	// Horner's rule; z ≤ 0.03, so its terms fall fast either way), written
+	// out: a loop would be a conditional jump.
 	c := &logR
-	r := float64(c[11]*z) + c[10]
-	r = float64(r*z) + c[9]
-	r = float64(r*z) + c[8]
-	r = float64(r*z) + c[7]
-	r = float64(r*z) + c[6]
-	r = float64(r*z) + c[5]
-	r = float64(r*z) + c[4]
-	r = float64(r*z) + c[3]
-	r = float64(r*z) + c[2]
-	r = float64(r*z) + c[1]
-	r = float64(r*z) + c[0]
-	r = float64(r * z)
+	z2 := float64(z * z)
+	z4 := float64(z2 * z2)
+	z8 := float64(z4 * z4)
+	p01 := float64(c[1]*z) + c[0]
+	p23 := float64(c[3]*z) + c[2]
+	p45 := float64(c[5]*z) + c[4]
+	p67 := float64(c[7]*z) + c[6]
+	p89 := float64(c[9]*z) + c[8]
+	pab := float64(c[11]*z) + c[10]
+	q0 := float64(p23*z2) + p01
+	q1 := float64(p67*z2) + p45
+	q2 := float64(pab*z2) + p89
+	r := float64(float64(float64(float64(q2*z8)+float64(q1*z4))+q0) * z)
 	hfsq := float64(0.5 * float64(f*f))
-	fe := float64(e)
+	fe := float64(int32(e)) // int32: one instruction on 32-bit targets too
 	return float64(fe*ln2Hi) - ((hfsq - (float64(s*(hfsq+r)) + float64(fe*ln2Lo))) - f)
 }
 
@@ -122,15 +138,14 @@ func recipNear2(d float64) float64 {
 	return float64(y * (2 - float64(d*y)))
 }
 
-// sqrtPos returns √w for a normal float64 w > 0 of exponent field below
-// 2046: x^(−1/2) by Newton's iteration y ← y·(3 − w·y²)/2 from the
-// classic bit-level guess (relative error under 0.035, then 1.8·10^−3,
-// 4.6·10^−6, 3.2·10^−11, 10^−21), then w·y corrected once by half its
-// residual against w.
+// sqrtPos returns √w for a normal float64 w > 0: x^(−1/2) by Newton's
+// iteration y ← y·(3 − w·y²)/2 from the classic bit-level guess (relative
+// error under 0.035, then 1.8·10^−3, 4.6·10^−6, 3.2·10^−11), then w·y
+// corrected once by half its residual against w, which squares the error
+// again.
 func sqrtPos(w float64) float64 {
 	y := math.Float64frombits(0x5fe6eb50c7b537a9 - math.Float64bits(w)>>1)
 	hw := float64(0.5 * w)
-	y = float64(y * (1.5 - float64(hw*float64(y*y))))
 	y = float64(y * (1.5 - float64(hw*float64(y*y))))
 	y = float64(y * (1.5 - float64(hw*float64(y*y))))
 	y = float64(y * (1.5 - float64(hw*float64(y*y))))
@@ -185,18 +200,18 @@ func cosSinQuarter(a float64) (float64, float64) {
 }
 
 // maxRoundSigma bounds the |σ| whose Gaussian values round in constant
-// time: |z·σ|·2^32 ≤ 8.6·2^12·2^32 < 2^51, where roundTorus is exact. It is
-// more than 4096 turns of the torus; no parameter set comes near.
+// time: |z·σ|·2^32 ≤ 8.6·2^12·2^32 < 2^51, where gaussianTorus is exact. It
+// is more than 4096 turns of the torus; no parameter set comes near.
 const maxRoundSigma = 1 << 12
 
-// roundTorus returns the Torus32 nearest to y·2^−32 (ties to even) for
-// |y| < 2^51, without a branch: adding 1.5·2^52 leaves no bits below the
-// units, so the sum is y rounded, and subtracting it back is exact. It is
-// not inlined so that TestNormalPairBranchFree can read its code.
+// gaussianTorus returns z·σ rounded to the nearest Torus32 (ties to even)
+// for |z·σ| < 2^19, without a branch or a float–integer conversion: y plus
+// 1.5·2^52 lies in (2^52, 2^53), where the float64 step is 1, so the sum is
+// 1.5·2^52 + round(y) and its low 32 bits are round(y) mod 2^32. It is not
+// inlined so that TestNormalPairBranchFree can read its code.
 //
 //go:noinline
-func roundTorus(y float64) Torus32 {
-	const magic = 0x1.8p52
-	r := float64(y+magic) - magic
-	return Torus32(uint64(int64(r)))
+func gaussianTorus(z, sigma float64) Torus32 {
+	y := float64(float64(z*sigma) * 0x1p32)
+	return Torus32(math.Float64bits(y + 0x1.8p52))
 }

@@ -3,12 +3,13 @@ package torus
 import (
 	"bufio"
 	"bytes"
+	"maps"
 	"math"
 	mrand "math/rand/v2"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -178,28 +179,35 @@ func TestNormalDistribution(t *testing.T) {
 	}
 }
 
-func TestRoundTorus(t *testing.T) {
+func TestGaussianTorus(t *testing.T) {
 	rng := mrand.New(mrand.NewPCG(9, 10))
 	check := func(y float64) {
 		t.Helper()
-		got := roundTorus(y)
+		got := gaussianTorus(y*0x1p-32, 1) // z·σ·2^32 = y, exactly
 		want := Torus32(int64(math.RoundToEven(y)))
 		if got != want {
-			t.Fatalf("roundTorus(%v) = %d, want %d", y, got, want)
+			t.Fatalf("gaussianTorus(%v·2^−32, 1) = %d, want %d", y, got, want)
 		}
 		// Away from ties it is FromFloat64's rounding.
 		if y-math.Floor(y) != 0.5 && got != FromFloat64(y*0x1p-32) {
-			t.Fatalf("roundTorus(%v) = %d, FromFloat64 %d", y, got, FromFloat64(y*0x1p-32))
+			t.Fatalf("gaussianTorus(%v·2^−32, 1) = %d, FromFloat64 %d", y, got, FromFloat64(y*0x1p-32))
 		}
 	}
-	for _, y := range []float64{0, -0.0, 0.5, 1.5, -0.5, -1.5, 2.5, 0.49999999999999994,
-		-0.49999999999999994, 1<<31 - 0.5, 1 << 32, -(1 << 32), 1<<51 - 1, -(1<<51 - 1),
-		1<<50 + 0.5, 12345.678, -12345.678} {
+	for _, y := range []float64{0, math.Copysign(0, -1), 0.5, 1.5, -0.5, -1.5, 2.5, 0.49999999999999994,
+		-0.49999999999999994, 1<<31 - 0.5, 1 << 32, -(1 << 32), 1<<51 - 1, -(1<<51 - 1), 1<<51 - 0.5,
+		-(1<<51 - 0.5), 1<<50 + 0.5, 12345.678, -12345.678} {
 		check(y)
 	}
 	for range 100000 {
 		check(rng.NormFloat64() * 0x1p17)
 		check((rng.Float64()*2 - 1) * 0x1p51)
+	}
+	// σ scales z before rounding: 3·2^−31 is 6 units.
+	if g := gaussianTorus(3, 0x1p-31); g != 6 {
+		t.Errorf("gaussianTorus(3, 2^−31) = %d, want 6", g)
+	}
+	if g := gaussianTorus(-3, 0x1p-31); g != -6&(1<<32-1) {
+		t.Errorf("gaussianTorus(−3, 2^−31) = %d, want −6", g)
 	}
 }
 
@@ -232,6 +240,17 @@ func TestGaussianSigmaRange(t *testing.T) {
 	}
 }
 
+// TestSamplerCopiesShareSpare: a copy of a Sampler shares its stream and
+// its spare normal value, so copies never both return one value.
+func TestSamplerCopiesShareSpare(t *testing.T) {
+	a := NewSamplerFromSeed([SeedSize]byte{3})
+	a.Gaussian(1e-3) // leaves a spare
+	b := *a
+	if x, y := a.Gaussian(1e-3), b.Gaussian(1e-3); x == y {
+		t.Errorf("a Sampler and its copy drew the same value %d", x)
+	}
+}
+
 // TestGaussianKnownAnswers pins the first values of a seeded stream:
 // seeded keys and the digests of bootstrap's tests follow from them.
 func TestGaussianKnownAnswers(t *testing.T) {
@@ -251,69 +270,97 @@ func TestGaussianKnownAnswers(t *testing.T) {
 	}
 }
 
-// TestNormalPairBranchFree reads the compiled code of normalPair and the
-// functions it calls (go tool objdump of this package's test binary, built
-// again: the one running has no symbol table) and fails on any conditional
-// jump but the stack-growth check of a function's prologue, and on any call
-// outside them but runtime.morestack.
+// TestNormalPairBranchFree reads the compiled code of normalPair, the
+// functions it calls and gaussianTorus (go tool objdump of this package's
+// test binary, built again: the one running has no symbol table) for amd64,
+// 386 (where a float–integer conversion is a runtime call) and arm64. It
+// fails on a conditional jump but the stack-growth check of a function's
+// prologue, an indirect jump, a call outside these functions but
+// runtime.morestack, a division or square root, and (arm64) a fused
+// multiply-add, which would make the values differ from amd64's.
 func TestNormalPairBranchFree(t *testing.T) {
-	if runtime.GOARCH != "amd64" {
-		t.Skipf("reads amd64 code; this is %s", runtime.GOARCH)
-	}
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("no go command on PATH to run go tool objdump")
 	}
-	exe := filepath.Join(t.TempDir(), "torus.test")
-	if out, err := exec.Command(goTool, "test", "-c", "-o", exe, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go test -c: %v\n%s", err, out)
-	}
-	checked := `normalPair|lnUnit|recipNear2|sqrtPos|cosSinQuarter|roundTorus`
-	out, err := exec.Command(goTool, "tool", "objdump", "-s", `torus\.(`+checked+`)$`, exe).CombinedOutput()
-	if err != nil {
-		t.Fatalf("go tool objdump: %v\n%s", err, out)
-	}
+	const checked = `normalPair|lnUnit|recipNear2|sqrtPos|cosSinQuarter|gaussianTorus`
 	inChecked := regexp.MustCompile(`torus\.(` + checked + `)\(SB\)`)
-	funcs := map[string]bool{}
-	var fn, prev string
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	for sc.Scan() {
-		line := sc.Text()
-		if name, ok := strings.CutPrefix(line, "TEXT "); ok {
-			fn = strings.Fields(name)[0]
-			funcs[fn] = true
-			prev = ""
-			continue
-		}
-		f := strings.Split(line, "\t")
-		var inst string
-		for _, field := range slices.Backward(f) {
-			if strings.TrimSpace(field) != "" {
-				inst = strings.TrimSpace(field)
-				break
-			}
-		}
-		op := strings.Fields(inst + " ?")[0]
-		switch {
-		case op == "JMP" || op == "RET" || !strings.HasPrefix(op, "J") && op != "CALL":
-		case strings.HasPrefix(op, "J") && strings.HasSuffix(prev, ", 0x10(R14)") && strings.HasPrefix(prev, "CMPQ "):
-			// The prologue's comparison with the goroutine's stack guard.
-		case op == "CALL" && (inChecked.MatchString(inst) || strings.Contains(inst, "runtime.morestack")):
-		default:
-			t.Errorf("%s: %q", fn, inst)
-		}
-		prev = inst
+	x86 := archRules{
+		cond: regexp.MustCompile(`^J`), // JMP is matched before
+		// The prologue's comparison of SP with the goroutine's stack guard
+		// (R14 holds g on amd64, R12 = SP − frame for large frames; 386
+		// loads g into CX).
+		guard: regexp.MustCompile(`^(CMPQ (SP|R12), 0x10\(R14\)|CMPL SP, 0x8\(CX\))$`),
+		// Division, square root, fused multiply-add, and x87 (F…).
+		forbidden: regexp.MustCompile(`^(V?DIV|IDIV|V?SQRT|VFN?M(ADD|SUB)|F)`),
 	}
-	if !funcs["github.com/goldfhe/goldfhe/torus.normalPair(SB)"] {
-		t.Fatalf("normalPair not found in the objdump output:\n%s", out)
-	}
-	t.Logf("checked %d functions: %v", len(funcs), slices.Sorted(func(yield func(string) bool) {
-		for f := range funcs {
-			if !yield(f) {
-				return
+	rules := map[string]archRules{"amd64": x86, "386": x86, "arm64": {
+		cond:      regexp.MustCompile(`^(B(EQ|NE|CS|HS|CC|LO|MI|PL|VS|VC|HI|LS|GE|LT|GT|LE)|CBN?ZW?|TBN?Z)$`),
+		guard:     regexp.MustCompile(`^CMP R16, RSP$`), // after MOVD 16(R28), R16
+		forbidden: regexp.MustCompile(`^(FDIV|FSQRT|[SU]DIV|FN?M(ADD|SUB))`),
+	}}
+	direct := regexp.MustCompile(`^(0x[0-9a-f]+|-?[0-9]+\(PC\)|.*torus\.(` + checked + `)\(SB\))$`)
+	for _, arch := range []string{"amd64", "386", "arm64"} {
+		r := rules[arch]
+		t.Run(arch, func(t *testing.T) {
+			exe := filepath.Join(t.TempDir(), "torus.test")
+			build := exec.Command(goTool, "test", "-c", "-o", exe, ".")
+			// GOFLAGS could add -race or -gcflags=-l, which put calls in.
+			build.Env = append(os.Environ(), "GOARCH="+arch, "GOFLAGS=", "CGO_ENABLED=0")
+			if out, err := build.CombinedOutput(); err != nil {
+				t.Fatalf("go test -c: %v\n%s", err, out)
 			}
-		}
-	}))
+			out, err := exec.Command(goTool, "tool", "objdump", "-s", `torus\.(`+checked+`)$`, exe).CombinedOutput()
+			if err != nil {
+				t.Fatalf("go tool objdump: %v\n%s", err, out)
+			}
+			funcs := map[string]bool{}
+			var fn, prev string
+			sc := bufio.NewScanner(bytes.NewReader(out))
+			for sc.Scan() {
+				line := sc.Text()
+				if name, ok := strings.CutPrefix(line, "TEXT "); ok {
+					fn = strings.TrimPrefix(strings.Fields(name)[0], "github.com/goldfhe/goldfhe/torus.")
+					funcs[fn] = true
+					prev = ""
+					continue
+				}
+				var inst string
+				for _, field := range slices.Backward(strings.Split(line, "\t")) {
+					if inst = strings.TrimSpace(field); inst != "" {
+						break
+					}
+				}
+				fields := strings.Fields(inst + " ? ?")
+				op, arg := fields[0], fields[1]
+				switch {
+				case op == "JMP" && direct.MatchString(arg):
+					// Within the function, or back to its start after the
+					// stack grew.
+				case op == "RET":
+				case r.cond.MatchString(op) && r.guard.MatchString(prev):
+				case op == "CALL" && (inChecked.MatchString(inst) || strings.Contains(inst, "runtime.morestack")):
+				case op == "JMP", op == "CALL", r.cond.MatchString(op), r.forbidden.MatchString(op):
+					t.Errorf("%s: %q", fn, inst)
+				}
+				prev = inst
+			}
+			for _, f := range []string{"normalPair(SB)", "gaussianTorus(SB)"} {
+				if !funcs[f] {
+					t.Fatalf("%s not in the objdump output:\n%s", f, out)
+				}
+			}
+			t.Logf("checked %v", slices.Sorted(maps.Keys(funcs)))
+		})
+	}
+}
+
+// archRules tell TestNormalPairBranchFree one architecture's mnemonics
+// (Go assembler syntax, as go tool objdump prints them).
+type archRules struct {
+	cond      *regexp.Regexp // a conditional branch
+	guard     *regexp.Regexp // the instruction before the prologue's branch
+	forbidden *regexp.Regexp // variable-latency or fused arithmetic
 }
 
 // BenchmarkGaussian times a Gaussian value of the Sampler (constant time)

@@ -23,15 +23,23 @@ const SeedSize = 32
 // Gaussian values are continuous normal samples scaled and rounded to the
 // torus, as in the TFHE library, drawn in time that does not depend on the
 // value (normalPair: Box–Muller by a fixed sequence of operations, two
-// normal values from two 64-bit words). The time of a call does depend on
-// whether it uses the second value of the previous pair, which says nothing
-// of either value.
+// normal values from two 64-bit words) on targets with floating-point
+// hardware. The time of a call does depend on whether it uses the second
+// value of the previous pair, which says nothing of either value.
 type Sampler struct {
 	seed [SeedSize]byte
 	src  *mrand.ChaCha8
-	// spare is the second normal value of the last pair, unused if !hasSpare.
-	spare    float64
-	hasSpare bool
+	// spare is behind a pointer, as the stream is, so that copies of a
+	// Sampler share it: copies with one of their own would each return
+	// the same value, and two ciphertexts with equal noise give an exact
+	// linear equation in the key.
+	spare *spareNormal
+}
+
+// spareNormal is the second normal value of the last pair, unused if !ok.
+type spareNormal struct {
+	z  float64
+	ok bool
 }
 
 // NewSampler returns a Sampler seeded from crypto/rand.
@@ -43,7 +51,7 @@ func NewSampler() *Sampler {
 
 // NewSamplerFromSeed returns a deterministic Sampler.
 func NewSamplerFromSeed(seed [SeedSize]byte) *Sampler {
-	return &Sampler{seed: seed, src: mrand.NewChaCha8(seed)}
+	return &Sampler{seed: seed, src: mrand.NewChaCha8(seed), spare: new(spareNormal)}
 }
 
 // String says what s is and nothing of its seed, from which every value it
@@ -119,7 +127,7 @@ func (s *Sampler) Gaussian(sigma float64) Torus32 {
 	if !(math.Abs(sigma) <= maxRoundSigma) {
 		return FromFloat64(s.normal() * sigma)
 	}
-	return roundTorus(float64(s.normal()*sigma) * 0x1p32)
+	return gaussianTorus(s.normal(), sigma)
 }
 
 // AddGaussian adds an independent Gaussian sample of standard deviation
@@ -132,18 +140,18 @@ func (s *Sampler) AddGaussian(dst []Torus32, sigma float64) {
 		return
 	}
 	for i := range dst {
-		dst[i] += roundTorus(float64(s.normal()*sigma) * 0x1p32)
+		dst[i] += gaussianTorus(s.normal(), sigma)
 	}
 }
 
 // normal returns a standard normal value: the second of the last pair
 // normalPair made, or the first of a new pair.
 func (s *Sampler) normal() float64 {
-	if s.hasSpare {
-		s.hasSpare = false
-		return s.spare
+	if sp := s.spare; sp.ok {
+		sp.ok = false
+		return sp.z
 	}
 	z0, z1 := normalPair(s.src.Uint64(), s.src.Uint64())
-	s.spare, s.hasSpare = z1, true
+	*s.spare = spareNormal{z1, true}
 	return z0
 }

@@ -133,14 +133,8 @@ func (s *Sampler) Gaussian(sigma float64) Torus32 {
 // AddGaussian adds an independent Gaussian sample of standard deviation
 // sigma to every element of dst, as Gaussian draws them.
 func (s *Sampler) AddGaussian(dst []Torus32, sigma float64) {
-	if !(math.Abs(sigma) <= maxRoundSigma) {
-		for i := range dst {
-			dst[i] += FromFloat64(s.normal() * sigma)
-		}
-		return
-	}
 	for i := range dst {
-		dst[i] += gaussianTorus(s.normal(), sigma)
+		dst[i] += s.Gaussian(sigma)
 	}
 }
 

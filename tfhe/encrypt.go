@@ -7,12 +7,20 @@ import (
 )
 
 // EncodeBool returns the torus encoding of a boolean message (DESIGN.md §2):
-// true = +1/8, false = −1/8.
+// true = +1/8, false = −1/8. It does not branch on b (a message bit being
+// encrypted is secret): bit·1/4 − 1/8.
 func EncodeBool(b bool) torus.Torus32 {
+	const eighth = torus.Torus32(1 << 29)
+	return torus.Torus32(boolBit(b))*(2*eighth) - eighth
+}
+
+// boolBit is b as 0 or 1. Go compiles this form to a zero extension of b's
+// byte, not a branch (TestConstantTimeCode reads EncodeBool's code).
+func boolBit(b bool) uint32 {
 	if b {
-		return torus.Encode(1, 8)
+		return 1
 	}
-	return torus.Encode(-1, 8)
+	return 0
 }
 
 // Encryptor encrypts under a secret key with its own random stream. It is

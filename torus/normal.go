@@ -23,9 +23,9 @@ import "math"
 // bit-level first guess; sine and cosine are their Taylor series on a
 // quarter turn, the quarter chosen by two bits of the input with masks;
 // gaussianTorus scales and rounds by adding 1.5·2^52.
-// TestNormalPairBranchFree reads the compiled code of these functions (for
-// amd64, 386 and arm64) for conditional or indirect jumps, calls outside
-// them, and division or square-root instructions. This holds on targets with
+// tfhe's TestConstantTimeCode reads the compiled code of these functions
+// (for amd64, 386 and arm64) for conditional or indirect jumps, calls
+// outside them, and division or square-root instructions. This holds on targets with
 // floating-point hardware; GOARM=5 and the softfloat builds emulate it with
 // code that branches on the values.
 //
@@ -41,8 +41,8 @@ import "math"
 // u ∈ (0, 1) from x's top 52 bits and θ uniform in [0, 2π) from y's top
 // 53. Their magnitude is at most √(106 ln 2) ≈ 8.57 (to a few ulp), so the
 // distribution is cut at 8.57 standard deviations (a tail of probability
-// about 10^−17). It is not inlined so that TestNormalPairBranchFree can
-// read its code.
+// about 10^−17). It is not inlined so that TestConstantTimeCode can read
+// its code.
 //
 //go:noinline
 func normalPair(x, y uint64) (float64, float64) {
@@ -208,7 +208,7 @@ const maxRoundSigma = 1 << 12
 // for |z·σ| < 2^19, without a branch or a float–integer conversion: y plus
 // 1.5·2^52 lies in (2^52, 2^53), where the float64 step is 1, so the sum is
 // 1.5·2^52 + round(y) and its low 32 bits are round(y) mod 2^32. It is not
-// inlined so that TestNormalPairBranchFree can read its code.
+// inlined so that TestConstantTimeCode can read its code.
 //
 //go:noinline
 func gaussianTorus(z, sigma float64) Torus32 {

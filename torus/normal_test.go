@@ -1,17 +1,9 @@
 package torus
 
 import (
-	"bufio"
-	"bytes"
-	"maps"
 	"math"
 	mrand "math/rand/v2"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"regexp"
 	"slices"
-	"strings"
 	"testing"
 )
 
@@ -268,99 +260,6 @@ func TestGaussianKnownAnswers(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("got %d, want %d", got, want)
 	}
-}
-
-// TestNormalPairBranchFree reads the compiled code of normalPair, the
-// functions it calls and gaussianTorus (go tool objdump of this package's
-// test binary, built again: the one running has no symbol table) for amd64,
-// 386 (where a float–integer conversion is a runtime call) and arm64. It
-// fails on a conditional jump but the stack-growth check of a function's
-// prologue, an indirect jump, a call outside these functions but
-// runtime.morestack, a division or square root, and (arm64) a fused
-// multiply-add, which would make the values differ from amd64's.
-func TestNormalPairBranchFree(t *testing.T) {
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go command on PATH to run go tool objdump")
-	}
-	const checked = `normalPair|lnUnit|recipNear2|sqrtPos|cosSinQuarter|gaussianTorus`
-	inChecked := regexp.MustCompile(`torus\.(` + checked + `)\(SB\)`)
-	x86 := archRules{
-		cond: regexp.MustCompile(`^J`), // JMP is matched before
-		// The prologue's comparison of SP with the goroutine's stack guard
-		// (R14 holds g on amd64, R12 = SP − frame for large frames; 386
-		// loads g into CX).
-		guard: regexp.MustCompile(`^(CMPQ (SP|R12), 0x10\(R14\)|CMPL SP, 0x8\(CX\))$`),
-		// Division, square root, fused multiply-add, and x87 (F…).
-		forbidden: regexp.MustCompile(`^(V?DIV|IDIV|V?SQRT|VFN?M(ADD|SUB)|F)`),
-	}
-	rules := map[string]archRules{"amd64": x86, "386": x86, "arm64": {
-		cond:      regexp.MustCompile(`^(B(EQ|NE|CS|HS|CC|LO|MI|PL|VS|VC|HI|LS|GE|LT|GT|LE)|CBN?ZW?|TBN?Z)$`),
-		guard:     regexp.MustCompile(`^CMP R16, RSP$`), // after MOVD 16(R28), R16
-		forbidden: regexp.MustCompile(`^(FDIV|FSQRT|[SU]DIV|FN?M(ADD|SUB))`),
-	}}
-	direct := regexp.MustCompile(`^(0x[0-9a-f]+|-?[0-9]+\(PC\)|.*torus\.(` + checked + `)\(SB\))$`)
-	for _, arch := range []string{"amd64", "386", "arm64"} {
-		r := rules[arch]
-		t.Run(arch, func(t *testing.T) {
-			exe := filepath.Join(t.TempDir(), "torus.test")
-			build := exec.Command(goTool, "test", "-c", "-o", exe, ".")
-			// GOFLAGS could add -race or -gcflags=-l, which put calls in.
-			build.Env = append(os.Environ(), "GOARCH="+arch, "GOFLAGS=", "CGO_ENABLED=0")
-			if out, err := build.CombinedOutput(); err != nil {
-				t.Fatalf("go test -c: %v\n%s", err, out)
-			}
-			out, err := exec.Command(goTool, "tool", "objdump", "-s", `torus\.(`+checked+`)$`, exe).CombinedOutput()
-			if err != nil {
-				t.Fatalf("go tool objdump: %v\n%s", err, out)
-			}
-			funcs := map[string]bool{}
-			var fn, prev string
-			sc := bufio.NewScanner(bytes.NewReader(out))
-			for sc.Scan() {
-				line := sc.Text()
-				if name, ok := strings.CutPrefix(line, "TEXT "); ok {
-					fn = strings.TrimPrefix(strings.Fields(name)[0], "github.com/goldfhe/goldfhe/torus.")
-					funcs[fn] = true
-					prev = ""
-					continue
-				}
-				var inst string
-				for _, field := range slices.Backward(strings.Split(line, "\t")) {
-					if inst = strings.TrimSpace(field); inst != "" {
-						break
-					}
-				}
-				fields := strings.Fields(inst + " ? ?")
-				op, arg := fields[0], fields[1]
-				switch {
-				case op == "JMP" && direct.MatchString(arg):
-					// Within the function, or back to its start after the
-					// stack grew.
-				case op == "RET":
-				case r.cond.MatchString(op) && r.guard.MatchString(prev):
-				case op == "CALL" && (inChecked.MatchString(inst) || strings.Contains(inst, "runtime.morestack")):
-				case op == "JMP", op == "CALL", r.cond.MatchString(op), r.forbidden.MatchString(op):
-					t.Errorf("%s: %q", fn, inst)
-				}
-				prev = inst
-			}
-			for _, f := range []string{"normalPair(SB)", "gaussianTorus(SB)"} {
-				if !funcs[f] {
-					t.Fatalf("%s not in the objdump output:\n%s", f, out)
-				}
-			}
-			t.Logf("checked %v", slices.Sorted(maps.Keys(funcs)))
-		})
-	}
-}
-
-// archRules tell TestNormalPairBranchFree one architecture's mnemonics
-// (Go assembler syntax, as go tool objdump prints them).
-type archRules struct {
-	cond      *regexp.Regexp // a conditional branch
-	guard     *regexp.Regexp // the instruction before the prologue's branch
-	forbidden *regexp.Regexp // variable-latency or fused arithmetic
 }
 
 // BenchmarkGaussian times a Gaussian value of the Sampler (constant time)

@@ -1,0 +1,135 @@
+package tfhe
+
+import (
+	"bufio"
+	"bytes"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/goldfhe/goldfhe/torus"
+)
+
+// TestConstantTimeCode reads the compiled code of the functions that handle
+// secret values and must not take value-dependent time: torus's normal
+// sampling (normalPair, the functions it calls, gaussianTorus: a
+// ciphertext's noise) and EncodeBool (a message bit). It runs go tool
+// objdump on this package's test binary, built again (the one running has
+// no symbol table), for amd64, 386 (where a float–integer conversion is a
+// runtime call) and arm64, and fails on a conditional jump but the
+// stack-growth check of a function's prologue, an indirect jump, a call
+// outside these functions but runtime.morestack, a division or square
+// root, and (arm64) a fused multiply-add, which would make the sampler's
+// values differ from amd64's.
+func TestConstantTimeCode(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command on PATH to run go tool objdump")
+	}
+	const checked = `torus\.(normalPair|lnUnit|recipNear2|sqrtPos|cosSinQuarter|gaussianTorus)|tfhe\.EncodeBool`
+	inChecked := regexp.MustCompile(`(` + checked + `)\(SB\)`)
+	x86 := archRules{
+		cond: regexp.MustCompile(`^J`), // JMP is matched before
+		// The prologue's comparison of SP with the goroutine's stack guard
+		// (R14 holds g on amd64, R12 = SP − frame for large frames; 386
+		// loads g into CX).
+		guard: regexp.MustCompile(`^(CMPQ (SP|R12), 0x10\(R14\)|CMPL SP, 0x8\(CX\))$`),
+		// Division, square root, fused multiply-add, and x87 (F…).
+		forbidden: regexp.MustCompile(`^(V?DIV|IDIV|V?SQRT|VFN?M(ADD|SUB)|F)`),
+	}
+	rules := map[string]archRules{"amd64": x86, "386": x86, "arm64": {
+		cond:      regexp.MustCompile(`^(B(EQ|NE|CS|HS|CC|LO|MI|PL|VS|VC|HI|LS|GE|LT|GT|LE)|CBN?ZW?|TBN?Z)$`),
+		guard:     regexp.MustCompile(`^CMP R16, RSP$`), // after MOVD 16(R28), R16
+		forbidden: regexp.MustCompile(`^(FDIV|FSQRT|[SU]DIV|FN?M(ADD|SUB))`),
+	}}
+	direct := regexp.MustCompile(`^(0x[0-9a-f]+|-?[0-9]+\(PC\)|.*(` + checked + `)\(SB\))$`)
+	sampler := []string{"torus.normalPair(SB)", "torus.gaussianTorus(SB)"}
+	for _, c := range []struct {
+		arch, pkg string   // pkg: the test binary's package
+		need      []string // functions that must be in it
+	}{
+		{"amd64", ".", append(sampler, "tfhe.EncodeBool(SB)")},
+		{"arm64", ".", append(sampler, "tfhe.EncodeBool(SB)")},
+		// This package's tests do not build for 32-bit targets
+		// (params_test's 1 << 40); torus's do.
+		{"386", "../torus", sampler},
+	} {
+		r := rules[c.arch]
+		t.Run(c.arch, func(t *testing.T) {
+			exe := filepath.Join(t.TempDir(), "x.test")
+			build := exec.Command(goTool, "test", "-c", "-o", exe, c.pkg)
+			// GOFLAGS could add -race or -gcflags=-l, which put calls in.
+			build.Env = append(os.Environ(), "GOARCH="+c.arch, "GOFLAGS=", "CGO_ENABLED=0")
+			if out, err := build.CombinedOutput(); err != nil {
+				t.Fatalf("go test -c: %v\n%s", err, out)
+			}
+			out, err := exec.Command(goTool, "tool", "objdump", "-s", `(`+checked+`)$`, exe).CombinedOutput()
+			if err != nil {
+				t.Fatalf("go tool objdump: %v\n%s", err, out)
+			}
+			funcs := map[string]bool{}
+			var fn, prev string
+			sc := bufio.NewScanner(bytes.NewReader(out))
+			for sc.Scan() {
+				line := sc.Text()
+				if name, ok := strings.CutPrefix(line, "TEXT "); ok {
+					fn = strings.TrimPrefix(strings.Fields(name)[0], "github.com/goldfhe/goldfhe/")
+					funcs[fn] = true
+					prev = ""
+					continue
+				}
+				var inst string
+				for _, field := range slices.Backward(strings.Split(line, "\t")) {
+					if inst = strings.TrimSpace(field); inst != "" {
+						break
+					}
+				}
+				fields := strings.Fields(inst + " ? ?")
+				op, arg := fields[0], fields[1]
+				switch {
+				case op == "JMP" && direct.MatchString(arg):
+					// Within the function, or back to its start after the
+					// stack grew.
+				case op == "RET":
+				case r.cond.MatchString(op) && r.guard.MatchString(prev):
+				case op == "CALL" && (inChecked.MatchString(inst) || strings.Contains(inst, "runtime.morestack")):
+				case op == "JMP", op == "CALL", r.cond.MatchString(op), r.forbidden.MatchString(op):
+					t.Errorf("%s: %q", fn, inst)
+				}
+				prev = inst
+			}
+			for _, f := range c.need {
+				if !funcs[f] {
+					t.Fatalf("%s not in the objdump output:\n%s", f, out)
+				}
+			}
+			t.Logf("checked %v", slices.Sorted(maps.Keys(funcs)))
+		})
+	}
+}
+
+// archRules tell TestConstantTimeCode one architecture's mnemonics
+// (Go assembler syntax, as go tool objdump prints them).
+type archRules struct {
+	cond      *regexp.Regexp // a conditional branch
+	guard     *regexp.Regexp // the instruction before the prologue's branch
+	forbidden *regexp.Regexp // variable-latency or fused arithmetic
+}
+
+// encodeBool is EncodeBool as a function value, which keeps a copy of it
+// that is not inlined in the test binary for TestConstantTimeCode.
+var encodeBool = EncodeBool
+
+func TestEncodeBool(t *testing.T) {
+	if got, want := encodeBool(true), torus.Encode(1, 8); got != want {
+		t.Errorf("EncodeBool(true) = %#x, want %#x", got, want)
+	}
+	if got, want := encodeBool(false), torus.Encode(-1, 8); got != want {
+		t.Errorf("EncodeBool(false) = %#x, want %#x", got, want)
+	}
+}

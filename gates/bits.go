@@ -123,32 +123,43 @@ func HexBits(s string, width int, order BitOrder) ([]bool, error) {
 	if order != LSBFirst && order != MSBFirst {
 		return nil, fmt.Errorf("gates: unknown bit order %d", order)
 	}
+	// The digits may be a secret input (an AES key): no branch on their
+	// values. Every bit is written, and a bad digit or a set bit past
+	// width is noted and reported after the loop.
 	bits := make([]bool, width)
+	var bad, over int
 	for k := range len(digits) {
-		ch := digits[len(digits)-1-k] // k-th digit from the least significant
-		var d byte
-		switch {
-		case ch >= '0' && ch <= '9':
-			d = ch - '0'
-		case ch >= 'a' && ch <= 'f':
-			d = ch - 'a' + 10
-		case ch >= 'A' && ch <= 'F':
-			d = ch - 'A' + 10
-		default:
-			return nil, fmt.Errorf("gates: %q is not a hex number (%q)", s, ch)
-		}
+		d, ok := hexDigit(digits[len(digits)-1-k]) // k-th digit from the least significant
+		bad |= ^ok
 		for t := range 4 {
-			if d>>t&1 == 0 {
-				continue
+			if i := 4*k + t; i < width { // positions are public
+				bits[wireBit(i, width, order)] = d>>t&1 == 1
+			} else {
+				over |= d >> t & 1
 			}
-			i := 4*k + t
-			if i >= width {
-				return nil, fmt.Errorf("gates: %s does not fit in %d bits", s, width)
-			}
-			bits[wireBit(i, width, order)] = true
 		}
 	}
+	if bad != 0 {
+		for _, ch := range []byte(digits) {
+			if _, ok := hexDigit(ch); ok == 0 {
+				return nil, fmt.Errorf("gates: %q is not a hex number (%q)", s, ch)
+			}
+		}
+	}
+	if over != 0 {
+		return nil, fmt.Errorf("gates: %s does not fit in %d bits", s, width)
+	}
 	return bits, nil
+}
+
+// hexDigit returns the value of the hex digit ch and ok = −1 (all ones), or
+// ok = 0 if ch is not one, by masks rather than comparisons that branch.
+func hexDigit(ch byte) (d, ok int) {
+	dec := int(ch) - '0'
+	lc := int(ch|0x20) - 'a'            // 'A'–'F' to 'a'–'f'; no other byte lands there
+	isDec := ^((dec | (9 - dec)) >> 63) // 0 ≤ dec ≤ 9
+	isHex := ^((lc | (5 - lc)) >> 63)   // 0 ≤ lc ≤ 5
+	return dec&isDec | (lc+10)&isHex, isDec | isHex
 }
 
 // BitsHex is the inverse of HexBits: the bits, read in the given order as an

@@ -252,3 +252,22 @@ func FuzzHexBits(f *testing.F) {
 		}
 	})
 }
+
+// TestHexDigit checks hexDigit's masks against a plain switch on every byte.
+func TestHexDigit(t *testing.T) {
+	for c := range 256 {
+		ch := byte(c)
+		want, wantOK := 0, 0
+		switch {
+		case ch >= '0' && ch <= '9':
+			want, wantOK = int(ch-'0'), -1
+		case ch >= 'a' && ch <= 'f':
+			want, wantOK = int(ch-'a'+10), -1
+		case ch >= 'A' && ch <= 'F':
+			want, wantOK = int(ch-'A'+10), -1
+		}
+		if d, ok := hexDigit(ch); ok != wantOK || ok != 0 && d != want {
+			t.Errorf("hexDigit(%q) = %d, %d; want %d, %d", ch, d, ok, want, wantOK)
+		}
+	}
+}

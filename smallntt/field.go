@@ -34,20 +34,16 @@ func Sub(a, b uint64) uint64 {
 	return d
 }
 
-// Neg returns −a mod P. a canonical; output canonical.
-func Neg(a uint64) uint64 {
-	if a == 0 {
-		return 0
-	}
-	return P - a
-}
+// Neg returns −a mod P. a canonical; output canonical. Like Reduce,
+// FromInt64 and ToInt64Centered, it takes its case by a mask, not a branch:
+// they see secret key polynomials in key generation and encryption
+// (tfhe.TestConstantTimeCode reads their code).
+func Neg(a uint64) uint64 { return Reduce(P - a) }
 
 // Reduce returns a mod P. a any; output canonical.
 func Reduce(a uint64) uint64 {
-	if a >= P {
-		a -= P
-	}
-	return a
+	d, borrow := bits.Sub64(a, P, 0)
+	return d + P&-borrow
 }
 
 // Reduce128 returns (hi·2^64 + lo) mod P for any hi, lo (DESIGN.md §3):
@@ -124,10 +120,8 @@ func Inv(a uint64) uint64 { return Exp(a, P-2) }
 // FromInt64 maps any signed integer to its residue in [0, P); every int64 has
 // |x| ≤ 2^63 < P, so this is exact for all inputs.
 func FromInt64(x int64) uint64 {
-	if x >= 0 {
-		return uint64(x) // x < 2^63 < P
-	}
-	return P - uint64(-x) // uint64(-x) is |x| even for x = −2^63
+	// x ≥ 0: x < 2^63 < P. x < 0: P + x = P − |x| (mod 2^64).
+	return uint64(x) + P&uint64(x>>63)
 }
 
 // ToInt64Centered maps a residue v to the representative in [−(P−1)/2,
@@ -136,10 +130,8 @@ func FromInt64(x int64) uint64 {
 // DESIGN.md §3 work.
 func ToInt64Centered(v uint64) int64 {
 	v = Reduce(v)
-	if v > P/2 {
-		return -int64(P - v)
-	}
-	return int64(v)
+	over := (P/2 - v) >> 63 // v > P/2
+	return int64(v - P&-over)
 }
 
 // addLazy returns a value ≡ a + b in [0, 2^64). a, b any.

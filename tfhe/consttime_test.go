@@ -12,13 +12,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goldfhe/goldfhe/smallntt"
 	"github.com/goldfhe/goldfhe/torus"
 )
 
 // TestConstantTimeCode reads the compiled code of the functions that handle
 // secret values and must not take value-dependent time: torus's normal
 // sampling (normalPair, the functions it calls, gaussianTorus: a
-// ciphertext's noise) and EncodeBool (a message bit). It runs go tool
+// ciphertext's noise), EncodeBool (a message bit) and smallntt's field
+// operations that take a case (Reduce, Neg, FromInt64, ToInt64Centered: the
+// products with the secret key). It runs go tool
 // objdump on this package's test binary, built again (the one running has
 // no symbol table), for amd64, 386 (where a float–integer conversion is a
 // runtime call) and arm64, and fails on a conditional jump but the
@@ -31,7 +34,8 @@ func TestConstantTimeCode(t *testing.T) {
 	if err != nil {
 		t.Skip("no go command on PATH to run go tool objdump")
 	}
-	const checked = `torus\.(normalPair|lnUnit|recipNear2|sqrtPos|cosSinQuarter|gaussianTorus)|tfhe\.EncodeBool`
+	const checked = `torus\.(normalPair|lnUnit|recipNear2|sqrtPos|cosSinQuarter|gaussianTorus)|tfhe\.EncodeBool|` +
+		`smallntt\.(Reduce|Neg|FromInt64|ToInt64Centered)`
 	inChecked := regexp.MustCompile(`(` + checked + `)\(SB\)`)
 	x86 := archRules{
 		cond: regexp.MustCompile(`^J`), // JMP is matched before
@@ -49,12 +53,14 @@ func TestConstantTimeCode(t *testing.T) {
 	}}
 	direct := regexp.MustCompile(`^(0x[0-9a-f]+|-?[0-9]+\(PC\)|.*(` + checked + `)\(SB\))$`)
 	sampler := []string{"torus.normalPair(SB)", "torus.gaussianTorus(SB)"}
+	ours := []string{"tfhe.EncodeBool(SB)", "smallntt.Reduce(SB)", "smallntt.Neg(SB)",
+		"smallntt.FromInt64(SB)", "smallntt.ToInt64Centered(SB)"}
 	for _, c := range []struct {
 		arch, pkg string   // pkg: the test binary's package
 		need      []string // functions that must be in it
 	}{
-		{"amd64", ".", append(sampler, "tfhe.EncodeBool(SB)")},
-		{"arm64", ".", append(sampler, "tfhe.EncodeBool(SB)")},
+		{"amd64", ".", append(sampler, ours...)},
+		{"arm64", ".", append(sampler, ours...)},
 		// This package's tests do not build for 32-bit targets
 		// (params_test's 1 << 40); torus's do.
 		{"386", "../torus", sampler},
@@ -108,7 +114,7 @@ func TestConstantTimeCode(t *testing.T) {
 					t.Fatalf("%s not in the objdump output:\n%s", f, out)
 				}
 			}
-			t.Logf("checked %v", slices.Sorted(maps.Keys(funcs)))
+			t.Logf("checked %v (%d field operations kept by fieldOps)", slices.Sorted(maps.Keys(funcs)), len(fieldOps))
 		})
 	}
 }
@@ -122,8 +128,13 @@ type archRules struct {
 }
 
 // encodeBool is EncodeBool as a function value, which keeps a copy of it
-// that is not inlined in the test binary for TestConstantTimeCode.
-var encodeBool = EncodeBool
+// that is not inlined in the test binary for TestConstantTimeCode; so
+// does fieldOps for the field operations that key generation and
+// encryption apply to secret key polynomials (dotKey, keyNTT).
+var (
+	encodeBool = EncodeBool
+	fieldOps   = []any{smallntt.Reduce, smallntt.Neg, smallntt.FromInt64, smallntt.ToInt64Centered}
+)
 
 func TestEncodeBool(t *testing.T) {
 	if got, want := encodeBool(true), torus.Encode(1, 8); got != want {

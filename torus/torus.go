@@ -3,6 +3,7 @@ package torus
 import (
 	"fmt"
 	"math"
+	"math/bits"
 )
 
 // Torus32 is an element of the discretised torus: the value t/2^32 ∈ [0, 1).
@@ -33,10 +34,18 @@ func FromFloat64(x float64) Torus32 {
 // Encode returns mu/msgSpace on the torus, rounded to the nearest Torus32:
 // Encode(1, 8) = 1/8 = 2^29, Encode(−1, 8) = −1/8. mu may be any integer;
 // msgSpace must be positive (it panics otherwise: it is a constant of the
-// caller's encoding, not data).
+// caller's encoding, not data). For a power of two up to 2^32 (TFHE's
+// encodings) it is a shift, with no branch or division on mu, which may
+// be a secret message; other message spaces divide, and division takes
+// operand-dependent time on many processors.
 func Encode(mu int64, msgSpace int64) Torus32 {
 	if msgSpace <= 0 {
 		panic(fmt.Sprintf("torus: Encode: message space %d must be positive", msgSpace))
+	}
+	if msgSpace&(msgSpace-1) == 0 && msgSpace <= 1<<32 {
+		// mu·2^32/2^k is exactly mu·2^(32−k), and mod 2^32 only its low
+		// bits count.
+		return Torus32(uint64(mu) << (32 - bits.TrailingZeros64(uint64(msgSpace))))
 	}
 	m := mu % msgSpace
 	if m < 0 {

@@ -187,3 +187,32 @@ func TestSamplerDistributions(t *testing.T) {
 		t.Errorf("UniformSlice: %d of %d with the top bit set", top, count)
 	}
 }
+
+// TestEncodePowerOfTwo: the shift Encode takes for a power-of-two message
+// space gives what the division does (encodeByDivision, Encode's other
+// path) for every such space up to 2^32.
+func TestEncodePowerOfTwo(t *testing.T) {
+	encodeByDivision := func(mu, msgSpace int64) Torus32 {
+		m := mu % msgSpace
+		if m < 0 {
+			m += msgSpace
+		}
+		if msgSpace >= 1<<32 {
+			return FromFloat64(float64(m) / float64(msgSpace))
+		}
+		q := (uint64(m) << 32) / uint64(msgSpace)
+		if r := (uint64(m) << 32) % uint64(msgSpace); 2*r >= uint64(msgSpace) {
+			q++
+		}
+		return Torus32(q)
+	}
+	rng := mrand.New(mrand.NewPCG(11, 12))
+	for k := range 33 {
+		space := int64(1) << k
+		for _, mu := range []int64{0, 1, -1, space - 1, space, -space, space/2 + 1, math.MaxInt64, math.MinInt64, rng.Int64(), -rng.Int64()} {
+			if got, want := Encode(mu, space), encodeByDivision(mu, space); got != want {
+				t.Fatalf("Encode(%d, 2^%d) = %d, by division %d", mu, k, got, want)
+			}
+		}
+	}
+}

@@ -52,11 +52,19 @@ func BitsUint64(bits []bool) uint64 {
 	}
 	var v uint64
 	for j, b := range bits {
-		if b {
-			v |= 1 << j
-		}
+		v |= uint64(bitOf(b)) << j // decrypted bits: no branch on them
 	}
 	return v
+}
+
+// bitOf is b as 0 or 1. Go compiles this form to a zero extension of b's
+// byte, not a branch: the Bits… decoders read decrypted bits, which a
+// branch would show to whoever times them.
+func bitOf(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // BytesBits returns the 8·len(b) bits of the byte string b, read as a
@@ -81,10 +89,8 @@ func BitsBytes(bits []bool, order BitOrder) []byte {
 	n := len(bits)
 	b := make([]byte, (n+7)/8)
 	for j, bit := range bits {
-		if bit {
-			i := wireBit(j, n, order)
-			b[len(b)-1-i/8] |= 1 << (i % 8)
-		}
+		i := wireBit(j, n, order)
+		b[len(b)-1-i/8] |= bitOf(bit) << (i % 8)
 	}
 	return b
 }
@@ -172,13 +178,13 @@ func BitsHex(bits []bool, order BitOrder) string {
 	}
 	out := make([]byte, (n+3)/4)
 	for j, bit := range bits {
-		if bit {
-			i := wireBit(j, n, order)
-			out[len(out)-1-i/4] |= 1 << (i % 4)
-		}
+		i := wireBit(j, n, order)
+		out[len(out)-1-i/4] |= bitOf(bit) << (i % 4)
 	}
 	for k, d := range out {
-		out[k] = "0123456789abcdef"[d]
+		// '0' + d, or 'a' + d − 10 past 9, by a mask rather than a table
+		// indexed by the digit.
+		out[k] = '0' + d + byte(39&((9-int(d))>>63))
 	}
 	return string(out)
 }

@@ -21,7 +21,8 @@ func (t Torus32) Float64() float64 { return float64(int32(t)) / (1 << 32) }
 // FromFloat64 returns the torus element nearest to x mod 1, a tie (x·2^32
 // halfway between two integers) going to the larger integer, so that
 // −1.5·2^−32 gives −1·2^−32. Every finite x is accepted; NaN and ±Inf map
-// to 0.
+// to 0. Its time depends on x (math.Floor and math.Round branch on the
+// exponent): Sampler.Gaussian rounds its noise otherwise.
 func FromFloat64(x float64) Torus32 {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		return 0

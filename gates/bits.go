@@ -1,6 +1,7 @@
 package gates
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -58,13 +59,15 @@ func BitsUint64(bits []bool) uint64 {
 }
 
 // bitOf is b as 0 or 1. Go compiles this form to a zero extension of b's
-// byte, not a branch: the Bits… decoders read decrypted bits, which a
-// branch would show to whoever times them.
+// byte, not a branch, inlined or not (the form with two returns branches
+// when not inlined): the Bits… decoders read decrypted bits, which a branch
+// would show to whoever times them.
 func bitOf(b bool) byte {
+	var x byte
 	if b {
-		return 1
+		x = 1
 	}
-	return 0
+	return x
 }
 
 // BytesBits returns the 8·len(b) bits of the byte string b, read as a
@@ -109,19 +112,24 @@ func wireBit(j, n int, order BitOrder) int {
 // returns its width bits in the given wire order. The value must fit in width
 // bits. For a byte string of width/8 bytes this is the same as BytesBits of
 // its hex decoding.
+//
+// s may be a secret (a circuit's key input): HexBits does not branch on its
+// digits' values, and its errors name a position in s, never s or its
+// characters, so that a mistyped key does not end up in a log. Of a bad
+// digit and a value too wide, the bad digit is reported (the leftmost).
 func HexBits(s string, width int, order BitOrder) ([]bool, error) {
-	digits := s
+	digits, pre := s, 0
 	if len(s) >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') {
-		digits = s[2:] // one prefix at most: "0x0X1" is not a number
+		digits, pre = s[2:], 2 // one prefix at most: "0x0X1" is not a number
 	}
 	// Underscores as in Go's literals: single, between digits or right
 	// after the prefix.
 	if strings.HasPrefix(digits, "_") && len(digits) == len(s) || strings.HasSuffix(digits, "_") || strings.Contains(digits, "__") {
-		return nil, fmt.Errorf("gates: %q is not a hex number: underscores go singly between digits", s)
+		return nil, errors.New("gates: not a hex number: underscores go singly between digits")
 	}
 	digits = strings.ReplaceAll(digits, "_", "")
 	if digits == "" {
-		return nil, fmt.Errorf("gates: %q is not a hex number", s)
+		return nil, errors.New("gates: not a hex number: no digits")
 	}
 	if width < 0 {
 		return nil, fmt.Errorf("gates: negative width %d", width)
@@ -146,14 +154,14 @@ func HexBits(s string, width int, order BitOrder) ([]bool, error) {
 		}
 	}
 	if bad != 0 {
-		for _, ch := range []byte(digits) {
-			if _, ok := hexDigit(ch); ok == 0 {
-				return nil, fmt.Errorf("gates: %q is not a hex number (%q)", s, ch)
+		for i := pre; i < len(s); i++ {
+			if _, ok := hexDigit(s[i]); ok == 0 && s[i] != '_' {
+				return nil, fmt.Errorf("gates: not a hex number: byte %d of %d is not a hex digit", i, len(s))
 			}
 		}
 	}
 	if over != 0 {
-		return nil, fmt.Errorf("gates: %s does not fit in %d bits", s, width)
+		return nil, fmt.Errorf("gates: a %d-digit hex number does not fit in %d bits", len(digits), width)
 	}
 	return bits, nil
 }

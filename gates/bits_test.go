@@ -271,3 +271,30 @@ func TestHexDigit(t *testing.T) {
 		}
 	}
 }
+
+// TestHexBitsErrorsKeepTheInput: an input may be a secret key, so the
+// errors name a position, never the input or its characters.
+func TestHexBitsErrorsKeepTheInput(t *testing.T) {
+	for _, c := range []struct {
+		s     string
+		width int
+		want  string
+	}{
+		{"0x12_3q5", 24, "byte 6 of 8"},
+		{"abcde", 16, "a 5-digit hex number does not fit in 16 bits"},
+		{"zbcde", 16, "byte 0 of 5"}, // a bad digit wins over the width
+		{"ab__cd", 16, "underscores"},
+		{"0x", 8, "no digits"},
+	} {
+		_, err := HexBits(c.s, c.width, LSBFirst)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("HexBits(%q, %d): %v, want an error with %q", c.s, c.width, err, c.want)
+			continue
+		}
+		for _, part := range []string{c.s, strings.TrimPrefix(c.s, "0x")} {
+			if part != "" && strings.Contains(err.Error(), part) {
+				t.Errorf("HexBits(%q, %d): the error %q shows the input", c.s, c.width, err)
+			}
+		}
+	}
+}

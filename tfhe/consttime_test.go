@@ -20,8 +20,11 @@ import (
 // secret values and must not take value-dependent time: torus's normal
 // sampling (normalPair, the functions it calls, gaussianTorus: a
 // ciphertext's noise), EncodeBool (a message bit) and smallntt's field
-// operations that take a case (Reduce, Neg, FromInt64, ToInt64Centered: the
-// products with the secret key). It runs go tool
+// operations that take a case (Reduce, Neg, FromInt64, ToInt64Centered:
+// dotKey's products with the secret key, keyNTT's conversion of it). It
+// reads their standalone copies; where they are inlined (dotKey, keyNTT,
+// the transforms) the compiler has made the same choices so far, which
+// only reading that code would confirm. It runs go tool
 // objdump on this package's test binary, built again (the one running has
 // no symbol table), for amd64, 386 (where a float–integer conversion is a
 // runtime call) and arm64, and fails on a conditional jump but the
@@ -129,8 +132,7 @@ type archRules struct {
 
 // encodeBool is EncodeBool as a function value, which keeps a copy of it
 // that is not inlined in the test binary for TestConstantTimeCode; so
-// does fieldOps for the field operations that key generation and
-// encryption apply to secret key polynomials (dotKey, keyNTT).
+// does fieldOps for the field operations.
 var (
 	encodeBool = EncodeBool
 	fieldOps   = []any{smallntt.Reduce, smallntt.Neg, smallntt.FromInt64, smallntt.ToInt64Centered}

@@ -15,12 +15,14 @@ func EncodeBool(b bool) torus.Torus32 {
 }
 
 // boolBit is b as 0 or 1. Go compiles this form to a zero extension of b's
-// byte, not a branch (TestConstantTimeCode reads EncodeBool's code).
+// byte, not a branch, inlined or not (TestConstantTimeCode reads
+// EncodeBool's code; the form with two returns branches when not inlined).
 func boolBit(b bool) uint32 {
+	var x uint32
 	if b {
-		return 1
+		x = 1
 	}
-	return 0
+	return x
 }
 
 // Encryptor encrypts under a secret key with its own random stream. It is

@@ -42,8 +42,9 @@ func (sk *SecretKey) CheckCloudKey(ck *CloudKey) error {
 	if !ck.params.Equal(p) {
 		return fmt.Errorf("tfhe: the cloud key is for %s, the secret key for %s", ck.params.Name(), p.Name())
 	}
-	// One comparison: d ∈ [−tol, tol] mod 2^32. Two (d ≤ tol || −d ≤ tol)
-	// would branch on the sign of the key's noise.
+	// One comparison: d ∈ [−tol, tol] mod 2^32, for tol < 2^31 (the
+	// tolerances below are at most 2^29). Two (d ≤ tol || −d ≤ tol) would
+	// branch on the sign of the key's noise.
 	near := func(got, want torus.Torus32, tol uint32) bool {
 		return uint32(got-want)+tol <= 2*tol
 	}

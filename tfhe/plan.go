@@ -25,10 +25,6 @@ func internalPlan(n int) *smallntt.Plan {
 	return actual.(*smallntt.Plan)
 }
 
-// fromSigned maps a signed integer of absolute value below p to its residue,
-// without a branch (smallntt.FromInt64 for the hot paths).
-func fromSigned(x int64) uint64 { return uint64(x) + smallntt.P&uint64(x>>63) }
-
 // nttScratch holds the buffers of one integer-by-torus polynomial product
 // through the NTT (encryption, decryption, key generation).
 type nttScratch struct {
@@ -47,7 +43,7 @@ func keyNTT(plan *smallntt.Plan, keys [][]int32) []smallntt.NTTPoly {
 	for j, s := range keys {
 		out[j] = make(smallntt.NTTPoly, len(s))
 		for i, x := range s {
-			out[j][i] = fromSigned(int64(x))
+			out[j][i] = smallntt.FromInt64(int64(x))
 		}
 		plan.Forward(out[j], smallntt.Poly(out[j]))
 	}
@@ -61,7 +57,7 @@ func (sc *nttScratch) dotKey(dst torus.Poly, a []torus.Poly, sNTT []smallntt.NTT
 	clear(sc.acc)
 	for j := range a {
 		for i, x := range a[j] {
-			sc.a[i] = fromSigned(int64(int32(x)))
+			sc.a[i] = smallntt.FromInt64(int64(int32(x)))
 		}
 		sc.plan.Forward(sc.a, smallntt.Poly(sc.a))
 		sc.plan.MulAdd(sc.acc, sc.a, sNTT[j])

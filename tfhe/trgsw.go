@@ -76,7 +76,7 @@ func (d *NTTTRGSW) fill(c *TRGSW) {
 		for j, p := range c.Rows[r].Value {
 			dst := d.Poly(r, j)
 			for i, x := range p {
-				dst[i] = fromSigned(int64(int32(x)))
+				dst[i] = smallntt.FromInt64(int64(int32(x)))
 			}
 			d.plan.Forward(dst, smallntt.Poly(dst))
 		}

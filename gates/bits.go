@@ -3,6 +3,7 @@ package gates
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -166,13 +167,17 @@ func HexBits(s string, width int, order BitOrder) ([]bool, error) {
 	return bits, nil
 }
 
+// signShift shifts an int's sign bit down to every bit: x >> signShift is −1
+// for x < 0 and 0 otherwise, on 32- and 64-bit platforms alike.
+const signShift = strconv.IntSize - 1
+
 // hexDigit returns the value of the hex digit ch and ok = −1 (all ones), or
 // ok = 0 if ch is not one, by masks rather than comparisons that branch.
 func hexDigit(ch byte) (d, ok int) {
 	dec := int(ch) - '0'
-	lc := int(ch|0x20) - 'a'            // 'A'–'F' to 'a'–'f'; no other byte lands there
-	isDec := ^((dec | (9 - dec)) >> 63) // 0 ≤ dec ≤ 9
-	isHex := ^((lc | (5 - lc)) >> 63)   // 0 ≤ lc ≤ 5
+	lc := int(ch|0x20) - 'a'                   // 'A'–'F' to 'a'–'f'; no other byte lands there
+	isDec := ^((dec | (9 - dec)) >> signShift) // 0 ≤ dec ≤ 9
+	isHex := ^((lc | (5 - lc)) >> signShift)   // 0 ≤ lc ≤ 5
 	return dec&isDec | (lc+10)&isHex, isDec | isHex
 }
 
@@ -192,7 +197,7 @@ func BitsHex(bits []bool, order BitOrder) string {
 	for k, d := range out {
 		// '0' + d, or 'a' + d − 10 past 9, by a mask rather than a table
 		// indexed by the digit.
-		out[k] = '0' + d + byte(39&((9-int(d))>>63))
+		out[k] = '0' + d + byte(39&((9-int(d))>>signShift))
 	}
 	return string(out)
 }

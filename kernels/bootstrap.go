@@ -3,6 +3,7 @@ package kernels
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"unsafe"
 )
@@ -73,7 +74,8 @@ func (s BootstrapShape) KSTableLen() int {
 
 // Check reports whether the shape is one the kernels handle: the ranges of
 // tfhe.NewParams (N = 2^LogN with 2 ≤ LogN ≤ 13, k ≤ 8, l·β ≤ 32, t·basebit ≤
-// 31, basebit ≤ 8), Grouping 0 to 3, and tables below 2^40 elements.
+// 31, basebit ≤ 8), Grouping 0 to 3, and key tables of at most 2^40 words
+// (2^31−1 on a 32-bit platform).
 func (s BootstrapShape) Check() error {
 	switch {
 	case s.Grouping < 0 || s.Grouping > 3:
@@ -91,11 +93,18 @@ func (s BootstrapShape) Check() error {
 		// which balances them only if no digit reads it.
 		return argErr("BootstrapShape", "t = %d, basebit = %d: want t ≥ 1, 1 ≤ basebit ≤ 8, t·basebit ≤ 31", s.KSLevels, s.KSBaseLog)
 	}
-	if s.BKLen() > 1<<40 || s.KSTableLen() > 1<<40 {
-		return argErr("BootstrapShape", "key tables too large")
+	// In int64, so that a 32-bit int's overflow cannot pass a shape.
+	bk := int64(s.BKSamples()) * int64(s.Rows()) * int64(s.K+1) << s.LogN
+	ks := int64(s.ExtractedDim()) * int64(s.KSLevels) * int64(1<<s.KSBaseLog/2) * int64(s.LWEDim+1)
+	if bk > maxTableLen || ks > maxTableLen {
+		return argErr("BootstrapShape", "key tables of %d and %d words, want ≤ %d", bk, ks, int64(maxTableLen))
 	}
 	return nil
 }
+
+// maxTableLen bounds a shape's key tables: 2^40 words, or what an int can
+// count on a 32-bit platform.
+const maxTableLen = min(1<<40, math.MaxInt)
 
 // BootstrapKernels are the kernels of bootstrap.cuh loaded from a Library.
 // Like the Library, they are safe for concurrent use; each launch fills its

@@ -245,6 +245,7 @@ func newBootstrapFakeGPU(t *testing.T) (*fakeGPU, *Library) {
 // and which counts every driver call in calls when it is not nil.
 func newBootstrapFakeWith(t *testing.T, noop bool, calls *atomic.Int64) (*fakeGPU, *Library) {
 	t.Helper()
+	requireFake64(t)
 	g, call := bootstrapFakeDriver(noop, calls)
 	c, err := open(&driver{path: "fake", fake: call}, 0)
 	must(t, err)

@@ -51,11 +51,15 @@ type FakeOptions struct {
 	Devices int
 }
 
+// RequireFake64 skips t where the fake driver cannot run (requireFake64).
+func RequireFake64(t testing.TB) { t.Helper(); requireFake64(t) }
+
 // UseFakeDriver makes Open and Driver use a new fake GPU until t ends.
 // Tests that use it must not run in parallel with tests that open the real
 // driver.
 func UseFakeDriver(t testing.TB, opts FakeOptions) *FakeDriver {
 	t.Helper()
+	requireFake64(t)
 	g, call := bootstrapFakeDriver(false, nil)
 	if opts.Memory > 0 {
 		g.total = opts.Memory

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/bits"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -105,9 +107,21 @@ func newFakeGPU() *fakeGPU {
 	}
 }
 
+// requireFake64 skips t on a 32-bit platform, saying why: the fake stands
+// in for the 64-bit CUDA driver, whose device addresses (fakeDeviceBase and
+// up) do not fit a 32-bit uintptr, and there this package never reaches a
+// driver at all (dlopen_other.go).
+func requireFake64(t testing.TB) {
+	t.Helper()
+	if strconv.IntSize < 64 {
+		t.Skipf("the fake CUDA driver needs a 64-bit platform (%s/%s has no CUDA driver to fake)", runtime.GOOS, runtime.GOARCH)
+	}
+}
+
 // newFake returns a Context and a Library on a fresh fake GPU.
 func newFake(t *testing.T) (*fakeGPU, *Context, *Library) {
 	t.Helper()
+	requireFake64(t)
 	g := newFakeGPU()
 	d := &driver{path: "fake", fake: g.call}
 	c, err := open(d, 0)
@@ -304,7 +318,7 @@ func (g *fakeGPU) call(s sym, a []uintptr) Result {
 			binary.LittleEndian.PutUint32(b[i:], uint32(a[1]))
 		}
 	case symMemHostAlloc:
-		if a[1] > 1<<32 {
+		if uint64(a[1]) > 1<<32 {
 			return resultOutOfMemory
 		}
 		m := make([]uint64, (a[1]+7)/8)

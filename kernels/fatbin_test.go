@@ -45,7 +45,7 @@ func TestFatbinSourceHash(t *testing.T) {
 			"run `make fatbin` on a host with nvcc and commit goldfhe.fatbin and goldfhe.fatbin.sha256", recorded, got)
 	}
 	if binary.LittleEndian.Uint32(embeddedFatbin) != fatbinMagic {
-		t.Fatalf("goldfhe.fatbin does not start with the fatbin magic %#x", fatbinMagic)
+		t.Fatalf("goldfhe.fatbin does not start with the fatbin magic %#x", uint32(fatbinMagic))
 	}
 	// the file on disk is what is embedded
 	disk, err := os.ReadFile(filepath.Join(dir, "goldfhe.fatbin.sha256"))

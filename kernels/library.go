@@ -168,7 +168,7 @@ func (l *Library) pointwise(k *pointwiseKernel, op string, s *Stream, dst, a, b 
 	if n < 0 || count < 0 {
 		return argErr(op, "n = %d, count = %d, want ≥ 0", n, count)
 	}
-	if n > maxUint32 || count > maxUint32 {
+	if uint64(n) > maxUint32 || uint64(count) > maxUint32 {
 		return argErr(op, "n = %d, count = %d, want ≤ 2^32-1", n, count)
 	}
 	if err := checkVecs(op, l.c, "dst", dst, n, count); err != nil {
@@ -310,7 +310,7 @@ func (l *Library) FieldOps(s *Stream, out, a, b *DeviceBuffer[uint64]) error {
 	if b.Len() != n || out.Len() != FieldOpCount*n {
 		return argErr(op, "lengths out %d, a %d, b %d; want %d·n, n, n", out.Len(), a.Len(), b.Len(), FieldOpCount)
 	}
-	if n > maxUint32 {
+	if uint64(n) > maxUint32 {
 		return argErr(op, "n = %d > 2^32-1", n)
 	}
 	for _, x := range []*DeviceBuffer[uint64]{out, a, b} {

@@ -59,7 +59,7 @@ func Alloc[T Elem](c *Context, n int) (*DeviceBuffer[T], error) {
 	if n <= 0 {
 		return nil, argErr("Alloc", "length %d, want ≥ 1", n)
 	}
-	if n > math.MaxInt64/size {
+	if int64(n) > math.MaxInt64/int64(size) {
 		return nil, argErr("Alloc", "length %d overflows", n)
 	}
 	bytes := int64(n) * int64(size)
@@ -389,7 +389,7 @@ func AllocHost[T Elem](c *Context, n int) (*HostPinned[T], error) {
 	if n <= 0 {
 		return nil, argErr("AllocHost", "length %d, want ≥ 1", n)
 	}
-	if n > math.MaxInt64/size {
+	if int64(n) > math.MaxInt64/int64(size) {
 		return nil, argErr("AllocHost", "length %d overflows", n)
 	}
 	bytes := int64(n) * int64(size)

@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"errors"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -273,8 +274,10 @@ func TestBufferArgumentChecks(t *testing.T) {
 			_, err = AllocHost[uint64](e.c, n)
 			wantErr(t, err, ErrArgument)
 		}
-		_, err := Alloc[uint64](e.c, 1<<61)
-		wantErr(t, err, ErrArgument) // overflows int64 bytes
+		if math.MaxInt > math.MaxInt64/8 {
+			_, err := Alloc[uint64](e.c, min(1<<61, math.MaxInt))
+			wantErr(t, err, ErrArgument) // overflows int64 bytes
+		}
 		b := devUint64(t, e.c, nil, 8)
 		wantErr(t, b.CopyFromHost(make([]uint64, 7)), ErrArgument)
 		wantErr(t, b.CopyToHost(make([]uint64, 9)), ErrArgument)
@@ -300,14 +303,14 @@ func TestBufferArgumentChecks(t *testing.T) {
 // crash, and the context stays usable.
 func TestOutOfMemory(t *testing.T) {
 	both(t, func(t *testing.T, e testEnv) {
-		_, err := Alloc[uint64](e.c, 1<<50) // 8 PiB
+		_, err := Alloc[uint64](e.c, min(1<<50, math.MaxInt)) // 8 PiB (16 GiB on a 32-bit platform)
 		wantErr(t, err, ErrOutOfMemory)
 		var ce *Error
 		if !errors.As(err, &ce) || ce.Call != "cuMemAlloc_v2" || ce.Name != "CUDA_ERROR_OUT_OF_MEMORY" {
 			t.Errorf("error %v", err)
 		}
 		t.Log(err)
-		_, err = AllocHost[uint64](e.c, 1<<50)
+		_, err = AllocHost[uint64](e.c, min(1<<50, math.MaxInt))
 		if err == nil {
 			t.Error("8 PiB of pinned host memory allocated")
 		}

@@ -14,6 +14,7 @@ import (
 // it (the fake, like the driver, hands the reopened primary context the
 // same handle).
 func TestOperandsOfAnotherContext(t *testing.T) {
+	requireFake64(t)
 	g := newFakeGPU()
 	d := &driver{path: "fake", fake: g.call}
 	c1, err := open(d, 0)

@@ -2,6 +2,7 @@ package smallntt
 
 import (
 	"fmt"
+	"math"
 	"math/big"
 	"math/rand/v2"
 	"strings"
@@ -125,9 +126,9 @@ func TestMulSumPanics(t *testing.T) {
 	}{
 		{"short y", make([]uint64, 16), 8, 8, make([]uint64, 15), 2},
 		{"short x", make([]uint64, 15), 8, 8, make([]uint64, 16), 2},
-		{"x stride overflowing", backing[:8:8], 1<<61 + 8, 8, ones[:40], 5},
-		{"x stride overflowing further", backing[:8:8], 1<<61 + 1<<40, 8, ones[:40], 5},
-		{"y stride overflowing", ones[:40], 8, 1<<62 + 8, backing[:8:8], 5},
+		{"x stride overflowing", backing[:8:8], min(1<<61+8, math.MaxInt), 8, ones[:40], 5},
+		{"x stride overflowing further", backing[:8:8], min(1<<61+1<<40, math.MaxInt), 8, ones[:40], 5},
+		{"y stride overflowing", ones[:40], 8, min(1<<62+8, math.MaxInt), backing[:8:8], 5},
 		{"largest stride", backing[:8:8], int(^uint(0) >> 1), 8, ones[:16], 2},
 		{"no rows", ones, 8, 8, ones, 0},
 	} {

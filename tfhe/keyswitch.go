@@ -134,7 +134,7 @@ func ksRowList(rows []int64, in []torus.Torus32, p Params) int {
 		for j := 1; j <= t; j++ {
 			d := int((v>>(32-uint(j)*basebit))&mask) - half
 			d = (d ^ sg) - sg // negated for an odd word
-			neg := d >> 63    // −1 for d < 0 (Go shifts sign-fill past the width)
+			neg := d >> 31    // −1 for d < 0: |d| ≤ 128, so bit 31 is its sign in any int
 			mag := (d ^ neg) - neg
 			// Written whatever d; kept (c advanced) only for d ≠ 0. c is
 			// at most the digits visited so far, within len(rows).

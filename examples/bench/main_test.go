@@ -70,7 +70,15 @@ func TestQuickCPU(t *testing.T) {
 			t.Errorf("row %q: gates/s %v, batch/time gives %v", r, gps, got)
 		}
 	}
-	if !variants["butterfly"] || !variants["hybrid/32x32/grouped"] || !variants["hybrid/32x32/grouped3"] || len(variants) != 4 {
+	// The hybrid plan the CPU engine picks depends on the architecture
+	// (32x32 on amd64, 8x8x16 on 386); its grouped variants follow it.
+	hybrid := ""
+	for v := range variants {
+		if strings.HasPrefix(v, "hybrid/") && !strings.Contains(v, "/grouped") {
+			hybrid = v
+		}
+	}
+	if hybrid == "" || !variants["butterfly"] || !variants[hybrid+"/grouped"] || !variants[hybrid+"/grouped3"] || len(variants) != 4 {
 		t.Errorf("variants %v, want a hybrid plan, it with keys grouped by 2 and 3, and the butterfly", variants)
 	}
 

@@ -1,7 +1,6 @@
 package bootstrap
 
 import (
-	"errors"
 	"fmt"
 	"runtime"
 	"sync"
@@ -79,29 +78,9 @@ func NewCPU(ck *tfhe.CloudKey, opts CPUOptions) (*CPU, error) {
 		return nil, fmt.Errorf("bootstrap: NewCPU: %w", err)
 	}
 	p := ck.Params()
-	plan := opts.Plan
-	var err error
-	switch {
-	case plan != nil:
-		if opts.Variant != 0 || len(opts.Factors) != 0 {
-			return nil, errors.New("bootstrap: NewCPU: set either Plan or Variant/Factors, not both")
-		}
-	case opts.Variant != 0:
-		plan, err = smallntt.NewPlan(p.PolyDegree(), opts.Variant, opts.Factors...)
-	case len(opts.Factors) != 0:
-		return nil, errors.New("bootstrap: NewCPU: Factors given without a Variant")
-	default:
-		plan, err = defaultPlan(p.PolyDegree())
-	}
+	plan, nw, err := opts.resolve("NewCPU", p)
 	if err != nil {
-		return nil, fmt.Errorf("bootstrap: NewCPU: %w", err)
-	}
-	nw := opts.Workers
-	if nw < 0 || nw > maxCPUWorkers {
-		return nil, fmt.Errorf("bootstrap: NewCPU: %d workers (0 for GOMAXPROCS, at most %d)", nw, maxCPUWorkers)
-	}
-	if nw == 0 {
-		nw = runtime.GOMAXPROCS(0)
+		return nil, err
 	}
 	ev, err := tfhe.NewEvaluator(p, plan, ck)
 	if err != nil {
@@ -124,6 +103,39 @@ func NewCPU(ck *tfhe.CloudKey, opts CPUOptions) (*CPU, error) {
 		e.workers.Go(func() { e.work(w) })
 	}
 	return e, nil
+}
+
+// resolve returns the plan and the worker count opts select for p, or the
+// error that names what is wrong with them (op names the caller).
+func (opts CPUOptions) resolve(op string, p tfhe.Params) (*smallntt.Plan, int, error) {
+	plan := opts.Plan
+	var err error
+	switch {
+	case plan != nil:
+		if opts.Variant != 0 || len(opts.Factors) != 0 {
+			return nil, 0, fmt.Errorf("bootstrap: %s: set either Plan or Variant/Factors, not both", op)
+		}
+		if plan.N() != p.PolyDegree() {
+			return nil, 0, fmt.Errorf("bootstrap: %s: plan %v has N=%d, the parameters N=%d", op, plan, plan.N(), p.PolyDegree())
+		}
+	case opts.Variant != 0:
+		plan, err = smallntt.NewPlan(p.PolyDegree(), opts.Variant, opts.Factors...)
+	case len(opts.Factors) != 0:
+		return nil, 0, fmt.Errorf("bootstrap: %s: Factors given without a Variant", op)
+	default:
+		plan, err = defaultPlan(p.PolyDegree())
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("bootstrap: %s: %w", op, err)
+	}
+	nw := opts.Workers
+	if nw < 0 || nw > maxCPUWorkers {
+		return nil, 0, fmt.Errorf("bootstrap: %s: %d workers (0 for GOMAXPROCS, at most %d)", op, nw, maxCPUWorkers)
+	}
+	if nw == 0 {
+		nw = runtime.GOMAXPROCS(0)
+	}
+	return plan, nw, nil
 }
 
 // defaultPlan is the plan used when CPUOptions selects none: the fastest

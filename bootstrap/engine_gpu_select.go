@@ -154,10 +154,12 @@ func (s *Selected) OnGPU() bool { return s != nil && s.gpu }
 // succeeds, and the CPU engine otherwise — when there is no driver or
 // device (or not every device listed), but also when the GPU engine cannot
 // be built there for another reason (a fatbin without code for this GPU,
-// too little memory…), which Reason then gives. GPU options that no
-// machine could take (a negative MaxBatch, an unknown BlindRotation, a plan
-// of another N, a negative or repeated device, GPU.Device set beside
-// Devices) are errors, not a reason to fall back. Both engines compute
+// too little memory…), which Reason then gives. Options that no machine
+// could take are errors, not a reason to fall back, and are checked before
+// any GPU is tried, with UseGPU and UseAuto alike: in GPU (a negative
+// MaxBatch, an unknown BlindRotation, a plan of another N, a negative or
+// repeated device, GPU.Device set beside Devices) and in CPU (a negative
+// Workers, a plan of another N, Plan beside Variant). Both engines compute
 // bit-identical outputs, so the choice affects speed only.
 func New(ck *tfhe.CloudKey, opts Options) (*Selected, error) {
 	switch opts.Use {
@@ -176,6 +178,11 @@ func New(ck *tfhe.CloudKey, opts Options) (*Selected, error) {
 	}
 	if err := opts.GPU.check(ck.Params()); err != nil {
 		return nil, err // the caller's options, not this machine: no fallback
+	}
+	// The CPU options too, before any GPU is tried: a mistake in them
+	// must not wait for the first machine without a usable GPU.
+	if _, _, err := opts.CPU.resolve("New: Options.CPU", ck.Params()); err != nil {
+		return nil, err
 	}
 	if err := checkDevices(opts.Devices, opts.GPU); err != nil {
 		return nil, fmt.Errorf("bootstrap: New: Options.Devices: %w", err)
@@ -207,7 +214,7 @@ func New(ck *tfhe.CloudKey, opts Options) (*Selected, error) {
 	}
 	c, cerr := NewCPU(ck, opts.CPU)
 	if cerr != nil {
-		return nil, cerr
+		return nil, fmt.Errorf("%w (after the GPU engine failed: %v)", cerr, err)
 	}
 	return &Selected{Engine: c, reason: "CPU: " + err.Error()}, nil
 }

@@ -113,6 +113,21 @@ func TestNewSelection(t *testing.T) {
 			s.Close()
 		}
 	}
+	// And wrong CPU options, with UseAuto and UseGPU alike: checked before
+	// any GPU is tried, so that a machine with a GPU reports them as one
+	// without does.
+	bad1024, _ := smallntt.NewPlan(1024, smallntt.Butterfly)
+	for _, o := range []CPUOptions{{Workers: -1}, {Workers: maxCPUWorkers + 1}, {Plan: bad}, {Plan: bad1024, Variant: smallntt.Butterfly}, {Factors: []int{8, 8}}} {
+		for _, use := range []Use{UseAuto, UseGPU} {
+			s, err := New(kp.ck, Options{Use: use, CPU: o})
+			if err == nil {
+				t.Errorf("New (%v) with CPU options %+v: %s, want an error", use, o, s.Reason())
+				s.Close()
+			} else if !strings.HasPrefix(err.Error(), "bootstrap: New: Options.CPU: ") {
+				t.Errorf("New (%v) with CPU options %+v: %q, want it to name Options.CPU", use, o, err)
+			}
+		}
+	}
 	// Zero and nil engines, and zero and nil Selected (New returns nil with
 	// its error) and one that forwards to a zero engine: ErrNotInitialized
 	// from every method, no panic.

@@ -119,7 +119,11 @@ func newMulti(engines []Engine) (*Multi, error) {
 			m.params, m.group = p, KeyGrouping(e)
 		} else {
 			if !p.Equal(m.params) {
-				return nil, fmt.Errorf("bootstrap: NewMulti: engine %d is for %s, engine 0 for %s", i, p.Name(), m.params.Name())
+				a, b := any(p.Name()), any(m.params.Name())
+				if a == b { // two sets of one name: in full
+					a, b = p, m.params
+				}
+				return nil, fmt.Errorf("bootstrap: NewMulti: engine %d is for %v, engine 0 for %v", i, a, b)
 			}
 			if g := KeyGrouping(e); g != m.group {
 				return nil, fmt.Errorf("bootstrap: NewMulti: engine %d's key has grouping %d, engine 0's %d", i, g, m.group)

@@ -360,6 +360,12 @@ func TestNewMultiChecks(t *testing.T) {
 	if _, err := NewMulti(&recorder{p: p}, &recorder{p: other}); err == nil || !strings.Contains(err.Error(), other.Name()) {
 		t.Errorf("two sets: %v", err)
 	}
+	lit := p.Literal()
+	lit.LWEDimension++
+	twin := tfhe.MustNewParams(lit) // p's name, another n
+	if _, err := NewMulti(&recorder{p: p}, &recorder{p: twin}); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("n=%d", twin.LWEDimension())) {
+		t.Errorf("two sets of one name: %v, want them in full", err)
+	}
 	if _, err := NewMulti(&recorder{p: p, group: 1}, &recorder{p: p, group: 2}); err == nil || !strings.Contains(err.Error(), "grouping") {
 		t.Errorf("two groupings: %v", err)
 	}

@@ -70,7 +70,8 @@ func NewEvaluator(params Params, plan *smallntt.Plan, ck *CloudKey) (*Evaluator,
 			return nil, err
 		}
 		if !ck.params.Equal(params) {
-			return nil, fmt.Errorf("tfhe: NewEvaluator: cloud key is for %s, not %s", ck.params.Name(), params.Name())
+			c, p := names(ck.params, params)
+			return nil, fmt.Errorf("tfhe: NewEvaluator: cloud key is for %s, not %s", c, p)
 		}
 		bk, err := ck.bk.NTT(plan)
 		if err != nil {

@@ -40,7 +40,8 @@ func (sk *SecretKey) CheckCloudKey(ck *CloudKey) error {
 	}
 	p := sk.params
 	if !ck.params.Equal(p) {
-		return fmt.Errorf("tfhe: the cloud key is for %s, the secret key for %s", ck.params.Name(), p.Name())
+		c, s := names(ck.params, p)
+		return fmt.Errorf("tfhe: the cloud key is for %s, the secret key for %s", c, s)
 	}
 	// One comparison: d ∈ [−tol, tol] mod 2^32, for tol < 2^31 (the
 	// tolerances below are at most 2^29). Two (d ≤ tol || −d ≤ tol) would

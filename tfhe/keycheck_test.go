@@ -147,3 +147,33 @@ func TestZeroSeedRefused(t *testing.T) {
 		t.Errorf("NewEncryptorFromSeed: %v", err)
 	}
 }
+
+// TestMismatchNamesBothSets: two sets of one name (a custom set and one
+// derived from it by Literal) are told apart in full in the errors of a
+// mismatch; sets of different names by name.
+func TestMismatchNamesBothSets(t *testing.T) {
+	lit := toyParams.Literal()
+	lit.LWEDimension++
+	other := MustNewParams(lit) // toyParams' name, another n
+	sk := keyCache(toyParams, 1).sk
+	skOther, err := GenerateSecretKeyFromSeed(other, torus.DeriveSeed([torus.SeedSize]byte{}, "tfhe-test/mismatch-names", 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ckOther, err := GenerateCloudKeyFromSeed(skOther, torus.DeriveSeed([torus.SeedSize]byte{}, "tfhe-test/mismatch-names", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = sk.CheckCloudKey(ckOther)
+	wantN := fmt.Sprintf("n=%d", toyParams.LWEDimension())
+	otherN := fmt.Sprintf("n=%d", other.LWEDimension())
+	if err == nil || !strings.Contains(err.Error(), wantN) || !strings.Contains(err.Error(), otherN) {
+		t.Errorf("CheckCloudKey of a same-named set: %v, want both sets in full (%s, %s)", err, wantN, otherN)
+	}
+	if _, err := NewEvaluator(toyParams, butterfly(t, toyParams.PolyDegree()), ckOther); err == nil || !strings.Contains(err.Error(), otherN) {
+		t.Errorf("NewEvaluator with a same-named set's key: %v, want the sets in full", err)
+	}
+	if a, b := names(toyParams, CuFHE80); a != toyParams.Name() || b != CuFHE80.Name() {
+		t.Errorf("names of two differently named sets: %q, %q", a, b)
+	}
+}

@@ -151,7 +151,8 @@ func (bk *BootstrappingKey) check(p Params) error {
 		return errors.New("tfhe: nil bootstrapping key")
 	}
 	if !bk.params.Equal(p) {
-		return fmt.Errorf("tfhe: bootstrapping key is for %s, not %s", bk.params.Name(), p.Name())
+		b, q := names(bk.params, p)
+		return fmt.Errorf("tfhe: bootstrapping key is for %s, not %s", b, q)
 	}
 	if err := checkGrouping(p, bk.grouping); err != nil {
 		return err
@@ -195,7 +196,8 @@ func (ksk *KeySwitchingKey) check(p Params) error {
 		return errors.New("tfhe: nil key-switching key")
 	}
 	if !ksk.params.Equal(p) {
-		return fmt.Errorf("tfhe: key-switching key is for %s, not %s", ksk.params.Name(), p.Name())
+		k, q := names(ksk.params, p)
+		return fmt.Errorf("tfhe: key-switching key is for %s, not %s", k, q)
 	}
 	if len(ksk.data) != ksTableLen(p) {
 		return errors.New("tfhe: key-switching key is incomplete")

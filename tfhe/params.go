@@ -83,7 +83,10 @@ const (
 
 // NewParams checks lit and returns the immutable Params. It rejects sets that
 // break the exactness bound of DESIGN.md §3 — the NTT external product must
-// be exact — and polynomial degrees smallntt does not support.
+// be exact — and polynomial degrees smallntt does not support, and the name
+// of a built-in set (ParamSets) on other figures: a set derived from one by
+// Literal needs a name of its own, so that keys, errors and benchmark
+// tables never show it as the built-in set.
 func NewParams(lit ParamsLiteral) (Params, error) {
 	fail := func(format string, a ...any) (Params, error) {
 		return Params{}, fmt.Errorf("tfhe: parameter set %q: %s", lit.Name, fmt.Sprintf(format, a...))
@@ -124,6 +127,11 @@ func NewParams(lit ParamsLiteral) (Params, error) {
 	if bound.Cmp(halfP) >= 0 {
 		return fail("(k+1)·l·N·(Bg/2)·2^31 = 2^%.2f is not below p/2: the NTT external product would not be exact (DESIGN.md §3)",
 			log2Big(bound))
+	}
+	for _, q := range builtinSets {
+		if q.lit.Name == lit.Name && q.lit != lit {
+			return fail("the name is the built-in set's, whose literal differs (%v): give a derived set a name of its own", q)
+		}
 	}
 	p := Params{lit: lit}
 	for p.logN = 0; 1<<p.logN < N; p.logN++ {
@@ -197,7 +205,8 @@ func (p Params) check() error {
 func (p Params) IsZero() bool { return p.lit.PolyDegree == 0 }
 
 // Literal returns a copy of the literal p was made from, for example to
-// derive a custom set (see the warning on ParamsLiteral).
+// derive a custom set (see the warning on ParamsLiteral; NewParams wants
+// such a set renamed).
 func (p Params) Literal() ParamsLiteral { return p.lit }
 
 // Name returns the set's name.
@@ -266,6 +275,21 @@ func (p Params) String() string {
 		s += " [" + l.Note + "]"
 	}
 	return s
+}
+
+// builtinSets is ParamSets once package initialization has made them (nil
+// while it does: NewParams, which makes them, must not depend on them).
+var builtinSets []Params
+
+func init() { builtinSets = ParamSets() }
+
+// names returns how errors name p and q: by name, or in full where two
+// different sets share one.
+func names(p, q Params) (string, string) {
+	if p.Name() == q.Name() && !p.Equal(q) {
+		return p.String(), q.String()
+	}
+	return p.Name(), q.Name()
 }
 
 // Equal reports whether p and q are the same set.

@@ -102,6 +102,10 @@ func TestNewParamsRejects(t *testing.T) {
 		{"long name", func(l *ParamsLiteral) { l.Name = strings.Repeat("x", 1025) }, "longer than 1024"},
 		{"long note", func(l *ParamsLiteral) { l.Note = strings.Repeat("x", 65539) }, "longer than 1024"},
 		{"SecurityBits negative", func(l *ParamsLiteral) { l.SecurityBits = -1 }, "SecurityBits"},
+		// A set derived by Literal keeps the built-in name until renamed.
+		{"built-in name, other n", func(l *ParamsLiteral) { l.LWEDimension = 600 }, "name of its own"},
+		{"built-in name, other note", func(l *ParamsLiteral) { l.Note = "mine" }, "name of its own"},
+		{"another built-in name", func(l *ParamsLiteral) { l.Name = CuFHE80.Name() }, "name of its own"},
 	}
 	if math.MaxInt > math.MaxInt32 { // a 32-bit int holds no SecurityBits past 2^31−1
 		cases = append(cases, struct {
@@ -120,7 +124,7 @@ func TestNewParamsRejects(t *testing.T) {
 	}
 	// Just below the bound is accepted: 8·2·4096·2^15·2^31 = 2^62.
 	lit := base
-	lit.PolyDegree, lit.GLWEDimension, lit.BKLevels, lit.BKBaseLog = 4096, 7, 2, 16
+	lit.Name, lit.PolyDegree, lit.GLWEDimension, lit.BKLevels, lit.BKBaseLog = "at-the-bound", 4096, 7, 2, 16
 	if _, err := NewParams(lit); err != nil {
 		t.Errorf("a set at 2^62 was rejected: %v", err)
 	}

@@ -2,6 +2,7 @@ package tfhe
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/goldfhe/goldfhe/torus"
 )
@@ -51,7 +52,12 @@ func NewEncryptorFromSeed(sk *SecretKey, seed [torus.SeedSize]byte) (*Encryptor,
 	if err := checkSeed(seed); err != nil {
 		return nil, err
 	}
-	return &Encryptor{sk: sk, smp: torus.NewSamplerFromSeed(seed), sc: newNTTScratch(sk.params.PolyDegree())}, nil
+	// A copy of the key: UnmarshalBinary into sk later replaces sk's
+	// slices (never writes into them), and this Encryptor keeps the key
+	// and set it was made with.
+	own := *sk
+	own.ntt = sync.OnceValue(own.computeNTT) // sk's is bound to sk
+	return &Encryptor{sk: &own, smp: torus.NewSamplerFromSeed(seed), sc: newNTTScratch(sk.params.PolyDegree())}, nil
 }
 
 // Params returns the parameter set of the Encryptor's key.

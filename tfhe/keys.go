@@ -10,8 +10,10 @@ import (
 )
 
 // SecretKey holds the binary TLWE key s ∈ {0,1}^n and the binary TRLWE key
-// (s_0, …, s_{k−1}) ∈ B_N[X]^k. It is safe for concurrent use (it is not
-// modified after generation).
+// (s_0, …, s_{k−1}) ∈ B_N[X]^k. It is safe for concurrent use: nothing
+// modifies a key but UnmarshalBinary, which replaces the key it is called
+// on and must not run beside other use of it. An Encryptor keeps the key it
+// was made with.
 type SecretKey struct {
 	params Params
 	lwe    []int32   // n

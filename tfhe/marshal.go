@@ -349,7 +349,9 @@ func (sk *SecretKey) MarshalBinary() ([]byte, error) {
 	return b, nil
 }
 
-// UnmarshalBinary decodes a secret key; every key coefficient must be 0 or 1.
+// UnmarshalBinary decodes a secret key into sk, replacing what sk held;
+// every key coefficient must be 0 or 1. It must not run beside other use
+// of sk. Encryptors made from sk before keep the key they were made with.
 func (sk *SecretKey) UnmarshalBinary(data []byte) error {
 	if sk == nil {
 		return errors.New("tfhe: SecretKey.UnmarshalBinary: nil receiver")
@@ -377,7 +379,9 @@ func (sk *SecretKey) UnmarshalBinary(data []byte) error {
 		}
 	}
 	sk.params, sk.lwe, sk.trlwe, sk.ext = d.params, d.lwe, d.trlwe, d.ext
-	sk.ntt = sync.OnceValue(sk.computeNTT) // sk must not be in use while decoding into it
+	// New slices, never writes into the old ones, which Encryptors' copies
+	// of sk may still hold.
+	sk.ntt = sync.OnceValue(sk.computeNTT)
 	return nil
 }
 

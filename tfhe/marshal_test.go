@@ -214,3 +214,49 @@ func FuzzUnmarshal(f *testing.F) {
 		}
 	})
 }
+
+// TestUnmarshalIntoKeyInUse: decoding another set's key into a secret key
+// an Encryptor was made from leaves the Encryptor on the key and set it was
+// made with (it used to index the new key's slices with the old sizes).
+func TestUnmarshalIntoKeyInUse(t *testing.T) {
+	old := testKeys(toyParams).sk
+	sk := new(SecretKey)
+	data, err := old.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sk.UnmarshalBinary(data); err != nil {
+		t.Fatal(err)
+	}
+	enc, err := NewEncryptorFromSeed(sk, torus.DeriveSeed([torus.SeedSize]byte{}, "tfhe-test/unmarshal-in-use", 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := testKeys(CuFHE80).sk.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sk.UnmarshalBinary(other); err != nil {
+		t.Fatal(err)
+	}
+	if !sk.Params().Equal(CuFHE80) || !enc.Params().Equal(toyParams) {
+		t.Fatalf("after decoding CuFHE80 into the key: key %v, Encryptor %v", sk.Params().Name(), enc.Params().Name())
+	}
+	N := toyParams.PolyDegree()
+	mu := make(torus.Poly, N)
+	for i := range mu {
+		mu[i] = torus.Torus32(i%2) << 30
+	}
+	ct := enc.EncryptTRLWE(mu)
+	phase := old.PhaseTRLWE(ct)
+	for i := range mu {
+		if d := (phase[i] - mu[i]).Signed(); d > 1<<20 || d < -1<<20 {
+			t.Fatalf("coefficient %d: phase %v, want about %v under the key the Encryptor was made with", i, phase[i], mu[i])
+		}
+	}
+	for _, b := range []bool{false, true} {
+		if got := old.DecryptBool(enc.EncryptBool(b)); got != b {
+			t.Errorf("EncryptBool(%v) decrypts to %v under the original key", b, got)
+		}
+	}
+}

@@ -11,8 +11,9 @@ import (
 // cloud key it was built from.
 //
 // Every method checks its input and returns an error — never panics — for
-// mismatched lengths, nil samples, samples of the wrong dimension, an engine
-// that is closed or was not built by its constructor. Those checks come
+// mismatched lengths, nil samples, samples of the wrong dimension, samples
+// that break the aliasing rule below, an engine that is closed or was not
+// built by its constructor. Those checks come
 // before any work: on such an error no output is written. An engine that
 // runs a batch in passes may fail in a later pass (a device error of the
 // GPU engine) and then leaves the outputs of the earlier passes written;
@@ -22,7 +23,10 @@ import (
 //
 // Aliasing: out[i] may be the same *tfhe.TLWE as in[i] (in-place
 // bootstrapping); out[i] must not share memory with in[j] for j ≠ i, nor
-// with another out[j].
+// with another out[j]. The engines find samples used twice (known by the
+// address of their first word, so two TLWE values over one array too) and
+// return an error; samples that overlap from different addresses are the
+// caller's to avoid.
 //
 // Implementations are safe for concurrent use by multiple goroutines unless
 // their documentation says otherwise; concurrent calls share the engine's
@@ -68,10 +72,14 @@ type Engine interface {
 // bootstrapping key eng bootstraps with: 1 for a plain key, 2 or more for
 // a grouped one, whose outputs are noisier (tfhe.Params.NoiseEstimateGrouped).
 // It returns 0 when eng does not say: an engine from outside this package
-// without a Grouping() int method, or an uninitialized one.
+// without a Grouping() int method, an uninitialized one, or one whose
+// method gives a factor outside [1, tfhe.MaxGrouping]. Callers take 0 to
+// mean the noisiest grouping.
 func KeyGrouping(eng Engine) int {
 	if g, ok := eng.(interface{ Grouping() int }); ok && eng != nil {
-		return g.Grouping()
+		if n := g.Grouping(); n >= 1 && n <= tfhe.MaxGrouping {
+			return n
+		}
 	}
 	return 0
 }

@@ -492,6 +492,10 @@ func TestDefaultMaxXORTerms(t *testing.T) {
 		{groupedOracle{newOracle(f), 1}, 1, 16}, // 2^-71 at 16 terms: the cap
 		{groupedOracle{newOracle(f), 2}, 2, 9},
 		{newOracle(f), tfhe.MaxGrouping, 0}, // grouping unknown: the noisiest
+		// An engine from outside saying a factor no key has: the noisiest
+		// too (7 used to panic in the noise model).
+		{groupedOracle{newOracle(f), 7}, tfhe.MaxGrouping, 0},
+		{groupedOracle{newOracle(f), -1}, tfhe.MaxGrouping, 0},
 	} {
 		ev, _ := gates.NewEvaluator(tc.eng)
 		w := ev.DefaultMaxXORTerms()

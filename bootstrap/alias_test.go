@@ -1,0 +1,112 @@
+package bootstrap
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/goldfhe/goldfhe/tfhe"
+)
+
+// TestCheckAliases: every way a batch can use one sample twice is found,
+// at batch sizes on both sides of smallAliasBatch and at either end of the
+// batch, and the in-place form (out[i] = in[i]) and disjoint samples pass.
+func TestCheckAliases(t *testing.T) {
+	const dim = 3
+	for _, n := range []int{2, 5, smallAliasBatch, smallAliasBatch + 1, 1000} {
+		fresh := func() ([]*tfhe.TLWE, []*tfhe.TLWE) { return newTLWEs(n, dim), newTLWEs(n, dim) }
+		out, in := fresh()
+		if err := checkAliases(out, in); err != nil {
+			t.Errorf("n=%d: disjoint samples: %v", n, err)
+		}
+		if err := checkAliases(in, in); err != nil {
+			t.Errorf("n=%d: in place: %v", n, err)
+		}
+		for _, pair := range [][2]int{{0, 1}, {0, n - 1}, {n / 2, n - 1}, {n - 2, n - 1}} {
+			i, j := pair[0], pair[1]
+			if i == j {
+				continue
+			}
+			out, in := fresh()
+			out[j] = out[i]
+			if err := checkAliases(out, in); err == nil || !strings.Contains(err.Error(), "are one sample") {
+				t.Errorf("n=%d: outputs %d and %d one *TLWE: %v", n, i, j, err)
+			}
+			out, in = fresh()
+			out[j] = &tfhe.TLWE{Value: out[i].Value} // another header, one array
+			if err := checkAliases(out, in); err == nil {
+				t.Errorf("n=%d: outputs %d and %d over one array: no error", n, i, j)
+			}
+			out, in = fresh()
+			out[i] = in[j]
+			if err := checkAliases(out, in); err == nil || !strings.Contains(err.Error(), "is the sample of input") {
+				t.Errorf("n=%d: output %d is input %d: %v", n, i, j, err)
+			}
+			out, in = fresh()
+			out[j] = in[i]
+			if err := checkAliases(out, in); err == nil {
+				t.Errorf("n=%d: output %d is input %d: no error", n, j, i)
+			}
+			out, in = fresh()
+			in[j] = in[i] // one input read twice: allowed
+			if err := checkAliases(out, in); err != nil {
+				t.Errorf("n=%d: inputs %d and %d one sample: %v", n, i, j, err)
+			}
+		}
+		// A swap: each output the other's input.
+		out, in = fresh()
+		copy(out, in)
+		out[0], out[n-1] = in[n-1], in[0]
+		if err := checkAliases(out, in); err == nil {
+			t.Errorf("n=%d: swapped in place: no error", n)
+		}
+	}
+}
+
+// TestEnginesRefuseAliases: the CPU engine and a Multi refuse a batch that
+// breaks the aliasing rule before writing anything (these used to run it,
+// with workers writing one sample at once).
+func TestEnginesRefuseAliases(t *testing.T) {
+	kp := testKeys(toyParams, 0)
+	n := toyParams.LWEDimension()
+	for name, e := range map[string]Engine{
+		"cpu":   newCPU(t, kp.ck, CPUOptions{Workers: 4}),
+		"multi": newCPUMulti(t, kp.ck, 2, 2),
+	} {
+		in := newTLWEs(8, n)
+		out := make([]*tfhe.TLWE, 8)
+		for i := range out {
+			out[i] = in[0] // every output the first input's sample
+		}
+		if err := e.Bootstrap(out, in, mu8); err == nil {
+			t.Errorf("%s: eight outputs into one sample: no error", name)
+		}
+		swapped := []*tfhe.TLWE{in[1], in[0]}
+		if err := e.Bootstrap(swapped, in[:2], mu8); err == nil {
+			t.Errorf("%s: outputs swapped with the inputs: no error", name)
+		}
+		for _, c := range in {
+			for _, v := range c.Value {
+				if v != 0 {
+					t.Fatalf("%s: a refused call wrote a sample", name)
+				}
+			}
+		}
+		if err := e.Bootstrap(in, in, mu8); err != nil {
+			t.Errorf("%s: in place: %v", name, err)
+		}
+	}
+}
+
+// BenchmarkCheckAliases: the check's cost a sample at a GPU-sized batch,
+// against a bootstrap's tens of microseconds on a GPU.
+func BenchmarkCheckAliases(b *testing.B) {
+	const n = 65536
+	out, in := newTLWEs(n, 630), newTLWEs(n, 630)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := checkAliases(out, in); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/sample")
+}

@@ -247,6 +247,12 @@ func (p *parser) gate(gates []Gate, f [][]byte, line, nwires int) ([]Gate, error
 		return nil, p.errf(line, "gate line has %d fields; a gate needs at least 4", len(f))
 	}
 	name := string(f[len(f)-1])
+	if _, ok := opByName[name]; !ok && name != "EQ" && name != "MAND" {
+		// Before the numbers: a line whose last field is not a gate (a
+		// trailing comment, a missing name) is told so, not that its
+		// name is not a number.
+		return nil, p.errf(line, "unknown gate %q: a gate line ends with its operation (XOR, AND, INV, EQ, EQW, MAND, …)", name)
+	}
 	nums, err := p.numbers(f[:len(f)-1], line, name+" gate")
 	if err != nil {
 		return nil, err
@@ -308,10 +314,7 @@ func (p *parser) gate(gates []Gate, f [][]byte, line, nwires int) ([]Gate, error
 		}
 		return gates, nil
 	}
-	op, ok := opByName[name]
-	if !ok {
-		return nil, p.errf(line, "unknown gate %q", name)
-	}
+	op := opByName[name] // known: checked above
 	if nin != op.Arity() || nout != 1 {
 		return nil, p.errf(line, "%s gate needs %d inputs and 1 output, has %d and %d", name, op.Arity(), nin, nout)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -56,6 +57,8 @@ func TestParseErrors(t *testing.T) {
 		{"wire count mismatch", "1 3\n1 2\n1 1\n\n2 1 0 2 XOR\n", 5, "announces 2 inputs and 1 outputs but lists 2 wires"},
 		{"unknown gate", "1 3\n1 2\n1 1\n\n2 1 0 1 2 FOO\n", 5, `unknown gate "FOO"`},
 		{"lower-case gate", "1 3\n1 2\n1 1\n\n2 1 0 1 2 xor\n", 5, `unknown gate "xor"`},
+		{"trailing comment", "1 3\n1 2\n1 1\n\n2 1 0 1 2 XOR # sum\n", 5, `unknown gate "sum": a gate line ends with its operation`},
+		{"no gate name", "1 3\n1 2\n1 1\n\n2 1 0 1 2\n", 5, `unknown gate "2"`},
 		{"bad wire field", "1 3\n1 2\n1 1\n\n2 1 0 b 2 XOR\n", 5, `"b" is not a number`},
 		{"arity", "1 4\n1 3\n1 1\n\n3 1 0 1 2 3 XOR\n", 5, "XOR gate needs 2 inputs and 1 output, has 3 and 1"},
 		{"two outputs", "1 4\n1 2\n1 2\n\n2 2 0 1 2 3 AND\n", 5, "AND gate needs 2 inputs and 1 output, has 2 and 2"},
@@ -138,6 +141,16 @@ func TestParseAdder(t *testing.T) {
 	}
 	if _, err := c.Eval(Uint64Bits(1, 2), Uint64Bits(1, 3)); err == nil {
 		t.Error("Eval with a 3-bit value for a 2-bit input succeeded")
+	}
+	var nilc *Circuit
+	if _, err := nilc.Eval(Uint64Bits(1, 2), Uint64Bits(1, 2)); err == nil {
+		t.Error("Eval of a nil circuit succeeded")
+	}
+	if _, err := nilc.WriteTo(io.Discard); err == nil {
+		t.Error("WriteTo of a nil circuit succeeded")
+	}
+	if s := fmt.Sprint(nilc); s != "<nil circuit>" {
+		t.Errorf("a nil circuit prints as %q", s)
 	}
 }
 

@@ -27,8 +27,13 @@ func EncryptUint(enc *tfhe.Encryptor, v uint64, width int) ([]*tfhe.TLWE, error)
 	if width < 0 || width > 64 {
 		return nil, fmt.Errorf("gates: EncryptUint: width %d outside [0, 64]", width)
 	}
+	if enc == nil {
+		return nil, errors.New("gates: EncryptUint: nil Encryptor")
+	}
 	if width < 64 && v>>width != 0 {
-		return nil, fmt.Errorf("gates: EncryptUint: %#x does not fit in %d bits", v, width)
+		// Nothing of the value (not even its length): it is the secret
+		// being encrypted, and errors end up in logs (as HexBits').
+		return nil, fmt.Errorf("gates: EncryptUint: the value does not fit in %d bits", width)
 	}
 	return EncryptBits(enc, Uint64Bits(v, width))
 }

@@ -23,6 +23,16 @@ func (ev *Evaluator) AddUint(a, b []*tfhe.TLWE) ([]*tfhe.TLWE, error) {
 		return nil, fmt.Errorf("gates: AddUint: operands of %d and %d bits, want the same width ≥ 1", len(a), len(b))
 	}
 	n := ev.Params().LWEDimension()
+	for i := range w {
+		for _, op := range [2]struct {
+			name string
+			c    *tfhe.TLWE
+		}{{"a", a[i]}, {"b", b[i]}} {
+			if err := checkSample(op.c, n); err != nil {
+				return nil, fmt.Errorf("gates: AddUint: bit %d of %s %v", i, op.name, err)
+			}
+		}
+	}
 	p, g := make([]*tfhe.TLWE, w), make([]*tfhe.TLWE, w)
 	calls := make([]Call, 0, 2*w)
 	for i := range w {

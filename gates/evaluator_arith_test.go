@@ -2,6 +2,7 @@ package gates_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/goldfhe/goldfhe/gates"
@@ -41,6 +42,19 @@ func TestAddUintErrors(t *testing.T) {
 	for _, c := range []struct{ a, b []*tfhe.TLWE }{{nil, nil}, {a, a[:1]}, {a[:1], a}} {
 		if _, err := ev.AddUint(c.a, c.b); err == nil {
 			t.Errorf("AddUint(%d bits, %d bits): no error", len(c.a), len(c.b))
+		}
+	}
+	// A missing or foreign bit is named by operand and position.
+	other := fixtures(toyParams)
+	for _, c := range []struct {
+		a, b []*tfhe.TLWE
+		want string
+	}{
+		{[]*tfhe.TLWE{a[0], nil}, a, "AddUint: bit 1 of a is nil"},
+		{a, []*tfhe.TLWE{a[0], other.encrypt(true)[0]}, "AddUint: bit 1 of b has dimension"},
+	} {
+		if _, err := ev.AddUint(c.a, c.b); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("AddUint: %v, want %q", err, c.want)
 		}
 	}
 }

@@ -280,8 +280,11 @@ func TestEncryptHelpers(t *testing.T) {
 	if got := f.decrypt(t, cts...); !slices.Equal(got, []bool{true, false, true, true}) {
 		t.Errorf("EncryptUint is not little-endian: %v", got)
 	}
-	if _, err := gates.EncryptUint(f.enc, 16, 4); err == nil {
-		t.Error("EncryptUint(16, 4 bits) succeeded")
+	if _, err := gates.EncryptUint(f.enc, 0x1d, 4); err == nil || strings.Contains(err.Error(), "1d") || strings.Contains(err.Error(), "29") {
+		t.Errorf("EncryptUint(0x1d, 4 bits): %v, want an error without the value", err)
+	}
+	if _, err := gates.EncryptUint(nil, 1, 4); err == nil || !strings.Contains(err.Error(), "EncryptUint: nil Encryptor") {
+		t.Errorf("EncryptUint(nil): %v", err)
 	}
 	if _, err := gates.EncryptUint(f.enc, 0, 65); err == nil {
 		t.Error("EncryptUint with 65 bits succeeded")

@@ -20,7 +20,7 @@ import (
 // It runs after checkBatch's checks (no nil, no empty sample), in one pass
 // over the batch with a pooled table: no allocation once warm, and about
 // 30–36 ns a sample on a 2-vCPU Xeon (BenchmarkCheckAliases: 2 ms at
-// 65,536 samples, about 0.13% of such a call on an H100).
+// 65,536 samples, against the 1.6 s such a call takes on an H100).
 func checkAliases(out, in []*tfhe.TLWE) error {
 	n := len(out)
 	if n <= 1 {

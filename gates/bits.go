@@ -9,7 +9,9 @@ import (
 
 // BitOrder says how a value of n bits is laid out on a circuit's n wires
 // base … base+n−1. A byte string is read as one big-endian integer (its usual
-// hex reading), so both orders apply to byte strings too.
+// hex reading), so both orders apply to byte strings too. HexBits refuses
+// any other value; BytesBits, BitsBytes and BitsHex, which return no
+// error, read any value but MSBFirst as LSBFirst.
 type BitOrder uint8
 
 const (

@@ -369,6 +369,9 @@ func (c *Circuit) Bootstraps() int { return c.bootstraps }
 
 // String returns a one-line summary.
 func (c *Circuit) String() string {
+	if c == nil {
+		return "<nil circuit>"
+	}
 	return fmt.Sprintf("%v circuit: inputs %v, outputs %v, %d wires, %d gates, %d bootstraps in %d levels",
 		c.format, c.inputs, c.outputs, c.nwires, len(c.gates), c.bootstraps, c.Depth())
 }

@@ -2,6 +2,7 @@ package gates
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -13,6 +14,9 @@ import (
 // base+j; see the encoding helpers (Uint64Bits, HexBits, …) for the bit
 // orders of the published circuits.
 func (c *Circuit) Eval(inputs ...[]bool) ([][]bool, error) {
+	if c == nil {
+		return nil, errors.New("gates: Eval: nil circuit")
+	}
 	if err := checkValues("gates: ", c.inputs, len(inputs), func(i int) int { return len(inputs[i]) }); err != nil {
 		return nil, err
 	}
@@ -80,6 +84,9 @@ func splitOutputs[T any](wires []T, widths []int) [][]T {
 // the result back to an equal circuit. Gates outside the Bristol set (OR,
 // NAND, MUX, …) are written by their Op names.
 func (c *Circuit) WriteTo(w io.Writer) (int64, error) {
+	if c == nil {
+		return 0, errors.New("gates: WriteTo: nil circuit")
+	}
 	bw := bufio.NewWriter(w)
 	var n int64
 	put := func(s string) {

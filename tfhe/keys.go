@@ -114,14 +114,29 @@ type BootstrappingKey struct {
 }
 
 // Params returns the key's parameter set.
-func (bk *BootstrappingKey) Params() Params { return bk.params }
+func (bk *BootstrappingKey) Params() Params {
+	if bk == nil {
+		return Params{}
+	}
+	return bk.params
+}
 
 // Len returns the number of TRGSW samples: n, or more with grouping.
-func (bk *BootstrappingKey) Len() int { return len(bk.rows) }
+func (bk *BootstrappingKey) Len() int {
+	if bk == nil {
+		return 0
+	}
+	return len(bk.rows)
+}
 
 // Grouping returns the key's grouping factor: 1 for the plain key of one
 // TRGSW per key bit.
-func (bk *BootstrappingKey) Grouping() int { return bk.grouping }
+func (bk *BootstrappingKey) Grouping() int {
+	if bk == nil {
+		return 0
+	}
+	return bk.grouping
+}
 
 // TRGSW returns sample i (aliasing the key: do not modify).
 func (bk *BootstrappingKey) TRGSW(i int) *TRGSW { return &bk.rows[i] }
@@ -187,7 +202,12 @@ type KeySwitchingKey struct {
 }
 
 // Params returns the key's parameter set.
-func (ksk *KeySwitchingKey) Params() Params { return ksk.params }
+func (ksk *KeySwitchingKey) Params() Params {
+	if ksk == nil {
+		return Params{}
+	}
+	return ksk.params
+}
 
 func ksTableLen(p Params) int {
 	return p.ExtractedLWEDimension() * p.KSLevels() * (1 << p.KSBaseLog() / 2) * (p.LWEDimension() + 1)
@@ -239,8 +259,14 @@ func (ck *CloudKey) Params() Params {
 	return ck.params
 }
 
-// BootstrappingKey returns the bootstrapping key.
-func (ck *CloudKey) BootstrappingKey() *BootstrappingKey { return ck.bk }
+// BootstrappingKey returns the bootstrapping key: nil for a nil or zero
+// key, whose Params, Len and Grouping are then zero.
+func (ck *CloudKey) BootstrappingKey() *BootstrappingKey {
+	if ck == nil {
+		return nil
+	}
+	return ck.bk
+}
 
 // Grouping returns the bootstrapping key's grouping factor (WithGrouping);
 // 0 for a nil or zero CloudKey.
@@ -251,8 +277,13 @@ func (ck *CloudKey) Grouping() int {
 	return ck.bk.grouping
 }
 
-// KeySwitchingKey returns the key-switching key.
-func (ck *CloudKey) KeySwitchingKey() *KeySwitchingKey { return ck.ksk }
+// KeySwitchingKey returns the key-switching key: nil for a nil or zero key.
+func (ck *CloudKey) KeySwitchingKey() *KeySwitchingKey {
+	if ck == nil {
+		return nil
+	}
+	return ck.ksk
+}
 
 // Validate reports whether ck is complete and consistent: non-nil, made for
 // a valid parameter set, with both keys of the right shape.

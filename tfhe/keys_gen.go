@@ -85,7 +85,9 @@ func GenerateCloudKeyFromSeed(sk *SecretKey, seed [torus.SeedSize]byte, opts ...
 	p := sk.params
 	cfg := cloudKeyConfig{grouping: 1}
 	for _, o := range opts {
-		o(&cfg)
+		if o != nil { // a nil option, e.g. from a conditional, sets nothing
+			o(&cfg)
+		}
 	}
 	g := cfg.grouping
 	if err := checkGrouping(p, g); err != nil {

@@ -114,6 +114,22 @@ func TestNilReceivers(t *testing.T) {
 	if p := (*CloudKey)(nil).Params(); !p.IsZero() {
 		t.Errorf("nil CloudKey: Params %v, want the zero Params", p.Name())
 	}
+	// The parts of a nil or zero CloudKey: nil, with zero accessors.
+	for name, ck := range map[string]*CloudKey{"nil": nil, "zero": {}} {
+		bk, ksk := ck.BootstrappingKey(), ck.KeySwitchingKey()
+		if bk != nil || ksk != nil || bk.Len() != 0 || bk.Grouping() != 0 || !bk.Params().IsZero() || !ksk.Params().IsZero() {
+			t.Errorf("%s CloudKey: parts %v, %v", name, bk, ksk)
+		}
+	}
+}
+
+// TestNilCloudKeyOption: a nil option sets nothing.
+func TestNilCloudKeyOption(t *testing.T) {
+	kp := testKeys(toyParams)
+	ck, err := GenerateCloudKeyFromSeed(kp.sk, torus.DeriveSeed([torus.SeedSize]byte{}, "tfhe-test/nil-option", 0), nil, WithGrouping(2), nil)
+	if err != nil || ck.Grouping() != 2 {
+		t.Fatalf("GenerateCloudKeyFromSeed with nil options: grouping %d, %v", ck.Grouping(), err)
+	}
 }
 
 func TestUnmarshalErrors(t *testing.T) {

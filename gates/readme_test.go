@@ -1,0 +1,71 @@
+package gates_test
+
+import (
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestReadmeFirstProgramIsExample: the README says its first program is
+// Example in this file's package, compiled and run by go test; this keeps
+// that true. The two bodies must match line for line, but for the README's
+// "// true" notes where Example has its Output block.
+func TestReadmeFirstProgramIsExample(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	example, err := os.ReadFile("example_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := string(readme)
+	i := strings.Index(r, "## A first program")
+	if i < 0 {
+		t.Fatal(`README.md has no "## A first program"`)
+	}
+	got := body(t, "README.md", r[i:], "func main() {\n")
+	want := body(t, "example_test.go", string(example), "func Example() {\n")
+	note := regexp.MustCompile(`\s+// (true|false)$`)
+	var g, w []string
+	for _, l := range got {
+		g = append(g, note.ReplaceAllString(l, ""))
+	}
+	for _, l := range want {
+		if strings.HasPrefix(strings.TrimSpace(l), "// Output:") {
+			break
+		}
+		w = append(w, l)
+	}
+	if strings.Join(g, "\n") != strings.Join(w, "\n") {
+		for k := range max(len(g), len(w)) {
+			var a, b string
+			if k < len(g) {
+				a = g[k]
+			}
+			if k < len(w) {
+				b = w[k]
+			}
+			if a != b {
+				t.Fatalf("README's first program and Example differ from body line %d:\nREADME:  %q\nExample: %q", k+1, a, b)
+			}
+		}
+	}
+}
+
+// body returns the lines of the function that starts at the first start in
+// s, up to its closing brace at column 0.
+func body(t *testing.T, name, s, start string) []string {
+	t.Helper()
+	i := strings.Index(s, start)
+	if i < 0 {
+		t.Fatalf("%s: no %q", name, start)
+	}
+	s = s[i+len(start):]
+	j := strings.Index(s, "\n}\n")
+	if j < 0 {
+		t.Fatalf("%s: %q has no closing brace", name, start)
+	}
+	return strings.Split(s[:j], "\n")
+}

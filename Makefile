@@ -4,7 +4,9 @@ PKGS    := ./...
 # Packages that run goroutines get a -race pass in `make test`, and so do
 # the GPU engine on kernels' fake driver (kernels/engine_fake_test.go; not
 # its older-GPU test, which adds no concurrency and runs in the plain pass)
-# and smallntt's plans shared by goroutines (TestConcurrentUse).
+# and smallntt's plans shared by goroutines (TestConcurrentUse*; also with
+# -tags purego, whose Go code the race detector sees where it cannot see
+# the assembly).
 RACE_PKGS := ./tfhe/... ./bootstrap/... ./gates/...
 NVCC    ?= nvcc
 GENCODE := -gencode arch=compute_80,code=sm_80 -gencode arch=compute_86,code=sm_86 \
@@ -21,7 +23,8 @@ test:
 	CGO_ENABLED=0 $(GO) test -short -count=1 -tags purego ./smallntt/
 	@if $(GO) env CC >/dev/null 2>&1 && command -v "$$($(GO) env CC)" >/dev/null 2>&1; then \
 		CGO_ENABLED=1 $(GO) test -race -short -count=1 $(RACE_PKGS) && \
-		CGO_ENABLED=1 $(GO) test -race -short -count=1 -run '^TestConcurrentUse$$' ./smallntt/ && \
+		CGO_ENABLED=1 $(GO) test -race -short -count=1 -run '^TestConcurrentUse' ./smallntt/ && \
+		CGO_ENABLED=1 $(GO) test -race -short -count=1 -tags purego -run '^TestConcurrentUse' ./smallntt/ && \
 		CGO_ENABLED=1 $(GO) test -race -short -count=1 -run '^TestFakeGPUEngine' -skip '^TestFakeGPUEngineOlderGPUs$$' ./kernels/; \
 	elif [ -n "$(REQUIRE_RACE)" ]; then echo "make test: no C compiler for the -race pass (REQUIRE_RACE is set)" >&2; exit 1; \
 	else echo "make test: no C compiler, skipping the -race pass"; fi

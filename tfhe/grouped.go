@@ -2,7 +2,9 @@ package tfhe
 
 import (
 	"fmt"
+	"math"
 	"math/big"
+	"strconv"
 	"sync"
 
 	"github.com/goldfhe/goldfhe/smallntt"
@@ -84,6 +86,27 @@ func checkGrouping(p Params, g int) error {
 	if g > 1 && groupedExactnessBound(p, g).Cmp(halfP) >= 0 {
 		return fmt.Errorf("tfhe: %s with grouping %d: the grouped product bound 2^%.2f is not below p/2 (DESIGN.md §3)",
 			p.Name(), g, log2Big(groupedExactnessBound(p, g)))
+	}
+	return checkKeySize(p, g)
+}
+
+// cloudKeyWords returns the Torus32 words of p's cloud key with grouping
+// g: the bootstrapping key's and the key-switching table's, in int64.
+func cloudKeyWords(p Params, g int) int64 {
+	k, l, N := int64(p.GLWEDimension()), int64(p.BKLevels()), int64(p.PolyDegree())
+	bk := int64(bkSamples(p.LWEDimension(), g)) * (k + 1) * l * (k + 1) * N
+	ks := int64(p.ExtractedLWEDimension()) * int64(p.KSLevels()) * int64(1<<p.KSBaseLog()/2) * int64(p.LWEDimension()+1)
+	return bk + ks
+}
+
+// checkKeySize reports whether p's cloud key with grouping g can be held
+// and indexed by an int here: every size of it is computed in int, which
+// on a 32-bit platform would wrap for a key past 2^31 bytes. (On a 64-bit
+// platform no valid set comes near; its largest keys are a few TB.)
+func checkKeySize(p Params, g int) error {
+	if w := cloudKeyWords(p, g); w > math.MaxInt/8 {
+		return fmt.Errorf("tfhe: %s with grouping %d: a cloud key of %d words (%.3g GB) does not fit this platform's %d-bit int",
+			p.Name(), g, w, float64(4*w)/1e9, strconv.IntSize)
 	}
 	return nil
 }

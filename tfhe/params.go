@@ -141,6 +141,9 @@ func NewParams(lit ParamsLiteral) (Params, error) {
 	p.bkOffset = gadgetOffset(lit.BKLevels, lit.BKBaseLog)
 	p.ksOffset = gadgetOffset(lit.KSLevels, lit.KSBaseLog)
 	p.exactBits = log2Big(bound)
+	if err := checkKeySize(p, 1); err != nil {
+		return Params{}, err
+	}
 	return p, nil
 }
 

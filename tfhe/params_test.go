@@ -125,6 +125,7 @@ func TestNewParamsRejects(t *testing.T) {
 	// Just below the bound is accepted: 8·2·4096·2^15·2^31 = 2^62.
 	lit := base
 	lit.Name, lit.PolyDegree, lit.GLWEDimension, lit.BKLevels, lit.BKBaseLog = "at-the-bound", 4096, 7, 2, 16
+	lit.LWEDimension = 100 // a key of 393 MB, which a 32-bit platform holds too
 	if _, err := NewParams(lit); err != nil {
 		t.Errorf("a set at 2^62 was rejected: %v", err)
 	}
@@ -156,5 +157,27 @@ func TestParamSetByName(t *testing.T) {
 		if q, ok := ParamSetByName(name); ok || !q.IsZero() {
 			t.Errorf("ParamSetByName(%q) = %v, %v; want none", name, q.Name(), ok)
 		}
+	}
+}
+
+// TestKeySize: cloudKeyWords counts what key generation allocates, and a
+// set whose cloud key an int cannot index (on a 32-bit platform) is refused
+// by NewParams instead of wrapping its sizes.
+func TestKeySize(t *testing.T) {
+	for g := 1; g <= MaxGrouping; g++ {
+		kp := keyCache(toyParams, g)
+		if got, want := cloudKeyWords(toyParams, g), int64(len(kp.ck.bk.data)+len(kp.ck.ksk.data)); got != want {
+			t.Errorf("toy set, grouping %d: cloudKeyWords %d, key generation made %d", g, got, want)
+		}
+	}
+	lit := TFHELib128.Literal()
+	lit.Name, lit.LWEDimension, lit.PolyDegree, lit.BKLevels, lit.BKBaseLog, lit.KSLevels, lit.KSBaseLog = "large-key", 8192, 4096, 1, 16, 3, 8
+	p, err := NewParams(lit)
+	if math.MaxInt > math.MaxInt32 {
+		if err != nil || cloudKeyWords(p, 1) != 8192*2*1*2*4096+4096*3*128*8193 {
+			t.Errorf("a set of a 52 GB key on a 64-bit platform: %v, %d words", err, cloudKeyWords(p, 1))
+		}
+	} else if err == nil || !strings.Contains(err.Error(), "does not fit this platform") {
+		t.Errorf("a set of a 52 GB key on a 32-bit platform: %v", err)
 	}
 }

@@ -80,7 +80,11 @@ func TestMeasuredBootstrapNoise(t *testing.T) {
 // TestLog2XORSumFailure checks the linear-XOR model against a direct
 // computation and its expected shape: failure grows with the number of terms,
 // and two terms are no worse than the gate model with its 1/8 margin for
-// two bootstrap outputs plus the doubling of the XOR gate.
+// two bootstrap outputs plus the doubling of the XOR gate. The formula's
+// ingredients are measured elsewhere, not here: a bootstrap output's error
+// against BootstrapStdDev (TestMeasuredBootstrapNoise) and sums of T
+// outputs at T times one output's mean square error, uncorrelated and
+// unbiased (gates' TestGateOutputsUnbiased).
 func TestLog2XORSumFailure(t *testing.T) {
 	for _, p := range ParamSets() {
 		for g := 1; g <= MaxGrouping; g++ {

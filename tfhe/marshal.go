@@ -270,10 +270,12 @@ func (c *TLWE) UnmarshalBinary(data []byte) error {
 	}
 	r := reader{b: data}
 	r.header(kindTLWE)
-	n := int(r.u32("dimension"))
-	if r.err == nil && n > maxTLWEDimension {
-		r.fail("TLWE dimension %d above %d", n, maxTLWEDimension)
+	// Compared as read: as an int, 2^32−1 is −1 on a 32-bit platform.
+	d := r.u32("dimension")
+	if r.err == nil && d > maxTLWEDimension {
+		r.fail("TLWE dimension %d above %d", d, maxTLWEDimension)
 	}
+	n := int(d)
 	if !r.need(4*(n+1), "TLWE") {
 		return r.err
 	}
@@ -315,10 +317,11 @@ func (c *TRLWE) UnmarshalBinary(data []byte) error {
 	}
 	r := reader{b: data}
 	r.header(kindTRLWE)
-	k, n := int(r.u32("k")), int(r.u32("N"))
-	if r.err == nil && (k < 1 || k > maxGLWEDimension || n < 1 || n > 4096) {
-		r.fail("TRLWE shape k=%d, N=%d out of range", k, n)
+	k32, n32 := r.u32("k"), r.u32("N") // compared as read, as for TLWE
+	if r.err == nil && (k32 < 1 || k32 > maxGLWEDimension || n32 < 1 || n32 > 4096) {
+		r.fail("TRLWE shape k=%d, N=%d out of range", k32, n32)
 	}
+	k, n := int(k32), int(n32)
 	if !r.need(4*(k+1)*n, "TRLWE") {
 		return r.err
 	}

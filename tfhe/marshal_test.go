@@ -2,7 +2,9 @@ package tfhe
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
@@ -194,7 +196,10 @@ func FuzzUnmarshal(f *testing.F) {
 	trb, _ := NewTRLWE(1, 2).MarshalBinary()
 	// The start of a grouped cloud key: version 2, parameters, grouping 2.
 	grouped := append(appendParams(appendHeaderVersion(nil, kindCloudKey, marshalVersionGrouped), toyParams), 2, 0)
-	for _, s := range [][]byte{skb, pb, ctb, trb, grouped, {}, []byte("GFHE\x01\x00\x05\x00")} {
+	// Sizes of 2^32−1, −1 as an int on a 32-bit platform (make test-386).
+	tlweMax := binary.LittleEndian.AppendUint32(appendHeader(nil, kindTLWE), math.MaxUint32)
+	trlweMax := binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(appendHeader(nil, kindTRLWE), math.MaxUint32), 2)
+	for _, s := range [][]byte{skb, pb, ctb, trb, grouped, {}, []byte("GFHE\x01\x00\x05\x00"), tlweMax, trlweMax} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

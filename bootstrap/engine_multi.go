@@ -121,7 +121,10 @@ func newMulti(engines []Engine) (*Multi, error) {
 			if !p.Equal(m.params) {
 				a, b := any(p.Name()), any(m.params.Name())
 				if a == b { // two sets of one name: in full
-					a, b = p, m.params
+					a, b = p.String(), m.params.String()
+					if a == b { // String rounds the noise: the literals
+						a, b = fmt.Sprintf("%+v", p.Literal()), fmt.Sprintf("%+v", m.params.Literal())
+					}
 				}
 				return nil, fmt.Errorf("bootstrap: NewMulti: engine %d is for %v, engine 0 for %v", i, a, b)
 			}

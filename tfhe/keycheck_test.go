@@ -3,6 +3,7 @@ package tfhe
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -175,5 +176,12 @@ func TestMismatchNamesBothSets(t *testing.T) {
 	}
 	if a, b := names(toyParams, CuFHE80); a != toyParams.Name() || b != CuFHE80.Name() {
 		t.Errorf("names of two differently named sets: %q, %q", a, b)
+	}
+	// Sets of one name that String prints alike (σ past three digits).
+	lit = toyParams.Literal()
+	lit.LWEStdDev = math.Nextafter(lit.LWEStdDev, 1)
+	near := MustNewParams(lit)
+	if a, b := names(toyParams, near); a == b || !strings.Contains(a, "LWEStdDev") {
+		t.Errorf("names of two sets String prints alike: %q, %q", a, b)
 	}
 }

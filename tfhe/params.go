@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/big"
 	"slices"
+	"strings"
 
 	"github.com/goldfhe/goldfhe/smallntt"
 )
@@ -84,9 +85,10 @@ const (
 // NewParams checks lit and returns the immutable Params. It rejects sets that
 // break the exactness bound of DESIGN.md §3 — the NTT external product must
 // be exact — and polynomial degrees smallntt does not support, and the name
-// of a built-in set (ParamSets) on other figures: a set derived from one by
-// Literal needs a name of its own, so that keys, errors and benchmark
-// tables never show it as the built-in set.
+// of a built-in set (ParamSets, in any case) on another literal (other
+// figures, or only another note): a set derived from one by Literal needs a
+// name of its own, so that keys, errors and benchmark tables never show it
+// as the built-in set.
 func NewParams(lit ParamsLiteral) (Params, error) {
 	fail := func(format string, a ...any) (Params, error) {
 		return Params{}, fmt.Errorf("tfhe: parameter set %q: %s", lit.Name, fmt.Sprintf(format, a...))
@@ -129,7 +131,7 @@ func NewParams(lit ParamsLiteral) (Params, error) {
 			log2Big(bound))
 	}
 	for _, q := range builtinSets {
-		if q.lit.Name == lit.Name && q.lit != lit {
+		if strings.EqualFold(q.lit.Name, lit.Name) && q.lit != lit { // as ParamSetByName reads names
 			return fail("the name is the built-in set's, whose literal differs (%v): give a derived set a name of its own", q)
 		}
 	}
@@ -287,12 +289,16 @@ var builtinSets []Params
 func init() { builtinSets = ParamSets() }
 
 // names returns how errors name p and q: by name, or in full where two
-// different sets share one.
+// different sets share one (their literals, where even String, which rounds
+// the noise to three digits, would print them alike).
 func names(p, q Params) (string, string) {
-	if p.Name() == q.Name() && !p.Equal(q) {
-		return p.String(), q.String()
+	if p.Name() != q.Name() || p.Equal(q) {
+		return p.Name(), q.Name()
 	}
-	return p.Name(), q.Name()
+	if a, b := p.String(), q.String(); a != b {
+		return a, b
+	}
+	return fmt.Sprintf("%+v", p.lit), fmt.Sprintf("%+v", q.lit)
 }
 
 // Equal reports whether p and q are the same set.

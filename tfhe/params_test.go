@@ -106,6 +106,7 @@ func TestNewParamsRejects(t *testing.T) {
 		{"built-in name, other n", func(l *ParamsLiteral) { l.LWEDimension = 600 }, "name of its own"},
 		{"built-in name, other note", func(l *ParamsLiteral) { l.Note = "mine" }, "name of its own"},
 		{"another built-in name", func(l *ParamsLiteral) { l.Name = CuFHE80.Name() }, "name of its own"},
+		{"built-in name in lower case", func(l *ParamsLiteral) { l.Name, l.LWEDimension = "tfhelib128", 600 }, "name of its own"},
 	}
 	if math.MaxInt > math.MaxInt32 { // a 32-bit int holds no SecurityBits past 2^31−1
 		cases = append(cases, struct {

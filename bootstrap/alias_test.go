@@ -12,13 +12,13 @@ import (
 // batch, and the in-place form (out[i] = in[i]) and disjoint samples pass.
 func TestCheckAliases(t *testing.T) {
 	const dim = 3
-	for _, n := range []int{2, 5, smallAliasBatch, smallAliasBatch + 1, 1000} {
+	for _, n := range []int{2, 5, smallAliasBatch, smallAliasBatch + 1, 64, 1000} {
 		fresh := func() ([]*tfhe.TLWE, []*tfhe.TLWE) { return newTLWEs(n, dim), newTLWEs(n, dim) }
 		out, in := fresh()
-		if err := checkAliases(out, in); err != nil {
+		if err := checkAliases(out, in, true); err != nil {
 			t.Errorf("n=%d: disjoint samples: %v", n, err)
 		}
-		if err := checkAliases(in, in); err != nil {
+		if err := checkAliases(in, in, true); err != nil {
 			t.Errorf("n=%d: in place: %v", n, err)
 		}
 		for _, pair := range [][2]int{{0, 1}, {0, n - 1}, {n / 2, n - 1}, {n - 2, n - 1}} {
@@ -28,37 +28,58 @@ func TestCheckAliases(t *testing.T) {
 			}
 			out, in := fresh()
 			out[j] = out[i]
-			if err := checkAliases(out, in); err == nil || !strings.Contains(err.Error(), "are one sample") {
+			if err := checkAliases(out, in, true); err == nil || !strings.Contains(err.Error(), "are one sample") {
 				t.Errorf("n=%d: outputs %d and %d one *TLWE: %v", n, i, j, err)
 			}
 			out, in = fresh()
 			out[j] = &tfhe.TLWE{Value: out[i].Value} // another header, one array
-			if err := checkAliases(out, in); err == nil {
+			if err := checkAliases(out, in, true); err == nil {
 				t.Errorf("n=%d: outputs %d and %d over one array: no error", n, i, j)
 			}
 			out, in = fresh()
 			out[i] = in[j]
-			if err := checkAliases(out, in); err == nil || !strings.Contains(err.Error(), "is the sample of input") {
+			if err := checkAliases(out, in, true); err == nil || !strings.Contains(err.Error(), "is the sample of input") {
 				t.Errorf("n=%d: output %d is input %d: %v", n, i, j, err)
 			}
 			out, in = fresh()
 			out[j] = in[i]
-			if err := checkAliases(out, in); err == nil {
+			if err := checkAliases(out, in, true); err == nil {
 				t.Errorf("n=%d: output %d is input %d: no error", n, j, i)
 			}
 			out, in = fresh()
 			in[j] = in[i] // one input read twice: allowed
-			if err := checkAliases(out, in); err != nil {
+			if err := checkAliases(out, in, true); err != nil {
 				t.Errorf("n=%d: inputs %d and %d one sample: %v", n, i, j, err)
 			}
+		}
+		// Without in-place (the key-switching calls): not even out[i] over
+		// in[i]'s array.
+		out, in = fresh()
+		if err := checkAliases(out, in, false); err != nil {
+			t.Errorf("n=%d, not in place: disjoint samples: %v", n, err)
+		}
+		out[n-1] = &tfhe.TLWE{Value: in[n-1].Value[:2]}
+		if err := checkAliases(out, in, false); err == nil || !strings.Contains(err.Error(), "is the sample of input") {
+			t.Errorf("n=%d, not in place: output %d over input %d's array: %v", n, n-1, n-1, err)
 		}
 		// A swap: each output the other's input.
 		out, in = fresh()
 		copy(out, in)
 		out[0], out[n-1] = in[n-1], in[0]
-		if err := checkAliases(out, in); err == nil {
+		if err := checkAliases(out, in, true); err == nil {
 			t.Errorf("n=%d: swapped in place: no error", n)
 		}
+	}
+}
+
+// TestCheckAliasesOne: a batch of one is in place or not.
+func TestCheckAliasesOne(t *testing.T) {
+	in := newTLWEs(1, 3)
+	if err := checkAliases(in, in, true); err != nil {
+		t.Errorf("one sample in place: %v", err)
+	}
+	if err := checkAliases(in, in, false); err == nil {
+		t.Error("one sample in place where it may not be: no error")
 	}
 }
 
@@ -94,6 +115,12 @@ func TestEnginesRefuseAliases(t *testing.T) {
 		if err := e.Bootstrap(in, in, mu8); err != nil {
 			t.Errorf("%s: in place: %v", name, err)
 		}
+		// Key switching into a view of its own input's array.
+		ext := newTLWEs(1, toyParams.ExtractedLWEDimension())
+		view := []*tfhe.TLWE{{Value: ext[0].Value[:n+1]}}
+		if err := e.KeySwitch(view, ext); err == nil {
+			t.Errorf("%s: KeySwitch into its input's array: no error", name)
+		}
 	}
 }
 
@@ -104,7 +131,7 @@ func BenchmarkCheckAliases(b *testing.B) {
 	out, in := newTLWEs(n, 630), newTLWEs(n, 630)
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := checkAliases(out, in); err != nil {
+		if err := checkAliases(out, in, true); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -314,7 +314,7 @@ func checkBatch(p tfhe.Params, op opKind, out, in []*tfhe.TLWE) error {
 			return fmt.Errorf("bootstrap: output %d has dimension %d, want %d (%s)", i, d, outDim, p.Name())
 		}
 	}
-	return checkAliases(out, in)
+	return checkAliases(out, in, op == opBootstrap)
 }
 
 // cpuName is the CPU engine's Name: plan, workers, and the key's grouping

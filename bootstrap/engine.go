@@ -21,9 +21,11 @@ import (
 // On success out[i] depends only on in[i] (and the keys), so any split of a
 // batch gives the same results.
 //
-// Aliasing: out[i] may be the same *tfhe.TLWE as in[i] (in-place
-// bootstrapping); out[i] must not share memory with in[j] for j ≠ i, nor
-// with another out[j]. The engines find samples used twice (known by the
+// Aliasing: in Bootstrap, out[i] may be the same *tfhe.TLWE as in[i]
+// (in-place bootstrapping); out[i] must not share memory with in[j] for
+// j ≠ i, nor with another out[j]. In KeySwitch and BootstrapNoKeySwitch,
+// whose outputs have another dimension, out[i] must not share memory with
+// in[i] either. The engines find samples used twice (known by the
 // address of their first word, so two TLWE values over one array too) and
 // return an error; samples that overlap from different addresses are the
 // caller's to avoid.

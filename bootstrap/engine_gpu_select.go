@@ -181,9 +181,13 @@ func New(ck *tfhe.CloudKey, opts Options) (*Selected, error) {
 	}
 	// The CPU options too, before any GPU is tried: a mistake in them
 	// must not wait for the first machine without a usable GPU.
-	if _, _, err := opts.CPU.resolve("New: Options.CPU", ck.Params()); err != nil {
+	cpuPlan, _, err := opts.CPU.resolve("New: Options.CPU", ck.Params())
+	if err != nil {
 		return nil, err
 	}
+	// The fallback below takes the plan built here rather than build it
+	// again.
+	cpuOpts := CPUOptions{Plan: cpuPlan, Workers: opts.CPU.Workers}
 	if err := checkDevices(opts.Devices, opts.GPU); err != nil {
 		return nil, fmt.Errorf("bootstrap: New: Options.Devices: %w", err)
 	}
@@ -193,7 +197,6 @@ func New(ck *tfhe.CloudKey, opts Options) (*Selected, error) {
 	var (
 		eng    Engine
 		reason string
-		err    error
 	)
 	if len(opts.Devices) > 1 {
 		var m *Multi
@@ -212,7 +215,7 @@ func New(ck *tfhe.CloudKey, opts Options) (*Selected, error) {
 	if opts.Use == UseGPU {
 		return nil, err
 	}
-	c, cerr := NewCPU(ck, opts.CPU)
+	c, cerr := NewCPU(ck, cpuOpts)
 	if cerr != nil {
 		return nil, fmt.Errorf("%w (after the GPU engine failed: %v)", cerr, err)
 	}

@@ -62,7 +62,9 @@ type Level struct {
 // slices return fresh copies. Use it through its *Circuit (from Parse,
 // ParseFile, NewCircuit or circuits.Load); it must not be copied (it
 // holds a lock around its cache of evaluation plans; go vet reports
-// copies).
+// copies). A nil *Circuit is an error to Eval, WriteTo and the Evaluator's
+// methods and prints as <nil circuit>; its accessors (NumWires, Inputs,
+// Depth, …) panic, as a nil pointer's would.
 type Circuit struct {
 	format  Format
 	nwires  int

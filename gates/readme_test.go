@@ -1,6 +1,11 @@
 package gates_test
 
 import (
+	"go/ast"
+	"go/importer"
+	"go/parser"
+	"go/token"
+	"go/types"
 	"os"
 	"regexp"
 	"strings"
@@ -9,8 +14,9 @@ import (
 
 // TestReadmeFirstProgramIsExample: the README says its first program is
 // Example in this file's package, compiled and run by go test; this keeps
-// that true. The two bodies must match line for line, but for the README's
-// "// true" notes where Example has its Output block.
+// that true. The README's program must compile (type-checked here, its
+// imports included), and its body must match Example's line for line, but
+// for the README's "// true" notes where Example has its Output block.
 func TestReadmeFirstProgramIsExample(t *testing.T) {
 	readme, err := os.ReadFile("../README.md")
 	if err != nil {
@@ -24,6 +30,23 @@ func TestReadmeFirstProgramIsExample(t *testing.T) {
 	i := strings.Index(r, "## A first program")
 	if i < 0 {
 		t.Fatal(`README.md has no "## A first program"`)
+	}
+	// It compiles: type-checked from source, imports included (an unused
+	// or missing one is an error).
+	j := strings.Index(r[i:], "```go\n")
+	if j < 0 {
+		t.Fatal("README's first program has no go block")
+	}
+	src := r[i+j+len("```go\n"):]
+	src = src[:strings.Index(src, "```")]
+	fset := token.NewFileSet()
+	file, err := parser.ParseFile(fset, "README.md", src, 0)
+	if err != nil {
+		t.Fatalf("README's first program: %v", err)
+	}
+	conf := types.Config{Importer: importer.ForCompiler(fset, "source", nil)}
+	if _, err := conf.Check("main", fset, []*ast.File{file}, nil); err != nil {
+		t.Fatalf("README's first program does not compile: %v", err)
 	}
 	got := body(t, "README.md", r[i:], "func main() {\n")
 	want := body(t, "example_test.go", string(example), "func Example() {\n")

@@ -146,6 +146,12 @@ func loadKeys(dir string) (*tfhe.SecretKey, *tfhe.CloudKey, error) {
 	return sk, ck, nil
 }
 
+// saveKeys writes both key files or neither under their names: each is
+// written whole to a hidden temporary file first, and only then put in
+// place, so that an interrupted or failed save (Ctrl-C, a full disk) never
+// leaves a truncated key or a lone one, which would break the folder for
+// every later run. A temporary file an interrupt leaves is named
+// .<key>.partial-*.
 func saveKeys(dir string, sk *tfhe.SecretKey, ck *tfhe.CloudKey) error {
 	skData, err := sk.MarshalBinary()
 	if err != nil {
@@ -158,25 +164,73 @@ func saveKeys(dir string, sk *tfhe.SecretKey, ck *tfhe.CloudKey) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	if err := writeNew(filepath.Join(dir, secretKeyFile), skData, 0o600); err != nil {
-		return err
-	}
-	return writeNew(filepath.Join(dir, cloudKeyFile), ckData, 0o644)
-}
-
-// writeNew writes a file that must not exist yet: a key file is never
-// replaced. A file it could not finish is removed.
-func writeNew(path string, data []byte, perm fs.FileMode) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	skTmp, err := writeTemp(dir, secretKeyFile, skData, 0o600)
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(data)
-	if err = errors.Join(err, f.Close()); err != nil {
-		os.Remove(path)
+	defer os.Remove(skTmp)
+	ckTmp, err := writeTemp(dir, cloudKeyFile, ckData, 0o644)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(ckTmp)
+	skPath := filepath.Join(dir, secretKeyFile)
+	if err := placeNew(skTmp, skPath); err != nil {
+		return err
+	}
+	if err := placeNew(ckTmp, filepath.Join(dir, cloudKeyFile)); err != nil {
+		os.Remove(skPath) // not a lone secret key
 		return err
 	}
 	return nil
+}
+
+// writeNew writes a file that must not exist yet: a key file is never
+// replaced. It is written whole under a temporary name first and then put
+// in place, so that path never holds a part of data.
+func writeNew(path string, data []byte, perm fs.FileMode) error {
+	tmp, err := writeTemp(filepath.Dir(path), filepath.Base(path), data, perm)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp)
+	return placeNew(tmp, path)
+}
+
+// writeTemp writes data to a new hidden file in dir named after name, with
+// mode perm, synced to the disk, and returns its path; it removes a file it
+// could not finish.
+func writeTemp(dir, name string, data []byte, perm fs.FileMode) (string, error) {
+	f, err := os.CreateTemp(dir, "."+name+".partial-*")
+	if err != nil {
+		return "", err
+	}
+	err = f.Chmod(perm)
+	if err == nil {
+		_, err = f.Write(data)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if err = errors.Join(err, f.Close()); err != nil {
+		os.Remove(f.Name())
+		return "", fmt.Errorf("write %s: %w", filepath.Join(dir, name), err)
+	}
+	return f.Name(), nil
+}
+
+// placeNew gives the finished file tmp the name path, which must not exist:
+// a hard link does both at once; where the file system has none, a rename
+// after a check.
+func placeNew(tmp, path string) error {
+	err := os.Link(tmp, path)
+	if err == nil || errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	if _, serr := os.Lstat(path); serr == nil {
+		return &fs.PathError{Op: "create", Path: path, Err: fs.ErrExist}
+	}
+	return os.Rename(tmp, path)
 }
 
 // readSeed reads -seed: 64 hex digits, or "@FILE" for a file holding them

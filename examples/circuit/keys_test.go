@@ -106,3 +106,51 @@ func TestReadSeed(t *testing.T) {
 		}
 	}
 }
+
+// TestSaveKeysBothOrNeither: saveKeys puts both key files in place whole,
+// or neither: where the cloud key cannot be placed (a file already has its
+// name), the secret key it placed is removed, and no temporary file is left
+// either way. (A save interrupted by Ctrl-C, or a full disk, used to leave
+// a truncated cloud.key or a lone secret.key, which every later run
+// refused.)
+func TestSaveKeysBothOrNeither(t *testing.T) {
+	sk, err := tfhe.GenerateSecretKey(tfhe.CuFHE80)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ck, err := tfhe.GenerateCloudKey(sk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := func(dir string) []string {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n []string
+		for _, e := range entries {
+			n = append(n, e.Name())
+		}
+		return n
+	}
+	dir := t.TempDir()
+	if err := saveKeys(dir, sk, ck); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(dir); len(got) != 2 || got[0] != cloudKeyFile || got[1] != secretKeyFile {
+		t.Errorf("after a save: %v, want the two key files only", got)
+	}
+	if _, _, err := loadKeys(dir); err != nil {
+		t.Errorf("loading the saved keys: %v", err)
+	}
+	blocked := t.TempDir()
+	if err := os.WriteFile(filepath.Join(blocked, cloudKeyFile), []byte("in the way"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := saveKeys(blocked, sk, ck); !errors.Is(err, fs.ErrExist) {
+		t.Errorf("save over an existing cloud.key: %v, want fs.ErrExist", err)
+	}
+	if got := names(blocked); len(got) != 1 || got[0] != cloudKeyFile {
+		t.Errorf("after a refused save: %v, want only the cloud.key that was there", got)
+	}
+}

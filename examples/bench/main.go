@@ -167,9 +167,10 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	}
 	sets := fs.String("sets", strings.Join(setNames, ","), "comma-separated parameter sets (CuFHE80: ~80-bit, comparison only; the CPU runs "+
 		tfhe.TFHELib128.Name()+" only unless -cpu-all or the CPU runs alone)")
-	variants := fs.String("variants", "", "comma-separated variants: default (the engine's own choice), grouped and grouped3 (the same with a key grouped by 2 or 3), hybrid, butterfly or matrix,\n"+
+	variants := fs.String("variants", "", "comma-separated variants: default (the engine's own choice), grouped and grouped3 (the same with a key grouped by 2 or 3), butterfly, hybrid or matrix,\n"+
 		"the last two optionally with a factorisation (matrix:4x4x4x4x4, hybrid:32x32); on the GPU also fused,\n"+
-		"wide and unfused (the hybrid plan with those blind-rotation kernels forced, bootstrap.BlindRotation);\n"+
+		"wide and unfused (the hybrid plan with those blind-rotation kernels forced, bootstrap.BlindRotation;\n"+
+		"fused and unfused take a factorisation too);\n"+
 		"default: "+variantList(gpuVariants)+" on the GPU and "+variantList(cpuVariants)+" on the CPU")
 	fs.StringVar(&cfg.engine, "engine", "both", "auto (the GPU when usable, else the CPU), cpu, gpu, or both (the GPU when usable, plus the CPU)")
 	gpus := fs.String("gpus", "1", "GPUs each GPU case spreads its batches over: 1 (GPU 0), n (GPUs 0 to n-1: bootstrap.NewGPUs) or all;\n"+

@@ -77,7 +77,7 @@ func run(cfg config, stdout, stderr io.Writer) (err error) {
 	if len(cases) == 0 {
 		return errors.New("nothing to run: " + strings.Join(notes, "; "))
 	}
-	if err := os.MkdirAll(cfg.out, 0o755); err != nil {
+	if err := benchio.PrepareOut(cfg.out, fileCSV, fileSummary, fileGates, fileLatency); err != nil {
 		return err
 	}
 	if useGPU {

@@ -87,7 +87,7 @@ func main() {
 		xorFlag    = flag.String("xor", "linear", "linear: XOR gates add samples without bootstrapping (gates.XORLinear); bootstrapped: every XOR is bootstrapped")
 		xorTerms   = flag.Int("xor-terms", 0, "with -xor linear: the most bootstrapped samples a sum may hold (≥ 2); 0: the default for the key's noise")
 		list       = flag.Bool("list", false, "list the shipped circuits and presets")
-		cpuprof    = flag.String("cpuprofile", "", "write a CPU profile of the encrypted evaluation to this file (go tool pprof)")
+		cpuprof    = flag.String("cpuprofile", "", "write a CPU profile of the encrypted evaluation to this new file (go tool pprof)")
 		licenses   = flag.Bool("licenses", false, "print the licenses of the shipped circuits")
 		engFlag    = flag.String("engine", "auto", "auto (the GPU when one is usable, else the CPU), cpu or gpu")
 		instances  = flag.Int("instances", 1, "sets of inputs to evaluate together: the inputs encrypted afresh for each (gates.EvalCircuits)")
@@ -182,6 +182,15 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	// The profile's file before the keys and the engine, so that a path it
+	// cannot take fails at once, and never over an existing file.
+	var prof *os.File
+	if *cpuprof != "" {
+		if prof, err = os.OpenFile(*cpuprof, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err != nil {
+			log.Fatalf("-cpuprofile: %v", err)
+		}
+		defer prof.Close()
+	}
 	sk, ev, closeEngine, err := setup(p, *seedFlag, *keysDir, *grouping,
 		bootstrap.Options{Use: use, GPU: bootstrap.GPUOptions{NoMerge: *noMerge}, Devices: devices})
 	if err != nil {
@@ -230,15 +239,10 @@ func main() {
 		stats = append(stats, s)
 		bar.update(s)
 	}
-	if *cpuprof != "" {
-		f, err := os.Create(*cpuprof)
-		if err != nil {
+	if prof != nil {
+		if err := pprof.StartCPUProfile(prof); err != nil {
 			log.Fatal(err)
 		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			log.Fatal(err)
-		}
-		defer f.Close()
 	}
 	var outs [][][]*tfhe.TLWE
 	if *concurrent {

@@ -258,7 +258,7 @@ func run(cfg config, stdout, stderr io.Writer) (err error) {
 			fmt.Fprintf(stderr, "nttbench: on the CPU, batches %s (set -batches for others)\n", joinInts(batches))
 		}
 	}
-	if err := os.MkdirAll(cfg.out, 0o755); err != nil {
+	if err := benchio.PrepareOut(cfg.out, "results.csv", "summary.txt", plotTime1024, plotTimeSmall, plotSpeedup); err != nil {
 		return err
 	}
 	fmt.Fprintf(stderr, "nttbench: %s\nnttbench: %d cases × batches %s, up to %d runs each\n",

@@ -1,11 +1,14 @@
 // Package benchio holds what the benchmark programs (examples/bench,
 // examples/nttbench) share: the host CPU's name, number formatting for
-// their tables, and the log-scale tick markers of their plots.
+// their tables, the log-scale tick markers of their plots, and the
+// preparation of their output folder.
 package benchio
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -17,6 +20,29 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 )
+
+// PrepareOut makes the output folder dir, checks that a file can be
+// written there, and removes the given files an earlier run may have left
+// in it. Before any case runs: a folder that cannot be written loses a whole
+// benchmark's results at its end, and a stale plot beside fresh results
+// passes for one of them.
+func PrepareOut(dir string, files ...string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".write-check-*")
+	if err != nil {
+		return fmt.Errorf("cannot write to the output folder: %w", err)
+	}
+	f.Close()
+	os.Remove(f.Name())
+	for _, name := range files {
+		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("removing an earlier run's %s: %w", name, err)
+		}
+	}
+	return nil
+}
 
 // CPUModel returns the first "model name" of /proc/cpuinfo, or the
 // architecture where there is none.

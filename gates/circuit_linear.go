@@ -81,6 +81,7 @@ type linearPlan struct {
 	refreshes  int
 	maxBatch   int
 	muxIn      int // the most MUX outputs one gate's bootstrap reads (Circuit.muxIn)
+	largestSum int // the largest weight of a refreshed sum (a MUX output 2); 0 if none
 }
 
 // planKey names a cached plan: the sum bound and the engine's batch tiers.
@@ -365,6 +366,13 @@ func buildLinearPlan(c *Circuit, maxTerms int, tiers []int) *linearPlan {
 	for _, r := range p.outputs {
 		if r.id >= 0 {
 			last[r.id] = -1
+		}
+	}
+	for _, l := range ops {
+		for i := range l {
+			if l[i].refresh() {
+				p.largestSum = max(p.largestSum, weight(l[i].sum))
+			}
 		}
 	}
 	p.levels = make([]linLevel, len(ops))

@@ -593,3 +593,29 @@ func TestEvalCircuitLinearAllOps(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanFailureOfItsSums: under XORLinear a plan's failure estimate is
+// that of the largest sum it bootstraps, not of the bound on sums: a
+// circuit without XOR sums (zero_equal) estimates a gate's failure at any
+// bound, and one with sums (adder64) reports a largest sum within it.
+func TestPlanFailureOfItsSums(t *testing.T) {
+	f := fixtures(tfhe.TFHELib128)
+	ev, _ := gates.NewEvaluator(groupedOracle{newOracle(f), 2})
+	e := tfhe.TFHELib128.NoiseEstimateGrouped(2)
+	noXOR, _ := circuits.Load("zero_equal")
+	for _, terms := range []int{2, 9, 40} {
+		plan, err := ev.PlanCircuit(noXOR, gates.CircuitOptions{MaxXORTerms: terms})
+		if err != nil || plan.LargestSum != 0 || plan.Log2Failure != e.Log2GateFailure {
+			t.Errorf("zero_equal, at most %d terms: largest sum %d, failure 2^%.1f (%v); want 0 and a gate's 2^%.1f",
+				terms, plan.LargestSum, plan.Log2Failure, err, e.Log2GateFailure)
+		}
+	}
+	adder, _ := circuits.Load("adder64")
+	for _, terms := range []int{2, 9, 40} {
+		plan, err := ev.PlanCircuit(adder, gates.CircuitOptions{MaxXORTerms: terms})
+		if err != nil || plan.LargestSum < 2 || plan.LargestSum > terms || plan.Log2Failure != max(e.Log2XORSumFailure(plan.LargestSum), e.Log2GateFailure) {
+			t.Errorf("adder64, at most %d terms: largest sum %d, failure 2^%.1f (%v)", terms, plan.LargestSum, plan.Log2Failure, err)
+		}
+		t.Logf("adder64, at most %d terms: largest sum %d, failure 2^%.1f", terms, plan.LargestSum, plan.Log2Failure)
+	}
+}

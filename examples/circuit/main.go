@@ -223,8 +223,12 @@ func main() {
 		of = fmt.Sprintf(" for %d sets of inputs", plan.Instances)
 	}
 	if plan.XOR == gates.XORLinear {
-		fmt.Printf("plan     XOR linear: %d bootstraps%s (%d of them refreshing XOR sums of up to %d samples) in %d levels, estimated failure 2^%.0f per bootstrap at most\n",
-			plan.Bootstraps, of, plan.Refreshes, plan.MaxXORTerms, plan.Levels-1, plan.Log2Failure)
+		sums := "no XOR sum to refresh"
+		if plan.Refreshes > 0 {
+			sums = fmt.Sprintf("%d of them refreshing XOR sums of up to %d samples", plan.Refreshes, plan.LargestSum)
+		}
+		fmt.Printf("plan     XOR linear: %d bootstraps%s (%s) in %d levels, estimated failure 2^%.0f per bootstrap at most\n",
+			plan.Bootstraps, of, sums, plan.Levels-1, plan.Log2Failure)
 	} else {
 		fmt.Printf("plan     XOR bootstrapped: %d bootstraps%s in %d levels, estimated failure 2^%.0f per bootstrap at most\n", plan.Bootstraps, of, plan.Levels-1, plan.Log2Failure)
 	}

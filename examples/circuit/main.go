@@ -77,7 +77,7 @@ func main() {
 	log.SetPrefix("circuit: ")
 	var (
 		name       = flag.String("circuit", "", "shipped circuit or preset name (see -list), or a Bristol file")
-		inFlag     = flag.String("in", "", "input values in hex, comma-separated, in the circuit's input order (default: the example's)")
+		inFlag     = flag.String("in", "", "input values in hex, comma-separated, in the circuit's input order, byte strings with every digit (default: the example's)")
 		orderFlag  = flag.String("order", "lsb", "bit order of a circuit file: lsb or msb")
 		paramName  = flag.String("params", "TFHELib128", "parameter set: TFHELib128, TFHErsDefault or CuFHE80 (about 80-bit security, for comparisons only)")
 		seedFlag   = flag.String("seed", "", "64 hex digits, or @FILE holding them (on the command line a seed shows in the process list): derive new keys from it\n(reproducible runs; it is as secret as the secret key); default random")
@@ -138,7 +138,16 @@ func main() {
 	}
 	inBits := make([][]bool, len(inHex))
 	for i, s := range inHex {
-		if inBits[i], err = gates.HexBits(strings.TrimSpace(s), c.Inputs()[i], info.Order); err != nil {
+		s = strings.TrimSpace(s)
+		// A byte string (an AES key, a SHA-256 block) is written in full:
+		// HexBits reads a short one as an integer with leading zeros, so a
+		// missing digit would shift the whole value silently.
+		if w := c.Inputs()[i]; i < len(info.Inputs) && strings.Contains(info.Inputs[i], "bytes") {
+			if d := len(strings.TrimPrefix(strings.TrimPrefix(s, "0x"), "0X")); d != w/4 {
+				log.Fatalf("input %d (%s): %d hex digits, want %d", i+1, info.Inputs[i], d, w/4)
+			}
+		}
+		if inBits[i], err = gates.HexBits(s, c.Inputs()[i], info.Order); err != nil {
 			log.Fatalf("input %d: %v", i+1, err)
 		}
 	}

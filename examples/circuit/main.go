@@ -223,6 +223,10 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	// The first Ctrl-C stops the evaluation between levels; once it has
+	// come, the handler goes, so that a second one ends the program at
+	// once (a level of many sets can take minutes on a CPU).
+	go func() { <-ctx.Done(); stop() }()
 	plan, err := ev.PlanCircuits(c, *instances, opts)
 	if err != nil {
 		log.Fatal(err)

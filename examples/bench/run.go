@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime/debug"
 	"slices"
@@ -95,12 +97,22 @@ func run(cfg config, stdout, stderr io.Writer) (err error) {
 	}
 	fmt.Fprintf(stderr, "bench: %s\nbench: %d cases; up to %d runs per batch size\n", m.header(), len(cases), cfg.reps)
 
+	// Ctrl-C ends the run after the case in progress and still writes the
+	// finished cases' results; a second Ctrl-C ends the program at once.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	go func() { <-ctx.Done(); stop() }()
+
 	var (
 		results []caseResult
 		errs    []error
 	)
 	done := 0
+sets:
 	for _, p := range cfg.sets {
+		if ctx.Err() != nil {
+			break
+		}
 		var setCases []benchCase
 		maxB := 0
 		for _, c := range cases {
@@ -126,6 +138,9 @@ func run(cfg config, stdout, stderr io.Writer) (err error) {
 		}
 		fmt.Fprintf(stderr, "bench: %s: keys and %d NAND inputs in %v\n", setLabel(p), maxB, roundDur(time.Since(t0)))
 		for _, c := range setCases {
+			if ctx.Err() != nil {
+				break sets
+			}
 			done++
 			tag := fmt.Sprintf("[%d/%d]", done, len(cases))
 			r := runCase(c, fx, cfg.reps, cfg.maxGates, stderr, tag, m.energyMeter())
@@ -138,6 +153,12 @@ func run(cfg config, stdout, stderr io.Writer) (err error) {
 		}
 	}
 
+	if ctx.Err() != nil && len(results) < len(cases) {
+		e := fmt.Errorf("interrupted (Ctrl-C) after %d of %d cases: the results are the finished cases'", len(results), len(cases))
+		fmt.Fprintf(stderr, "bench: %v\n", e)
+		notes = append(notes, e.Error())
+		errs = append(errs, e)
+	}
 	var (
 		files   []string
 		outErrs []error

@@ -152,6 +152,29 @@ func main() {
 		}
 	}
 
+	// The encrypted run's flags, checked with -plain too: a mistake in
+	// them should not wait for the first encrypted run.
+	p, ok := tfhe.ParamSetByName(*paramName)
+	if !ok {
+		var names []string
+		for _, q := range tfhe.ParamSets() {
+			names = append(names, q.Name())
+		}
+		log.Fatalf("unknown parameter set %q (want one of %s)", *paramName, strings.Join(names, ", "))
+	}
+	opts := gates.CircuitOptions{MaxXORTerms: *xorTerms}
+	switch *xorFlag {
+	case "linear":
+	case "bootstrapped":
+		opts.XOR = gates.XORBootstrapped
+	default:
+		log.Fatalf("-xor must be linear or bootstrapped, not %q", *xorFlag)
+	}
+	use, err := bootstrap.ParseUse(*engFlag)
+	if err != nil {
+		log.Fatal(err)
+	}
+
 	fmt.Printf("circuit  %s: %s\n", info.Name, info.Summary)
 	fmt.Printf("         %v, %d wires, %d gates (%d XOR, %d AND, %d free), bit order %v\n",
 		c.Format(), c.NumWires(), c.NumGates(), c.Count(gates.OpXOR), c.Count(gates.OpAND), freeGates(c), info.Order)
@@ -171,22 +194,6 @@ func main() {
 		return
 	}
 
-	p, ok := tfhe.ParamSetByName(*paramName)
-	if !ok {
-		log.Fatalf("unknown parameter set %q", *paramName)
-	}
-	opts := gates.CircuitOptions{MaxXORTerms: *xorTerms}
-	switch *xorFlag {
-	case "linear":
-	case "bootstrapped":
-		opts.XOR = gates.XORBootstrapped
-	default:
-		log.Fatalf("-xor must be linear or bootstrapped, not %q", *xorFlag)
-	}
-	use, err := bootstrap.ParseUse(*engFlag)
-	if err != nil {
-		log.Fatal(err)
-	}
 	devices, err := gpuDevices(*gpusFlag, use)
 	if err != nil {
 		log.Fatal(err)

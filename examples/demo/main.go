@@ -12,6 +12,7 @@ import (
 	"log"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/goldfhe/goldfhe/bootstrap"
@@ -37,7 +38,11 @@ func main() {
 	}
 	p, ok := tfhe.ParamSetByName(*paramName)
 	if !ok {
-		log.Fatalf("unknown parameter set %q", *paramName)
+		var names []string
+		for _, q := range tfhe.ParamSets() {
+			names = append(names, q.Name())
+		}
+		log.Fatalf("unknown parameter set %q (want one of %s)", *paramName, strings.Join(names, ", "))
 	}
 	use, err := bootstrap.ParseUse(*engFlag) // before the keys are made
 	if err != nil {

@@ -117,6 +117,16 @@ var sqrt2OverPi = math.Sqrt(2 / math.Pi)
 // ParamSets returns the named sets, the default (TFHELib128) first.
 func ParamSets() []Params { return []Params{TFHELib128, TFHErsDefault, CuFHE80} }
 
+// ParamSetNames returns the names of ParamSets, in its order: for a
+// command line's help, or the error of a name ParamSetByName does not know.
+func ParamSetNames() []string {
+	var names []string
+	for _, p := range ParamSets() {
+		names = append(names, p.Name())
+	}
+	return names
+}
+
 // ParamSetByName returns the named set whose name is name, ignoring case
 // ("tfhelib128" is TFHELib128), and whether there is one.
 func ParamSetByName(name string) (Params, bool) {

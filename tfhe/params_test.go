@@ -159,6 +159,15 @@ func TestParamSetByName(t *testing.T) {
 			t.Errorf("ParamSetByName(%q) = %v, %v; want none", name, q.Name(), ok)
 		}
 	}
+	names := ParamSetNames()
+	if len(names) != len(ParamSets()) {
+		t.Fatalf("ParamSetNames() = %v, want one name a set", names)
+	}
+	for i, p := range ParamSets() {
+		if q, ok := ParamSetByName(names[i]); names[i] != p.Name() || !ok || !q.Equal(p) {
+			t.Errorf("ParamSetNames()[%d] = %q, want %q, found by ParamSetByName", i, names[i], p.Name())
+		}
+	}
 }
 
 // TestKeySize: cloudKeyWords counts what key generation allocates, and a

@@ -161,11 +161,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		strconv.Itoa(cpuMaxBatch)+" unless -cpu-all or the CPU runs alone)")
 	fs.IntVar(&cfg.reps, "reps", defaultReps, "timed runs per batch size (the median is reported); fewer for large batches, see -max-gates")
 	fs.IntVar(&cfg.maxGates, "max-gates", defaultMaxGates, "at most this many gates timed per case and batch size (at least one run)")
-	var setNames []string
-	for _, p := range tfhe.ParamSets() {
-		setNames = append(setNames, p.Name())
-	}
-	sets := fs.String("sets", strings.Join(setNames, ","), "comma-separated parameter sets (CuFHE80: ~80-bit, comparison only; the CPU runs "+
+	sets := fs.String("sets", strings.Join(tfhe.ParamSetNames(), ","), "comma-separated parameter sets (CuFHE80: ~80-bit, comparison only; the CPU runs "+
 		tfhe.TFHELib128.Name()+" only unless -cpu-all or the CPU runs alone)")
 	variants := fs.String("variants", "", "comma-separated variants: default (the engine's own choice), grouped and grouped3 (the same with a key grouped by 2 or 3), butterfly, hybrid or matrix,\n"+
 		"the last two optionally with a factorisation (matrix:4x4x4x4x4, hybrid:32x32); on the GPU also fused,\n"+
@@ -275,11 +271,7 @@ func parseSets(s string) ([]tfhe.Params, error) {
 		f = strings.TrimSpace(f)
 		p, ok := tfhe.ParamSetByName(f)
 		if !ok {
-			var names []string
-			for _, q := range tfhe.ParamSets() {
-				names = append(names, q.Name())
-			}
-			return nil, fmt.Errorf("unknown parameter set %q (have %s)", f, strings.Join(names, ", "))
+			return nil, fmt.Errorf("unknown parameter set %q (have %s)", f, strings.Join(tfhe.ParamSetNames(), ", "))
 		}
 		if !slices.ContainsFunc(out, p.Equal) {
 			out = append(out, p)

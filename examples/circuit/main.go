@@ -156,11 +156,7 @@ func main() {
 	// them should not wait for the first encrypted run.
 	p, ok := tfhe.ParamSetByName(*paramName)
 	if !ok {
-		var names []string
-		for _, q := range tfhe.ParamSets() {
-			names = append(names, q.Name())
-		}
-		log.Fatalf("unknown parameter set %q (want one of %s)", *paramName, strings.Join(names, ", "))
+		log.Fatalf("unknown parameter set %q (want one of %s)", *paramName, strings.Join(tfhe.ParamSetNames(), ", "))
 	}
 	opts := gates.CircuitOptions{MaxXORTerms: *xorTerms}
 	switch *xorFlag {

@@ -38,11 +38,7 @@ func main() {
 	}
 	p, ok := tfhe.ParamSetByName(*paramName)
 	if !ok {
-		var names []string
-		for _, q := range tfhe.ParamSets() {
-			names = append(names, q.Name())
-		}
-		log.Fatalf("unknown parameter set %q (want one of %s)", *paramName, strings.Join(names, ", "))
+		log.Fatalf("unknown parameter set %q (want one of %s)", *paramName, strings.Join(tfhe.ParamSetNames(), ", "))
 	}
 	use, err := bootstrap.ParseUse(*engFlag) // before the keys are made
 	if err != nil {

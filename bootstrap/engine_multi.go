@@ -119,14 +119,8 @@ func newMulti(engines []Engine) (*Multi, error) {
 			m.params, m.group = p, KeyGrouping(e)
 		} else {
 			if !p.Equal(m.params) {
-				a, b := any(p.Name()), any(m.params.Name())
-				if a == b { // two sets of one name: in full
-					a, b = p.String(), m.params.String()
-					if a == b { // String rounds the noise: the literals
-						a, b = fmt.Sprintf("%+v", p.Literal()), fmt.Sprintf("%+v", m.params.Literal())
-					}
-				}
-				return nil, fmt.Errorf("bootstrap: NewMulti: engine %d is for %v, engine 0 for %v", i, a, b)
+				a, b := tfhe.DistinctNames(p, m.params)
+				return nil, fmt.Errorf("bootstrap: NewMulti: engine %d is for %s, engine 0 for %s", i, a, b)
 			}
 			if g := KeyGrouping(e); g != m.group {
 				return nil, fmt.Errorf("bootstrap: NewMulti: engine %d's key has grouping %d, engine 0's %d", i, g, m.group)

@@ -70,7 +70,7 @@ func NewEvaluator(params Params, plan *smallntt.Plan, ck *CloudKey) (*Evaluator,
 			return nil, err
 		}
 		if !ck.params.Equal(params) {
-			c, p := names(ck.params, params)
+			c, p := DistinctNames(ck.params, params)
 			return nil, fmt.Errorf("tfhe: NewEvaluator: cloud key is for %s, not %s", c, p)
 		}
 		bk, err := ck.bk.NTT(plan)

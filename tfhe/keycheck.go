@@ -40,7 +40,7 @@ func (sk *SecretKey) CheckCloudKey(ck *CloudKey) error {
 	}
 	p := sk.params
 	if !ck.params.Equal(p) {
-		c, s := names(ck.params, p)
+		c, s := DistinctNames(ck.params, p)
 		return fmt.Errorf("tfhe: the cloud key is for %s, the secret key for %s", c, s)
 	}
 	// One comparison: d ∈ [−tol, tol] mod 2^32, for tol < 2^31 (the

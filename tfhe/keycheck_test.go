@@ -174,14 +174,14 @@ func TestMismatchNamesBothSets(t *testing.T) {
 	if _, err := NewEvaluator(toyParams, butterfly(t, toyParams.PolyDegree()), ckOther); err == nil || !strings.Contains(err.Error(), otherN) {
 		t.Errorf("NewEvaluator with a same-named set's key: %v, want the sets in full", err)
 	}
-	if a, b := names(toyParams, CuFHE80); a != toyParams.Name() || b != CuFHE80.Name() {
+	if a, b := DistinctNames(toyParams, CuFHE80); a != toyParams.Name() || b != CuFHE80.Name() {
 		t.Errorf("names of two differently named sets: %q, %q", a, b)
 	}
 	// Sets of one name that String prints alike (σ past three digits).
 	lit = toyParams.Literal()
 	lit.LWEStdDev = math.Nextafter(lit.LWEStdDev, 1)
 	near := MustNewParams(lit)
-	if a, b := names(toyParams, near); a == b || !strings.Contains(a, "LWEStdDev") {
+	if a, b := DistinctNames(toyParams, near); a == b || !strings.Contains(a, "LWEStdDev") {
 		t.Errorf("names of two sets String prints alike: %q, %q", a, b)
 	}
 }

@@ -168,7 +168,7 @@ func (bk *BootstrappingKey) check(p Params) error {
 		return errors.New("tfhe: nil bootstrapping key")
 	}
 	if !bk.params.Equal(p) {
-		b, q := names(bk.params, p)
+		b, q := DistinctNames(bk.params, p)
 		return fmt.Errorf("tfhe: bootstrapping key is for %s, not %s", b, q)
 	}
 	if err := checkGrouping(p, bk.grouping); err != nil {
@@ -218,7 +218,7 @@ func (ksk *KeySwitchingKey) check(p Params) error {
 		return errors.New("tfhe: nil key-switching key")
 	}
 	if !ksk.params.Equal(p) {
-		k, q := names(ksk.params, p)
+		k, q := DistinctNames(ksk.params, p)
 		return fmt.Errorf("tfhe: key-switching key is for %s, not %s", k, q)
 	}
 	if len(ksk.data) != ksTableLen(p) {

@@ -288,10 +288,11 @@ var builtinSets []Params
 
 func init() { builtinSets = ParamSets() }
 
-// names returns how errors name p and q: by name, or in full where two
-// different sets share one (their literals, where even String, which rounds
-// the noise to three digits, would print them alike).
-func names(p, q Params) (string, string) {
+// DistinctNames returns how a message that names two parameter sets (a
+// mismatch) should name p and q: by name, or in full where two different
+// sets share one (their literals, where even String, which rounds the noise
+// to three digits, would print them alike).
+func DistinctNames(p, q Params) (string, string) {
 	if p.Name() != q.Name() || p.Equal(q) {
 		return p.Name(), q.Name()
 	}

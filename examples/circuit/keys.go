@@ -56,7 +56,8 @@ func keys(p tfhe.Params, seedHex, dir string, grouping int) (sk *tfhe.SecretKey,
 		switch {
 		case err == nil:
 			if !sk.Params().Equal(p) {
-				return nil, nil, fmt.Errorf("the keys in %s are for %s, not %s (-params)", dir, sk.Params().Name(), p.Name())
+				k, want := tfhe.DistinctNames(sk.Params(), p)
+				return nil, nil, fmt.Errorf("the keys in %s are for %s, not %s (-params)", dir, k, want)
 			}
 			if grouping != 0 && ck.Grouping() != grouping {
 				return nil, nil, fmt.Errorf("the cloud key in %s has grouping %d, not %d (-grouping)", dir, ck.Grouping(), grouping)
@@ -137,7 +138,8 @@ func loadKeys(dir string) (*tfhe.SecretKey, *tfhe.CloudKey, error) {
 		return nil, nil, fmt.Errorf("%s: %w", filepath.Join(dir, cloudKeyFile), err)
 	}
 	if !ck.Params().Equal(sk.Params()) {
-		return nil, nil, fmt.Errorf("%s: the secret key is for %s, the cloud key for %s", dir, sk.Params().Name(), ck.Params().Name())
+		s, c := tfhe.DistinctNames(sk.Params(), ck.Params())
+		return nil, nil, fmt.Errorf("%s: the secret key is for %s, the cloud key for %s", dir, s, c)
 	}
 	// Before any evaluation, whose outputs would decrypt to noise.
 	if err := sk.CheckCloudKey(ck); err != nil {

@@ -2,7 +2,6 @@ package tfhe
 
 import (
 	"fmt"
-	"sync"
 
 	"github.com/goldfhe/goldfhe/torus"
 )
@@ -53,10 +52,9 @@ func NewEncryptorFromSeed(sk *SecretKey, seed [torus.SeedSize]byte) (*Encryptor,
 		return nil, err
 	}
 	// A copy of the key: UnmarshalBinary into sk later replaces sk's
-	// slices (never writes into them), and this Encryptor keeps the key
-	// and set it was made with.
+	// slices and its ntt func (never writes into them), and this
+	// Encryptor keeps the key, set and transform it was made with.
 	own := *sk
-	own.ntt = sync.OnceValue(own.computeNTT) // sk's is bound to sk
 	return &Encryptor{sk: &own, smp: torus.NewSamplerFromSeed(seed), sc: newNTTScratch(sk.params.PolyDegree())}, nil
 }
 

@@ -60,13 +60,19 @@ func (sk *SecretKey) ExtractedLWEKey() []int32 { return sk.ext }
 
 func (sk *SecretKey) trlweNTT() []smallntt.NTTPoly {
 	if sk.ntt == nil { // not from newSecretKey or UnmarshalBinary
-		return sk.computeNTT()
+		return keyNTT(internalPlan(sk.params.PolyDegree()), sk.trlwe)
 	}
 	return sk.ntt()
 }
 
-func (sk *SecretKey) computeNTT() []smallntt.NTTPoly {
-	return keyNTT(internalPlan(sk.params.PolyDegree()), sk.trlwe)
+// lazyNTT returns the ntt func of a key with these polynomials. It holds
+// the slices, not the key: a copy of a SecretKey value shares its func, and
+// a func bound to the original would read the original's fields, which
+// UnmarshalBinary replaces, whenever it first runs.
+func lazyNTT(trlwe [][]int32) func() []smallntt.NTTPoly {
+	return sync.OnceValue(func() []smallntt.NTTPoly {
+		return keyNTT(internalPlan(len(trlwe[0])), trlwe)
+	})
 }
 
 func (sk *SecretKey) check() error {
@@ -90,7 +96,7 @@ func newSecretKey(p Params) *SecretKey {
 	for j := range sk.trlwe {
 		sk.trlwe[j] = sk.ext[j*n : (j+1)*n : (j+1)*n] // the extracted key is the concatenation
 	}
-	sk.ntt = sync.OnceValue(sk.computeNTT)
+	sk.ntt = lazyNTT(sk.trlwe)
 	return sk
 }
 

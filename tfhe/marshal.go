@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sync"
 
 	"github.com/goldfhe/goldfhe/torus"
 )
@@ -298,8 +297,8 @@ func (c *TRLWE) MarshalBinary() ([]byte, error) {
 	if k < 1 || !c.wellFormed(k, n) || n == 0 {
 		return nil, errors.New("tfhe: TRLWE.MarshalBinary: malformed sample")
 	}
-	if k > maxGLWEDimension || n > 4096 {
-		return nil, fmt.Errorf("tfhe: TRLWE.MarshalBinary: shape k=%d, N=%d beyond what UnmarshalBinary takes (k ≤ %d, N ≤ 4096)", k, n, maxGLWEDimension)
+	if k > maxGLWEDimension || n > 4096 || n&(n-1) != 0 {
+		return nil, fmt.Errorf("tfhe: TRLWE.MarshalBinary: shape k=%d, N=%d beyond what UnmarshalBinary takes (k ≤ %d, N a power of two ≤ 4096)", k, n, maxGLWEDimension)
 	}
 	b := appendHeader(make([]byte, 0, headerSize+8+4*(k+1)*n), kindTRLWE)
 	b = binary.LittleEndian.AppendUint32(b, uint32(k))
@@ -318,7 +317,9 @@ func (c *TRLWE) UnmarshalBinary(data []byte) error {
 	r := reader{b: data}
 	r.header(kindTRLWE)
 	k32, n32 := r.u32("k"), r.u32("N") // compared as read, as for TLWE
-	if r.err == nil && (k32 < 1 || k32 > maxGLWEDimension || n32 < 1 || n32 > 4096) {
+	// N a power of two, as every parameter set's (NewParams): X^N + 1
+	// is the ring's modulus only then.
+	if r.err == nil && (k32 < 1 || k32 > maxGLWEDimension || n32 < 1 || n32 > 4096 || n32&(n32-1) != 0) {
 		r.fail("TRLWE shape k=%d, N=%d out of range", k32, n32)
 	}
 	k, n := int(k32), int(n32)
@@ -384,7 +385,7 @@ func (sk *SecretKey) UnmarshalBinary(data []byte) error {
 	sk.params, sk.lwe, sk.trlwe, sk.ext = d.params, d.lwe, d.trlwe, d.ext
 	// New slices, never writes into the old ones, which Encryptors' copies
 	// of sk may still hold.
-	sk.ntt = sync.OnceValue(sk.computeNTT)
+	sk.ntt = lazyNTT(sk.trlwe)
 	return nil
 }
 

@@ -161,7 +161,12 @@ func TestUnmarshalErrors(t *testing.T) {
 		{"secret key bit 2", corrupt(skb, len(skb)-1, 2), new(SecretKey)},
 		{"truncated secret key", skb[:len(skb)-1], new(SecretKey)},
 		{"invalid params", corrupt(skb, headerSize+2+len(toyParams.Name())+4, 0xff), new(SecretKey)},
+		// N = 3 with k = 1: the right length for the shape, which no
+		// ring X^N + 1 of a parameter set has.
+		{"TRLWE N not a power of two", binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(
+			appendHeader(nil, kindTRLWE), 1), 3), new(TRLWE)},
 	}
+	cases[len(cases)-1].data = append(cases[len(cases)-1].data, make([]byte, 4*2*3)...)
 	for _, c := range cases {
 		if err := c.dec.UnmarshalBinary(c.data); err == nil {
 			t.Errorf("%s: decoded without error", c.name)
@@ -171,6 +176,9 @@ func TestUnmarshalErrors(t *testing.T) {
 	}
 	if _, err := (&SecretKey{}).MarshalBinary(); err == nil {
 		t.Error("marshalling an empty secret key succeeded")
+	}
+	if _, err := NewTRLWE(1, 3).MarshalBinary(); err == nil {
+		t.Error("marshalling a TRLWE of N = 3 succeeded: UnmarshalBinary refuses it")
 	}
 	if _, err := (&CloudKey{}).MarshalBinary(); err == nil {
 		t.Error("marshalling an empty cloud key succeeded")
@@ -199,7 +207,14 @@ func FuzzUnmarshal(f *testing.F) {
 	// Sizes of 2^32−1, −1 as an int on a 32-bit platform (make test-386).
 	tlweMax := binary.LittleEndian.AppendUint32(appendHeader(nil, kindTLWE), math.MaxUint32)
 	trlweMax := binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(appendHeader(nil, kindTRLWE), math.MaxUint32), 2)
-	for _, s := range [][]byte{skb, pb, ctb, trb, grouped, {}, []byte("GFHE\x01\x00\x05\x00"), tlweMax, trlweMax} {
+	// Gadget shapes whose product wraps a 32-bit int (they once reached a
+	// negative shift or a 2^31-bit big.Int there).
+	wrapBK, wrapKS := toyParams.lit, toyParams.lit
+	wrapBK.BKLevels, wrapBK.BKBaseLog = 2, math.MaxInt32
+	wrapKS.KSLevels, wrapKS.KSBaseLog = 1<<30+1, 4
+	pbWrapBK := appendParams(appendHeader(nil, kindParams), Params{lit: wrapBK})
+	pbWrapKS := appendParams(appendHeader(nil, kindParams), Params{lit: wrapKS})
+	for _, s := range [][]byte{skb, pb, ctb, trb, grouped, {}, []byte("GFHE\x01\x00\x05\x00"), tlweMax, trlweMax, pbWrapBK, pbWrapKS} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -278,6 +293,50 @@ func TestUnmarshalIntoKeyInUse(t *testing.T) {
 	for _, b := range []bool{false, true} {
 		if got := old.DecryptBool(enc.EncryptBool(b)); got != b {
 			t.Errorf("EncryptBool(%v) decrypts to %v under the original key", b, got)
+		}
+	}
+}
+
+// TestUnmarshalLeavesCopies: a copy of a SecretKey value made before
+// UnmarshalBinary on the original keeps the original key, its TRLWE
+// transform included. The transform is computed on first use, and its func
+// used to be bound to the original, so the copy's first TRLWE phase was
+// taken under the newly decoded key.
+func TestUnmarshalLeavesCopies(t *testing.T) {
+	orig := testKeys(toyParams).sk
+	data, err := orig.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sk := new(SecretKey)
+	if err := sk.UnmarshalBinary(data); err != nil {
+		t.Fatal(err)
+	}
+	cp := *sk // before any use of the transform
+	other, err := GenerateSecretKeyFromSeed(toyParams, torus.DeriveSeed([torus.SeedSize]byte{}, "tfhe-test/other-key", 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	od, err := other.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sk.UnmarshalBinary(od); err != nil {
+		t.Fatal(err)
+	}
+	enc, err := NewEncryptorFromSeed(orig, torus.DeriveSeed([torus.SeedSize]byte{}, "tfhe-test/copies", 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	N := toyParams.PolyDegree()
+	mu := make(torus.Poly, N)
+	for i := range mu {
+		mu[i] = torus.Torus32(i%2) << 30
+	}
+	phase := cp.PhaseTRLWE(enc.EncryptTRLWE(mu))
+	for i := range mu {
+		if d := (phase[i] - mu[i]).Signed(); d > 1<<20 || d < -1<<20 {
+			t.Fatalf("coefficient %d: the copy's phase %v, want about %v: the copy decrypts under the key decoded later", i, phase[i], mu[i])
 		}
 	}
 }

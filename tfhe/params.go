@@ -103,10 +103,12 @@ func NewParams(lit ParamsLiteral) (Params, error) {
 		return fail("polynomial degree N=%d is not supported (smallntt sizes: %v)", N, smallntt.Sizes)
 	case k < 1 || k > maxGLWEDimension:
 		return fail("GLWE dimension k=%d out of [1, %d]", k, maxGLWEDimension)
-	case lit.BKLevels < 1 || lit.BKBaseLog < 1 || lit.BKLevels*lit.BKBaseLog > 32:
+	// Each factor bounded before the product, which a large one would wrap
+	// (an int of 32 bits wraps at 2^31).
+	case lit.BKLevels < 1 || lit.BKBaseLog < 1 || lit.BKLevels > 32 || lit.BKBaseLog > 32 || lit.BKLevels*lit.BKBaseLog > 32:
 		return fail("bootstrapping gadget l=%d, log2 Bg=%d: need l ≥ 1, log2 Bg ≥ 1 and l·log2 Bg ≤ 32",
 			lit.BKLevels, lit.BKBaseLog)
-	case lit.KSLevels < 1 || lit.KSBaseLog < 1 || lit.KSBaseLog > maxKSBaseLog || lit.KSLevels*lit.KSBaseLog > 31:
+	case lit.KSLevels < 1 || lit.KSBaseLog < 1 || lit.KSBaseLog > maxKSBaseLog || lit.KSLevels > 31 || lit.KSLevels*lit.KSBaseLog > 31:
 		// Key switching picks each input word's digit signs by its bit 0
 		// (keySwitch), which balances them only if no digit reads it.
 		return fail("key switching t=%d, basebit=%d: need t ≥ 1, 1 ≤ basebit ≤ %d and t·basebit ≤ 31",

@@ -81,6 +81,10 @@ func TestNewParamsRejects(t *testing.T) {
 		{"k zero", func(l *ParamsLiteral) { l.GLWEDimension = 0 }, "GLWE dimension"},
 		{"l zero", func(l *ParamsLiteral) { l.BKLevels = 0 }, "gadget"},
 		{"l·β > 32", func(l *ParamsLiteral) { l.BKLevels, l.BKBaseLog = 5, 7 }, "gadget"},
+		// Products that wrap an int (each factor is bounded first).
+		{"l·β wraps", func(l *ParamsLiteral) { l.BKLevels, l.BKBaseLog = 2, math.MaxInt/2+2 }, "gadget"},
+		{"β·l wraps", func(l *ParamsLiteral) { l.BKLevels, l.BKBaseLog = math.MaxInt/2+2, 2 }, "gadget"},
+		{"KS t·basebit wraps", func(l *ParamsLiteral) { l.KSLevels, l.KSBaseLog = math.MaxInt/4+1, 4 }, "key switching"},
 		{"KS basebit 9", func(l *ParamsLiteral) { l.KSBaseLog = 9; l.KSLevels = 2 }, "key switching"},
 		{"KS t·basebit > 32", func(l *ParamsLiteral) { l.KSLevels = 17 }, "key switching"},
 		{"KS t·basebit = 32", func(l *ParamsLiteral) { l.KSLevels = 16 }, "t·basebit ≤ 31"},

@@ -40,10 +40,11 @@ func NewEncryptor(sk *SecretKey) (*Encryptor, error) {
 }
 
 // NewEncryptorFromSeed returns an Encryptor whose randomness is determined by
-// seed (for tests and reproducible experiments). The seed must be secret and
-// used once: two encryptors from one seed draw the same masks and noise, so
-// the difference of their ciphertexts is the difference of the messages. An
-// all-zero seed is an error.
+// seed and sk (for tests and reproducible experiments). The seed must be
+// secret and used once: two encryptors of one key from one seed draw the
+// same masks and noise, so the difference of their ciphertexts is the
+// difference of the messages. (Encryptors of two keys from one seed draw
+// unrelated ones.) An all-zero seed is an error.
 func NewEncryptorFromSeed(sk *SecretKey, seed [torus.SeedSize]byte) (*Encryptor, error) {
 	if err := sk.check(); err != nil {
 		return nil, err
@@ -55,7 +56,7 @@ func NewEncryptorFromSeed(sk *SecretKey, seed [torus.SeedSize]byte) (*Encryptor,
 	// slices and its ntt func (never writes into them), and this
 	// Encryptor keeps the key, set and transform it was made with.
 	own := *sk
-	return &Encryptor{sk: &own, smp: torus.NewSamplerFromSeed(seed), sc: newNTTScratch(sk.params.PolyDegree())}, nil
+	return &Encryptor{sk: &own, smp: torus.NewSamplerFromSeed(boundSeed(seed, labelEncryptorRoot, sk.params, sk, 0)), sc: newNTTScratch(sk.params.PolyDegree())}, nil
 }
 
 // Params returns the parameter set of the Encryptor's key.

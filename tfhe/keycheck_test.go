@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -183,5 +184,66 @@ func TestMismatchNamesBothSets(t *testing.T) {
 	near := MustNewParams(lit)
 	if a, b := DistinctNames(toyParams, near); a == b || !strings.Contains(a, "LWEStdDev") {
 		t.Errorf("names of two sets String prints alike: %q, %q", a, b)
+	}
+}
+
+// TestSeedBoundToSet: one seed gives unrelated keys for two sets, and
+// unrelated cloud keys and encryptors for two secret keys. A seed used to
+// give CuFHE80 and TFHELib128 the same TRLWE key and LWE keys sharing a
+// prefix.
+func TestSeedBoundToSet(t *testing.T) {
+	seed := torus.DeriveSeed([torus.SeedSize]byte{}, "tfhe-test/one-seed", 0)
+	a, err := GenerateSecretKeyFromSeed(TFHELib128, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := GenerateSecretKeyFromSeed(CuFHE80, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agree := func(x, y []int32) int {
+		n := 0
+		for i := range min(len(x), len(y)) {
+			if x[i] == y[i] {
+				n++
+			}
+		}
+		return n
+	}
+	// Independent uniform bits agree on about half; 60% is over 6σ.
+	if n, m := agree(a.LWEKey(), b.LWEKey()), min(len(a.LWEKey()), len(b.LWEKey())); n > m*6/10 {
+		t.Errorf("TFHELib128's and CuFHE80's LWE keys from one seed agree on %d of %d bits", n, m)
+	}
+	if n, m := agree(a.ExtractedLWEKey(), b.ExtractedLWEKey()), len(a.ExtractedLWEKey()); n > m*6/10 {
+		t.Errorf("TFHELib128's and CuFHE80's TRLWE keys from one seed agree on %d of %d bits", n, m)
+	}
+	// Two secret keys of one set, one seed for their cloud keys and
+	// encryptors: the masks differ.
+	c := testKeys(toyParams).sk
+	d, err := GenerateSecretKeyFromSeed(toyParams, torus.DeriveSeed(seed, "other", 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, err := GenerateCloudKeyFromSeed(c, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cb, err := GenerateCloudKeyFromSeed(d, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x, y := ca.KeySwitchingKey().Sample(0, 1, 1), cb.KeySwitchingKey().Sample(0, 1, 1); slices.Equal(x.Value[:4], y.Value[:4]) {
+		t.Error("the cloud keys of two secret keys from one seed share key-switching masks")
+	}
+	ea, err := NewEncryptorFromSeed(c, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eb, err := NewEncryptorFromSeed(d, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x, y := ea.EncryptBool(true), eb.EncryptBool(true); slices.Equal(x.Value[:4], y.Value[:4]) {
+		t.Error("the encryptors of two secret keys from one seed draw the same masks")
 	}
 }

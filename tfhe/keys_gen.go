@@ -2,6 +2,8 @@ package tfhe
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 
 	"github.com/goldfhe/goldfhe/torus"
@@ -17,7 +19,38 @@ const (
 	labelBK       = "goldfhe/tfhe/bootstrapping-key"
 	labelBKGroup  = "goldfhe/tfhe/bootstrapping-key/grouped"
 	labelKSK      = "goldfhe/tfhe/key-switching-key"
+
+	// The roots of those samplers: the caller's seed bound to what it
+	// makes (boundSeed).
+	labelSecretKeyRoot = "goldfhe/tfhe/secret-key/"
+	labelCloudKeyRoot  = "goldfhe/tfhe/cloud-key/"
+	labelEncryptorRoot = "goldfhe/tfhe/encryptor/"
 )
+
+// boundSeed returns the seed of the sampler a FromSeed function draws from:
+// seed bound to the parameter set (its whole encoding, name included), to
+// sk's bits when sk is not nil, and to extra. A seed given twice by mistake
+// then gives unrelated values: without it, one seed gave two sets the same
+// TRLWE key (a key of the weak CuFHE80 was one of TFHELib128), and cloud
+// keys or encryptors of two secret keys the same masks and noise, whose
+// differences are noiseless equations in the keys. Hashing sk reads every
+// bit the same way whatever its value.
+func boundSeed(seed [torus.SeedSize]byte, label string, p Params, sk *SecretKey, extra uint64) [torus.SeedSize]byte {
+	h := sha256.New()
+	h.Write(appendParams(nil, p))
+	if sk != nil {
+		bits := make([]byte, len(sk.lwe)+len(sk.ext))
+		for i, b := range sk.lwe {
+			bits[i] = byte(b)
+		}
+		for i, b := range sk.ext {
+			bits[len(sk.lwe)+i] = byte(b)
+		}
+		h.Write(bits)
+		clear(bits)
+	}
+	return torus.DeriveSeed(seed, label+hex.EncodeToString(h.Sum(nil)), extra)
+}
 
 func cryptoSeed() [torus.SeedSize]byte {
 	var s [torus.SeedSize]byte
@@ -42,9 +75,11 @@ func GenerateSecretKey(p Params) (*SecretKey, error) {
 	return GenerateSecretKeyFromSeed(p, cryptoSeed())
 }
 
-// GenerateSecretKeyFromSeed returns the secret key determined by seed. Use it
-// for tests and reproducible experiments; a seed must be secret and random
-// to protect data. An all-zero seed is an error.
+// GenerateSecretKeyFromSeed returns the secret key determined by seed and
+// p: one seed gives unrelated keys for two parameter sets (even sets that
+// differ only in name). Use it for tests and reproducible experiments; a
+// seed must be secret and random to protect data. An all-zero seed is an
+// error.
 func GenerateSecretKeyFromSeed(p Params, seed [torus.SeedSize]byte) (*SecretKey, error) {
 	if err := p.check(); err != nil {
 		return nil, err
@@ -52,7 +87,7 @@ func GenerateSecretKeyFromSeed(p Params, seed [torus.SeedSize]byte) (*SecretKey,
 	if err := checkSeed(seed); err != nil {
 		return nil, err
 	}
-	root := torus.NewSamplerFromSeed(seed)
+	root := torus.NewSamplerFromSeed(boundSeed(seed, labelSecretKeyRoot, p, nil, 0))
 	sk := newSecretKey(p)
 	root.Derive(labelLWEKey, 0).BinarySlice(sk.lwe)
 	root.Derive(labelTRLWEKey, 0).BinarySlice(sk.ext) // the k TRLWE key polynomials
@@ -68,7 +103,8 @@ func GenerateCloudKey(sk *SecretKey, opts ...CloudKeyOption) (*CloudKey, error) 
 // BK_i = TRGSW(s_i) with noise σ_bk (or the grouped samples of
 // WithGrouping) and the key-switching table with noise σ_lwe. The work is
 // spread over all cores (GOMAXPROCS); the result depends only on sk, seed
-// and the options. Use it for tests and reproducible experiments.
+// and the options, and the cloud keys of two secret keys from one seed are
+// unrelated. Use it for tests and reproducible experiments.
 //
 // The seed is as secret as sk, though the cloud key is public: it
 // determines every mask and noise of the key, so anyone holding the seed
@@ -93,7 +129,7 @@ func GenerateCloudKeyFromSeed(sk *SecretKey, seed [torus.SeedSize]byte, opts ...
 	if err := checkGrouping(p, g); err != nil {
 		return nil, err
 	}
-	root := torus.NewSamplerFromSeed(seed)
+	root := torus.NewSamplerFromSeed(boundSeed(seed, labelCloudKeyRoot, p, sk, uint64(g)))
 	sk.trlweNTT() // once, before the workers share it
 
 	bk := newBootstrappingKey(p, g)

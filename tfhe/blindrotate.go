@@ -75,14 +75,24 @@ func initAccumulator(acc *TRLWE, b int, mu torus.Torus32) {
 // where φ̄ = b̄ − Σ ā_i·s_i mod 2N is the phase of ct rounded to 1/(2N)
 // (CGGI20 Alg. 3 lines 1–5): modulus switching, then one CMux per TLWE key
 // bit, skipped when ā_i = 0. ct must have dimension n and the evaluator a
-// cloud key; it panics otherwise.
+// cloud key; it panics otherwise. testVector may be one of acc's own
+// polynomials.
 func (e *Evaluator) BlindRotateTo(acc *TRLWE, ct *TLWE, testVector torus.Poly) {
 	e.checkBootstrap("BlindRotateTo", ct)
 	checkTRLWE("BlindRotateTo", e.buf.rot, acc)
+	if len(testVector) != e.params.PolyDegree() {
+		panic(fmt.Sprintf("tfhe: BlindRotateTo: test vector of %d coefficients, want N=%d", len(testVector), e.params.PolyDegree()))
+	}
 	logTwoN := uint(e.params.logN + 1)
 	b := torus.ModSwitchPow2(ct.B(), logTwoN)
-	acc.SetTrivial(testVector)
-	torus.MulXaTo(acc.Value[acc.K()], testVector, -b)
+	// The test vector is read through a copy, which clearing acc's mask
+	// and rotating into its body leave as it was when it is one of them.
+	tv := e.buf.rot.B()
+	copy(tv, testVector)
+	for _, p := range acc.Value[:acc.K()] {
+		clear(p)
+	}
+	torus.MulXaTo(acc.B(), tv, -b)
 	e.blindRotate(acc, ct)
 }
 

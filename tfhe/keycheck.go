@@ -31,6 +31,15 @@ const (
 // message step, so that a key pair from two different key generations is
 // told apart before any evaluation, whose outputs would decrypt to noise.
 // It is cheap: about 0.7 ms for TFHELib128 (a 2-vCPU Xeon).
+//
+// It is for catching mistakes with keys you hold, not for checking a key
+// someone else may have changed: its answer is a decryption under sk of
+// samples the cloud key supplies, so whoever can alter a cloud key and
+// learn whether it passed (an error message, a refusal to go on) learns
+// about one bit of sk each time, and all of it in about n+1 tries. Check a
+// cloud key only from your own key generation or storage you trust, and
+// never check a key received from a server or a peer this way (compare its
+// bytes or a digest with what you sent).
 func (sk *SecretKey) CheckCloudKey(ck *CloudKey) error {
 	if err := sk.check(); err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	mrand "math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/goldfhe/goldfhe/torus"
@@ -366,6 +367,16 @@ func TestBlindRotateTestVector(t *testing.T) {
 		if torus.Decode(ph[0], int64(2*n)) != torus.Decode(want, int64(2*n)) {
 			t.Fatalf("blind rotation of %d/(2N): coefficient 0 decodes to %d, want %d (φ̄ = %d)",
 				m, torus.Decode(ph[0], int64(2*n)), torus.Decode(want, int64(2*n)), phi)
+		}
+		// The test vector in one of acc's own polynomials, body or mask:
+		// the same bits.
+		for j := range acc.Value {
+			own := NewTRLWE(p.GLWEDimension(), n)
+			copy(own.Value[j], tv)
+			e.BlindRotateTo(own, ct, own.Value[j])
+			if !slices.EqualFunc(own.Value, acc.Value, slices.Equal) {
+				t.Fatalf("blind rotation of %d/(2N) with the test vector in acc's polynomial %d differs", m, j)
+			}
 		}
 	}
 }

@@ -374,6 +374,9 @@ func (opts GPUOptions) check(p tfhe.Params) error {
 	if opts.MaxBatch < 0 {
 		return fmt.Errorf("bootstrap: NewGPU: MaxBatch = %d", opts.MaxBatch)
 	}
+	if opts.Device < 0 {
+		return fmt.Errorf("bootstrap: NewGPU: Device = %d: a CUDA ordinal is 0 or more", opts.Device)
+	}
 	if opts.BlindRotation < BlindRotationAuto || opts.BlindRotation > BlindRotationUnfused {
 		return fmt.Errorf("bootstrap: NewGPU: unknown %v", opts.BlindRotation)
 	}

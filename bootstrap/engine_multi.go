@@ -215,6 +215,10 @@ func NewGPUs(ck *tfhe.CloudKey, devices []int, opts GPUOptions) (*Multi, error) 
 	if err := checkDevices(devices, opts); err != nil {
 		return nil, fmt.Errorf("bootstrap: NewGPUs: %w", err)
 	}
+	if len(devices) == 0 && opts.Device != 0 {
+		// Every device, which GPUOptions.Device would contradict.
+		return nil, fmt.Errorf("bootstrap: NewGPUs: GPUOptions.Device %d with no device list: list the devices instead", opts.Device)
+	}
 	if len(devices) == 0 {
 		var err error
 		if devices, err = GPUDevices(); err != nil {
@@ -418,7 +422,9 @@ func (m *Multi) run(op opKind, out, in []*tfhe.TLWE, mu torus.Torus32) error {
 		}
 		return m.collect(c)
 	}
-	first := int(m.start.Add(1)-1) % k
+	// Reduced as a uint32: converted first, a count past 2^31 would be a
+	// negative int where an int has 32 bits.
+	first := int((m.start.Add(1) - 1) % uint32(k))
 	var acc int64 // weights of the engines before this one in the split
 	last := -1    // the last engine with a share: the caller runs it
 	var lastLo, lastHi int

@@ -3,6 +3,7 @@ package bootstrap
 import (
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -449,6 +450,9 @@ func TestNewGPUsOptions(t *testing.T) {
 		{[]int{0, 1}, GPUOptions{Device: 1}, "GPUOptions.Device"},
 		{[]int{0, -1}, GPUOptions{}, "negative"},
 		{[]int{1, 0, 1}, GPUOptions{}, "listed twice"},
+		{nil, GPUOptions{Device: 1}, "no device list"},
+		{[]int{}, GPUOptions{Device: 1}, "no device list"},
+		{nil, GPUOptions{Device: -1}, "Device -1"},
 	} {
 		if _, err := NewGPUs(ck, tc.devices, tc.opts); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("NewGPUs(%v, %+v) = %v, want an error with %q", tc.devices, tc.opts, err, tc.want)
@@ -465,6 +469,32 @@ func TestNewGPUsOptions(t *testing.T) {
 		if s, err := New(ck, opts); err == nil || !strings.Contains(err.Error(), "Options.Devices") {
 			s.Close()
 			t.Errorf("New(%+v): %v", opts, err)
+		}
+	}
+	// A negative device too, which used to fall back to the CPU as if no
+	// GPU were there.
+	if s, err := New(ck, Options{GPU: GPUOptions{Device: -1}}); err == nil || !strings.Contains(err.Error(), "Device = -1") {
+		s.Close()
+		t.Errorf("New with GPUOptions.Device -1: %v", err)
+	}
+}
+
+// TestMultiStartWraps: the split's starting engine comes from a uint32
+// call count, which wraps; past 2^31 it used to be a negative int (an index
+// out of range) where an int has 32 bits.
+func TestMultiStartWraps(t *testing.T) {
+	_, es := recorders(toyParams, 3)
+	m, err := newMulti(es)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	n := toyParams.LWEDimension()
+	for _, start := range []uint32{1 << 31, math.MaxUint32, 0} {
+		m.start.Store(start)
+		in, out := newTLWEs(1, n), newTLWEs(1, n)
+		if err := m.Bootstrap(out, in, 7); err != nil {
+			t.Errorf("call count %d: %v", start, err)
 		}
 	}
 }

@@ -80,7 +80,9 @@ func (c *Context) Debug() bool { return c.debug.Load() }
 // usable: the first kernel fault or device failure met by a call on c (an
 // illegal address, a trap, a launch failure, an uncorrectable ECC error, a
 // GPU that stopped answering: it wraps ErrLaunchFailed; Result.sticky lists
-// the codes). From then on every call on c fails at once with it. CUDA
+// the codes). From then on every call on c fails at once, with an error
+// that names this one and wraps ErrLaunchFailed (Err still gives the
+// *Error itself). CUDA
 // documents kernel faults as leaving the process unable to use the device
 // until it restarts (after a hardware error it promises nothing): close c
 // (freeing what was made on it would only repeat the error; see Close),

@@ -18,6 +18,8 @@ func dlsym(h uintptr, name string) (uintptr, error) {
 	return 0, fmt.Errorf("%s: not supported on %s/%s", name, runtime.GOOS, runtime.GOARCH)
 }
 
+func dlclose(h uintptr) {}
+
 func callC(fn uintptr, args ...uintptr) Result {
 	panic("kernels: callC without a driver")
 }

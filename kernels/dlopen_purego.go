@@ -14,6 +14,9 @@ func dlsym(h uintptr, name string) (uintptr, error) {
 	return purego.Dlsym(h, name)
 }
 
+// dlclose closes a library dlopen opened (loadFirst's unusable ones).
+func dlclose(h uintptr) { purego.Dlclose(h) }
+
 // callC calls the C function at fn. CUresult is a 32-bit C enum: only the
 // low half of the return register is defined.
 //

@@ -11,7 +11,9 @@
 // dynamic loader (LD_LIBRARY_PATH, ld.so.cache), then in every
 // LD_LIBRARY_PATH directory and in /usr/local/nvidia/lib64,
 // /usr/local/nvidia/lib, /usr/lib/x86_64-linux-gnu, /usr/lib/aarch64-linux-gnu,
-// /usr/lib64, /usr/lib and /usr/lib/wsl/lib. Every symbol is resolved once
+// /usr/lib64, /usr/lib and /usr/lib/wsl/lib; a library that opens but
+// lacks a symbol or whose cuInit fails (a toolkit's stub library) is closed
+// and the search goes on. Every symbol is resolved once
 // with dlsym before anything is called (never purego.RegisterLibFunc, which
 // panics on a missing symbol); a missing library or symbol is an error
 // wrapping ErrNoDriver. The symbols bound are the ABI names the CUDA 12/13
@@ -35,7 +37,13 @@
 // is safe for concurrent use by several goroutines (the driver API itself
 // is thread-safe). cuCtxSetCurrent is a thread-local store in the driver;
 // it costs far less than the launch or copy it precedes. A read-write lock
-// keeps Close from running under a call in progress. Each driver call
+// keeps a Context's Close from running under a call in progress. The
+// exceptions are the calls that destroy one object: DeviceBuffer.Free,
+// HostPinned.Free and the Close of a Stream, Event, Module or Library must
+// not run beside other use of that object (or of a Function of that module),
+// as CUDA requires of its own handles. A use that starts after them returns
+// ErrFreed or ErrClosed, but one that read the handle first may pass the
+// destroyed handle to the driver. Each driver call
 // costs one small heap allocation inside purego.SyscallN, so a kernel
 // launch makes two (cuCtxSetCurrent, cuLaunchKernel). The bootstrapping
 // kernels' methods (BootstrapKernels) check their operands without

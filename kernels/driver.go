@@ -249,35 +249,51 @@ func libraryCandidates(getenv func(string) string) []string {
 
 // loadDriver opens libcuda, binds the entry points and calls cuInit(0).
 func loadDriver() (*driver, error) {
-	var firstErr error
-	for _, path := range libraryCandidates(os.Getenv) {
+	return loadFirst(libraryCandidates(os.Getenv), dlopen, dlsym, dlclose, (*driver).init)
+}
+
+// loadFirst returns the driver of the first of paths that opens, binds and
+// initializes. A library that opens but fails the rest (a toolkit's stub
+// library, whose cuInit says CUDA_ERROR_STUB_LIBRARY, or a driver too old)
+// is closed and the search goes on, so that one found first through
+// LD_LIBRARY_PATH does not hide the driver in a system directory; its error
+// is the one returned when no library is usable.
+func loadFirst(paths []string, open func(string) (uintptr, error), lookup func(uintptr, string) (uintptr, error),
+	unload func(uintptr), init func(*driver) error) (*driver, error) {
+	var openErr, libErr error
+	for _, path := range paths {
 		if strings.ContainsRune(path, '/') {
 			if _, err := os.Stat(path); err != nil {
 				continue
 			}
 		}
-		h, err := dlopen(path)
+		h, err := open(path)
 		if err != nil {
-			if firstErr == nil {
-				firstErr = err
+			if openErr == nil {
+				openErr = err
 			}
 			continue
 		}
-		d, err := bind(path, func(name string) (uintptr, error) { return dlsym(h, name) })
-		if err != nil {
-			return nil, err
+		d, err := bind(path, func(name string) (uintptr, error) { return lookup(h, name) })
+		if err == nil {
+			if err = init(d); err == nil {
+				return d, nil
+			}
 		}
-		if err := d.init(); err != nil {
-			return nil, err
+		unload(h)
+		if libErr == nil {
+			libErr = err
 		}
-		return d, nil
+	}
+	if libErr != nil {
+		return nil, libErr
 	}
 	msg := "libcuda.so.1 not found"
 	if p := os.Getenv("GOLDFHE_LIBCUDA"); p != "" {
 		msg = "GOLDFHE_LIBCUDA=" + p + " cannot be opened"
 	}
-	if firstErr != nil {
-		return nil, fmt.Errorf("%w: %s (%v)", ErrNoDriver, msg, firstErr)
+	if openErr != nil {
+		return nil, fmt.Errorf("%w: %s (%v)", ErrNoDriver, msg, openErr)
 	}
 	return nil, fmt.Errorf("%w: %s", ErrNoDriver, msg)
 }

@@ -111,6 +111,53 @@ func TestLibraryCandidates(t *testing.T) {
 	}
 }
 
+// TestLoadFirstGoesOn: a library that opens but does not bind or whose
+// cuInit fails (a toolkit's stub, first on LD_LIBRARY_PATH) is closed and
+// the next one tried; the first such error is the one returned when none is
+// usable. It used to end the search.
+func TestLoadFirstGoesOn(t *testing.T) {
+	// Bare names: loadFirst stats only paths with a slash.
+	handles := map[string]uintptr{"stub.so": 1, "old.so": 2, "real.so": 3}
+	open := func(path string) (uintptr, error) {
+		if h, ok := handles[path]; ok {
+			return h, nil
+		}
+		return 0, fmt.Errorf("%s: cannot open", path)
+	}
+	lookup := func(h uintptr, name string) (uintptr, error) {
+		if h == 2 && name == "cuLaunchKernelEx" {
+			return 0, errors.New("undefined symbol")
+		}
+		return 0x1000 + h, nil
+	}
+	var closed []uintptr
+	unload := func(h uintptr) { closed = append(closed, h) }
+	stubErr := &Error{Call: "cuInit", Code: 34, Name: "CUDA_ERROR_STUB_LIBRARY"}
+	init := func(d *driver) error {
+		if d.path == "stub.so" {
+			return &initError{stubErr}
+		}
+		return nil
+	}
+	d, err := loadFirst([]string{"none.so", "stub.so", "old.so", "real.so"}, open, lookup, unload, init)
+	if err != nil || d.path != "real.so" {
+		t.Fatalf("loadFirst = %v, %v; want the driver of real.so", d, err)
+	}
+	if !slices.Equal(closed, []uintptr{1, 2}) {
+		t.Errorf("closed handles %v, want [1 2] (the stub and the old driver)", closed)
+	}
+	closed = nil
+	_, err = loadFirst([]string{"none.so", "stub.so", "old.so"}, open, lookup, unload, init)
+	var e *Error
+	if !errors.Is(err, ErrNoDriver) || !errors.As(err, &e) || e.Code != 34 {
+		t.Errorf("no usable library: %v, want the stub's cuInit error (ErrNoDriver, code 34)", err)
+	}
+	_, err = loadFirst([]string{"none.so"}, open, lookup, unload, init)
+	if !errors.Is(err, ErrNoDriver) || !strings.Contains(err.Error(), "none.so: cannot open") {
+		t.Errorf("nothing opens: %v", err)
+	}
+}
+
 // TestDriver reports what this machine has. Without a driver the error
 // must say so in a form fit to show a user.
 func TestDriver(t *testing.T) {

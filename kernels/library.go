@@ -85,7 +85,8 @@ func (l *Library) Function(name string) (*Function, error) {
 	return nil, argErr("Library.Function", "no kernel %q", name)
 }
 
-// Close unloads the kernels; the Library is unusable afterwards.
+// Close unloads the kernels; the Library is unusable afterwards. It must not
+// run beside a launch of l (package doc, "Threading and contexts").
 func (l *Library) Close() error { return l.m.Close() }
 
 // threadsPerBlock is the block size of the elementwise kernels.

@@ -54,7 +54,8 @@ func (m *Module) handle(op string) (uintptr, error) {
 }
 
 // Close unloads the module (cuModuleUnload); its Functions become unusable.
-// A second Close is a no-op.
+// A second Close is a no-op. It must not run beside other use of m or its
+// Functions (package doc, "Threading and contexts").
 func (m *Module) Close() error {
 	h := m.h.Swap(0)
 	if h == 0 {

@@ -66,7 +66,8 @@ func (s *Stream) WaitEvent(e *Event) error {
 }
 
 // Close destroys the stream once its pending work is done
-// (cuStreamDestroy_v2). A second Close is a no-op.
+// (cuStreamDestroy_v2). A second Close is a no-op. It must not run beside
+// other use of s (package doc, "Threading and contexts").
 func (s *Stream) Close() error {
 	h := s.h.Swap(0)
 	if h == 0 {
@@ -149,6 +150,7 @@ func (e *Event) Done() (bool, error) {
 }
 
 // Close destroys the event (cuEventDestroy_v2). A second Close is a no-op.
+// It must not run beside other use of e (package doc, "Threading and contexts").
 func (e *Event) Close() error {
 	h := e.h.Swap(0)
 	if h == 0 {

@@ -82,9 +82,9 @@ func (c *Context) Debug() bool { return c.debug.Load() }
 // GPU that stopped answering: it wraps ErrLaunchFailed; Result.sticky lists
 // the codes). From then on every call on c fails at once, with an error
 // that names this one and wraps ErrLaunchFailed (Err still gives the
-// *Error itself). CUDA
-// documents kernel faults as leaving the process unable to use the device
-// until it restarts (after a hardware error it promises nothing): close c
+// *Error itself). CUDA documents kernel faults as leaving the process
+// unable to use the device until it restarts (after a hardware error it
+// promises nothing): close c
 // (freeing what was made on it would only repeat the error; see Close),
 // and expect Open of that device to fail with an error wrapping
 // ErrLaunchFailed (bootstrap's TestGPUFault saw this after a trap on an

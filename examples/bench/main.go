@@ -6,9 +6,10 @@
 //
 // Every case is one engine (bootstrap.NewGPU or bootstrap.NewCPU) with one
 // NTT plan (-variants). On the GPU: the engine's own choice (default: for
-// the named sets the wide blind-rotation kernel for small passes, the fused
-// one for large), each of those forced (fused, wide: "hybrid/32x32/fused",
-// "wide"), the hybrid plan's step kernels ("hybrid/32x32/unfused"), the
+// the named sets the wide family of blind-rotation kernels at every batch
+// size, split or cluster kernels for small passes and the wide kernel
+// beyond; bootstrap.BlindRotationAuto), two of them forced (the fused and
+// wide kernels: "hybrid/32x32/fused", "wide"), the hybrid plan's step kernels ("hybrid/32x32/unfused"), the
 // butterfly baseline and
 // the paper's matrix NTT (8x8x16 for N = 1024, 8x8x8 for N = 512; Li, Pan,
 // Li, Wang, Mathematics 12(3):458, 2024, Table 2), each given explicitly so
@@ -158,11 +159,11 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	}
 	fs.StringVar(&cfg.out, "out", "bench-out", "folder for results.csv, summary.txt and the plots (created if needed)")
 	batches := fs.String("batches", joinInts(defaultBatches), "comma-separated batch sizes (on the CPU only those up to "+
-		strconv.Itoa(cpuMaxBatch)+" unless -cpu-all or the CPU runs alone)")
+		strconv.Itoa(cpuMaxBatch)+" unless -cpu-all, or the CPU runs alone and -batches is given)")
 	fs.IntVar(&cfg.reps, "reps", defaultReps, "timed runs per batch size (the median is reported); fewer for large batches, see -max-gates")
 	fs.IntVar(&cfg.maxGates, "max-gates", defaultMaxGates, "at most this many gates timed per case and batch size (at least one run)")
 	sets := fs.String("sets", strings.Join(tfhe.ParamSetNames(), ","), "comma-separated parameter sets (CuFHE80: ~80-bit, comparison only; the CPU runs "+
-		tfhe.TFHELib128.Name()+" only unless -cpu-all or the CPU runs alone)")
+		tfhe.TFHELib128.Name()+" only unless -cpu-all, or the CPU runs alone and -sets is given)")
 	variants := fs.String("variants", "", "comma-separated variants: default (the engine's own choice), grouped and grouped3 (the same with a key grouped by 2 or 3), butterfly, hybrid or matrix,\n"+
 		"the last two optionally with a factorisation (matrix:4x4x4x4x4, hybrid:32x32); on the GPU also fused,\n"+
 		"wide and unfused (the hybrid plan with those blind-rotation kernels forced, bootstrap.BlindRotation;\n"+

@@ -37,6 +37,10 @@
 // GPU engine merges their small calls (bootstrap.GPU, Concurrency), and
 // -no-merge turns that off for comparison.
 //
+// Exit status 0 when every output matched plaintext (and the documented
+// answer, for an example's inputs), 1 otherwise or on an error, 2 for bad
+// flags.
+//
 // The shipped circuits are published netlists under their own licenses; see
 // -licenses.
 package main
@@ -110,6 +114,9 @@ func main() {
 		os.Exit(2)
 	}
 
+	if *orderFlag != "lsb" && *orderFlag != "msb" {
+		badFlag("-order must be lsb or msb, not %q", *orderFlag)
+	}
 	c, info, err := load(*name, *orderFlag)
 	if err != nil {
 		log.Fatal(err)
@@ -118,23 +125,23 @@ func main() {
 	if *inFlag != "" {
 		inHex = strings.Split(*inFlag, ",")
 	} else if inHex == nil {
-		log.Fatalf("%s: give the inputs with -in (%d values)", *name, len(c.Inputs()))
+		badFlag("%s: give the inputs with -in (%d values)", *name, len(c.Inputs()))
 	}
 	if *instances < 1 {
-		log.Fatalf("-instances must be at least 1, not %d", *instances)
+		badFlag("-instances must be at least 1, not %d", *instances)
 	}
 	// Checked before any key is made or loaded: the keys take seconds.
 	if *xorTerms != 0 && *xorTerms < 2 {
-		log.Fatalf("-xor-terms must be 0 (the default for the key's noise) or at least 2, not %d", *xorTerms)
+		badFlag("-xor-terms must be 0 (the default for the key's noise) or at least 2, not %d", *xorTerms)
 	}
 	if *grouping < 0 || *grouping > tfhe.MaxGrouping {
-		log.Fatalf("-grouping must be 0 (the default) or 1 to %d, not %d", tfhe.MaxGrouping, *grouping)
+		badFlag("-grouping must be 0 (the default) or 1 to %d, not %d", tfhe.MaxGrouping, *grouping)
 	}
 	if *concurrent && *instances == 1 {
-		log.Fatalf("-concurrent runs one goroutine per set: give it -instances 2 or more")
+		badFlag("-concurrent runs one goroutine per set: give it -instances 2 or more")
 	}
 	if len(inHex) != len(c.Inputs()) {
-		log.Fatalf("the circuit takes %d input values %v, got %d", len(c.Inputs()), c.Inputs(), len(inHex))
+		badFlag("the circuit takes %d input values %v, got %d", len(c.Inputs()), c.Inputs(), len(inHex))
 	}
 	inBits := make([][]bool, len(inHex))
 	for i, s := range inHex {
@@ -144,19 +151,20 @@ func main() {
 		// missing digit would shift the whole value silently.
 		if w := c.Inputs()[i]; i < len(info.Inputs) && strings.Contains(info.Inputs[i], "bytes") {
 			if d := len(strings.TrimPrefix(strings.TrimPrefix(s, "0x"), "0X")); d != w/4 {
-				log.Fatalf("input %d (%s): %d hex digits, want %d", i+1, info.Inputs[i], d, w/4)
+				badFlag("input %d (%s): %d hex digits, want %d", i+1, info.Inputs[i], d, w/4)
 			}
 		}
 		if inBits[i], err = gates.HexBits(s, c.Inputs()[i], info.Order); err != nil {
-			log.Fatalf("input %d: %v", i+1, err)
+			badFlag("input %d: %v", i+1, err)
 		}
 	}
 
-	// The encrypted run's flags, checked with -plain too: a mistake in
-	// them should not wait for the first encrypted run.
+	// The encrypted run's flags (all but -keys, which is read only for a
+	// run that uses keys), checked with -plain too: a mistake in them
+	// should not wait for the first encrypted run.
 	p, ok := tfhe.ParamSetByName(*paramName)
 	if !ok {
-		log.Fatalf("unknown parameter set %q (want one of %s)", *paramName, strings.Join(tfhe.ParamSetNames(), ", "))
+		badFlag("unknown parameter set %q (want one of %s)", *paramName, strings.Join(tfhe.ParamSetNames(), ", "))
 	}
 	opts := gates.CircuitOptions{MaxXORTerms: *xorTerms}
 	switch *xorFlag {
@@ -164,11 +172,19 @@ func main() {
 	case "bootstrapped":
 		opts.XOR = gates.XORBootstrapped
 	default:
-		log.Fatalf("-xor must be linear or bootstrapped, not %q", *xorFlag)
+		badFlag("-xor must be linear or bootstrapped, not %q", *xorFlag)
 	}
 	use, err := bootstrap.ParseUse(*engFlag)
 	if err != nil {
-		log.Fatal(err)
+		badFlag("-engine: %v", err)
+	}
+	if _, _, err := parseGPUs(*gpusFlag); err != nil {
+		badFlag("%v", err)
+	}
+	if *seedFlag != "" {
+		if _, err := readSeed(*seedFlag); err != nil {
+			badFlag("%v", err)
+		}
 	}
 
 	fmt.Printf("circuit  %s: %s\n", info.Name, info.Summary)
@@ -447,12 +463,29 @@ func freeGates(c *gates.Circuit) int {
 // devices 0 to n-1 for n, every device for "all". More GPUs than the host
 // has is an error; with no GPU at all, -engine auto takes the CPU engine
 // (New says why) and -engine gpu fails.
-func gpuDevices(flagValue string, use bootstrap.Use) ([]int, error) {
+// parseGPUs reads -gpus: a count n ≥ 1, or all.
+func parseGPUs(flagValue string) (n int, all bool, err error) {
 	v := strings.TrimSpace(flagValue)
-	n, err := strconv.Atoi(v)
-	all := strings.EqualFold(v, "all")
-	if !all && (err != nil || n < 1) {
-		return nil, fmt.Errorf("-gpus %q: want a count of at least 1, or all", flagValue)
+	if strings.EqualFold(v, "all") {
+		return 0, true, nil
+	}
+	if n, err = strconv.Atoi(v); err != nil || n < 1 {
+		return 0, false, fmt.Errorf("-gpus %q: want a count of at least 1, or all", flagValue)
+	}
+	return n, false, nil
+}
+
+// badFlag reports a command-line mistake and exits with status 2, as the
+// flag package does for one it finds (and as bench and nttbench do).
+func badFlag(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "circuit: "+format+"\n", args...)
+	os.Exit(2)
+}
+
+func gpuDevices(flagValue string, use bootstrap.Use) ([]int, error) {
+	n, all, err := parseGPUs(flagValue)
+	if err != nil {
+		return nil, err
 	}
 	if use == bootstrap.UseCPU || n == 1 {
 		return nil, nil

@@ -4,6 +4,9 @@
 //
 //	go run ./examples/demo              # or: make demo
 //	go run ./examples/demo -params CuFHE80 -a 200 -b 99
+//
+// Exit status 0 when every result matched plaintext, 1 otherwise, 2 for
+// bad flags.
 package main
 
 import (
@@ -33,16 +36,16 @@ func main() {
 		case *v == -1:
 			*v = rand.IntN(256)
 		case *v < 0 || *v > 255:
-			log.Fatal("-a and -b must be bytes (0–255)")
+			badFlag("-a and -b must be bytes (0–255)")
 		}
 	}
 	p, ok := tfhe.ParamSetByName(*paramName)
 	if !ok {
-		log.Fatalf("unknown parameter set %q (want one of %s)", *paramName, strings.Join(tfhe.ParamSetNames(), ", "))
+		badFlag("unknown parameter set %q (want one of %s)", *paramName, strings.Join(tfhe.ParamSetNames(), ", "))
 	}
 	use, err := bootstrap.ParseUse(*engFlag) // before the keys are made
 	if err != nil {
-		log.Fatal(err)
+		badFlag("-engine: %v", err)
 	}
 	fmt.Println("goldfhe demo:", p)
 	failed := false
@@ -210,4 +213,11 @@ func round(d time.Duration) time.Duration {
 		return d.Round(10 * time.Microsecond)
 	}
 	return d
+}
+
+// badFlag reports a command-line mistake and exits with status 2, as the
+// flag package does for one it finds.
+func badFlag(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "demo: "+format+"\n", args...)
+	os.Exit(2)
 }

@@ -278,18 +278,7 @@ func TestUnmarshalIntoKeyInUse(t *testing.T) {
 	if !sk.Params().Equal(CuFHE80) || !enc.Params().Equal(toyParams) {
 		t.Fatalf("after decoding CuFHE80 into the key: key %v, Encryptor %v", sk.Params().Name(), enc.Params().Name())
 	}
-	N := toyParams.PolyDegree()
-	mu := make(torus.Poly, N)
-	for i := range mu {
-		mu[i] = torus.Torus32(i%2) << 30
-	}
-	ct := enc.EncryptTRLWE(mu)
-	phase := old.PhaseTRLWE(ct)
-	for i := range mu {
-		if d := (phase[i] - mu[i]).Signed(); d > 1<<20 || d < -1<<20 {
-			t.Fatalf("coefficient %d: phase %v, want about %v under the key the Encryptor was made with", i, phase[i], mu[i])
-		}
-	}
+	checkTRLWEPhases(t, old, enc, "under the key the Encryptor was made with")
 	for _, b := range []bool{false, true} {
 		if got := old.DecryptBool(enc.EncryptBool(b)); got != b {
 			t.Errorf("EncryptBool(%v) decrypts to %v under the original key", b, got)
@@ -328,15 +317,21 @@ func TestUnmarshalLeavesCopies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	N := toyParams.PolyDegree()
-	mu := make(torus.Poly, N)
+	checkTRLWEPhases(t, &cp, enc, "under the copy, made before another key was decoded into the original")
+}
+
+// checkTRLWEPhases encrypts a TRLWE message with enc and checks its phase
+// under key, coefficient by coefficient.
+func checkTRLWEPhases(t *testing.T, key *SecretKey, enc *Encryptor, under string) {
+	t.Helper()
+	mu := make(torus.Poly, enc.Params().PolyDegree())
 	for i := range mu {
 		mu[i] = torus.Torus32(i%2) << 30
 	}
-	phase := cp.PhaseTRLWE(enc.EncryptTRLWE(mu))
+	phase := key.PhaseTRLWE(enc.EncryptTRLWE(mu))
 	for i := range mu {
 		if d := (phase[i] - mu[i]).Signed(); d > 1<<20 || d < -1<<20 {
-			t.Fatalf("coefficient %d: the copy's phase %v, want about %v: the copy decrypts under the key decoded later", i, phase[i], mu[i])
+			t.Fatalf("coefficient %d: phase %v, want about %v %s", i, phase[i], mu[i], under)
 		}
 	}
 }

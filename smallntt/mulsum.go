@@ -11,7 +11,8 @@ import (
 // product (DESIGN.md §3), the same in every NTT order. Rows are read at a
 // fixed stride (in elements) from x and y, which must hold them all; dst
 // must not overlap them. Inputs any; dst canonical. An empty dst is
-// written nothing; rows < 1, or rows that x or y do not hold, panic.
+// written nothing; rows < 1 or ≥ 2^31, a stride below len(dst) (even for
+// one row), or rows that x or y do not hold, panic.
 //
 // The products are not reduced one by one: their 128-bit values are summed
 // in three 64-bit limbs (lo, hi, top) and reduced once per output with

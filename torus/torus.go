@@ -21,15 +21,21 @@ func (t Torus32) Float64() float64 { return float64(int32(t)) / (1 << 32) }
 // FromFloat64 returns the torus element nearest to x mod 1, a tie (x·2^32
 // halfway between two integers) going to the larger integer, so that
 // −1.5·2^−32 gives −1·2^−32. Every finite x is accepted; NaN and ±Inf map
-// to 0. Its time depends on x (math.Floor and math.Round branch on the
+// to 0. Its time depends on x (math.Mod and math.Floor branch on the
 // exponent): Sampler.Gaussian rounds its noise otherwise.
 func FromFloat64(x float64) Torus32 {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		return 0
 	}
-	f := x - math.Floor(x) // [0, 1]; exactly 1 only through rounding of tiny negatives
-	r := math.Round(f * (1 << 32))
-	return Torus32(uint64(r)) // r ∈ [0, 2^32]; 2^32 wraps to 0
+	// Every step exact: math.Mod's result, its scaling by 2^32 (|y| < 2^32)
+	// and y − ⌊y⌋. (x − ⌊x⌋ at scale 1 lost the bits of a small negative
+	// x below 2^−53, which could turn a value just below a tie into one.)
+	y := math.Mod(x, 1) * (1 << 32)
+	fl := math.Floor(y)
+	if y-fl >= 0.5 {
+		fl++
+	}
+	return Torus32(uint32(int64(fl))) // fl ∈ [−2^32, 2^32]: mod 2^32
 }
 
 // Encode returns mu/msgSpace on the torus, rounded to the nearest Torus32:
@@ -52,15 +58,13 @@ func Encode(mu int64, msgSpace int64) Torus32 {
 	if m < 0 {
 		m += msgSpace
 	}
-	// round(m·2^32/msgSpace) with m < msgSpace: the numerator fits in 96 bits,
-	// so split it to stay in 64-bit arithmetic.
-	q := (uint64(m) << 32) / uint64(msgSpace) // fits when msgSpace < 2^32
-	if msgSpace >= 1<<32 {
-		return FromFloat64(float64(m) / float64(msgSpace))
-	}
-	r := (uint64(m) << 32) % uint64(msgSpace)
-	if 2*r >= uint64(msgSpace) {
-		q++
+	// round(m·2^32/msgSpace), exactly: the numerator has up to 95 bits,
+	// and its high word m >> 32 is below msgSpace, so the quotient fits
+	// (bits.Div64 does not panic). A float quotient lost m's low bits for
+	// message spaces past 2^53.
+	q, r := bits.Div64(uint64(m)>>32, uint64(m)<<32, uint64(msgSpace))
+	if r >= uint64(msgSpace)-r {
+		q++ // ties up; q = 2^32 wraps to 0
 	}
 	return Torus32(q)
 }

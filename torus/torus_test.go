@@ -188,31 +188,80 @@ func TestSamplerDistributions(t *testing.T) {
 	}
 }
 
+// encodeBig is Encode by big integers: round((mu mod msgSpace)·2^32 /
+// msgSpace) mod 2^32, ties up.
+func encodeBig(mu, msgSpace int64) Torus32 {
+	m := new(big.Int).Mod(big.NewInt(mu), big.NewInt(msgSpace))
+	num := new(big.Int).Lsh(m, 33) // 2·m·2^32 + msgSpace, over 2·msgSpace: ties up
+	num.Add(num, big.NewInt(msgSpace))
+	q := num.Quo(num, new(big.Int).Lsh(big.NewInt(msgSpace), 1))
+	return Torus32(q.Uint64())
+}
+
 // TestEncodePowerOfTwo: the shift Encode takes for a power-of-two message
-// space gives what the division does (encodeByDivision, Encode's other
-// path) for every such space up to 2^32.
+// space gives the exact quotient for every such space up to 2^32.
 func TestEncodePowerOfTwo(t *testing.T) {
-	encodeByDivision := func(mu, msgSpace int64) Torus32 {
-		m := mu % msgSpace
-		if m < 0 {
-			m += msgSpace
-		}
-		if msgSpace >= 1<<32 {
-			return FromFloat64(float64(m) / float64(msgSpace))
-		}
-		q := (uint64(m) << 32) / uint64(msgSpace)
-		if r := (uint64(m) << 32) % uint64(msgSpace); 2*r >= uint64(msgSpace) {
-			q++
-		}
-		return Torus32(q)
-	}
 	rng := mrand.New(mrand.NewPCG(11, 12))
 	for k := range 33 {
 		space := int64(1) << k
 		for _, mu := range []int64{0, 1, -1, space - 1, space, -space, space/2 + 1, math.MaxInt64, math.MinInt64, rng.Int64(), -rng.Int64()} {
-			if got, want := Encode(mu, space), encodeByDivision(mu, space); got != want {
-				t.Fatalf("Encode(%d, 2^%d) = %d, by division %d", mu, k, got, want)
+			if got, want := Encode(mu, space), encodeBig(mu, space); got != want {
+				t.Fatalf("Encode(%d, 2^%d) = %d, exactly %d", mu, k, got, want)
 			}
+		}
+	}
+}
+
+// TestEncodeLargeSpaces: Encode is exact for every positive message space,
+// those past 2^53 included, where a float quotient lost the message's low
+// bits (2^61 + 2^29 − 1 over 2^62 is 2^31 − 2^−31 units: 2^31, not
+// 2^31 + 1).
+func TestEncodeLargeSpaces(t *testing.T) {
+	if got := Encode(1<<61+1<<29-1, 1<<62); got != 1<<31 {
+		t.Errorf("Encode(2^61 + 2^29 − 1, 2^62) = %d, want 2^31", got)
+	}
+	rng := mrand.New(mrand.NewPCG(13, 14))
+	spaces := []int64{3, 1<<32 - 1, 1<<32 + 1, 1 << 33, 1<<53 + 1, 1 << 62, math.MaxInt64, math.MaxInt64 - 1}
+	for range 200 {
+		spaces = append(spaces, rng.Int64N(math.MaxInt64)+1, rng.Int64N(1<<40)+1)
+	}
+	for _, space := range spaces {
+		for _, mu := range []int64{0, 1, -1, space - 1, space / 2, space/2 + 1, -space / 2, math.MaxInt64, math.MinInt64, rng.Int64(), -rng.Int64()} {
+			if got, want := Encode(mu, space), encodeBig(mu, space); got != want {
+				t.Fatalf("Encode(%d, %d) = %d, exactly %d", mu, space, got, want)
+			}
+		}
+	}
+}
+
+// TestFromFloat64Exact: FromFloat64 rounds x·2^32 mod 2^32 exactly, ties
+// up, near ties and for negative x too (−2^−33 − 2^−60 is −1/2 − 2^−28
+// units: −1, where x − ⌊x⌋ at scale 1 made it a tie and 0).
+func TestFromFloat64Exact(t *testing.T) {
+	ref := func(x float64) Torus32 {
+		y := new(big.Float).SetPrec(2000).SetFloat64(x)
+		y.Mul(y, new(big.Float).SetFloat64(1<<32))
+		y.Add(y, big.NewFloat(0.5))
+		i, acc := y.Int(nil)  // truncates toward zero
+		if acc == big.Above { // y was negative and not whole: floor is one less
+			i.Sub(i, big.NewInt(1))
+		}
+		return Torus32(new(big.Int).And(i, big.NewInt(1<<32-1)).Uint64())
+	}
+	if got := FromFloat64(-0x1p-33 - 0x1p-60); got != 0xFFFFFFFF {
+		t.Errorf("FromFloat64(−2^−33 − 2^−60) = %#x, want 0xffffffff", got)
+	}
+	rng := mrand.New(mrand.NewPCG(15, 16))
+	xs := []float64{0, -0.0, 0.5, -0.5, 0x1p-33, -0x1p-33, -1.5 * 0x1p-32, 0.9999999999999999, -0.9999999999999999, 1e300, -1e300, 0x1p-1074, -0x1p-1074, 12345.678}
+	for range 2000 {
+		// Near a tie: k + 1/2 units, nudged by a few ulps, at scales from
+		// tiny to large.
+		tie := (float64(rng.Int64N(1<<33)-1<<32) + 0.5) * 0x1p-32
+		xs = append(xs, tie, math.Nextafter(tie, 0), math.Nextafter(tie, 2), rng.NormFloat64()*math.Exp2(float64(rng.IntN(80)-60)))
+	}
+	for _, x := range xs {
+		if got, want := FromFloat64(x), ref(x); got != want {
+			t.Fatalf("FromFloat64(%g) = %d, exactly %d", x, got, want)
 		}
 	}
 }

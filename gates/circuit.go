@@ -28,7 +28,9 @@ func (f Format) String() string {
 }
 
 // Limits on the circuits NewCircuit and Parse accept. They bound the memory a
-// hostile header can make the parser allocate (4 bytes per wire).
+// hostile header can make the parser allocate (10 bytes per wire; a circuit
+// must also write every wire that is not an input, so that planning and
+// evaluation, which take tens of bytes a wire, scale with its gates).
 const (
 	MaxWires = 1 << 24
 	MaxGates = 1 << 24
@@ -170,13 +172,21 @@ func build(format Format, nwires int, inputs, outputs []int, gates []Gate, hl he
 	}
 	maxDepth := int32(0)
 	fromMux := make([]bool, nwires) // wire w is a MUX output, or a NOT or copy of one
+	// rep[w] is the wire whose sample w is, complemented when neg[w]
+	// (through copies and NOTs; −1 for a constant): the schedule's gates
+	// (sched) read a sample twice nowhere (reduceRepeats).
+	rep := make([]int32, nwires)
+	neg := make([]bool, nwires)
+	for w := range rep {
+		rep[w] = int32(w)
+	}
+	sched := make([]Gate, len(gates))
 	for gi := range gates {
 		g := gates[gi]
 		if !g.Op.Valid() {
 			return nil, errf(g.Line, "gate %d has an invalid op %v", gi, g.Op)
 		}
 		ar := g.Op.Arity()
-		d := int32(0)
 		for k := range 3 {
 			if k >= ar {
 				g.In[k] = -1
@@ -189,7 +199,6 @@ func build(format Format, nwires int, inputs, outputs []int, gates []Gate, hl he
 			if depth[w] < 0 {
 				return nil, errf(g.Line, "%s reads wire %d before it is written", where(gi, &g), w)
 			}
-			d = max(d, depth[w])
 		}
 		if g.Out < 0 || g.Out >= nwires {
 			return nil, errf(g.Line, "%s writes wire %d, outside [0, %d)", where(gi, &g), g.Out, nwires)
@@ -204,20 +213,29 @@ func build(format Format, nwires int, inputs, outputs []int, gates []Gate, hl he
 			}
 			return nil, errf(g.Line, "%s writes wire %d, already written by gate %d", where(gi, &g), g.Out, first)
 		}
-		if !g.Op.Free() {
-			d++
-			c.bootstraps += g.Op.Bootstraps()
+		sg := scheduledGate(g, rep, neg)
+		d := int32(0)
+		for k := range sg.Op.Arity() {
+			d = max(d, depth[sg.In[k]])
 		}
-		switch {
-		case g.Op == OpNOT || g.Op == OpCopy:
-			fromMux[g.Out] = fromMux[g.In[0]]
-		case !g.Op.Free():
-			c.muxIn = max(c.muxIn, muxReads(g.Op, func(k int) bool { return fromMux[g.In[k]] }))
-			fromMux[g.Out] = g.Op == OpMUX
+		if !sg.Op.Free() {
+			d++
+			c.bootstraps += sg.Op.Bootstraps()
+		}
+		switch sg.Op {
+		case OpZero, OpOne:
+			rep[g.Out], neg[g.Out] = -1, sg.Op == OpOne
+		case OpNOT, OpCopy:
+			fromMux[g.Out] = fromMux[sg.In[0]]
+			rep[g.Out], neg[g.Out] = rep[sg.In[0]], neg[sg.In[0]] != (sg.Op == OpNOT)
+		default:
+			c.muxIn = max(c.muxIn, muxReads(sg.Op, func(k int) bool { return fromMux[sg.In[k]] }))
+			fromMux[g.Out] = sg.Op == OpMUX
 		}
 		depth[g.Out] = d
 		maxDepth = max(maxDepth, d)
 		c.gates[gi] = g
+		sched[gi] = sg
 	}
 	for j := range nout {
 		w := nwires - nout + j
@@ -226,8 +244,59 @@ func build(format Format, nwires int, inputs, outputs []int, gates []Gate, hl he
 			return nil, errf(hl.outputs, "output wire %d (output %d, bit %d) is never written", w, v+1, bit)
 		}
 	}
-	c.schedule(depth, int(maxDepth))
+	if nwires > nin+len(gates) {
+		// Every wire is an input or written by one gate. A header that
+		// declares more would have planning and evaluation allocate for
+		// wires no gate uses (tens of bytes a wire, per set of inputs).
+		w := slices.Index(depth, -1)
+		return nil, errf(hl.counts, "%d wires for %d input bits and %d gates: %d are never written (wire %d first)",
+			nwires, nin, len(gates), nwires-nin-len(gates), w)
+	}
+	c.schedule(sched, depth, int(maxDepth))
 	return c, nil
+}
+
+// scheduledGate returns the gate the schedule runs for g: g itself, or, when
+// g's bootstrap would read a sample twice (rep and neg as in build), the
+// gate of its distinct samples (reduceRepeats), reading the wires that hold
+// them. A constant input counts as a sample of its own.
+func scheduledGate(g Gate, rep []int32, neg []bool) Gate {
+	if g.Op.Free() {
+		return g
+	}
+	var id [3]int
+	var ng [3]bool
+	var src [3]int // the wire holding each distinct sample, in order
+	d := 0
+	for k := range g.Op.Arity() {
+		w := g.In[k]
+		if r := rep[w]; r >= 0 {
+			id[k], ng[k] = int(r), neg[w]
+		} else {
+			id[k] = -1 - k // a constant: never one of the others
+		}
+		first := true
+		for j := range k {
+			first = first && id[j] != id[k]
+		}
+		if first {
+			if r := rep[w]; r >= 0 {
+				src[d] = int(r)
+			} else {
+				src[d] = w
+			}
+			d++
+		}
+	}
+	r, ok := reduceRepeats(g.Op, id, ng)
+	if !ok {
+		return g
+	}
+	sg := Gate{Op: r.op, In: [3]int{-1, -1, -1}, Out: g.Out, Line: g.Line}
+	for k := range r.op.Arity() {
+		sg.In[k] = src[r.src[k]]
+	}
+	return sg
 }
 
 // muxReads is how many MUX outputs the noisiest bootstrap of a gate op
@@ -275,10 +344,10 @@ func locate(widths []int, j int) (value, bit int) {
 // gate's level is one more than the deepest of its inputs, a free gate's level
 // that of its input (0 for constants). Within a level the netlist order is
 // kept, which keeps chains of free gates in order.
-func (c *Circuit) schedule(depth []int32, maxDepth int) {
+func (c *Circuit) schedule(gates []Gate, depth []int32, maxDepth int) {
 	nb := make([]int, maxDepth+1) // bootstrapped gates per level
 	nf := make([]int, maxDepth+1) // free gates per level
-	for _, g := range c.gates {
+	for _, g := range gates {
 		if g.Op.Free() {
 			nf[depth[g.Out]]++
 		} else {
@@ -298,7 +367,7 @@ func (c *Circuit) schedule(depth []int32, maxDepth int) {
 		pb[l], pf[l] = off, off+nb[l]
 		off += nb[l] + nf[l]
 	}
-	for _, g := range c.gates {
+	for _, g := range gates {
 		l := depth[g.Out]
 		if g.Op.Free() {
 			c.sched[pf[l]] = g
@@ -366,7 +435,10 @@ func (c *Circuit) Levels() []Level {
 func (c *Circuit) Depth() int { return len(c.levels) - 1 }
 
 // Bootstraps returns the number of gate bootstraps one encrypted evaluation
-// costs.
+// costs. A gate that reads one sample twice (a wire with itself, its copy or
+// its complement) costs none or fewer: Levels holds the gate of its distinct
+// samples (XOR(w, w) as the constant 0, AND(w, w) as a copy of w), whose
+// bootstrap, if any, adds no sample to itself.
 func (c *Circuit) Bootstraps() int { return c.bootstraps }
 
 // String returns a one-line summary.

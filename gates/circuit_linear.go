@@ -306,9 +306,46 @@ func buildLinearPlan(c *Circuit, maxTerms int, tiers []int) *linearPlan {
 			foldFree(wires[g.Out])
 		default:
 			o := linOp{op: g.Op, line: g.Line}
-			lv := int32(0)
 			for k := range g.Op.Arity() {
 				o.in[k] = ref(g.In[k], g.Line)
+			}
+			// A sample read twice (two refs of one refresh, a wire and its
+			// copy): the gate of its distinct samples.
+			{
+				ro := o
+				if r, ok := reduceRefs(&ro); ok {
+					terms := func(x cleanRef) []int32 {
+						if x.id < 0 {
+							return nil
+						}
+						return []int32{x.id}
+					}
+					switch {
+					case r.Free():
+						x := linWire{neg: ro.in[0].neg != (r == OpNOT) != (r == OpOne)}
+						if r == OpCopy || r == OpNOT {
+							x.terms = terms(ro.in[0])
+						}
+						wires[g.Out] = x
+						foldFree(x)
+						continue
+					case r == OpXOR || r == OpXNOR:
+						// A MUX whose data inputs are one sample and its
+						// complement: its halves read no sample twice, so
+						// it stays a MUX if the sum is past the limit.
+						x := linWire{terms: symDiff(terms(ro.in[0]), terms(ro.in[1])), neg: ro.in[0].neg != ro.in[1].neg != (r == OpXNOR)}
+						if weight(x.terms) <= maxTerms {
+							wires[g.Out] = x
+							foldFree(x)
+							continue
+						}
+					default:
+						o = ro
+					}
+				}
+			}
+			lv := int32(0)
+			for k := range o.op.Arity() {
 				if id := o.in[k].id; id >= 0 {
 					lv = max(lv, level[id])
 				}
@@ -316,9 +353,9 @@ func buildLinearPlan(c *Circuit, maxTerms int, tiers []int) *linearPlan {
 			lv++
 			o.out = newSample(lv)
 			add(lv, o)
-			p.bootstraps += g.Op.Bootstraps()
-			p.muxIn = max(p.muxIn, muxReads(g.Op, func(k int) bool { return o.in[k].id >= 0 && fromMux[o.in[k].id] }))
-			fromMux[o.out] = g.Op == OpMUX
+			p.bootstraps += o.op.Bootstraps()
+			p.muxIn = max(p.muxIn, muxReads(o.op, func(k int) bool { return o.in[k].id >= 0 && fromMux[o.in[k].id] }))
+			fromMux[o.out] = o.op == OpMUX
 			wires[g.Out] = linWire{terms: []int32{o.out}}
 		}
 	}
@@ -386,6 +423,53 @@ func buildLinearPlan(c *Circuit, maxTerms int, tiers []int) *linearPlan {
 		}
 	}
 	return p
+}
+
+// reduceRefs rewrites a gate o whose inputs read some sample twice
+// (reduceRepeats) as the gate of its distinct samples, and returns that
+// gate's op and true; o is left as it is when no sample repeats. For a free
+// result (a constant, a copy or a NOT), o.in[0] is the sample it reads
+// (with the constant's value in neg for OpZero and OpOne, whose o.in[0] is
+// then {−1, false}).
+func reduceRefs(o *linOp) (Op, bool) {
+	var id [3]int
+	var ng [3]bool
+	var dist [3]cleanRef // the distinct samples (constants as they are), in order
+	d := 0
+	for k := range o.op.Arity() {
+		in := o.in[k]
+		if in.id >= 0 {
+			id[k], ng[k] = int(in.id), in.neg
+		} else {
+			id[k] = -1 - k // a constant: never one of the others
+		}
+		first := true
+		for j := range k {
+			first = first && id[j] != id[k]
+		}
+		if first {
+			if in.id >= 0 {
+				in.neg = false
+			}
+			dist[d] = in
+			d++
+		}
+	}
+	r, ok := reduceRepeats(o.op, id, ng)
+	if !ok {
+		return 0, false
+	}
+	o.op = r.op
+	o.in = [3]cleanRef{}
+	switch r.op {
+	case OpZero, OpOne:
+		o.in[0] = cleanRef{id: -1}
+	default:
+		for k := range min(r.op.Arity(), 2) {
+			o.in[k] = dist[r.src[k]]
+		}
+	}
+	return r.op, true
 }
 
 // sumKey is a map key for the sorted sample ids of a sum.

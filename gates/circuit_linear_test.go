@@ -113,6 +113,11 @@ func checkLinearPlan(t *testing.T, c *Circuit, terms int, tiers []int, rounds in
 				bs += o.op.Bootstraps()
 				for k := range o.op.Arity() {
 					read(lv, o.in[k].id)
+					for j := range k {
+						if id := o.in[k].id; id >= 0 && id == o.in[j].id {
+							t.Fatalf("terms %d: level %d: %v reads sample %d twice", terms, lv, o.op, id)
+						}
+					}
 				}
 			}
 			if o.out < int32(p.inputs) || written[o.out] >= 0 {
@@ -272,6 +277,7 @@ func TestLinearPlanRandom(t *testing.T) {
 	}
 	for range n {
 		c := randomCircuit(rng, 1+rng.IntN(6), 1+rng.IntN(80))
+		checkSchedule(t, c)
 		for terms := 2; terms <= 5; terms++ {
 			checkLinearPlan(t, c, terms, nil, 4, rng)
 			checkLinearPlan(t, c, terms, []int{1 + rng.IntN(3), 4 + rng.IntN(4)}, 2, rng)

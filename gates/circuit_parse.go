@@ -25,11 +25,14 @@ const maxLineBytes = 1 << 16
 // copy), MAND (2n inputs, n outputs: out[j] = in[j] AND in[j+n], expanded into
 // n AND gates), and as extensions OR and the other Op names (NAND, NOR, XNOR,
 // ANDNY, ANDYN, ORNY, ORYN, MUX with three inputs). A gate may read the same
-// wire twice.
+// wire twice (it is then evaluated as the gate of its distinct inputs:
+// Circuit.Bootstraps).
 //
-// Every problem is reported as a *CircuitError naming the line: a truncated
-// file, counts that do not match, wires out of range, written twice or read
-// before they are written, unknown gates.
+// Every problem of the netlist is reported as a *CircuitError naming the
+// line: a truncated file, counts that do not match, wires out of range,
+// written twice or read before they are written, unknown gates, wires
+// neither input nor written. A failed read of r is an error that wraps
+// the reader's.
 func Parse(r io.Reader) (*Circuit, error) {
 	if r == nil {
 		return nil, errors.New("gates: Parse: nil reader")

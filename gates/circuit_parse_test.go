@@ -78,6 +78,9 @@ func TestParseErrors(t *testing.T) {
 		{"output not written", "1 4\n1 2\n1 1\n\n2 1 0 1 2 XOR\n", 3, "output wire 3 (output 1, bit 0) is never written"},
 		{"old output not written", "1 4\n1 1 1\n\n2 1 0 1 2 XOR\n", 2, "output wire 3"},
 		{"long line", "1 3\n1 2\n1 1\n\n" + strings.Repeat(" ", 70000) + "\n", 5, "longer than"},
+		// 40 bytes declaring 2^24 wires for one gate: planning and
+		// evaluation took about 0.5–1 GB for it.
+		{"sparse wires", "1 16777216\n1 2\n1 1\n2 1 0 1 16777215 AND\n", 1, "16777213 are never written (wire 2 first)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := Parse(strings.NewReader(tc.src))
@@ -284,7 +287,9 @@ func TestNewCircuit(t *testing.T) {
 		// Parse refuses width 0 in a Bristol Fashion header, so WriteTo
 		// could not round-trip it; the old format takes it.
 		{"width 0", BristolFashion, 4, []int{2, 0}, []Gate{g(OpNAND, 3, 0, 1)}, "input 2 has width 0"},
-		{"old width 0", BristolOld, 4, []int{2, 0}, []Gate{g(OpNAND, 3, 0, 1)}, ""},
+		{"old width 0", BristolOld, 3, []int{2, 0}, []Gate{g(OpNAND, 2, 0, 1)}, ""},
+		// Every wire an input or a gate's output: wire 2 is neither.
+		{"unused wire", BristolFashion, 4, []int{2}, []Gate{g(OpNAND, 3, 0, 1)}, "1 are never written (wire 2 first)"},
 	} {
 		c, err := NewCircuit(tc.format, tc.nwires, tc.in, []int{1}, tc.gates)
 		if tc.msg == "" {
@@ -416,6 +421,48 @@ func checkSchedule(t *testing.T, c *Circuit) {
 	for i := range want {
 		if !slices.Equal(got[i], want[i]) {
 			t.Fatalf("output %d: level-order Eval differs from file order", i+1)
+		}
+	}
+
+	// The schedule's own gates, level by level, give the same outputs, and
+	// none of its bootstraps reads one sample twice (rep: the wire whose
+	// sample a wire is, through copies and NOTs; −1 a constant).
+	sw := slices.Clone(wires[:nin])
+	sw = append(sw, make([]bool, c.nwires-nin)...)
+	rep := make([]int, c.nwires)
+	for w := range rep {
+		rep[w] = w
+	}
+	for l, lv := range c.Levels() {
+		for _, g := range lv.Bootstrapped {
+			var v [3]bool
+			for k := range g.Op.Arity() {
+				v[k] = sw[g.In[k]]
+				for j := range k {
+					if r := rep[g.In[k]]; r >= 0 && r == rep[g.In[j]] {
+						t.Fatalf("level %d: %v on line %d reads the sample of wire %d twice", l, g.Op, g.Line, r)
+					}
+				}
+			}
+			sw[g.Out] = g.Op.Eval(v[0], v[1], v[2])
+		}
+		for _, g := range lv.Free {
+			var v [3]bool
+			for k := range g.Op.Arity() {
+				v[k] = sw[g.In[k]]
+			}
+			sw[g.Out] = g.Op.Eval(v[0], v[1], v[2])
+			switch g.Op {
+			case OpCopy, OpNOT:
+				rep[g.Out] = rep[g.In[0]]
+			default:
+				rep[g.Out] = -1
+			}
+		}
+	}
+	for i, o := range splitOutputs(sw, c.outputs) {
+		if !slices.Equal(o, want[i]) {
+			t.Fatalf("output %d: the schedule's gates give %v, the netlist %v", i+1, o, want[i])
 		}
 	}
 }

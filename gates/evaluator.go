@@ -131,7 +131,9 @@ func (ev *Evaluator) ORYN(a, b *tfhe.TLWE) (*tfhe.TLWE, error) { return ev.Gate(
 // more often (Log2GateFailureMux).
 func (ev *Evaluator) MUX(sel, a, b *tfhe.TLWE) (*tfhe.TLWE, error) { return ev.Gate(OpMUX, sel, a, b) }
 
-// Gate returns op applied to the inputs, which must number op.Arity().
+// Gate returns op applied to the inputs, which must number op.Arity(). One
+// sample given for two inputs is as in Batch: AND(a, a) returns a copy of a
+// without a bootstrap.
 func (ev *Evaluator) Gate(op Op, in ...*tfhe.TLWE) (*tfhe.TLWE, error) {
 	if err := ev.ok(); err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package gates
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/goldfhe/goldfhe/tfhe"
 	"github.com/goldfhe/goldfhe/torus"
@@ -91,6 +92,13 @@ func checkSample(c *tfhe.TLWE, n int) error {
 // same sample as any input, of the same call or of another. Outputs must be
 // distinct, non-nil samples of dimension n; their previous content is
 // ignored. On error no output is written.
+//
+// A call given one sample for two inputs is the gate of its distinct
+// samples: AND(a, a) is a copy of a and costs no bootstrap, MUX(s, s, c) is
+// OR(s, c). A bootstrap of a sample added to itself would have twice its
+// error, where the noise estimates count independent inputs. The inputs of
+// a call must not be copies or complements of one another made apart (a
+// CopyFrom, a sample decoded twice), which are not detected.
 func (ev *Evaluator) Batch(calls []Call) error {
 	if err := ev.ok(); err != nil {
 		return err
@@ -129,6 +137,7 @@ func (ev *Evaluator) Batch(calls []Call) error {
 // two-input gates. Its errors are the engine's as they are: each caller
 // adds "gates: " and its own context once.
 func (ev *Evaluator) batch(calls []Call, extra []*tfhe.TLWE) error {
+	calls = reduceCalls(calls)
 	var nb, nm, nf int
 	for i := range calls {
 		switch op := calls[i].Op; {
@@ -223,4 +232,52 @@ func (ev *Evaluator) batch(calls []Call, extra []*tfhe.TLWE) error {
 		}
 	}
 	return nil
+}
+
+// reduceCalls returns calls with every call whose inputs repeat a sample
+// (the same *TLWE twice) replaced by the gate of its distinct samples
+// (reduceRepeats: AND(a, a) is a copy of a), in a copy of the slice when
+// there is one, so that the caller's calls stay as given. It allocates
+// only then.
+func reduceCalls(calls []Call) []Call {
+	cloned := false
+	for i := range calls {
+		c := &calls[i]
+		if c.Op.Free() || !c.Op.Valid() {
+			continue
+		}
+		in := [3]*tfhe.TLWE{c.A, c.B, c.C}
+		var id [3]int
+		var dist [3]*tfhe.TLWE // the distinct samples, in order
+		d := 0
+		for k := range c.Op.Arity() {
+			id[k] = k
+			for j := range k {
+				if in[j] == in[k] {
+					id[k] = id[j]
+					break
+				}
+			}
+			if id[k] == k {
+				dist[d] = in[k]
+				d++
+			}
+		}
+		r, ok := reduceRepeats(c.Op, id, [3]bool{})
+		if !ok {
+			continue
+		}
+		if !cloned {
+			calls, cloned = slices.Clone(calls), true
+			c = &calls[i]
+		}
+		*c = Call{Op: r.op, Out: c.Out}
+		if r.op != OpZero && r.op != OpOne {
+			c.A = dist[r.src[0]]
+		}
+		if !r.op.Free() {
+			c.B = dist[r.src[1]]
+		}
+	}
+	return calls
 }

@@ -242,7 +242,9 @@ func (ev *Evaluator) EvalCircuit(ctx context.Context, c *Circuit, inputs [][]*tf
 //
 // Samples that no later level reads are recycled, so memory follows the
 // circuit's width rather than its size. The inputs are not modified; the
-// outputs are fresh samples of phase ±1/8, as any gate's.
+// outputs are new samples of phase ±1/8: gate outputs, or, for an output
+// wire that is an input, a constant or a copy (Circuit.Bootstraps), copies
+// of those.
 //
 // A circuit's levels are often narrower than the batch a GPU needs to run
 // at full speed (AES-128's average 114 bootstraps a level, against some

@@ -259,10 +259,11 @@ func TestEvaluatorErrors(t *testing.T) {
 	}
 	// Engine errors come back wrapped.
 	o.Close()
-	if _, err := ev.AND(ok, ok); !errors.Is(err, bootstrap.ErrClosed) {
+	ok2 := ok.Copy() // another sample: AND(ok, ok) is a copy, with no bootstrap
+	if _, err := ev.AND(ok, ok2); !errors.Is(err, bootstrap.ErrClosed) {
 		t.Errorf("closed engine: %v", err)
 	}
-	if _, err := ev.MUX(ok, ok, ok); !errors.Is(err, bootstrap.ErrClosed) {
+	if _, err := ev.MUX(ok, ok2, ok2.Copy()); !errors.Is(err, bootstrap.ErrClosed) {
 		t.Errorf("closed engine: %v", err)
 	}
 }
@@ -617,5 +618,51 @@ func TestPlanFailureOfItsSums(t *testing.T) {
 			t.Errorf("adder64, at most %d terms: largest sum %d, failure 2^%.1f (%v)", terms, plan.LargestSum, plan.Log2Failure, err)
 		}
 		t.Logf("adder64, at most %d terms: largest sum %d, failure 2^%.1f", terms, plan.LargestSum, plan.Log2Failure)
+	}
+}
+
+// TestGateOnOneSample: a gate whose inputs are one sample twice is the gate
+// of that sample alone, with no bootstrap reading it twice (whose error
+// would be twice the sample's): AND(a, a) is a copy of a, XOR(a, a) the
+// constant 0, MUX(s, s, c) the OR of s and c, one bootstrap. The caller's
+// calls stay as given.
+func TestGateOnOneSample(t *testing.T) {
+	f := fixtures(toyParams)
+	o := newOracle(f)
+	ev, err := gates.NewEvaluator(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range []bool{false, true} {
+		ca := f.encrypt(a)[0]
+		for _, op := range []gates.Op{gates.OpAND, gates.OpNAND, gates.OpOR, gates.OpNOR, gates.OpXOR, gates.OpXNOR,
+			gates.OpANDNY, gates.OpANDYN, gates.OpORNY, gates.OpORYN} {
+			out, err := ev.Gate(op, ca, ca)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := f.decrypt(t, out)[0], op.Eval(a, a, false); got != want {
+				t.Errorf("%v(%v, same sample) = %v, want %v", op, a, got, want)
+			}
+			if l := o.log(); len(l) != 0 {
+				t.Errorf("%v(%v, same sample) called the engine: %v", op, a, l)
+			}
+		}
+		for _, c := range []bool{false, true} {
+			cc := f.encrypt(c)[0]
+			calls := []gates.Call{{Op: gates.OpMUX, A: ca, B: ca, C: cc, Out: tfhe.NewTLWE(toyParams.LWEDimension())}}
+			if err := ev.Batch(calls); err != nil {
+				t.Fatal(err)
+			}
+			if got := f.decrypt(t, calls[0].Out)[0]; got != (a || c) {
+				t.Errorf("MUX(%v, %v, %v) = %v", a, a, c, got)
+			}
+			if l := o.log(); !slices.Equal(l, []string{"B:1"}) {
+				t.Errorf("MUX(s, s, c): engine calls %v, want one bootstrap (OR)", l)
+			}
+			if calls[0].Op != gates.OpMUX || calls[0].B != ca {
+				t.Errorf("Batch changed the caller's call to %v", calls[0].Op)
+			}
+		}
 	}
 }

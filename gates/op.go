@@ -140,3 +140,80 @@ func (op Op) Eval(a, b, c bool) bool {
 	}
 	panic(fmt.Sprintf("gates: Eval of invalid %v", op))
 }
+
+// A gate whose bootstrap would read one sample twice (the same sample, or
+// its complement, through copies and NOTs) is evaluated as the gate of its
+// distinct samples instead. With the same sign, the bootstrap's input would
+// hold the sample added to itself: twice its error, four times the
+// variance, where every failure estimate assumes independent inputs
+// (TFHELib128 grouped by 3: about 2^−100 for a gate instead of 2^−187).
+// With opposite signs the sample cancels and the result is a constant. The
+// gate of fewer samples is also cheaper: AND(w, w) is a copy of w, XOR(w,
+// w) the constant 0, MUX(s, s, c) is OR(s, c).
+
+// reducedGate is a gate over distinct samples: op reads the samples
+// numbered src[0] and src[1] (as its inputs A and B, those past its arity
+// unused).
+type reducedGate struct {
+	op  Op
+	src [2]int
+}
+
+// reduceRepeats returns the gate that op computes when its input k is
+// sample id[k], complemented when neg[k], expressed over the distinct
+// samples numbered in order of first appearance (0, then 1), and whether
+// any sample repeats among op's inputs (if not, op stands as it is). The
+// result is the cheapest gate with op's truth table: a constant, a copy or
+// NOT of one sample, or a two-input gate.
+func reduceRepeats(op Op, id [3]int, neg [3]bool) (reducedGate, bool) {
+	ar := op.Arity()
+	var distinct [3]int // the distinct ids, in order
+	var idx [3]int      // input k's sample: distinct[idx[k]]
+	d := 0
+	for k := range ar {
+		j := 0
+		for j < d && distinct[j] != id[k] {
+			j++
+		}
+		if j == d {
+			distinct[d] = id[k]
+			d++
+		}
+		idx[k] = j
+	}
+	if d == ar {
+		return reducedGate{}, false
+	}
+	// op's truth table over the d ≤ 2 distinct samples.
+	var want [4]bool
+	for v := range 1 << d {
+		var in [3]bool
+		for k := range ar {
+			in[k] = (v>>idx[k])&1 == 1 != neg[k]
+		}
+		want[v] = op.Eval(in[0], in[1], in[2])
+	}
+	for _, r := range reductions {
+		if r.src[0] >= d || r.src[1] >= d {
+			continue
+		}
+		match := true
+		for v := range 1 << d {
+			match = match && r.op.Eval((v>>r.src[0])&1 == 1, (v>>r.src[1])&1 == 1, false) == want[v]
+		}
+		if match {
+			return r, true
+		}
+	}
+	panic(fmt.Sprintf("gates: no gate of %d samples for %v", d, op)) // the list holds every function of two
+}
+
+// reductions lists every boolean function of up to two samples as a gate,
+// cheapest first: constants, copies and NOTs (free), then one bootstrap.
+var reductions = []reducedGate{
+	{OpZero, [2]int{}}, {OpOne, [2]int{}},
+	{OpCopy, [2]int{0, 0}}, {OpNOT, [2]int{0, 0}}, {OpCopy, [2]int{1, 0}}, {OpNOT, [2]int{1, 0}},
+	{OpAND, [2]int{0, 1}}, {OpNAND, [2]int{0, 1}}, {OpOR, [2]int{0, 1}}, {OpNOR, [2]int{0, 1}},
+	{OpXOR, [2]int{0, 1}}, {OpXNOR, [2]int{0, 1}}, {OpANDNY, [2]int{0, 1}}, {OpANDYN, [2]int{0, 1}},
+	{OpORNY, [2]int{0, 1}}, {OpORYN, [2]int{0, 1}},
+}

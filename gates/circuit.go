@@ -58,7 +58,8 @@ type Level struct {
 // Circuit is a validated boolean circuit: wires 0 … NumWires()−1; the input
 // values occupy the first wires in order (value 1 first), the output values
 // the last wires in order. Every gate reads only wires that are inputs or
-// were written by an earlier gate, and no wire is written twice.
+// were written by an earlier gate, no wire is written twice, and every wire
+// that is not an input is written.
 //
 // A Circuit is immutable and safe for concurrent use. Its methods that return
 // slices return fresh copies. Use it through its *Circuit (from Parse,
@@ -105,7 +106,8 @@ type headerLines struct{ counts, inputs, outputs int }
 
 // NewCircuit validates a circuit given as a wire count, the bit widths of its
 // input and output values, and its gates in an order where every gate comes
-// after the gates that write its inputs. It computes the level schedule.
+// after the gates that write its inputs, each wire that is not an input
+// written by one gate. It computes the level schedule.
 // format is recorded for WriteTo; BristolOld needs exactly two inputs and one
 // output.
 func NewCircuit(format Format, nwires int, inputs, outputs []int, gates []Gate) (*Circuit, error) {
@@ -173,8 +175,9 @@ func build(format Format, nwires int, inputs, outputs []int, gates []Gate, hl he
 	maxDepth := int32(0)
 	fromMux := make([]bool, nwires) // wire w is a MUX output, or a NOT or copy of one
 	// rep[w] is the wire whose sample w is, complemented when neg[w]
-	// (through copies and NOTs; −1 for a constant): the schedule's gates
-	// (sched) read a sample twice nowhere (reduceRepeats).
+	// (through copies and NOTs), or −1 for a constant, whose value neg[w]
+	// is: the schedule's gates (sched) read a sample twice nowhere, and no
+	// constant (reduceRepeats).
 	rep := make([]int32, nwires)
 	neg := make([]bool, nwires)
 	for w := range rep {
@@ -257,9 +260,9 @@ func build(format Format, nwires int, inputs, outputs []int, gates []Gate, hl he
 }
 
 // scheduledGate returns the gate the schedule runs for g: g itself, or, when
-// g's bootstrap would read a sample twice (rep and neg as in build), the
-// gate of its distinct samples (reduceRepeats), reading the wires that hold
-// them. A constant input counts as a sample of its own.
+// g's bootstrap would read a sample twice or a constant (rep and neg as in
+// build), the gate of its distinct samples (reduceRepeats), reading the
+// wires that hold them.
 func scheduledGate(g Gate, rep []int32, neg []bool) Gate {
 	if g.Op.Free() {
 		return g
@@ -270,21 +273,16 @@ func scheduledGate(g Gate, rep []int32, neg []bool) Gate {
 	d := 0
 	for k := range g.Op.Arity() {
 		w := g.In[k]
-		if r := rep[w]; r >= 0 {
-			id[k], ng[k] = int(r), neg[w]
-		} else {
-			id[k] = -1 - k // a constant: never one of the others
+		id[k], ng[k] = int(rep[w]), neg[w] // a constant: −1 and its value
+		if id[k] < 0 {
+			continue
 		}
 		first := true
 		for j := range k {
 			first = first && id[j] != id[k]
 		}
 		if first {
-			if r := rep[w]; r >= 0 {
-				src[d] = int(r)
-			} else {
-				src[d] = w
-			}
+			src[d] = id[k]
 			d++
 		}
 	}

@@ -305,43 +305,62 @@ func buildLinearPlan(c *Circuit, maxTerms int, tiers []int) *linearPlan {
 			wires[g.Out] = linWire{neg: g.Op == OpOne}
 			foldFree(wires[g.Out])
 		default:
-			o := linOp{op: g.Op, line: g.Line}
+			// A sum read twice (a wire and its copy, two XOR gates of one
+			// sum) or a constant: the gate of its distinct sums, found on
+			// the wires before any refresh, so that one whose result is
+			// free (a constant, a sum or its complement) refreshes nothing.
+			// Each distinct sum is read as itself, not complemented; the
+			// empty sum is the constant 0.
+			var id [3]int
+			var ng [3]bool
+			var src [3]int // a wire of each distinct sum, in order
+			d := 0
 			for k := range g.Op.Arity() {
-				o.in[k] = ref(g.In[k], g.Line)
+				x := wires[g.In[k]]
+				id[k], ng[k] = -1, x.neg
+				if len(x.terms) == 0 {
+					continue // a constant
+				}
+				j := 0
+				for j < d && !slices.Equal(wires[src[j]].terms, x.terms) {
+					j++
+				}
+				if j == d {
+					src[d] = g.In[k]
+					d++
+				}
+				id[k] = j
 			}
-			// A sample read twice (two refs of one refresh, a wire and its
-			// copy): the gate of its distinct samples.
-			{
-				ro := o
-				if r, ok := reduceRefs(&ro); ok {
-					terms := func(x cleanRef) []int32 {
-						if x.id < 0 {
-							return nil
-						}
-						return []int32{x.id}
-					}
-					switch {
-					case r.Free():
-						x := linWire{neg: ro.in[0].neg != (r == OpNOT) != (r == OpOne)}
-						if r == OpCopy || r == OpNOT {
-							x.terms = terms(ro.in[0])
-						}
+			op, in, pos := g.Op, g.In, [3]bool{} // pos[k]: read input k as its sum, not complemented
+			if r, ok := reduceRepeats(g.Op, id, ng); ok {
+				sum := func(j int) []int32 { return wires[src[r.src[j]]].terms }
+				switch r.op {
+				case OpZero, OpOne:
+					wires[g.Out] = linWire{neg: r.op == OpOne}
+					foldFree(wires[g.Out])
+					continue
+				case OpCopy, OpNOT:
+					wires[g.Out] = linWire{terms: sum(0), neg: r.op == OpNOT}
+					foldFree(wires[g.Out])
+					continue
+				case OpXOR, OpXNOR:
+					// A MUX whose data inputs are one sum and its
+					// complement; if the sum would pass the limit it stays
+					// a MUX, whose halves read no sample twice.
+					if x := (linWire{terms: symDiff(sum(0), sum(1)), neg: r.op == OpXNOR}); weight(x.terms) <= maxTerms {
 						wires[g.Out] = x
 						foldFree(x)
 						continue
-					case r == OpXOR || r == OpXNOR:
-						// A MUX whose data inputs are one sample and its
-						// complement: its halves read no sample twice, so
-						// it stays a MUX if the sum is past the limit.
-						x := linWire{terms: symDiff(terms(ro.in[0]), terms(ro.in[1])), neg: ro.in[0].neg != ro.in[1].neg != (r == OpXNOR)}
-						if weight(x.terms) <= maxTerms {
-							wires[g.Out] = x
-							foldFree(x)
-							continue
-						}
-					default:
-						o = ro
 					}
+				default:
+					op, in, pos = r.op, [3]int{src[r.src[0]], src[r.src[1]], -1}, [3]bool{true, true}
+				}
+			}
+			o := linOp{op: op, line: g.Line}
+			for k := range op.Arity() {
+				o.in[k] = ref(in[k], g.Line)
+				if pos[k] {
+					o.in[k].neg = false
 				}
 			}
 			lv := int32(0)
@@ -423,53 +442,6 @@ func buildLinearPlan(c *Circuit, maxTerms int, tiers []int) *linearPlan {
 		}
 	}
 	return p
-}
-
-// reduceRefs rewrites a gate o whose inputs read some sample twice
-// (reduceRepeats) as the gate of its distinct samples, and returns that
-// gate's op and true; o is left as it is when no sample repeats. For a free
-// result (a constant, a copy or a NOT), o.in[0] is the sample it reads
-// (with the constant's value in neg for OpZero and OpOne, whose o.in[0] is
-// then {−1, false}).
-func reduceRefs(o *linOp) (Op, bool) {
-	var id [3]int
-	var ng [3]bool
-	var dist [3]cleanRef // the distinct samples (constants as they are), in order
-	d := 0
-	for k := range o.op.Arity() {
-		in := o.in[k]
-		if in.id >= 0 {
-			id[k], ng[k] = int(in.id), in.neg
-		} else {
-			id[k] = -1 - k // a constant: never one of the others
-		}
-		first := true
-		for j := range k {
-			first = first && id[j] != id[k]
-		}
-		if first {
-			if in.id >= 0 {
-				in.neg = false
-			}
-			dist[d] = in
-			d++
-		}
-	}
-	r, ok := reduceRepeats(o.op, id, ng)
-	if !ok {
-		return 0, false
-	}
-	o.op = r.op
-	o.in = [3]cleanRef{}
-	switch r.op {
-	case OpZero, OpOne:
-		o.in[0] = cleanRef{id: -1}
-	default:
-		for k := range min(r.op.Arity(), 2) {
-			o.in[k] = dist[r.src[k]]
-		}
-	}
-	return r.op, true
 }
 
 // sumKey is a map key for the sorted sample ids of a sum.

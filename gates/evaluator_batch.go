@@ -263,10 +263,10 @@ func reduceCalls(calls []Call) []Call {
 				d++
 			}
 		}
-		r, ok := reduceRepeats(c.Op, id, [3]bool{})
-		if !ok {
-			continue
+		if d == c.Op.Arity() {
+			continue // the common case: no repeat
 		}
+		r, _ := reduceRepeats(c.Op, id, [3]bool{})
 		if !cloned {
 			calls, cloned = slices.Clone(calls), true
 			c = &calls[i]

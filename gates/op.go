@@ -149,7 +149,8 @@ func (op Op) Eval(a, b, c bool) bool {
 // (TFHELib128 grouped by 3: about 2^−100 for a gate instead of 2^−187).
 // With opposite signs the sample cancels and the result is a constant. The
 // gate of fewer samples is also cheaper: AND(w, w) is a copy of w, XOR(w,
-// w) the constant 0, MUX(s, s, c) is OR(s, c).
+// w) the constant 0, MUX(s, s, c) is OR(s, c). A constant input is folded
+// in the same way: AND(w, 1) is a copy of w.
 
 // reducedGate is a gate over distinct samples: op reads the samples
 // numbered src[0] and src[1] (as its inputs A and B, those past its arity
@@ -160,17 +161,22 @@ type reducedGate struct {
 }
 
 // reduceRepeats returns the gate that op computes when its input k is
-// sample id[k], complemented when neg[k], expressed over the distinct
-// samples numbered in order of first appearance (0, then 1), and whether
-// any sample repeats among op's inputs (if not, op stands as it is). The
-// result is the cheapest gate with op's truth table: a constant, a copy or
-// NOT of one sample, or a two-input gate.
+// sample id[k], complemented when neg[k], or, for id[k] < 0, the constant
+// neg[k], expressed over the distinct samples numbered in order of first
+// appearance (0, then 1), and whether any sample repeats among op's inputs
+// or any input is a constant (if neither, op stands as it is). The result
+// is the cheapest gate with that truth table: a constant, a copy or NOT of
+// one sample, or a two-input gate.
 func reduceRepeats(op Op, id [3]int, neg [3]bool) (reducedGate, bool) {
 	ar := op.Arity()
-	var distinct [3]int // the distinct ids, in order
-	var idx [3]int      // input k's sample: distinct[idx[k]]
-	d := 0
+	var distinct [3]int // the distinct samples' ids, in order
+	var idx [3]int      // input k's sample: distinct[idx[k]], −1 for a constant
+	d, constants := 0, false
 	for k := range ar {
+		if id[k] < 0 {
+			idx[k], constants = -1, true
+			continue
+		}
 		j := 0
 		for j < d && distinct[j] != id[k] {
 			j++
@@ -181,7 +187,7 @@ func reduceRepeats(op Op, id [3]int, neg [3]bool) (reducedGate, bool) {
 		}
 		idx[k] = j
 	}
-	if d == ar {
+	if d == ar && !constants {
 		return reducedGate{}, false
 	}
 	// op's truth table over the d ≤ 2 distinct samples.
@@ -189,12 +195,19 @@ func reduceRepeats(op Op, id [3]int, neg [3]bool) (reducedGate, bool) {
 	for v := range 1 << d {
 		var in [3]bool
 		for k := range ar {
-			in[k] = (v>>idx[k])&1 == 1 != neg[k]
+			in[k] = neg[k]
+			if idx[k] >= 0 {
+				in[k] = (v>>idx[k])&1 == 1 != neg[k]
+			}
 		}
 		want[v] = op.Eval(in[0], in[1], in[2])
 	}
 	for _, r := range reductions {
-		if r.src[0] >= d || r.src[1] >= d {
+		fits := true
+		for k := range r.op.Arity() {
+			fits = fits && r.src[k] < d
+		}
+		if !fits {
 			continue
 		}
 		match := true

@@ -7,21 +7,18 @@ import (
 )
 
 // TestReduceRepeats: for every gate that bootstraps and every way its
-// inputs can repeat a sample (with either sign), the reduced gate has the
-// same truth table, reads no sample twice, and costs no more bootstraps;
-// a two-input gate on one sample costs none.
+// inputs can repeat a sample (with either sign) or be constants, the
+// reduced gate has the same truth table, reads no sample twice, and costs
+// no more bootstraps; a two-input gate on one sample costs none.
 func TestReduceRepeats(t *testing.T) {
 	for _, op := range []Op{OpAND, OpNAND, OpOR, OpNOR, OpXOR, OpXNOR, OpANDNY, OpANDYN, OpORNY, OpORYN, OpMUX} {
 		ar := op.Arity()
-		// Every assignment of samples 0..ar−1 to the inputs, up to renaming,
-		// and every sign.
-		for code := range 27 {
-			id := [3]int{code % 3, code / 3 % 3, code / 9}
-			for k := ar; k < 3; k++ {
-				id[k] = 0
-			}
-			if code >= pow3(ar) {
-				break
+		// Every assignment of samples 0..2 or a constant (−1) to the
+		// inputs, and every sign (a constant's value).
+		for code := range pow4(ar) {
+			var id [3]int
+			for k := range ar {
+				id[k] = code/pow4(k)%4 - 1
 			}
 			for signs := range 1 << ar {
 				var neg [3]bool
@@ -30,31 +27,37 @@ func TestReduceRepeats(t *testing.T) {
 				}
 				r, ok := reduceRepeats(op, id, neg)
 				distinct := map[int]int{} // sample → its number in order of appearance
+				constants := false
 				for k := range ar {
-					if _, seen := distinct[id[k]]; !seen {
+					if id[k] < 0 {
+						constants = true
+					} else if _, seen := distinct[id[k]]; !seen {
 						distinct[id[k]] = len(distinct)
 					}
 				}
 				if ok != (len(distinct) < ar) {
-					t.Fatalf("%v on samples %v: reduced %v, but %d of %d inputs are distinct", op, id[:ar], ok, len(distinct), ar)
+					t.Fatalf("%v on %v: reduced %v, with %d distinct samples of %d inputs (constants %v)", op, id[:ar], ok, len(distinct), ar, constants)
 				}
 				if !ok {
 					continue
 				}
 				if r.op.Arity() > len(distinct) || r.op.Arity() == 2 && r.src[0] == r.src[1] {
-					t.Fatalf("%v on samples %v: reduced to %v reading %v", op, id[:ar], r.op, r.src)
+					t.Fatalf("%v on %v: reduced to %v reading %v", op, id[:ar], r.op, r.src)
 				}
 				if r.op.Bootstraps() > op.Bootstraps() || ar == 2 && !r.op.Free() {
-					t.Fatalf("%v on samples %v: reduced to %v, no cheaper", op, id[:ar], r.op)
+					t.Fatalf("%v on %v: reduced to %v, no cheaper", op, id[:ar], r.op)
 				}
 				for v := range 1 << len(distinct) {
 					bit := func(j int) bool { return v>>j&1 == 1 }
 					var in [3]bool
 					for k := range ar {
-						in[k] = bit(distinct[id[k]]) != neg[k]
+						in[k] = neg[k]
+						if id[k] >= 0 {
+							in[k] = bit(distinct[id[k]]) != neg[k]
+						}
 					}
 					if got, want := r.op.Eval(bit(r.src[0]), bit(r.src[1]), false), op.Eval(in[0], in[1], in[2]); got != want {
-						t.Fatalf("%v on samples %v, signs %v: reduced to %v%v, which gives %v where the gate gives %v",
+						t.Fatalf("%v on %v, signs %v: reduced to %v%v, which gives %v where the gate gives %v",
 							op, id[:ar], neg[:ar], r.op, r.src, got, want)
 					}
 				}
@@ -63,13 +66,7 @@ func TestReduceRepeats(t *testing.T) {
 	}
 }
 
-func pow3(n int) int {
-	p := 1
-	for range n {
-		p *= 3
-	}
-	return p
-}
+func pow4(n int) int { return 1 << (2 * n) }
 
 // TestRepeatsCostNothing: circuits whose gates read one sample twice — a
 // wire with itself, with its copy, one refresh of two equal sums, a MUX's
@@ -91,6 +88,14 @@ func TestRepeatsCostNothing(t *testing.T) {
 		// MUX(a, b, ¬b) is XNOR(a, b): one bootstrap, or a free sum under
 		// XORLinear, which as an output is refreshed once.
 		{"MUX of a wire and its complement", "3 5\n2 1 1\n1 1\n\n1 1 1 2 INV\n3 1 0 1 2 3 MUX\n1 1 3 4 EQW\n", 1, 1},
+		// Under XORLinear a sum read twice refreshes nothing when the
+		// result is free: OR(s, ¬s) is 1, AND(s, s) is s.
+		{"OR of a sum and its complement", "4 6\n1 2\n1 1\n\n2 1 0 1 2 XOR\n1 1 2 3 INV\n2 1 2 3 4 OR\n1 1 4 5 EQW\n", 1, 0},
+		// (2 terms: the 3-term sum refreshes one of its parts, and the
+		// output sum is refreshed; AND(s, s) itself costs nothing.)
+		{"AND of a sum with itself, then XOR", "4 7\n1 3\n1 1\n\n2 1 0 1 3 XOR\n2 1 3 3 4 AND\n2 1 4 2 5 XOR\n1 1 5 6 EQW\n", 2, 2},
+		// Constants fold: AND(z, z) and MUX(a, z, z) are 0, AND(a, 1) is a.
+		{"constants", "6 8\n1 2\n1 3\n\n1 1 0 2 EQ\n1 1 1 3 EQ\n2 1 2 2 4 AND\n3 1 0 2 2 5 MUX\n2 1 0 3 7 AND\n1 1 4 6 EQW\n", 0, 0},
 	} {
 		c, err := Parse(strings.NewReader(tc.src))
 		if err != nil {

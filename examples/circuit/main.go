@@ -459,10 +459,6 @@ func freeGates(c *gates.Circuit) int {
 	return c.Count(gates.OpNOT) + c.Count(gates.OpCopy) + c.Count(gates.OpZero) + c.Count(gates.OpOne)
 }
 
-// gpuDevices reads -gpus: nil for 1 (GPU 0 alone, or the CPU engine),
-// devices 0 to n-1 for n, every device for "all". More GPUs than the host
-// has is an error; with no GPU at all, -engine auto takes the CPU engine
-// (New says why) and -engine gpu fails.
 // parseGPUs reads -gpus: a count n ≥ 1, or all.
 func parseGPUs(flagValue string) (n int, all bool, err error) {
 	v := strings.TrimSpace(flagValue)
@@ -482,6 +478,10 @@ func badFlag(format string, args ...any) {
 	os.Exit(2)
 }
 
+// gpuDevices reads -gpus: nil for 1 (GPU 0 alone, or the CPU engine),
+// devices 0 to n-1 for n, every device for "all". More GPUs than the host
+// has is an error; with no GPU at all, -engine auto takes the CPU engine
+// (New says why) and -engine gpu fails.
 func gpuDevices(flagValue string, use bootstrap.Use) ([]int, error) {
 	n, all, err := parseGPUs(flagValue)
 	if err != nil {

@@ -4,9 +4,11 @@ package kernels
 
 import "github.com/ebitengine/purego"
 
-// dlopen opens a shared library through purego (no cgo).
+// dlopen opens a shared library through purego (no cgo). RTLD_LOCAL: its
+// symbols are looked up through the handle only, and an unusable library
+// loadFirst leaves loaded does not interpose on the next one's.
 func dlopen(path string) (uintptr, error) {
-	return purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_GLOBAL)
+	return purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
 }
 
 // dlsym looks a symbol up; a missing one is an error, never a panic.
@@ -14,7 +16,7 @@ func dlsym(h uintptr, name string) (uintptr, error) {
 	return purego.Dlsym(h, name)
 }
 
-// dlclose closes a library dlopen opened (loadFirst's unusable ones).
+// dlclose closes a library dlopen opened (loadFirst's that failed to bind).
 func dlclose(h uintptr) { purego.Dlclose(h) }
 
 // callC calls the C function at fn. CUresult is a 32-bit C enum: only the

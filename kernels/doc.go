@@ -11,9 +11,9 @@
 // dynamic loader (LD_LIBRARY_PATH, ld.so.cache), then in every
 // LD_LIBRARY_PATH directory and in /usr/local/nvidia/lib64,
 // /usr/local/nvidia/lib, /usr/lib/x86_64-linux-gnu, /usr/lib/aarch64-linux-gnu,
-// /usr/lib64, /usr/lib and /usr/lib/wsl/lib; a library that opens but
-// lacks a symbol or whose cuInit fails (a toolkit's stub library) is closed
-// and the search goes on. Every symbol is resolved once
+// /usr/lib64, /usr/lib and /usr/lib/wsl/lib (each opened RTLD_LOCAL); after
+// a library that opens but lacks a symbol or whose cuInit fails (a toolkit's
+// stub library) the search goes on. Every symbol is resolved once
 // with dlsym before anything is called (never purego.RegisterLibFunc, which
 // panics on a missing symbol); a missing library or symbol is an error
 // wrapping ErrNoDriver. The symbols bound are the ABI names the CUDA 12/13

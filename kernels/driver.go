@@ -253,11 +253,15 @@ func loadDriver() (*driver, error) {
 }
 
 // loadFirst returns the driver of the first of paths that opens, binds and
-// initializes. A library that opens but fails the rest (a toolkit's stub
-// library, whose cuInit says CUDA_ERROR_STUB_LIBRARY, or a driver too old)
-// is closed and the search goes on, so that one found first through
-// LD_LIBRARY_PATH does not hide the driver in a system directory; its error
-// is the one returned when no library is usable.
+// initializes. After a library that opens but fails the rest (a toolkit's
+// stub library, whose cuInit says CUDA_ERROR_STUB_LIBRARY, or a driver too
+// old) the search goes on, so that one found first through LD_LIBRARY_PATH
+// does not hide the driver in a system directory; its error is the one
+// returned when no library is usable. A library that failed to bind is
+// closed (nothing in it ran); one whose cuInit ran stays loaded, as
+// unloading code that may have registered thread or exit hooks is unsafe.
+// Libraries are opened RTLD_LOCAL (dlopen), so such a library's symbols do
+// not stand in for the next one's.
 func loadFirst(paths []string, open func(string) (uintptr, error), lookup func(uintptr, string) (uintptr, error),
 	unload func(uintptr), init func(*driver) error) (*driver, error) {
 	var openErr, libErr error
@@ -275,12 +279,11 @@ func loadFirst(paths []string, open func(string) (uintptr, error), lookup func(u
 			continue
 		}
 		d, err := bind(path, func(name string) (uintptr, error) { return lookup(h, name) })
-		if err == nil {
-			if err = init(d); err == nil {
-				return d, nil
-			}
+		if err != nil {
+			unload(h)
+		} else if err = init(d); err == nil {
+			return d, nil
 		}
-		unload(h)
 		if libErr == nil {
 			libErr = err
 		}

@@ -267,32 +267,19 @@ func scheduledGate(g Gate, rep []int32, neg []bool) Gate {
 	if g.Op.Free() {
 		return g
 	}
-	var id [3]int
-	var ng [3]bool
-	var src [3]int // the wire holding each distinct sample, in order
-	d := 0
+	var key [3]int32
+	var constant, ng [3]bool
 	for k := range g.Op.Arity() {
 		w := g.In[k]
-		id[k], ng[k] = int(rep[w]), neg[w] // a constant: −1 and its value
-		if id[k] < 0 {
-			continue
-		}
-		first := true
-		for j := range k {
-			first = first && id[j] != id[k]
-		}
-		if first {
-			src[d] = id[k]
-			d++
-		}
+		key[k], constant[k], ng[k] = rep[w], rep[w] < 0, neg[w]
 	}
-	r, ok := reduceRepeats(g.Op, id, ng)
+	r, ok := reduceRepeats(g.Op, key, constant, ng)
 	if !ok {
 		return g
 	}
 	sg := Gate{Op: r.op, In: [3]int{-1, -1, -1}, Out: g.Out, Line: g.Line}
 	for k := range r.op.Arity() {
-		sg.In[k] = src[r.src[k]]
+		sg.In[k] = int(key[r.src[k]])
 	}
 	return sg
 }

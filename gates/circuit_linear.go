@@ -311,29 +311,15 @@ func buildLinearPlan(c *Circuit, maxTerms int, tiers []int) *linearPlan {
 			// free (a constant, a sum or its complement) refreshes nothing.
 			// Each distinct sum is read as itself, not complemented; the
 			// empty sum is the constant 0.
-			var id [3]int
-			var ng [3]bool
-			var src [3]int // a wire of each distinct sum, in order
-			d := 0
+			var key [3]string
+			var constant, ng [3]bool
 			for k := range g.Op.Arity() {
 				x := wires[g.In[k]]
-				id[k], ng[k] = -1, x.neg
-				if len(x.terms) == 0 {
-					continue // a constant
-				}
-				j := 0
-				for j < d && !slices.Equal(wires[src[j]].terms, x.terms) {
-					j++
-				}
-				if j == d {
-					src[d] = g.In[k]
-					d++
-				}
-				id[k] = j
+				key[k], constant[k], ng[k] = sumKey(x.terms), len(x.terms) == 0, x.neg
 			}
 			op, in, pos := g.Op, g.In, [3]bool{} // pos[k]: read input k as its sum, not complemented
-			if r, ok := reduceRepeats(g.Op, id, ng); ok {
-				sum := func(j int) []int32 { return wires[src[r.src[j]]].terms }
+			if r, ok := reduceRepeats(g.Op, key, constant, ng); ok {
+				sum := func(j int) []int32 { return wires[g.In[r.src[j]]].terms }
 				switch r.op {
 				case OpZero, OpOne:
 					wires[g.Out] = linWire{neg: r.op == OpOne}
@@ -353,7 +339,7 @@ func buildLinearPlan(c *Circuit, maxTerms int, tiers []int) *linearPlan {
 						continue
 					}
 				default:
-					op, in, pos = r.op, [3]int{src[r.src[0]], src[r.src[1]], -1}, [3]bool{true, true}
+					op, in, pos = r.op, [3]int{g.In[r.src[0]], g.In[r.src[1]], -1}, [3]bool{true, true}
 				}
 			}
 			o := linOp{op: op, line: g.Line}

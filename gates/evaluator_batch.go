@@ -247,36 +247,17 @@ func reduceCalls(calls []Call) []Call {
 			continue
 		}
 		in := [3]*tfhe.TLWE{c.A, c.B, c.C}
-		var id [3]int
-		var dist [3]*tfhe.TLWE // the distinct samples, in order
-		d := 0
-		for k := range c.Op.Arity() {
-			id[k] = k
-			for j := range k {
-				if in[j] == in[k] {
-					id[k] = id[j]
-					break
-				}
-			}
-			if id[k] == k {
-				dist[d] = in[k]
-				d++
-			}
-		}
-		if d == c.Op.Arity() {
+		if ar := c.Op.Arity(); in[0] != in[1] && (ar < 3 || in[2] != in[0] && in[2] != in[1]) {
 			continue // the common case: no repeat
 		}
-		r, _ := reduceRepeats(c.Op, id, [3]bool{})
+		r, _ := reduceRepeats(c.Op, in, [3]bool{}, [3]bool{})
 		if !cloned {
 			calls, cloned = slices.Clone(calls), true
 			c = &calls[i]
 		}
 		*c = Call{Op: r.op, Out: c.Out}
-		if r.op != OpZero && r.op != OpOne {
-			c.A = dist[r.src[0]]
-		}
-		if !r.op.Free() {
-			c.B = dist[r.src[1]]
+		for k := range r.op.Arity() {
+			c.in(k, in[r.src[k]])
 		}
 	}
 	return calls

@@ -152,37 +152,38 @@ func (op Op) Eval(a, b, c bool) bool {
 // w) the constant 0, MUX(s, s, c) is OR(s, c). A constant input is folded
 // in the same way: AND(w, 1) is a copy of w.
 
-// reducedGate is a gate over distinct samples: op reads the samples
-// numbered src[0] and src[1] (as its inputs A and B, those past its arity
-// unused).
+// reducedGate is a gate over distinct samples: op reads the samples of the
+// original gate's inputs src[0] and src[1] (as its inputs A and B, those
+// past its arity unused), each not complemented.
 type reducedGate struct {
 	op  Op
 	src [2]int
 }
 
-// reduceRepeats returns the gate that op computes when its input k is
-// sample id[k], complemented when neg[k], or, for id[k] < 0, the constant
-// neg[k], expressed over the distinct samples numbered in order of first
-// appearance (0, then 1), and whether any sample repeats among op's inputs
-// or any input is a constant (if neither, op stands as it is). The result
-// is the cheapest gate with that truth table: a constant, a copy or NOT of
-// one sample, or a two-input gate.
-func reduceRepeats(op Op, id [3]int, neg [3]bool) (reducedGate, bool) {
+// reduceRepeats returns the gate that op computes when its input k is the
+// sample key[k], complemented when neg[k], or, when constant[k], the
+// constant neg[k]; inputs of one key are one sample. It reports whether any
+// sample repeats among op's inputs or any input is a constant (if neither,
+// op stands as it is). The result is the cheapest gate with that truth
+// table over the distinct samples: a constant, a copy or NOT of one
+// sample, or a two-input gate, reading them through the first input of
+// each.
+func reduceRepeats[K comparable](op Op, key [3]K, constant, neg [3]bool) (reducedGate, bool) {
 	ar := op.Arity()
-	var distinct [3]int // the distinct samples' ids, in order
-	var idx [3]int      // input k's sample: distinct[idx[k]], −1 for a constant
+	var first [3]int // the first input of each distinct sample, in order
+	var idx [3]int   // input k's sample: number idx[k], −1 for a constant
 	d, constants := 0, false
 	for k := range ar {
-		if id[k] < 0 {
+		if constant[k] {
 			idx[k], constants = -1, true
 			continue
 		}
 		j := 0
-		for j < d && distinct[j] != id[k] {
+		for j < d && key[first[j]] != key[k] {
 			j++
 		}
 		if j == d {
-			distinct[d] = id[k]
+			first[d] = k
 			d++
 		}
 		idx[k] = j
@@ -215,14 +216,15 @@ func reduceRepeats(op Op, id [3]int, neg [3]bool) (reducedGate, bool) {
 			match = match && r.op.Eval((v>>r.src[0])&1 == 1, (v>>r.src[1])&1 == 1, false) == want[v]
 		}
 		if match {
-			return r, true
+			return reducedGate{op: r.op, src: [2]int{first[r.src[0]], first[r.src[1]]}}, true
 		}
 	}
 	panic(fmt.Sprintf("gates: no gate of %d samples for %v", d, op)) // the list holds every function of two
 }
 
-// reductions lists every boolean function of up to two samples as a gate,
-// cheapest first: constants, copies and NOTs (free), then one bootstrap.
+// reductions lists every boolean function of up to two samples as a gate
+// over samples numbered 0 and 1, cheapest first: constants, copies and
+// NOTs (free), then one bootstrap.
 var reductions = []reducedGate{
 	{OpZero, [2]int{}}, {OpOne, [2]int{}},
 	{OpCopy, [2]int{0, 0}}, {OpNOT, [2]int{0, 0}}, {OpCopy, [2]int{1, 0}}, {OpNOT, [2]int{1, 0}},

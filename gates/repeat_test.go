@@ -25,7 +25,11 @@ func TestReduceRepeats(t *testing.T) {
 				for k := range ar {
 					neg[k] = signs>>k&1 == 1
 				}
-				r, ok := reduceRepeats(op, id, neg)
+				var constant [3]bool
+				for k := range ar {
+					constant[k] = id[k] < 0
+				}
+				r, ok := reduceRepeats(op, id, constant, neg)
 				distinct := map[int]int{} // sample → its number in order of appearance
 				constants := false
 				for k := range ar {
@@ -41,8 +45,10 @@ func TestReduceRepeats(t *testing.T) {
 				if !ok {
 					continue
 				}
-				if r.op.Arity() > len(distinct) || r.op.Arity() == 2 && r.src[0] == r.src[1] {
-					t.Fatalf("%v on %v: reduced to %v reading %v", op, id[:ar], r.op, r.src)
+				for k := range r.op.Arity() {
+					if r.src[k] >= ar || id[r.src[k]] < 0 || k == 1 && id[r.src[0]] == id[r.src[1]] {
+						t.Fatalf("%v on %v: reduced to %v reading inputs %v", op, id[:ar], r.op, r.src)
+					}
 				}
 				if r.op.Bootstraps() > op.Bootstraps() || ar == 2 && !r.op.Free() {
 					t.Fatalf("%v on %v: reduced to %v, no cheaper", op, id[:ar], r.op)
@@ -56,7 +62,13 @@ func TestReduceRepeats(t *testing.T) {
 							in[k] = bit(distinct[id[k]]) != neg[k]
 						}
 					}
-					if got, want := r.op.Eval(bit(r.src[0]), bit(r.src[1]), false), op.Eval(in[0], in[1], in[2]); got != want {
+					sample := func(j int) bool { // the sample at input r.src[j], not complemented
+						if j >= r.op.Arity() {
+							return false
+						}
+						return bit(distinct[id[r.src[j]]])
+					}
+					if got, want := r.op.Eval(sample(0), sample(1), false), op.Eval(in[0], in[1], in[2]); got != want {
 						t.Fatalf("%v on %v, signs %v: reduced to %v%v, which gives %v where the gate gives %v",
 							op, id[:ar], neg[:ar], r.op, r.src, got, want)
 					}

@@ -60,6 +60,12 @@ type linOp struct {
 
 func (o *linOp) refresh() bool { return o.op == opInvalid }
 
+// linKey identifies a gate of a linear plan by its op and inputs.
+type linKey struct {
+	op Op
+	in [3]cleanRef
+}
+
 // linLevel is one engine batch of a linear plan; after it, the samples
 // release are read no more.
 type linLevel struct {
@@ -231,7 +237,8 @@ func buildLinearPlan(c *Circuit, maxTerms int, tiers []int) *linearPlan {
 		}
 		return w
 	}
-	refreshed := map[string]int32{} // sum → the sample of its refresh (of the sum without complement)
+	refreshed := map[string]int32{}  // sum → the sample of its refresh (of the sum without complement)
+	gateSample := map[linKey]int32{} // a gate → the sample it writes
 	// refresh makes wire w one bootstrap output: a sum of two or more
 	// terms, or, for a sum's limit (lone), a lone MUX output, which counts
 	// as two terms there.
@@ -349,6 +356,17 @@ func buildLinearPlan(c *Circuit, maxTerms int, tiers []int) *linearPlan {
 					o.in[k].neg = false
 				}
 			}
+			// An identical gate before computed the same sample (keyOf in
+			// build says why): this one is a copy of it.
+			gk := linKey{op: o.op, in: o.in}
+			if o.op.symmetric() && (gk.in[1].id < gk.in[0].id || gk.in[1].id == gk.in[0].id && gk.in[1].neg && !gk.in[0].neg) {
+				gk.in[0], gk.in[1] = gk.in[1], gk.in[0]
+			}
+			if id, ok := gateSample[gk]; ok {
+				wires[g.Out] = linWire{terms: []int32{id}}
+				foldFree(wires[g.Out])
+				continue
+			}
 			lv := int32(0)
 			for k := range o.op.Arity() {
 				if id := o.in[k].id; id >= 0 {
@@ -357,6 +375,7 @@ func buildLinearPlan(c *Circuit, maxTerms int, tiers []int) *linearPlan {
 			}
 			lv++
 			o.out = newSample(lv)
+			gateSample[gk] = o.out
 			add(lv, o)
 			p.bootstraps += o.op.Bootstraps()
 			p.muxIn = max(p.muxIn, muxReads(o.op, func(k int) bool { return o.in[k].id >= 0 && fromMux[o.in[k].id] }))

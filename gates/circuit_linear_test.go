@@ -76,6 +76,7 @@ func checkLinearPlan(t *testing.T, c *Circuit, terms int, tiers []int, rounds in
 		}
 	}
 	bs, refreshes := 0, 0
+	gateOut := map[linKey]int32{}
 	if len(p.levels) > 0 && len(p.levels[0].ops) > 0 {
 		t.Fatalf("terms %d: level 0 bootstraps", terms)
 	}
@@ -111,6 +112,14 @@ func checkLinearPlan(t *testing.T, c *Circuit, terms int, tiers []int, rounds in
 					t.Fatalf("terms %d: level %d bootstraps a %v gate", terms, lv, o.op)
 				}
 				bs += o.op.Bootstraps()
+				key := linKey{op: o.op, in: o.in}
+				if o.op.symmetric() && key.in[1].id < key.in[0].id {
+					key.in[0], key.in[1] = key.in[1], key.in[0]
+				}
+				if id, ok := gateOut[key]; ok {
+					t.Fatalf("terms %d: level %d: %v computes sample %d again", terms, lv, o.op, id)
+				}
+				gateOut[key] = o.out
 				for k := range o.op.Arity() {
 					read(lv, o.in[k].id)
 					for j := range k {

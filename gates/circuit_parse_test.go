@@ -425,25 +425,45 @@ func checkSchedule(t *testing.T, c *Circuit) {
 	}
 
 	// The schedule's own gates, level by level, give the same outputs, and
-	// none of its bootstraps reads one sample twice (rep: the wire whose
-	// sample a wire is, through copies and NOTs; −1 a constant).
+	// none of its bootstraps reads one sample twice or a constant, or
+	// repeats another (rep: the wire whose sample a wire is, through copies
+	// and NOTs; −1 a constant).
 	sw := slices.Clone(wires[:nin])
 	sw = append(sw, make([]bool, c.nwires-nin)...)
 	rep := make([]int, c.nwires)
+	sgn := make([]bool, c.nwires)
 	for w := range rep {
 		rep[w] = w
 	}
+	type gkey struct {
+		op  Op
+		in  [3]int
+		neg [3]bool
+	}
+	done := map[gkey]int{}
 	for l, lv := range c.Levels() {
 		for _, g := range lv.Bootstrapped {
 			var v [3]bool
+			key := gkey{op: g.Op}
 			for k := range g.Op.Arity() {
 				v[k] = sw[g.In[k]]
+				key.in[k], key.neg[k] = rep[g.In[k]], sgn[g.In[k]]
+				if rep[g.In[k]] < 0 {
+					t.Fatalf("level %d: %v on line %d bootstraps a constant", l, g.Op, g.Line)
+				}
 				for j := range k {
-					if r := rep[g.In[k]]; r >= 0 && r == rep[g.In[j]] {
+					if r := rep[g.In[k]]; r == rep[g.In[j]] {
 						t.Fatalf("level %d: %v on line %d reads the sample of wire %d twice", l, g.Op, g.Line, r)
 					}
 				}
 			}
+			if g.Op.symmetric() && key.in[1] < key.in[0] {
+				key.in[0], key.in[1], key.neg[0], key.neg[1] = key.in[1], key.in[0], key.neg[1], key.neg[0]
+			}
+			if w, ok := done[key]; ok {
+				t.Fatalf("level %d: %v on line %d computes wire %d's sample again", l, g.Op, g.Line, w)
+			}
+			done[key] = g.Out
 			sw[g.Out] = g.Op.Eval(v[0], v[1], v[2])
 		}
 		for _, g := range lv.Free {
@@ -454,7 +474,7 @@ func checkSchedule(t *testing.T, c *Circuit) {
 			sw[g.Out] = g.Op.Eval(v[0], v[1], v[2])
 			switch g.Op {
 			case OpCopy, OpNOT:
-				rep[g.Out] = rep[g.In[0]]
+				rep[g.Out], sgn[g.Out] = rep[g.In[0]], sgn[g.In[0]] != (g.Op == OpNOT)
 			default:
 				rep[g.Out] = -1
 			}

@@ -459,7 +459,9 @@ func (c *Circuit) Depth() int { return len(c.levels) - 1 }
 // costs. A gate that reads one sample twice (a wire with itself, its copy or
 // its complement) costs none or fewer: Levels holds the gate of its distinct
 // samples (XOR(w, w) as the constant 0, AND(w, w) as a copy of w), whose
-// bootstrap, if any, adds no sample to itself.
+// bootstrap, if any, adds no sample to itself; a gate identical to an
+// earlier one (its op on the same samples) is a copy of that one's output,
+// which it would equal bit for bit.
 func (c *Circuit) Bootstraps() int { return c.bootstraps }
 
 // String returns a one-line summary.

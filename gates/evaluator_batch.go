@@ -98,7 +98,9 @@ func checkSample(c *tfhe.TLWE, n int) error {
 // OR(s, c). A bootstrap of a sample added to itself would have twice its
 // error, where the noise estimates count independent inputs. The inputs of
 // a call must not be copies or complements of one another made apart (a
-// CopyFrom, a sample decoded twice), which are not detected.
+// CopyFrom, a sample decoded twice) or the outputs of two identical gates
+// (one op on the same samples, which give the same sample bit for bit):
+// Batch does not detect those. Circuits do (Circuit.Bootstraps).
 func (ev *Evaluator) Batch(calls []Call) error {
 	if err := ev.ok(); err != nil {
 		return err

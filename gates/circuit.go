@@ -469,6 +469,12 @@ func (c *Circuit) String() string {
 	if c == nil {
 		return "<nil circuit>"
 	}
-	return fmt.Sprintf("%v circuit: inputs %v, outputs %v, %d wires, %d gates, %d bootstraps in %d levels",
-		c.format, c.inputs, c.outputs, c.nwires, len(c.gates), c.bootstraps, c.Depth())
+	plural := func(n int, noun string) string {
+		if n == 1 {
+			return "1 " + noun
+		}
+		return fmt.Sprintf("%d %ss", n, noun)
+	}
+	return fmt.Sprintf("%v circuit: inputs %v, outputs %v, %s, %s, %s in %s", c.format, c.inputs, c.outputs,
+		plural(c.nwires, "wire"), plural(len(c.gates), "gate"), plural(c.bootstraps, "bootstrap"), plural(c.Depth(), "level"))
 }

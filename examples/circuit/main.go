@@ -190,7 +190,7 @@ func main() {
 	fmt.Printf("circuit  %s: %s\n", info.Name, info.Summary)
 	fmt.Printf("         %v, %d wires, %d gates (%d XOR, %d AND, %d free), bit order %v\n",
 		c.Format(), c.NumWires(), c.NumGates(), c.Count(gates.OpXOR), c.Count(gates.OpAND), freeGates(c), info.Order)
-	fmt.Printf("cost     %d bootstraps in %d levels with every XOR bootstrapped\n", c.Bootstraps(), c.Depth())
+	fmt.Printf("cost     %s in %s with every XOR bootstrapped\n", count(c.Bootstraps(), "bootstrap"), count(c.Depth(), "level"))
 	for i, bits := range inBits {
 		fmt.Printf("input %d  %s = %s\n", i+1, label(info.Inputs, i, c.Inputs()[i]), gates.BitsHex(bits, info.Order))
 	}
@@ -259,10 +259,11 @@ func main() {
 		if plan.Refreshes > 0 {
 			sums = fmt.Sprintf("%d of them refreshing XOR sums of up to %d samples", plan.Refreshes, plan.LargestSum)
 		}
-		fmt.Printf("plan     XOR linear: %d bootstraps%s (%s) in %d levels, estimated failure 2^%.0f per bootstrap at most\n",
-			plan.Bootstraps, of, sums, plan.Levels-1, plan.Log2Failure)
+		fmt.Printf("plan     XOR linear: %s%s (%s) in %s, estimated failure 2^%.0f per bootstrap at most\n",
+			count(plan.Bootstraps, "bootstrap"), of, sums, count(plan.Levels-1, "level"), plan.Log2Failure)
 	} else {
-		fmt.Printf("plan     XOR bootstrapped: %d bootstraps%s in %d levels, estimated failure 2^%.0f per bootstrap at most\n", plan.Bootstraps, of, plan.Levels-1, plan.Log2Failure)
+		fmt.Printf("plan     XOR bootstrapped: %s%s in %s, estimated failure 2^%.0f per bootstrap at most\n",
+			count(plan.Bootstraps, "bootstrap"), of, count(plan.Levels-1, "level"), plan.Log2Failure)
 	}
 	if plan.Log2Failure > gates.DefaultXORFailureLog2 {
 		fmt.Printf("         WARNING: above the 2^%d a bootstrap that the defaults keep to: over %d bootstraps, a wrong bit is likely (lower -xor-terms)\n",
@@ -421,9 +422,9 @@ func printLevels(stats []gates.LevelStats, total time.Duration, sets int, verbos
 	if len(stats) > 0 {
 		levels = stats[0].Levels - 1
 	}
-	fmt.Printf("time     %v for %d bootstraps in %d levels: %v per level on average (slowest: level %d, %d gates, %v), %v per bootstrap\n",
-		total.Round(time.Millisecond), bs, levels, (total / time.Duration(max(levels, 1))).Round(time.Millisecond),
-		slow.Level, slow.Gates+slow.Refreshes, slow.Elapsed.Round(time.Millisecond), (total / time.Duration(max(bs, 1))).Round(time.Microsecond))
+	fmt.Printf("time     %v for %s in %s: %v per level on average (slowest: level %d, %s, %v), %v per bootstrap\n",
+		total.Round(time.Millisecond), count(bs, "bootstrap"), count(levels, "level"), (total / time.Duration(max(levels, 1))).Round(time.Millisecond),
+		slow.Level, count(slow.Gates+slow.Refreshes, "gate"), slow.Elapsed.Round(time.Millisecond), (total / time.Duration(max(bs, 1))).Round(time.Microsecond))
 	if sets > 1 {
 		fmt.Printf("sets     %d sets of inputs: %v a set, %.0f bootstraps/s\n", sets, (total / time.Duration(sets)).Round(time.Millisecond), float64(bs)/total.Seconds())
 	}
@@ -452,11 +453,19 @@ func label(names []string, i, width int) string {
 	if i < len(names) {
 		return fmt.Sprintf("(%s)", names[i])
 	}
-	return fmt.Sprintf("(%d bits)", width)
+	return "(" + count(width, "bit") + ")"
 }
 
 func freeGates(c *gates.Circuit) int {
 	return c.Count(gates.OpNOT) + c.Count(gates.OpCopy) + c.Count(gates.OpZero) + c.Count(gates.OpOne)
+}
+
+// count returns "1 noun" or "n nouns".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // parseGPUs reads -gpus: a count n ≥ 1, or all.

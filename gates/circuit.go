@@ -184,12 +184,12 @@ func build(format Format, nwires int, inputs, outputs []int, gates []Gate, hl he
 		rep[w] = int32(w)
 	}
 	sched := make([]Gate, len(gates))
-	// seen maps a bootstrapped gate of the schedule, by its op and its
-	// inputs' samples, to the wire it writes: an identical gate later
-	// would compute the same sample bit for bit (the engines are
-	// deterministic), so it is a copy of that wire instead, and a gate
-	// reading both reads one sample.
-	seen := map[sampleGate]int{}
+	// seen maps a bootstrapped gate of the schedule, by what the engine
+	// bootstraps for it (engineInput), to the wire it writes: a later gate
+	// of the same input would compute the same sample bit for bit, so it
+	// is a copy of that wire instead, and a gate reading both reads one
+	// sample.
+	seen := map[engineInput]int{}
 	for gi := range gates {
 		g := gates[gi]
 		if !g.Op.Valid() {
@@ -224,7 +224,12 @@ func build(format Format, nwires int, inputs, outputs []int, gates []Gate, hl he
 		}
 		sg := scheduledGate(g, rep, neg)
 		if !sg.Op.Free() {
-			key := keyOf(sg, rep, neg)
+			var id [3]int32
+			var ng [3]bool
+			for k := range sg.Op.Arity() {
+				id[k], ng[k] = rep[sg.In[k]], neg[sg.In[k]]
+			}
+			key := engineInputOf(sg.Op, id, ng)
 			if w, ok := seen[key]; ok {
 				sg = Gate{Op: OpCopy, In: [3]int{w, -1, -1}, Out: g.Out, Line: g.Line}
 			} else {
@@ -296,28 +301,6 @@ func scheduledGate(g Gate, rep []int32, neg []bool) Gate {
 		sg.In[k] = int(key[r.src[k]])
 	}
 	return sg
-}
-
-// sampleGate identifies a bootstrapped gate by what it computes from: its
-// op and each input's sample and sign.
-type sampleGate struct {
-	op  Op
-	in  [3]int32
-	neg [3]bool
-}
-
-// keyOf returns g's sampleGate (rep and neg as in build), its two inputs in
-// order for a gate symmetric in them, whose engine sum is then the same.
-func keyOf(g Gate, rep []int32, neg []bool) sampleGate {
-	k := sampleGate{op: g.Op, in: [3]int32{-1, -1, -1}}
-	for i := range g.Op.Arity() {
-		k.in[i], k.neg[i] = rep[g.In[i]], neg[g.In[i]]
-	}
-	if g.Op.symmetric() && (k.in[1] < k.in[0] || k.in[1] == k.in[0] && k.neg[1] && !k.neg[0]) {
-		k.in[0], k.in[1] = k.in[1], k.in[0]
-		k.neg[0], k.neg[1] = k.neg[1], k.neg[0]
-	}
-	return k
 }
 
 // muxReads is how many MUX outputs the noisiest bootstrap of a gate op

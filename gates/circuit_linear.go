@@ -60,10 +60,14 @@ type linOp struct {
 
 func (o *linOp) refresh() bool { return o.op == opInvalid }
 
-// linKey identifies a gate of a linear plan by its op and inputs.
-type linKey struct {
-	op Op
-	in [3]cleanRef
+// engineInput is what the engine bootstraps for gate o (engineInputOf).
+func (o *linOp) engineInput() engineInput {
+	var id [3]int32
+	var neg [3]bool
+	for k := range o.op.Arity() {
+		id[k], neg[k] = o.in[k].id, o.in[k].neg
+	}
+	return engineInputOf(o.op, id, neg)
 }
 
 // linLevel is one engine batch of a linear plan; after it, the samples
@@ -237,8 +241,8 @@ func buildLinearPlan(c *Circuit, maxTerms int, tiers []int) *linearPlan {
 		}
 		return w
 	}
-	refreshed := map[string]int32{}  // sum → the sample of its refresh (of the sum without complement)
-	gateSample := map[linKey]int32{} // a gate → the sample it writes
+	refreshed := map[string]int32{}       // sum → the sample of its refresh (of the sum without complement)
+	gateSample := map[engineInput]int32{} // a gate's engine input → the sample it writes
 	// refresh makes wire w one bootstrap output: a sum of two or more
 	// terms, or, for a sum's limit (lone), a lone MUX output, which counts
 	// as two terms there.
@@ -321,6 +325,14 @@ func buildLinearPlan(c *Circuit, maxTerms int, tiers []int) *linearPlan {
 			var key [3]string
 			var constant, ng [3]bool
 			for k := range g.Op.Arity() {
+				// A sum refreshed through another wire (this one a copy
+				// made before) is that refresh's sample: the same key as
+				// the wire that refreshed it.
+				if x := wires[g.In[k]]; len(x.terms) >= 2 {
+					if id, ok := refreshed[sumKey(x.terms)]; ok {
+						wires[g.In[k]] = linWire{terms: []int32{id}, neg: x.neg}
+					}
+				}
 				x := wires[g.In[k]]
 				key[k], constant[k], ng[k] = sumKey(x.terms), len(x.terms) == 0, x.neg
 			}
@@ -358,10 +370,7 @@ func buildLinearPlan(c *Circuit, maxTerms int, tiers []int) *linearPlan {
 			}
 			// An identical gate before computed the same sample (keyOf in
 			// build says why): this one is a copy of it.
-			gk := linKey{op: o.op, in: o.in}
-			if o.op.symmetric() && (gk.in[1].id < gk.in[0].id || gk.in[1].id == gk.in[0].id && gk.in[1].neg && !gk.in[0].neg) {
-				gk.in[0], gk.in[1] = gk.in[1], gk.in[0]
-			}
+			gk := o.engineInput()
 			if id, ok := gateSample[gk]; ok {
 				wires[g.Out] = linWire{terms: []int32{id}}
 				foldFree(wires[g.Out])

@@ -435,19 +435,15 @@ func checkSchedule(t *testing.T, c *Circuit) {
 	for w := range rep {
 		rep[w] = w
 	}
-	type gkey struct {
-		op  Op
-		in  [3]int
-		neg [3]bool
-	}
-	done := map[gkey]int{}
+	done := map[engineInput]int{}
 	for l, lv := range c.Levels() {
 		for _, g := range lv.Bootstrapped {
 			var v [3]bool
-			key := gkey{op: g.Op}
+			var id [3]int32
+			var ng [3]bool
 			for k := range g.Op.Arity() {
 				v[k] = sw[g.In[k]]
-				key.in[k], key.neg[k] = rep[g.In[k]], sgn[g.In[k]]
+				id[k], ng[k] = int32(rep[g.In[k]]), sgn[g.In[k]]
 				if rep[g.In[k]] < 0 {
 					t.Fatalf("level %d: %v on line %d bootstraps a constant", l, g.Op, g.Line)
 				}
@@ -457,9 +453,7 @@ func checkSchedule(t *testing.T, c *Circuit) {
 					}
 				}
 			}
-			if g.Op.symmetric() && key.in[1] < key.in[0] {
-				key.in[0], key.in[1], key.neg[0], key.neg[1] = key.in[1], key.in[0], key.neg[1], key.neg[0]
-			}
+			key := engineInputOf(g.Op, id, ng)
 			if w, ok := done[key]; ok {
 				t.Fatalf("level %d: %v on line %d computes wire %d's sample again", l, g.Op, g.Line, w)
 			}

@@ -72,6 +72,41 @@ func gateCoefficients(op Op) (ca, cb int32, off torus.Torus32) {
 	panic(fmt.Sprintf("gates: no linear combination for %v", op))
 }
 
+// engineInput is what the engine bootstraps for a gate, by its inputs'
+// samples (id) and signs: for a two-input gate the sum ca·x + cb·y + off
+// (gateCoefficients, the signs in the coefficients, terms in order), for a
+// MUX its selector and data with the selector's sign taken out
+// (MUX(¬s, b, c) is MUX(s, c, b): the same two halves). The engines are
+// deterministic, so two gates of one engineInput give one sample bit for
+// bit: AND(¬a, b) and ANDNY(a, b) alike.
+type engineInput struct {
+	mux  bool
+	off  torus.Torus32
+	id   [3]int32
+	coef [3]int32
+}
+
+func engineInputOf(op Op, id [3]int32, neg [3]bool) engineInput {
+	sign := func(b bool) int32 {
+		if b {
+			return -1
+		}
+		return 1
+	}
+	if op == OpMUX {
+		if neg[0] {
+			id[1], id[2], neg[1], neg[2] = id[2], id[1], neg[2], neg[1]
+		}
+		return engineInput{mux: true, id: id, coef: [3]int32{1, sign(neg[1]), sign(neg[2])}}
+	}
+	ca, cb, off := gateCoefficients(op)
+	k := engineInput{off: off, id: [3]int32{id[0], id[1], -1}, coef: [3]int32{ca * sign(neg[0]), cb * sign(neg[1]), 0}}
+	if k.id[1] < k.id[0] || k.id[1] == k.id[0] && k.coef[1] < k.coef[0] {
+		k.id[0], k.id[1], k.coef[0], k.coef[1] = k.id[1], k.id[0], k.coef[1], k.coef[0]
+	}
+	return k
+}
+
 // checkSample reports whether c is a usable sample of dimension n.
 func checkSample(c *tfhe.TLWE, n int) error {
 	switch {

@@ -97,10 +97,6 @@ func (op Op) Bootstraps() int {
 	return 1
 }
 
-// symmetric reports whether op's two inputs may be swapped: the engine's
-// sum of them (gateCoefficients) is then the same, bit for bit.
-func (op Op) symmetric() bool { return op >= OpAND && op <= OpXNOR }
-
 // Free reports whether op costs no bootstrap (NOT, COPY and the constants).
 func (op Op) Free() bool { return op >= OpZero && op <= OpNOT }
 

@@ -1,9 +1,14 @@
 package gates
 
 import (
+	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/goldfhe/goldfhe/tfhe"
+	"github.com/goldfhe/goldfhe/torus"
 )
 
 // TestReduceRepeats: for every gate that bootstraps and every way its
@@ -106,6 +111,14 @@ func TestRepeatsCostNothing(t *testing.T) {
 		// (2 terms: the 3-term sum refreshes one of its parts, and the
 		// output sum is refreshed; AND(s, s) itself costs nothing.)
 		{"AND of a sum with itself, then XOR", "4 7\n1 3\n1 1\n\n2 1 0 1 3 XOR\n2 1 3 3 4 AND\n2 1 4 2 5 XOR\n1 1 5 6 EQW\n", 2, 2},
+		// Gates whose engine input is one (engineInputOf): ANDYN(b, a) is
+		// ANDNY(a, b), MUX(¬s, c, b) is MUX(s, b, c), so the AND of the two
+		// reads one sample: a copy.
+		{"ANDNY and ANDYN swapped", "3 5\n2 1 1\n1 1\n\n2 1 0 1 2 ANDNY\n2 1 1 0 3 ANDYN\n2 1 2 3 4 AND\n", 1, 1},
+		{"MUX and its mirror", "4 7\n3 1 1 1\n1 1\n\n1 1 0 3 INV\n3 1 0 1 2 4 MUX\n3 1 3 2 1 5 MUX\n2 1 4 5 6 AND\n", 2, 2},
+		// A sum refreshed for one gate and read again through a copy made
+		// before: one sample, not two (AND(c, s) with c a copy of s).
+		{"a refreshed sum and its earlier copy", "4 7\n3 1 1 1\n1 2\n\n2 1 1 2 3 XOR\n1 1 3 4 EQW\n2 1 0 3 5 AND\n2 1 4 3 6 AND\n", 2, 2},
 		// Constants fold: AND(z, z) and MUX(a, z, z) are 0, AND(a, 1) is a.
 		{"constants", "6 8\n1 2\n1 3\n\n1 1 0 2 EQ\n1 1 1 3 EQ\n2 1 2 2 4 AND\n3 1 0 2 2 5 MUX\n2 1 0 3 7 AND\n1 1 4 6 EQW\n", 0, 0},
 	} {
@@ -125,5 +138,80 @@ func TestRepeatsCostNothing(t *testing.T) {
 			t.Errorf("%s: %d bootstraps with XOR linear, want %d", tc.name, p.bootstraps, tc.linearBoots)
 		}
 		checkLinearPlan(t, c, 2, nil, 4, rand.New(rand.NewPCG(7, 8)))
+	}
+}
+
+// TestEngineInputOf: two gates of one engineInput give the engine the same
+// samples to bootstrap (a two-input gate's sum, a MUX's two halves in
+// either order), so their outputs are one sample; and gates of different
+// engine inputs differ, on random samples. Gates reading a sample twice are
+// left out: reduceRepeats takes them out before any key is made.
+func TestEngineInputOf(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	const n = 16
+	sample := func() *tfhe.TLWE {
+		x := tfhe.NewTLWE(n)
+		for i := range x.Value {
+			x.Value[i] = torus.Torus32(rng.Uint32())
+		}
+		return x
+	}
+	base := [3]*tfhe.TLWE{sample(), sample(), sample()}
+	signed := func(s int, neg bool) *tfhe.TLWE {
+		if !neg {
+			return base[s]
+		}
+		x := tfhe.NewTLWE(n)
+		tfhe.NegTLWETo(x, base[s])
+		return x
+	}
+	type gate struct {
+		op  Op
+		id  [3]int32
+		neg [3]bool
+	}
+	// What the engine bootstraps: the sums, sorted (a MUX's two halves).
+	inputs := func(g gate) []string {
+		var in [3]*tfhe.TLWE
+		for k := range g.op.Arity() {
+			in[k] = signed(int(g.id[k]), g.neg[k])
+		}
+		out := []*tfhe.TLWE{tfhe.NewTLWE(n), tfhe.NewTLWE(n)}
+		if g.op == OpMUX {
+			linear(out[0], 1, in[0], 1, in[1], nmu8)
+			linear(out[1], -1, in[0], 1, in[2], nmu8)
+		} else {
+			ca, cb, off := gateCoefficients(g.op)
+			linear(out[0], ca, in[0], cb, in[1], off)
+			out = out[:1]
+		}
+		var s []string
+		for _, x := range out {
+			s = append(s, fmt.Sprint(x.Value))
+		}
+		slices.Sort(s)
+		return s
+	}
+	var gs []gate
+	perms := [][3]int32{{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}}
+	for _, op := range []Op{OpAND, OpNAND, OpOR, OpNOR, OpXOR, OpXNOR, OpANDNY, OpANDYN, OpORNY, OpORYN} {
+		for _, id := range perms {
+			for signs := range 4 {
+				gs = append(gs, gate{op, [3]int32{id[0], id[1]}, [3]bool{signs&1 == 1, signs&2 != 0}})
+			}
+		}
+	}
+	for _, id := range perms {
+		for signs := range 8 {
+			gs = append(gs, gate{OpMUX, id, [3]bool{signs&1 == 1, signs&2 != 0, signs&4 != 0}})
+		}
+	}
+	for i, a := range gs {
+		for _, b := range gs[i+1:] {
+			same := engineInputOf(a.op, a.id, a.neg) == engineInputOf(b.op, b.id, b.neg)
+			if eq := slices.Equal(inputs(a), inputs(b)); same != eq {
+				t.Errorf("%v%v%v and %v%v%v: one engine input %v, the same bootstraps %v", a.op, a.id, a.neg, b.op, b.id, b.neg, same, eq)
+			}
+		}
 	}
 }

@@ -246,16 +246,22 @@ func buildLinearPlan(c *Circuit, maxTerms int, tiers []int) *linearPlan {
 	// refresh makes wire w one bootstrap output: a sum of two or more
 	// terms, or, for a sum's limit (lone), a lone MUX output, which counts
 	// as two terms there.
+	// reuse makes wire w the refresh of its sum if one was made, through w
+	// or another wire that held the same sum (a copy of w made before it).
+	reuse := func(w int) bool {
+		x := wires[w]
+		id, ok := refreshed[sumKey(x.terms)]
+		if ok {
+			wires[w] = linWire{terms: []int32{id}, neg: x.neg}
+		}
+		return ok
+	}
 	refresh := func(w, line int, lone bool) {
 		x := wires[w]
-		if len(x.terms) < 2 && (!lone || weight(x.terms) < 2) {
+		if len(x.terms) < 2 && (!lone || weight(x.terms) < 2) || reuse(w) {
 			return
 		}
 		key := sumKey(x.terms)
-		if id, ok := refreshed[key]; ok {
-			wires[w] = linWire{terms: []int32{id}, neg: x.neg}
-			return
-		}
 		lv := ready(x.terms) + 1
 		id := newSample(lv)
 		add(lv, linOp{sum: x.terms, out: id, line: line})
@@ -325,13 +331,10 @@ func buildLinearPlan(c *Circuit, maxTerms int, tiers []int) *linearPlan {
 			var key [3]string
 			var constant, ng [3]bool
 			for k := range g.Op.Arity() {
-				// A sum refreshed through another wire (this one a copy
-				// made before) is that refresh's sample: the same key as
-				// the wire that refreshed it.
-				if x := wires[g.In[k]]; len(x.terms) >= 2 {
-					if id, ok := refreshed[sumKey(x.terms)]; ok {
-						wires[g.In[k]] = linWire{terms: []int32{id}, neg: x.neg}
-					}
+				// A sum refreshed already reads as that refresh's sample,
+				// whichever wire made it: the key of the wire that did.
+				if len(wires[g.In[k]].terms) >= 2 {
+					reuse(g.In[k])
 				}
 				x := wires[g.In[k]]
 				key[k], constant[k], ng[k] = sumKey(x.terms), len(x.terms) == 0, x.neg
@@ -368,8 +371,8 @@ func buildLinearPlan(c *Circuit, maxTerms int, tiers []int) *linearPlan {
 					o.in[k].neg = false
 				}
 			}
-			// An identical gate before computed the same sample (keyOf in
-			// build says why): this one is a copy of it.
+			// A gate before of the same engine input computed the same
+			// sample (engineInputOf): this one is a copy of it.
 			gk := o.engineInput()
 			if id, ok := gateSample[gk]; ok {
 				wires[g.Out] = linWire{terms: []int32{id}}

@@ -1,5 +1,6 @@
 #!/bin/bash
-# Session 40 run C (one GPU; asked for an H100): the final library code (libcuda opened RTLD_LOCAL; gates evaluates a gate that reads one
+# Session 40 runs C, E, F and G (one GPU each; asked for an H100), `bash run40c.sh X` for run X (the archive's
+# name; runs E to G were copies of this script that differed only in it and in this line): the final library code (libcuda opened RTLD_LOCAL; gates evaluates a gate that reads one
 # sample twice as the gate of its distinct samples; torus.Encode exact) with the committed fatbin d08bf256...:
 # bootstrap's GPU tests in short mode (the driver loaded RTLD_LOCAL), gates' GPU tests in full mode (bit-exact with the CPU engine) and Example_clientAndServer, then AES-128 through
 # the circuit example grouped by 2, new keys and again from the saved keys, and FP-lt (one XOR of a wire with
@@ -17,4 +18,4 @@ for args in "-circuit aes128 -engine gpu -keys /tmp/k2 -grouping 2" "-circuit ae
   echo "== $args" >> $R/circuits.log; timeout $(( $(left) - 5 )) .gpu/circuit $args >> $R/circuits.log 2>&1; echo "rc=$?" >> $R/circuits.log
 done
 grep -E '^==|^time|^plan|^output|rc=' $R/circuits.log | head -40
-cd $OUT && tar czf run40c.tgz r && rm -rf r
+cd $OUT && tar czf run40${1:-c}.tgz r && rm -rf r

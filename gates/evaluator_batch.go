@@ -16,6 +16,12 @@ type batchScratch struct {
 	big   []*tfhe.TLWE // dimension k·N: MUX halves after BootstrapNoKeySwitch
 	view  []*tfhe.TLWE // a strided view of big (the MUX sums) for KeySwitch
 	all   []*tfhe.TLWE // the gate inputs of small, then the extra samples of batch
+	// distinctInputs: per blind rotation of a batch (gate inputs, extra,
+	// MUX halves), its input's fingerprint and whether it is bootstrapped
+	// negated; and the inputs of a Batch call's blind rotations.
+	keys []uint64
+	flip []bool
+	seen rotationSet
 }
 
 func (ev *Evaluator) scratch(nsmall, nbig int) *batchScratch {
@@ -134,8 +140,15 @@ func checkSample(c *tfhe.TLWE, n int) error {
 // error, where the noise estimates count independent inputs. The inputs of
 // a call must not be copies or complements of one another made apart (a
 // CopyFrom, a sample decoded twice) or the outputs of two identical gates
-// (one op on the same samples, which give the same sample bit for bit):
-// Batch does not detect those. Circuits do (Circuit.Bootstraps).
+// of different Batch calls (one op on the same samples gives the same
+// sample bit for bit): Batch does not detect those. Circuits do
+// (Circuit.Bootstraps).
+//
+// Within one Batch, gates that bootstrap one sum (AND(s, b) and the first
+// half of MUX(s, b, c), two MUX gates with a half in common, a gate given
+// twice) blind-rotate it once as it is and once negated, so that their
+// outputs' errors are unrelated and a later gate may read both; a third
+// gate of one sum, up to sign, shares a blind rotation with one of them.
 func (ev *Evaluator) Batch(calls []Call) error {
 	if err := ev.ok(); err != nil {
 		return err
@@ -163,7 +176,7 @@ func (ev *Evaluator) Batch(calls []Call) error {
 			seen[calls[i].Out] = i
 		}
 	}
-	if err := ev.batch(calls, nil); err != nil {
+	if err := ev.batch(calls, nil, nil); err != nil {
 		return fmt.Errorf("gates: %w", err)
 	}
 	return nil
@@ -171,9 +184,11 @@ func (ev *Evaluator) Batch(calls []Call) error {
 
 // batch is Batch on valid calls, and bootstraps the samples extra (inputs
 // already formed, μ = 1/8) in place in the same engine call as the
-// two-input gates. Its errors are the engine's as they are: each caller
-// adds "gates: " and its own context once.
-func (ev *Evaluator) batch(calls []Call, extra []*tfhe.TLWE) error {
+// two-input gates. Its blind rotations' inputs are kept distinct from one
+// another and from those in seen, where not nil (distinctInputs): a
+// circuit passes one set for all its levels. Its errors are the engine's
+// as they are: each caller adds "gates: " and its own context once.
+func (ev *Evaluator) batch(calls []Call, extra []*tfhe.TLWE, seen *rotationSet) error {
 	calls = reduceCalls(calls)
 	var nb, nm, nf int
 	for i := range calls {
@@ -198,6 +213,10 @@ func (ev *Evaluator) batch(calls []Call, extra []*tfhe.TLWE) error {
 	}()
 	pre := s.small[:nb]
 	half := s.small[nb : nb+2*nm]
+	// Fingerprints are taken as each input is formed, while it is in cache:
+	// gate inputs, then extra (the caller's), then MUX halves.
+	keys := s.sites(nb + len(extra) + 2*nm)
+	keyPre, keyExtra, keyHalf := keys[:nb], keys[nb:nb+len(extra)], keys[nb+len(extra):]
 	muxOut := s.small[nb+2*nm : nb+3*nm]
 	free := s.small[nb+3*nm : nb+3*nm+nf]
 	ib, im, iff := 0, 0, 0
@@ -209,6 +228,8 @@ func (ev *Evaluator) batch(calls []Call, extra []*tfhe.TLWE) error {
 			// are bootstrapped to ±1/8 without key switching.
 			linear(half[2*im], 1, c.A, 1, c.B, nmu8)
 			linear(half[2*im+1], -1, c.A, 1, c.C, nmu8)
+			keyHalf[2*im] = inputFingerprint(half[2*im].Value)
+			keyHalf[2*im+1] = inputFingerprint(half[2*im+1].Value)
 			im++
 		case c.Op.Free():
 			d := free[iff]
@@ -224,24 +245,32 @@ func (ev *Evaluator) batch(calls []Call, extra []*tfhe.TLWE) error {
 		default:
 			ca, cb, off := gateCoefficients(c.Op)
 			linear(pre[ib], ca, c.A, cb, c.B, off)
+			keyPre[ib] = inputFingerprint(pre[ib].Value)
 			ib++
 		}
 	}
-	if nb+len(extra) > 0 {
-		all := pre
-		if len(extra) > 0 {
-			s.all = append(append(s.all[:0], pre...), extra...)
-			all = s.all
-		}
+	all := pre
+	if len(extra) > 0 {
+		s.all = append(append(s.all[:0], pre...), extra...)
+		all = s.all
+	}
+	for i, x := range extra {
+		keyExtra[i] = inputFingerprint(x.Value)
+	}
+	flipAll, flipHalf := s.distinctInputs(all, half, seen)
+	if len(all) > 0 {
 		if err := ev.eng.Bootstrap(all, all, mu8); err != nil {
+			unflip(all, flipAll) // extra is the caller's
 			return err
 		}
+		unflip(all, flipAll)
 	}
 	if nm > 0 {
 		ext := s.big[:2*nm]
 		if err := ev.eng.BootstrapNoKeySwitch(ext, half, mu8); err != nil {
 			return err
 		}
+		unflip(ext, flipHalf)
 		s.view = s.view[:0]
 		for j := range nm {
 			u := ext[2*j]
@@ -269,6 +298,154 @@ func (ev *Evaluator) batch(calls []Call, extra []*tfhe.TLWE) error {
 		}
 	}
 	return nil
+}
+
+// sites readies s.keys and s.flip for n blind rotations and returns keys.
+func (s *batchScratch) sites(n int) []uint64 {
+	if cap(s.keys) < n {
+		s.keys, s.flip = make([]uint64, n), make([]bool, n)
+	}
+	s.keys, s.flip = s.keys[:n], s.flip[:n]
+	return s.keys
+}
+
+// distinctInputs gives the blind rotations of one batch distinct inputs
+// where it can, and distinct from those of seen (a circuit's earlier
+// levels), or of this batch alone where seen is nil. all holds gate
+// inputs, then extra; half the MUX halves; their fingerprints are in
+// s.keys in that order. It negates the inputs it changes and returns which,
+// for unflip.
+//
+// Why: the engines are deterministic, so two blind rotations of one input
+// give one output, error included, and outputs that share it are
+// correlated. AND(s, b) bootstraps s + b − 1/8, and so does the first half
+// of MUX(s, b, c); MUX(s, b, d) has that half too, a level after MUX(s, b,
+// c) where d is its output. A gate that reads two such outputs would have
+// up to twice the error variance of that blind rotation, where every
+// failure figure (tfhe.NoiseEstimate) counts independent errors; with
+// grouped keys the blind rotation is most of a bootstrap's error. A gate
+// bootstrap of −x gives the negated bit of x's (the test vector is odd),
+// through other rotations whose errors are unrelated to x's, so a second
+// site of one input bootstraps its negation and the result is negated
+// back. A third site of one input, up to sign, stays shared: there is no
+// third form to use.
+//
+// A false match of fingerprints only negates a site, which is always
+// correct.
+func (s *batchScratch) distinctInputs(all, half []*tfhe.TLWE, seen *rotationSet) (flipAll, flipHalf []bool) {
+	n := len(all) + len(half)
+	flip := s.flip[:n]
+	clear(flip)
+	flipAll, flipHalf = flip[:len(all)], flip[len(all):]
+	if seen == nil {
+		if n < 2 {
+			return flipAll, flipHalf
+		}
+		seen = &s.seen
+		seen.reset()
+	}
+	for i, key := range s.keys[:n] {
+		if !seen.add(key) {
+			continue
+		}
+		flip[i] = true
+		x := half
+		if i < len(all) {
+			x = all
+		} else {
+			i -= len(all)
+		}
+		tfhe.NegTLWETo(x[i], x[i])
+	}
+	return flipAll, flipHalf
+}
+
+// rotationSet is the set of blind-rotation inputs of a batch or a circuit
+// evaluation, by fingerprint (inputFingerprint), with the forms used of
+// each: as is, negated. An open-addressing table: cleared, not freed.
+type rotationSet struct {
+	table []uint64 // fingerprint without its sign bit <<2 | forms used (1, 2); 0 is empty
+	count int
+}
+
+func (r *rotationSet) reset() {
+	clear(r.table)
+	r.count = 0
+}
+
+// add records a blind rotation of the input of fingerprint key and
+// reports whether it should be of the input's negation: the input as it is
+// was used and its negation not yet.
+func (r *rotationSet) add(key uint64) (negate bool) {
+	if 2*(r.count+1) > len(r.table) {
+		r.grow()
+	}
+	class, own := key>>1<<2, uint64(1)<<(key&1)
+	other := 3 ^ own
+	j := r.slot(class)
+	switch used := r.table[j] & 3; {
+	case r.table[j] == 0:
+		r.table[j] = class | own
+		r.count++
+	case used&own == 0:
+		r.table[j] |= own
+	case used&other == 0:
+		r.table[j] |= other
+		return true
+	}
+	return false
+}
+
+// slot returns the index of class's entry, or of the empty slot where it
+// goes.
+func (r *rotationSet) slot(class uint64) uint64 {
+	mask := uint64(len(r.table) - 1)
+	j := class * 0x9e3779b97f4a7c15 >> 32 & mask
+	for r.table[j] != 0 && r.table[j]&^3 != class {
+		j = (j + 1) & mask
+	}
+	return j
+}
+
+func (r *rotationSet) grow() {
+	old := r.table
+	r.table = make([]uint64, max(64, 2*len(old)))
+	for _, e := range old {
+		if e != 0 {
+			r.table[r.slot(e&^3)] = e
+		}
+	}
+}
+
+// unflip negates the samples that distinctInputs negated (their gate
+// bootstraps are the negated bits, or they are the caller's samples).
+func unflip(xs []*tfhe.TLWE, flip []bool) {
+	for i, f := range flip {
+		if f {
+			tfhe.NegTLWETo(xs[i], xs[i])
+		}
+	}
+}
+
+// inputFingerprint hashes the body and first mask coefficients of a
+// sample v and of −v, and returns the smaller hash with its low bit set to
+// which one it is (0: v's, 1: −v's): v and −v share the other 63 bits.
+func inputFingerprint(v []torus.Torus32) uint64 {
+	const prime = 0x100000001b3 // FNV-1a's 64-bit prime
+	pos, neg := uint64(0xcbf29ce484222325), uint64(0xcbf29ce484222325)
+	mix := func(w torus.Torus32) {
+		pos = (pos ^ uint64(uint32(w))) * prime
+		neg = (neg ^ uint64(uint32(-w))) * prime
+	}
+	mix(v[len(v)-1])
+	for _, w := range v[:min(4, len(v)-1)] {
+		mix(w)
+	}
+	pos, neg = pos&^1, neg&^1
+	if neg < pos {
+		return neg | 1
+	}
+	return pos
 }
 
 // reduceCalls returns calls with every call whose inputs repeat a sample

@@ -393,6 +393,7 @@ func (ev *Evaluator) evalLinear(ctx context.Context, name string, c *Circuit, p 
 		}
 	}
 	pool := samplePool{n: ev.n}
+	var seen rotationSet // every level's blind rotations (Evaluator.batch)
 	falseSample := tfhe.NewTLWE(ev.n)
 	falseSample.SetTrivial(nmu8)
 	// add appends o of every set to b, taking the output samples from the
@@ -498,7 +499,7 @@ func (ev *Evaluator) evalLinear(ctx context.Context, name string, c *Circuit, p 
 						errc <- enginePanic{p}
 					}
 				}()
-				errc <- ev.batch(b.calls, b.all)
+				errc <- ev.batch(b.calls, b.all, &seen)
 			}(&cur)
 		}
 		// Meanwhile, what of level l + 1 reads only earlier levels.
@@ -640,6 +641,7 @@ func (ev *Evaluator) evalBootstrapped(ctx context.Context, name string, c *Circu
 	release := c.releaseSchedule()
 
 	pool := samplePool{n: ev.n}
+	var seen rotationSet // every level's blind rotations (Evaluator.batch)
 	var calls []Call
 	alloc := func(w int) *tfhe.TLWE {
 		x := pool.get()
@@ -667,7 +669,7 @@ func (ev *Evaluator) evalBootstrapped(ctx context.Context, name string, c *Circu
 		}
 		// Valid by construction (inputs checked, outputs fresh): batch
 		// without Batch's checks and its map of outputs.
-		if err := ev.batch(calls, nil); err != nil {
+		if err := ev.batch(calls, nil, &seen); err != nil {
 			return nil, fmt.Errorf("gates: %s level %d: %w", name, l, err)
 		}
 		for base := 0; base < len(wires); base += nw {

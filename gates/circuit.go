@@ -152,6 +152,15 @@ func build(format Format, nwires int, inputs, outputs []int, gates []Gate, hl he
 		return nil, errf(hl.outputs, "%v", err)
 	}
 
+	if nwires > nin+len(gates) {
+		// Every wire is an input or written by one gate. A header that
+		// declares more would have planning and evaluation allocate for
+		// wires no gate uses (tens of bytes a wire, per set of inputs), and
+		// the tables below would take 10 bytes a wire before that is
+		// known: refuse it first, on a table of the gates' outputs.
+		return nil, unwrittenWires(gates, nin, nwires, nout, outputs, errf, hl)
+	}
+
 	c := &Circuit{
 		format:  format,
 		nwires:  nwires,
@@ -266,14 +275,6 @@ func build(format Format, nwires int, inputs, outputs []int, gates []Gate, hl he
 			return nil, errf(hl.outputs, "output wire %d (output %d, bit %d) is never written", w, v+1, bit)
 		}
 	}
-	if nwires > nin+len(gates) {
-		// Every wire is an input or written by one gate. A header that
-		// declares more would have planning and evaluation allocate for
-		// wires no gate uses (tens of bytes a wire, per set of inputs).
-		w := slices.Index(depth, -1)
-		return nil, errf(hl.counts, "%d wires for %d input bits and %d gates: %d are never written (wire %d first)",
-			nwires, nin, len(gates), nwires-nin-len(gates), w)
-	}
 	c.schedule(sched, depth, int(maxDepth))
 	return c, nil
 }
@@ -317,6 +318,38 @@ func muxReads(op Op, isMux func(k int) bool) int {
 		return n(0) + max(n(1), n(2))
 	}
 	return n(0) + n(1)
+}
+
+// unwrittenWires is build's error for a circuit of more wires than its
+// inputs and gates can write: the first output wire no gate writes, if
+// any (the more telling error for a truncated netlist), else the count.
+// It takes memory in the gates, not in the wires the header declares.
+func unwrittenWires(gates []Gate, nin, nwires, nout int, outputs []int,
+	errf func(int, string, ...any) error, hl headerLines) error {
+	outs := make([]int, 0, len(gates))
+	for i := range gates {
+		if w := gates[i].Out; w >= nin && w < nwires {
+			outs = append(outs, w)
+		}
+	}
+	slices.Sort(outs)
+	outs = slices.Compact(outs)
+	for j := range nout {
+		w := nwires - nout + j
+		if _, ok := slices.BinarySearch(outs, w); !ok && w >= nin {
+			v, bit := locate(outputs, j)
+			return errf(hl.outputs, "output wire %d (output %d, bit %d) is never written", w, v+1, bit)
+		}
+	}
+	first := nin // the first wire past the inputs that no gate writes
+	for _, w := range outs {
+		if w != first {
+			break
+		}
+		first++
+	}
+	return errf(hl.counts, "%d wires for %d input bits and %d gates: %d are never written (wire %d first)",
+		nwires, nin, len(gates), nwires-nin-len(outs), first)
 }
 
 func sumWidths(widths []int, nwires int, what string) (int, error) {

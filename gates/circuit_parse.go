@@ -83,7 +83,7 @@ func (p *parser) next() ([][]byte, int, error) {
 	}
 	if err := p.sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, p.line + 1, p.errf(p.line+1, "line longer than %d bytes", maxLineBytes)
+			return nil, p.line + 1, p.errf(p.line+1, "line longer than %d bytes with its line end", maxLineBytes)
 		}
 		return nil, p.line, fmt.Errorf("gates: reading circuit after line %d: %w", p.line, err)
 	}
@@ -102,9 +102,12 @@ func number(b []byte) (int, bool) {
 		if ch < '0' || ch > '9' {
 			return 0, false
 		}
-		n = n*10 + int(ch-'0')
+		// Checked at every digit: ten digits overflow a 32-bit int.
+		if n = n*10 + int(ch-'0'); n > 2*MaxWires {
+			return 0, false
+		}
 	}
-	return n, n <= 2*MaxWires
+	return n, true
 }
 
 func allNumbers(f [][]byte) bool {
@@ -194,7 +197,7 @@ func (p *parser) parse() (*Circuit, error) {
 		inputs, outputs = v[:2], v[2:]
 	}
 
-	gates := make([]Gate, 0, min(ngates, 1<<16))
+	gates := make([]Gate, 0, min(ngates, 1<<10)) // the count is the header's word until the gates are read
 	for gi := range ngates {
 		f, line, err := p.next()
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -41,6 +42,10 @@ func TestParseErrors(t *testing.T) {
 		{"not a number", "1 x\n1 1\n1 1\n", 1, `"x" is not a number`},
 		{"negative", "1 -2\n1 1\n1 1\n", 1, `"-2" is not a number`},
 		{"huge", "1 99999999999\n1 1\n1 1\n", 1, "is not a number"},
+		// Ten digits past 2^31 or 2^32 wrapped an int on 32-bit builds.
+		{"2^31 gates", "2147483648 3\n1 1\n1 1\n", 1, `"2147483648" is not a number`},
+		{"2^32+3 wires", "1 4294967299\n1 1\n1 1\n", 1, `"4294967299" is not a number`},
+		{"2^31 wire", "1 3\n1 2\n1 1\n\n2 1 0 2147483649 2 XOR\n", 5, `"2147483649" is not a number`},
 		{"too many wires", "1 20000000\n1 1\n1 1\n", 1, "wires exceed the limit"},
 		{"header ends", "1 2\n", 2, "inside the header"},
 		{"input count", "1 3\n2 1\n1 1\n\n1 1 0 2 INV\n", 2, "announces 2 values but gives 1 widths"},
@@ -276,9 +281,9 @@ func TestNewCircuit(t *testing.T) {
 		msg    string
 	}{
 		{"ok", BristolFashion, 4, []int{2}, []Gate{g(OpNAND, 2, 0, 1), g(OpNOT, 3, 2)}, ""},
-		{"bad op", BristolFashion, 4, []int{2}, []Gate{g(Op(99), 2, 0, 1)}, "invalid op"},
-		{"zero op", BristolFashion, 4, []int{2}, []Gate{{Out: 2}}, "invalid op"},
-		{"negative wire", BristolFashion, 4, []int{2}, []Gate{g(OpAND, 2, 0, -1)}, "gate 0 (AND) reads wire -1"},
+		{"bad op", BristolFashion, 3, []int{2}, []Gate{g(Op(99), 2, 0, 1)}, "invalid op"},
+		{"zero op", BristolFashion, 3, []int{2}, []Gate{{Out: 2}}, "invalid op"},
+		{"negative wire", BristolFashion, 3, []int{2}, []Gate{g(OpAND, 2, 0, -1)}, "gate 0 (AND) reads wire -1"},
 		{"written twice", BristolFashion, 4, []int{2}, []Gate{g(OpAND, 3, 0, 1), g(OpOR, 3, 0, 1)}, "already written by gate 0"},
 		{"format", Format(7), 4, []int{2}, nil, "unknown format"},
 		{"old shape", BristolOld, 4, []int{2}, nil, "2 inputs and 1 output"},
@@ -511,14 +516,22 @@ func FuzzParse(f *testing.F) {
 	for _, s := range seedCorpus(f) {
 		f.Add(s)
 	}
+	// Ten-digit fields, which wrapped an int on 32-bit builds.
+	f.Add([]byte("2147483648 3\n1 1\n1 1\n"))
+	f.Add([]byte("1 3\n1 2\n1 1\n\n2 1 0 4294967297 2 XOR\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		// Headers announcing millions of wires are valid but cost tens of
 		// milliseconds each, which stalls the fuzzer; TestParseErrors covers
 		// the limits.
-		if f := bytes.Fields(bytes.SplitN(data, []byte("\n"), 2)[0]); len(f) == 2 {
-			if n, ok := number(f[1]); ok && n > 1<<16 {
+		for line := range bytes.Lines(data) {
+			f := bytes.Fields(line)
+			if len(f) == 0 {
+				continue // Parse skips blank lines
+			}
+			if n, ok := number(f[len(f)-1]); len(f) == 2 && ok && n > 1<<16 {
 				t.Skip()
 			}
+			break
 		}
 		c, err := Parse(bytes.NewReader(data))
 		if err != nil {
@@ -582,5 +595,28 @@ func TestParseWideMAND(t *testing.T) {
 	_, err = Parse(strings.NewReader(build(3*n - 1)))
 	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("reads wire %d, one of its own outputs", 3*n-1)) {
 		t.Errorf("a MAND reading its last output: %v", err)
+	}
+}
+
+// TestParseHostileHeaderMemory: a header that declares many wires for a
+// few gates is refused before tables as large as its wire count are made
+// (10 bytes a wire, 160 MB for 2^24), and a gate count of 65,536 in a few
+// bytes reserves little.
+func TestParseHostileHeaderMemory(t *testing.T) {
+	for _, src := range []string{
+		"0 16777216\n1 1\n1 1\n",
+		"1 16777216\n1 1\n1 1\n\n2 1 0 0 16777215 XOR\n",
+		"65536 3\n1 1\n1 1\n",
+	} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err := Parse(strings.NewReader(src))
+		runtime.ReadMemStats(&after)
+		if err == nil {
+			t.Fatalf("%q: parsed", src)
+		}
+		if got := after.TotalAlloc - before.TotalAlloc; got > 1<<20 {
+			t.Errorf("%q: %d bytes allocated before %v", src, got, err)
+		}
 	}
 }

@@ -84,10 +84,14 @@ func (ev *Evaluator) ok() error {
 }
 
 // Constant returns a noiseless encryption of b, valid under every key of the
-// evaluator's parameter set. It costs no bootstrap.
+// evaluator's parameter set. It costs no bootstrap, but fails like every
+// gate once the engine is closed.
 func (ev *Evaluator) Constant(b bool) (*tfhe.TLWE, error) {
 	if err := ev.ok(); err != nil {
 		return nil, err
+	}
+	if err := ev.eng.Bootstrap(nil, nil, mu8); err != nil {
+		return nil, fmt.Errorf("gates: Constant: %w", err)
 	}
 	return tfhe.NewTrivialTLWE(ev.n, tfhe.EncodeBool(b)), nil
 }

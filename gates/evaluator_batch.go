@@ -201,6 +201,14 @@ func (ev *Evaluator) batch(calls []Call, extra []*tfhe.TLWE, seen *rotationSet) 
 			nb++
 		}
 	}
+	if nb+nm+len(extra) == 0 {
+		// Free gates alone need no engine, but an engine that is closed
+		// or has failed must say so here as for any other gate: an empty
+		// call returns its state (bootstrap.ErrClosed, a device fault).
+		if err := ev.eng.Bootstrap(nil, nil, mu8); err != nil {
+			return err
+		}
+	}
 	// small: [0, nb) gate inputs bootstrapped in place; [nb, nb+2nm) MUX
 	// halves; then nm MUX results, then nf free results.
 	s := ev.scratch(nb+3*nm+nf, 2*nm)

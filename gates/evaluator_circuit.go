@@ -316,6 +316,11 @@ func (ev *Evaluator) evalCircuits(ctx context.Context, name string, c *Circuit, 
 		}
 		return [][][]*tfhe.TLWE{}, nil
 	}
+	// A circuit of free gates alone makes no engine call: ask the engine's
+	// state (closed, failed) as every gate does (Evaluator.batch).
+	if err := ev.eng.Bootstrap(nil, nil, mu8); err != nil {
+		return nil, fmt.Errorf("gates: %s: %w", name, err)
+	}
 	switch opts.XOR {
 	case XORBootstrapped:
 		return ev.evalBootstrapped(ctx, name, c, inputs, opts.Progress)

@@ -263,6 +263,18 @@ func TestEvalCircuitsErrors(t *testing.T) {
 			t.Errorf("%v, closed engine: %v (want bootstrap.ErrClosed, prefixed once)", mode, err)
 		}
 	}
+	// A circuit of free gates alone fails too.
+	free, err := gates.NewCircuit(gates.BristolFashion, 3, []int{1}, []int{2}, []gates.Gate{
+		{Op: gates.OpNOT, In: [3]int{0}, Out: 1}, {Op: gates.OpCopy, In: [3]int{0}, Out: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []gates.XORMode{gates.XORLinear, gates.XORBootstrapped} {
+		_, err := ev.EvalCircuitWith(ctx, free, [][]*tfhe.TLWE{cts[0][0][:1]}, gates.CircuitOptions{XOR: mode})
+		if !errors.Is(err, bootstrap.ErrClosed) {
+			t.Errorf("%v, free gates, closed engine: %v (want bootstrap.ErrClosed)", mode, err)
+		}
+	}
 }
 
 // panicky is an engine whose Bootstrap panics.

@@ -266,6 +266,18 @@ func TestEvaluatorErrors(t *testing.T) {
 	if _, err := ev.MUX(ok, ok2, ok2.Copy()); !errors.Is(err, bootstrap.ErrClosed) {
 		t.Errorf("closed engine: %v", err)
 	}
+	// So do gates that need no bootstrap: a closed engine fails them all.
+	for name, call := range map[string]func() error{
+		"NOT":        func() error { _, err := ev.NOT(ok); return err },
+		"Constant":   func() error { _, err := ev.Constant(true); return err },
+		"AND(a, a)":  func() error { _, err := ev.AND(ok, ok); return err },
+		"MUX(s,a,a)": func() error { _, err := ev.MUX(ok, ok2, ok2); return err },
+		"Batch(NOT)": func() error { return ev.Batch([]gates.Call{{Op: gates.OpNOT, A: ok, Out: tfhe.NewTLWE(n)}}) },
+	} {
+		if err := call(); !errors.Is(err, bootstrap.ErrClosed) {
+			t.Errorf("%s, closed engine: %v", name, err)
+		}
+	}
 }
 
 func TestEncryptHelpers(t *testing.T) {

@@ -129,7 +129,11 @@ func (r *reader) header(want objectKind) uint16 {
 	}
 	v := binary.LittleEndian.Uint16(h[4:])
 	if v != marshalVersion && (v != marshalVersionGrouped || want != kindCloudKey) {
-		r.fail("unsupported version %d for a %v (want %d)", v, want, marshalVersion)
+		if want == kindCloudKey {
+			r.fail("unsupported version %d for a %v (want %d, or %d for a grouped key)", v, want, marshalVersion, marshalVersionGrouped)
+		} else {
+			r.fail("unsupported version %d for a %v (want %d)", v, want, marshalVersion)
+		}
 		return 0
 	}
 	if k := objectKind(binary.LittleEndian.Uint16(h[6:])); k != want {

@@ -174,6 +174,10 @@ func TestUnmarshalErrors(t *testing.T) {
 			t.Errorf("%s: error %v does not wrap ErrFormat", c.name, err)
 		}
 	}
+	// The version error names every version the kind takes.
+	if err := new(CloudKey).UnmarshalBinary(corrupt(ckb, 4, 3)); err == nil || !strings.Contains(err.Error(), "want 1, or 2 for a grouped key") {
+		t.Errorf("cloud key of version 3: %v", err)
+	}
 	if _, err := (&SecretKey{}).MarshalBinary(); err == nil {
 		t.Error("marshalling an empty secret key succeeded")
 	}

@@ -150,7 +150,8 @@ func main() {
 		// HexBits reads a short one as an integer with leading zeros, so a
 		// missing digit would shift the whole value silently.
 		if w := c.Inputs()[i]; i < len(info.Inputs) && strings.Contains(info.Inputs[i], "bytes") {
-			if d := len(strings.TrimPrefix(strings.TrimPrefix(s, "0x"), "0X")); d != w/4 {
+			digits := strings.ReplaceAll(strings.TrimPrefix(strings.TrimPrefix(s, "0x"), "0X"), "_", "") // HexBits takes _ separators
+			if d := len(digits); d != w/4 {
 				badFlag("input %d (%s): %d hex digits, want %d", i+1, info.Inputs[i], d, w/4)
 			}
 		}
@@ -185,6 +186,14 @@ func main() {
 		if _, err := readSeed(*seedFlag); err != nil {
 			badFlag("%v", err)
 		}
+	}
+	// Every set holds a sample of n+1 words for each of its wires at worst
+	// (inputs, and wires alive between levels): refuse a count whose sets
+	// could not fit any machine's memory before keys are made for it.
+	const maxSetBytes = 1 << 40
+	if perSet := float64(c.NumWires()) * float64(p.LWEDimension()+1) * 4; float64(*instances)*perSet > maxSetBytes {
+		badFlag("-instances %d: up to %.3g GiB of samples (%d wires of %d bytes a set); the most is %d sets for 1 TiB",
+			*instances, float64(*instances)*perSet/(1<<30), c.NumWires(), (p.LWEDimension()+1)*4, int(maxSetBytes/perSet))
 	}
 
 	fmt.Printf("circuit  %s: %s\n", info.Name, info.Summary)

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// TestMain runs the program itself when the test binary is started with
+// GOLDFHE_CIRCUIT_MAIN set (TestCommandLine), so that its exit codes and
+// output can be checked.
+func TestMain(m *testing.M) {
+	if os.Getenv("GOLDFHE_CIRCUIT_MAIN") == "1" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// run starts the program with args and returns its exit code and output.
+func run(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "GOLDFHE_CIRCUIT_MAIN=1")
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, string(out)
+	case errors.As(err, &ee):
+		return ee.ExitCode(), string(out)
+	}
+	t.Fatal(err)
+	return 0, ""
+}
+
+// TestCommandLine: bad flags exit with 2 and say why before any key is
+// made, and byte-string inputs may use HexBits' _ separators.
+func TestCommandLine(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		// A count of sets no machine could hold is refused up front, not
+		// by running out of memory after key generation.
+		{[]string{"-circuit", "add64", "-params", "CuFHE80", "-engine", "cpu", "-instances", "1000000000000"}, 2, "GiB of samples"},
+		{[]string{"-circuit", "aes128", "-plain", "-in", "000102030405060708090a0b0c0d0e,00112233445566778899aabbccddeeff"}, 2, "30 hex digits, want 32"},
+		// FIPS-197 appendix C.1, the key written in groups.
+		{[]string{"-circuit", "aes128", "-plain", "-in", "00010203_04050607_08090a0b_0c0d0e0f,00112233445566778899aabbccddeeff"}, 0, "69c4e0d86a7b0430d8cdb78070b4c55a"},
+	} {
+		code, out := run(t, tc.args...)
+		if code != tc.code || !strings.Contains(out, tc.msg) {
+			t.Errorf("%v: exit %d, output\n%s\nwant exit %d and %q", tc.args, code, out, tc.code, tc.msg)
+		}
+	}
+}

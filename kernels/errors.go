@@ -25,7 +25,9 @@ var (
 	ErrNoFatbin = errors.New("kernels: no fatbin")
 	// ErrBadImage: the driver cannot load the kernel image on this device:
 	// no SASS or PTX for its architecture, PTX newer than the driver, or a
-	// corrupt file.
+	// corrupt file; or LoadModule found, before calling the driver, that
+	// the image is truncated (its headers declare more bytes than it has)
+	// or is no image (a fatbin wrapper struct, which holds pointers).
 	ErrBadImage = errors.New("kernels: kernel image not loadable on this device")
 	// ErrLaunchFailed: a kernel faulted (illegal address, illegal
 	// instruction, timeout, …) or the device failed under it (an

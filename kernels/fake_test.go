@@ -140,8 +140,10 @@ func newFake(t *testing.T) (*fakeGPU, *Context, *Library) {
 	return g, c, l
 }
 
-// fakeImage looks like a fatbin to LoadModule.
-var fakeImage = binary.LittleEndian.AppendUint32(nil, fatbinMagic)
+// fakeImage looks like a fatbin to LoadModule: a whole header (version 1,
+// 16 bytes) declaring no entries.
+var fakeImage = binary.LittleEndian.AppendUint64(
+	binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(nil, fatbinMagic), 1|fatbinHeaderSize<<16), 0)
 
 // fakeStrings are NUL-terminated, kept alive for the driver's const char*.
 var fakeStrings = map[Result][2][]byte{

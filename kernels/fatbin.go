@@ -75,7 +75,7 @@ func sourceHash(fsys fs.FS) (string, error) {
 
 // fatbinImage returns the kernel image to load and a description of where
 // it came from: the file named by GOLDFHE_FATBIN if set, else the embedded
-// fatbin.
+// fatbin. Whether the image is whole, LoadModule checks (checkImage).
 func fatbinImage(getenv func(string) string) (image []byte, source string, err error) {
 	if p := getenv(FatbinEnv); p != "" {
 		b, err := os.ReadFile(p)

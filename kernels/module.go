@@ -1,7 +1,6 @@
 package kernels
 
 import (
-	"encoding/binary"
 	"fmt"
 	"sync/atomic"
 	"unsafe"
@@ -13,26 +12,29 @@ type Module struct {
 	h atomic.Uintptr // CUmodule; 0 once closed
 }
 
-// fatbinMagic starts every fatbin (the fatBinaryHeader's magic, little
-// endian), as nvcc -fatbin writes it.
-const fatbinMagic = 0xBA55ED50
-
-// LoadModule loads a kernel image: a fatbin, a cubin or NUL-terminated
-// PTX. A fatbin goes through cuModuleLoadFatBinary, anything else through
-// cuModuleLoadData; the driver picks the SASS for the device or JIT-compiles
-// the PTX. An image with nothing for this device returns an error wrapping
-// ErrBadImage.
+// LoadModule loads a kernel image: a fatbin, a cubin or PTX (with or
+// without its terminating NUL). A fatbin goes through
+// cuModuleLoadFatBinary, anything else through cuModuleLoadData; the
+// driver picks the SASS for the device or JIT-compiles the PTX. An image
+// with nothing for this device returns an error wrapping ErrBadImage, and
+// so, before any driver call, does one whose headers declare more bytes
+// than it has, which the driver would read past the end of, or a fatbin
+// wrapper struct (checkImage).
 func (c *Context) LoadModule(image []byte) (*Module, error) {
 	if len(image) == 0 {
 		return nil, fmt.Errorf("kernels: LoadModule: %w: empty image", short(ErrNoFatbin))
 	}
+	kind, err := checkImage(image)
+	if err != nil {
+		return nil, fmt.Errorf("kernels: LoadModule: %w: %v", short(ErrBadImage), err)
+	}
 	// The driver reads 8-byte header fields: hand it an 8-byte aligned
 	// copy, which also keeps Go's garbage collector out of the picture.
-	words := make([]uint64, (len(image)+8)/8) // +8: room for a NUL after PTX
+	words := make([]uint64, (len(image)+8)/8) // +8: a NUL after the image ends PTX that has none
 	buf := unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), len(words)*8)
 	copy(buf, image)
 	s, name := symModuleLoadData, "cuModuleLoadData"
-	if len(image) >= 4 && binary.LittleEndian.Uint32(image) == fatbinMagic {
+	if kind == imageFatbin {
 		s, name = symModuleLoadFatBinary, "cuModuleLoadFatBinary"
 	}
 	var h uintptr

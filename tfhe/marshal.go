@@ -127,6 +127,12 @@ func (r *reader) header(want objectKind) uint16 {
 		r.fail("bad magic %q", h[:4])
 		return 0
 	}
+	// The kind first: a grouped cloud key (version 2) given where a
+	// secret key is wanted is the wrong file, not a version to upgrade.
+	if k := objectKind(binary.LittleEndian.Uint16(h[6:])); k != want {
+		r.fail("object is a %v, not a %v", k, want)
+		return 0
+	}
 	v := binary.LittleEndian.Uint16(h[4:])
 	if v != marshalVersion && (v != marshalVersionGrouped || want != kindCloudKey) {
 		if want == kindCloudKey {
@@ -135,9 +141,6 @@ func (r *reader) header(want objectKind) uint16 {
 			r.fail("unsupported version %d for a %v (want %d)", v, want, marshalVersion)
 		}
 		return 0
-	}
-	if k := objectKind(binary.LittleEndian.Uint16(h[6:])); k != want {
-		r.fail("object is a %v, not a %v", k, want)
 	}
 	return v
 }

@@ -178,6 +178,16 @@ func TestUnmarshalErrors(t *testing.T) {
 	if err := new(CloudKey).UnmarshalBinary(corrupt(ckb, 4, 3)); err == nil || !strings.Contains(err.Error(), "want 1, or 2 for a grouped key") {
 		t.Errorf("cloud key of version 3: %v", err)
 	}
+	// A grouped cloud key (version 2) given for a secret key is named as
+	// the wrong object, not as an unknown version.
+	gck, err := GenerateCloudKeyFromSeed(kp.sk, torus.DeriveSeed([torus.SeedSize]byte{}, "tfhe-test/kind-first", 0), WithGrouping(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gckb, _ := gck.MarshalBinary()
+	if err := new(SecretKey).UnmarshalBinary(gckb); err == nil || !strings.Contains(err.Error(), "not a SecretKey") {
+		t.Errorf("grouped cloud key as a secret key: %v", err)
+	}
 	if _, err := (&SecretKey{}).MarshalBinary(); err == nil {
 		t.Error("marshalling an empty secret key succeeded")
 	}

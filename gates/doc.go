@@ -18,6 +18,25 @@
 // keep a GPU busy. EncryptBits, EncryptUint, DecryptBits and DecryptUint are
 // the client-side helpers (integers little-endian: sample j is bit j).
 //
+// # Usage
+//
+// The client makes a secret key (tfhe.GenerateSecretKey) and from it the
+// public cloud key (tfhe.GenerateCloudKey, tfhe.WithGrouping(3) for the
+// fastest GPU bootstrapping); both save with MarshalBinary and load with
+// UnmarshalBinary (keep the secret key's file private, mode 0600). It
+// encrypts with a tfhe.Encryptor (EncryptBits, EncryptUint), one per
+// goroutine, and sends the ciphertexts and the cloud key to the server.
+//
+// The server makes an engine from the cloud key alone: bootstrap.New picks
+// the GPU when a usable one is present and the CPU otherwise, and its
+// Reason says which and why (bootstrap.Options.Use forces either). It
+// wraps the engine in an Evaluator (NewEvaluator), evaluates gates, Batch
+// or circuits (Parse, EvalCircuit), and closes the engine when done
+// (Close; later calls return bootstrap.ErrClosed). One Evaluator and its
+// engine may be shared by any number of goroutines: concurrent calls to a
+// GPU engine are merged into larger batches. The client decrypts the
+// results with its secret key (DecryptBits, DecryptUint).
+//
 // # Circuits
 //
 // Parse reads netlists in Bristol Fashion (the format of the SCALE-MAMBA

@@ -16,7 +16,7 @@ import (
 // LevelStats reports one finished level of an encrypted circuit evaluation.
 type LevelStats struct {
 	Level      int           // index of the level, from 0
-	Levels     int           // levels of the evaluation
+	Levels     int           // levels of the evaluation, level 0 (free gates, no engine call) included: CircuitPlan.Levels
 	Gates      int           // bootstrapped gates of the level
 	Refreshes  int           // sums refreshed in the level (XORLinear); with Gates one engine batch
 	Free       int           // gates evaluated without a bootstrap
@@ -79,10 +79,13 @@ type CircuitPlan struct {
 	XOR         XORMode
 	MaxXORTerms int // XORLinear: the most terms of a sum; 0 otherwise
 	Instances   int // sets of inputs evaluated together (1 for EvalCircuitWith)
-	Levels      int // levels, each one engine batch (the first has none)
-	Bootstraps  int // bootstraps in all (a MUX counts 2), refreshes included
-	Refreshes   int // XORLinear: sums bootstrapped
-	MaxBatch    int // the most bootstrapped gates and refreshes of a level
+	// Levels counts level 0, the free gates on the inputs, which makes no
+	// engine call, and then one engine batch a level: with every XOR
+	// bootstrapped it is Circuit.Depth() + 1, as LevelStats.Levels is.
+	Levels     int
+	Bootstraps int // bootstraps in all (a MUX counts 2), refreshes included
+	Refreshes  int // XORLinear: sums bootstrapped
+	MaxBatch   int // the most bootstrapped gates and refreshes of a level
 	// LargestSum is, under XORLinear, the most terms of a sum the plan
 	// bootstraps (a MUX output counting two), at most MaxXORTerms; 0 where
 	// it bootstraps none.

@@ -4,6 +4,8 @@
 // the external product and CMux computed exactly through the Goldilocks NTT
 // of package smallntt, blind rotation, sample extraction and key switching.
 // Package bootstrap assembles these into gate-bootstrapping engines.
+// Package gates' doc ("Usage") walks through the whole workflow: keys,
+// encryption, an engine, gates and circuits, decryption.
 //
 // Notation follows CGGI20 and DESIGN.md §2: n is the TLWE dimension, N the
 // polynomial degree, k the TRLWE dimension, l and Bg = 2^β the gadget of the

@@ -270,8 +270,15 @@ type passSlot struct {
 	// pre holds the K' of a split pass when the engine's split kernel
 	// takes it (kernels.WideShape.Pre), for splitPassMax samples.
 	pre *kernels.SplitScratch
+	// queued: the stream has work of this call not waited for yet. enqueue
+	// sets it before it queues anything, so that a pass whose enqueue
+	// fails part-way (its upload already queued, say) is waited for too
+	// (finish, abandon): Close must not free what the stream still uses.
+	queued bool
 	// The pass in flight: its outputs, to fill from hostOut once the
-	// stream is done, and the width of each output sample.
+	// stream is done, and the width of each output sample. pending is set
+	// once the whole pass is queued: nil, with queued set, for a pass
+	// whose enqueue failed, which has no outputs to write.
 	pending []*tfhe.TLWE
 	outW    int
 	// copier is the slot's copy between samples and a staging buffer,
@@ -940,10 +947,11 @@ func (e *GPU) run(op opKind, out, in []*tfhe.TLWE, mu torus.Torus32) error {
 // runPasses runs a checked call holding the pipeline.
 func (e *GPU) runPasses(op opKind, out, in []*tfhe.TLWE, mu torus.Torus32) error {
 	slots := e.buf.slots
-	// Should a pass panic, no slot may keep this call's outputs pending:
-	// a later call would copy a stale pass into them (engine_gpu_merge.go
-	// answers the panicking round's callers with an error). A no-op after
-	// the drain below.
+	// Should a pass panic, no slot may keep this call's outputs pending
+	// (a later call would copy a stale pass into them; engine_gpu_merge.go
+	// answers the panicking round's callers with an error) nor its work
+	// queued unwaited (the panicking launch's pass included). A no-op
+	// after the drain below.
 	defer func() {
 		for i := range slots {
 			slots[i].abandon()
@@ -956,6 +964,12 @@ func (e *GPU) runPasses(op opKind, out, in []*tfhe.TLWE, mu torus.Torus32) error
 	body := len(in) - few - tail
 	whole, chunk := e.bodyPasses(op, body)
 	var err error
+	// earlier: the passes still in flight when the loop stops all come
+	// before the failed pass, so they are still to be written. So it is
+	// when a pass fails to enqueue (its slot's previous pass was finished
+	// just before); when a pass fails at its wait, the one in flight in
+	// the other slot comes after it.
+	earlier := false
 	i := 0
 	for lo, hi := range passBounds(len(in), whole, chunk, body-whole, few) {
 		sl := &slots[i%len(slots)]
@@ -964,21 +978,37 @@ func (e *GPU) runPasses(op opKind, out, in []*tfhe.TLWE, mu torus.Torus32) error
 			break
 		}
 		if err = e.enqueue(sl, op, out[lo:hi], in[lo:hi], mu); err != nil {
+			// A device fault leaves nothing worth waiting for: the
+			// passes in flight are not written (see GPU, Device faults).
+			earlier = e.dev.Context().Err() == nil
 			break
 		}
 	}
-	// Drain, the oldest pass first (slot i mod slots holds pass i - 2):
-	// no pass stays in flight after a call, and once a pass has failed no
-	// later one is written, so a failed call's outputs are those of the
-	// passes before the failure only (a recoverable error at a pass's
-	// wait used to leave the next pass written, and the slot order could
-	// write a later pass before an earlier one failed).
+	// Drain, the oldest pass first (slot i mod slots holds pass i - 2),
+	// waiting for every slot whose stream has work of this call (a pass
+	// whose enqueue failed part-way too): no work stays queued after a
+	// call, so that Close frees nothing a stream still uses. A failed
+	// call's outputs are those of the passes before the failure, every
+	// one of them (Engine's doc): after a failed enqueue the passes in
+	// flight are earlier ones, finished and written here; once a pass has
+	// failed at its wait no later one is written (a recoverable error at a
+	// pass's wait used to leave the next pass written, and the slot order
+	// could write a later pass before an earlier one failed).
 	for j := range slots {
 		sl := &slots[(i+j)%len(slots)]
-		if err == nil {
-			err = e.finish(sl)
-		} else {
+		if err != nil && !earlier {
 			sl.abandon()
+			continue
+		}
+		if ferr := e.finish(sl); ferr != nil {
+			// An earlier pass failed too (after a failed enqueue): both
+			// errors are the call's.
+			if err == nil {
+				err = ferr
+			} else {
+				err = errors.Join(err, ferr)
+			}
+			earlier = false
 		}
 	}
 	if err != nil {
@@ -1101,26 +1131,29 @@ func (e *GPU) tailPasses(op opKind, count int) (few, tail int) {
 	return 0, 0
 }
 
-// finish waits for sl's pass in flight, if any, and writes its outputs.
+// finish waits for sl's pass in flight, if any, and writes its outputs
+// (none for a pass whose enqueue failed).
 func (e *GPU) finish(sl *passSlot) error {
-	if sl.pending == nil {
+	if !sl.queued {
 		return nil
 	}
 	out, w := sl.pending, sl.outW
-	sl.pending = nil
+	sl.queued, sl.pending = false, nil
 	if err := sl.stream.Synchronize(); err != nil {
 		return err
 	}
-	sl.copier.run(sl.hostOut.Slice()[:len(out)*w], out, w, false)
+	if out != nil {
+		sl.copier.run(sl.hostOut.Slice()[:len(out)*w], out, w, false)
+	}
 	return nil
 }
 
 // abandon waits for sl's pass in flight, if any, without writing its
 // outputs: the call it belongs to has failed (or panicked) already, so
-// the wait's own error adds nothing.
+// the wait's own error adds nothing the caller can act on.
 func (sl *passSlot) abandon() {
-	if sl.pending != nil {
-		sl.pending = nil
+	if sl.queued {
+		sl.queued, sl.pending = false, nil
 		_ = sl.stream.Synchronize()
 	}
 }
@@ -1202,8 +1235,11 @@ func torusWords(v []torus.Torus32) []uint32 {
 
 // enqueue stages len(in) ≤ maxBatch samples in sl and enqueues the pass
 // on sl's stream: upload, blind rotation and extraction, key switching,
-// download. finish(sl) completes it.
+// download. finish(sl) completes it. sl's previous pass must be finished.
+// On an error the slot stays queued (with no outputs pending): what was
+// queued before the failure must still be waited for.
 func (e *GPU) enqueue(sl *passSlot, op opKind, out, in []*tfhe.TLWE, mu torus.Torus32) error {
+	sl.queued = true
 	count := len(in)
 	s := e.shape
 	n, kn := s.LWEDim, s.ExtractedDim()

@@ -914,6 +914,95 @@ func TestFakeGPUEngineSyncErrorOrder(t *testing.T) {
 	}
 }
 
+// TestFakeGPUEngineFailedEnqueue: a call of several passes over two slots
+// (MaxBatch 8, 32 samples) one of whose passes fails to enqueue — a launch
+// or its download failing with an error CUDA recovers from, its upload
+// already queued — returns with nothing left queued on any stream, so
+// that Close frees nothing a stream still uses; every pass before the
+// failing one is written and bit-exact (the one still in flight in the
+// other slot too, as Engine's doc says), the rest untouched.
+func TestFakeGPUEngineFailedEnqueue(t *testing.T) {
+	k := newFakeKeys(t, smallN(tfhe.TFHELib128), 3)
+	n := k.p.LWEDimension()
+	in, _ := k.inputs(t, rand.New(rand.NewPCG(5, 6)), 32)
+	want := cpuBootstrap(t, newCPUEngine(t, k.ck), in)
+	// failing calls the call with the after-th next call of the entry
+	// point named call failing with code, for after = 0, 1, … until the
+	// call succeeds, on one engine (each failure is recoverable), and
+	// returns how many outputs each failing call wrote (a prefix, checked).
+	failing := func(call string, code int32) []int {
+		fake := kernels.UseFakeDriver(t, kernels.FakeOptions{SMs: fakeSMs})
+		g, err := bootstrap.NewGPU(k.ck, bootstrap.GPUOptions{MaxBatch: 8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var counts []int
+		for after := 0; ; after++ {
+			what := fmt.Sprintf("%s %d failing", call, after)
+			fake.FailAfter(t, call, after, code)
+			out := poisoned(len(in), n)
+			err := g.Bootstrap(out, in, mu8)
+			if ops, _ := fake.Unwaited(); ops != 0 {
+				t.Errorf("%s: the call (%v) returned with %d copies or launches not waited for", what, err, ops)
+			}
+			written := 0
+			for written < len(out) && !isPoisoned(out[written]) {
+				written++
+			}
+			for i := written; i < len(out); i++ {
+				if !isPoisoned(out[i]) {
+					t.Fatalf("%s: output %d written after output %d was not", what, i, written)
+				}
+			}
+			sameAs(t, what+": the outputs written", out[:written], want[:written])
+			if err == nil {
+				if written != len(out) {
+					t.Fatalf("a call that succeeded wrote %d of %d outputs", written, len(out))
+				}
+				break
+			}
+			if written == len(out) {
+				t.Fatalf("%s: every output written by a call that failed (%v)", what, err)
+			}
+			counts = append(counts, written)
+		}
+		if err := g.Close(); err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+		if _, frees := fake.Unwaited(); frees != 0 {
+			t.Errorf("%s: %d frees made while a stream had work not waited for", call, frees)
+		}
+		return counts
+	}
+	// The download is each pass's last step: when pass p's fails, passes
+	// 0 to p-1 are written, so the counts written are the passes'
+	// boundaries, rising from 0.
+	bounds := failing("cuMemcpyDtoHAsync_v2", 1) // CUDA_ERROR_INVALID_VALUE
+	t.Logf("%d passes; outputs written when each one's download fails: %v", len(bounds), bounds)
+	if len(bounds) < 3 {
+		t.Fatalf("%d passes: too few to test", len(bounds))
+	}
+	for p, w := range bounds {
+		if p == 0 && w != 0 || p > 0 && w <= bounds[p-1] {
+			t.Fatalf("pass %d's download failing wrote %d outputs, want more than its predecessor's and 0 for the first (%v)", p, w, bounds)
+		}
+	}
+	// A failing launch (the blind rotation's or the key switching's)
+	// writes the passes before its own: a boundary, never fewer than an
+	// earlier launch's failure wrote; the last one, every pass but the
+	// last.
+	counts := failing("cuLaunchKernel", 701) // CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES
+	t.Logf("%d launches; outputs written when each one fails: %v", len(counts), counts)
+	for a, w := range counts {
+		if !slices.Contains(bounds, w) || a > 0 && w < counts[a-1] {
+			t.Fatalf("launch %d failing wrote %d outputs, want a pass boundary of %v, no fewer than launch %d's", a, w, bounds, a-1)
+		}
+	}
+	if last := counts[len(counts)-1]; last != bounds[len(bounds)-1] {
+		t.Errorf("the last launch failing wrote %d outputs, want %d", last, bounds[len(bounds)-1])
+	}
+}
+
 // TestFakeGPUEngineEmptyCall: a call of no samples returns at once, also
 // while another call holds the GPU, and fails like every call once the
 // GPU has faulted.

@@ -21,6 +21,54 @@ type FakeDriver struct {
 	hold     map[sym]fakeHold
 	// panicIn counts kernel launches down to one that panics (0: none).
 	panicIn int
+	// unwaited counts per stream handle the asynchronous copies, sets and
+	// launches that succeeded since the stream's last wait
+	// (cuStreamSynchronize; cuCtxSynchronize for every stream), and
+	// freedBusy the frees made while some stream had any (Unwaited). The
+	// fake runs such work at once, so this is what a real GPU might still
+	// be running.
+	unwaited  map[uintptr]int
+	freedBusy int
+}
+
+// Unwaited returns how much asynchronous work (copies, sets, launches) the
+// streams have that nobody waited for, and how many device or pinned host
+// frees were made while some stream had any: on a GPU, memory its stream
+// might still be using.
+func (f *FakeDriver) Unwaited() (ops, frees int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, n := range f.unwaited {
+		ops += n
+	}
+	return ops, f.freedBusy
+}
+
+// track records a driver call that returned r for Unwaited. A wait counts
+// whatever it returned (CUDA's waits report the errors of the work they
+// waited for); other calls only when they succeeded.
+func (f *FakeDriver) track(s sym, a []uintptr, r Result) {
+	if r != resultSuccess && s != symStreamSynchronize && s != symCtxSynchronize {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch s {
+	case symMemcpyHtoDAsync, symMemcpyDtoHAsync, symMemcpyDtoDAsync, symMemsetD8Async, symMemsetD32Async:
+		f.unwaited[a[3]]++ // (dst, src or value, count, stream)
+	case symLaunchKernel:
+		f.unwaited[a[8]]++ // (f, grid×3, block×3, shared, stream, params, extra)
+	case symLaunchKernelEx:
+		f.unwaited[(*launchConfig)(arg(a, 0)).stream]++
+	case symStreamSynchronize:
+		delete(f.unwaited, a[0])
+	case symCtxSynchronize:
+		clear(f.unwaited)
+	case symMemFree, symMemFreeHost:
+		if len(f.unwaited) > 0 {
+			f.freedBusy++
+		}
+	}
 }
 
 // fakeHold: the next call of a symbol waits for release, having closed held.
@@ -77,7 +125,7 @@ func UseFakeDriver(t testing.TB, opts FakeOptions) *FakeDriver {
 		}
 		g.arch = a
 	}
-	f := &FakeDriver{g: g, failAt: map[sym]failAt{}, hold: map[sym]fakeHold{}}
+	f := &FakeDriver{g: g, failAt: map[sym]failAt{}, hold: map[sym]fakeHold{}, unwaited: map[uintptr]int{}}
 	d := &driver{path: "fake", fake: func(s sym, a []uintptr) Result {
 		f.mu.Lock()
 		if h, ok := f.hold[s]; ok {
@@ -91,6 +139,7 @@ func UseFakeDriver(t testing.TB, opts FakeOptions) *FakeDriver {
 			if fa.after == 0 {
 				delete(f.failAt, s)
 				f.mu.Unlock()
+				f.track(s, a, fa.code)
 				return fa.code
 			}
 			fa.after--
@@ -117,7 +166,9 @@ func UseFakeDriver(t testing.TB, opts FakeOptions) *FakeDriver {
 				panic(FakePanic(name))
 			}
 		}
-		return call(s, a)
+		r := call(s, a)
+		f.track(s, a, r)
+		return r
 	}}
 	prev := theDriver
 	theDriver = func() (*driver, error) { return d, nil }

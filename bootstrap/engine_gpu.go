@@ -1012,6 +1012,14 @@ func (e *GPU) runPasses(op opKind, out, in []*tfhe.TLWE, mu torus.Torus32) error
 		}
 	}
 	if err != nil {
+		// The call keeps its first error, and abandon drops its wait's:
+		// after an error CUDA recovers from, a device fault met there (or
+		// by another engine on the shared context) would go unsaid,
+		// though every later call fails with it. A fault makes the call's
+		// error wrap kernels.ErrLaunchFailed, as GPU's doc promises.
+		if f := e.dev.Context().Err(); f != nil && !errors.Is(err, kernels.ErrLaunchFailed) {
+			err = errors.Join(err, f)
+		}
 		return fmt.Errorf("bootstrap: GPU (%s): %w", e.info.Name, err)
 	}
 	return nil

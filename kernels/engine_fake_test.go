@@ -1003,6 +1003,63 @@ func TestFakeGPUEngineFailedEnqueue(t *testing.T) {
 	}
 }
 
+// TestFakeGPUEngineDrainFault: a call that fails with an error CUDA
+// recovers from, and whose drain then meets a device fault while it waits
+// for a pass still in flight, returns an error wrapping
+// kernels.ErrLaunchFailed (GPU's doc), not only the first error: the later
+// pass abandoned after a failed wait, or the earlier pass finished after a
+// failed launch. Nothing is written (the only pass in flight before the
+// failure faulted), and the next call fails at once with the fault.
+func TestFakeGPUEngineDrainFault(t *testing.T) {
+	k := newFakeKeys(t, smallN(tfhe.TFHELib128), 3)
+	n := k.p.LWEDimension()
+	in, _ := k.inputs(t, rand.New(rand.NewPCG(5, 6)), 32)
+	type failure struct {
+		call  string
+		after int
+		code  int32
+	}
+	for _, tc := range []struct {
+		name  string
+		fails []failure
+	}{
+		// Pass 0's wait (before pass 2 is enqueued) fails; the drain
+		// abandons pass 1, and that wait faults.
+		{"AbandonedPass", []failure{
+			{"cuStreamSynchronize", 0, 1},   // CUDA_ERROR_INVALID_VALUE
+			{"cuStreamSynchronize", 0, 214}, // CUDA_ERROR_ECC_UNCORRECTABLE
+		}},
+		// Pass 1's blind rotation fails to launch; the drain finishes
+		// pass 0, and that wait faults.
+		{"FinishedPass", []failure{
+			{"cuLaunchKernel", 2, 701},      // CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES
+			{"cuStreamSynchronize", 0, 214}, // CUDA_ERROR_ECC_UNCORRECTABLE
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := kernels.UseFakeDriver(t, kernels.FakeOptions{SMs: fakeSMs})
+			g := newFakeGPUEngine(t, k.ck, bootstrap.GPUOptions{MaxBatch: 8})
+			for _, f := range tc.fails {
+				fake.FailAfter(t, f.call, f.after, f.code)
+			}
+			out := poisoned(len(in), n)
+			err := g.Bootstrap(out, in, mu8)
+			if !errors.Is(err, kernels.ErrLaunchFailed) || !strings.Contains(err.Error(), "CUDA_ERROR_ECC_UNCORRECTABLE") {
+				t.Fatalf("the call: %v, want an error wrapping kernels.ErrLaunchFailed naming the ECC error", err)
+			}
+			t.Logf("the call: %v", err)
+			for i, x := range out {
+				if !isPoisoned(x) {
+					t.Fatalf("output %d written", i)
+				}
+			}
+			if err := g.Bootstrap(poisoned(1, n), in[:1], mu8); !errors.Is(err, kernels.ErrLaunchFailed) {
+				t.Errorf("the next call: %v, want the fault", err)
+			}
+		})
+	}
+}
+
 // TestFakeGPUEngineEmptyCall: a call of no samples returns at once, also
 // while another call holds the GPU, and fails like every call once the
 // GPU has faulted.

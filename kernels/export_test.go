@@ -17,7 +17,7 @@ type FakeDriver struct {
 
 	mu       sync.Mutex
 	launches []string
-	failAt   map[sym]failAt
+	failAt   map[sym][]failAt // each call's failures to come, in order
 	hold     map[sym]fakeHold
 	// panicIn counts kernel launches down to one that panics (0: none).
 	panicIn int
@@ -77,7 +77,8 @@ type fakeHold struct {
 	release chan struct{}
 }
 
-// failAt: the call after `after` more calls of a symbol fails with code.
+// failAt: the call after `after` more calls of a symbol (counted from the
+// failure queued before it, if any) fails with code.
 type failAt struct {
 	after int
 	code  Result
@@ -125,7 +126,7 @@ func UseFakeDriver(t testing.TB, opts FakeOptions) *FakeDriver {
 		}
 		g.arch = a
 	}
-	f := &FakeDriver{g: g, failAt: map[sym]failAt{}, hold: map[sym]fakeHold{}, unwaited: map[uintptr]int{}}
+	f := &FakeDriver{g: g, failAt: map[sym][]failAt{}, hold: map[sym]fakeHold{}, unwaited: map[uintptr]int{}}
 	d := &driver{path: "fake", fake: func(s sym, a []uintptr) Result {
 		f.mu.Lock()
 		if h, ok := f.hold[s]; ok {
@@ -135,15 +136,18 @@ func UseFakeDriver(t testing.TB, opts FakeOptions) *FakeDriver {
 			<-h.release
 			f.mu.Lock()
 		}
-		if fa, ok := f.failAt[s]; ok {
-			if fa.after == 0 {
-				delete(f.failAt, s)
+		if q := f.failAt[s]; len(q) > 0 {
+			if fa := q[0]; fa.after == 0 {
+				if len(q) == 1 {
+					delete(f.failAt, s)
+				} else {
+					f.failAt[s] = q[1:]
+				}
 				f.mu.Unlock()
 				f.track(s, a, fa.code)
 				return fa.code
 			}
-			fa.after--
-			f.failAt[s] = fa
+			q[0].after--
 		}
 		f.mu.Unlock()
 		if s == symLaunchKernel || s == symLaunchKernelEx {
@@ -178,7 +182,9 @@ func UseFakeDriver(t testing.TB, opts FakeOptions) *FakeDriver {
 
 // FailAfter makes the call of the driver entry point named call (its ABI
 // name, e.g. "cuStreamSynchronize") that follows after more calls of it
-// fail with code, doing nothing.
+// fail with code, doing nothing. While a failure FailAfter set for call is
+// still to come, another one queues behind it: its after counts the calls
+// following that failure (0: the very next one fails too).
 func (f *FakeDriver) FailAfter(t testing.TB, call string, after int, code int32) {
 	t.Helper()
 	i := slices.Index(symNames[:], call)
@@ -186,7 +192,7 @@ func (f *FakeDriver) FailAfter(t testing.TB, call string, after int, code int32)
 		t.Fatalf("FailAfter: the driver binds no %q", call)
 	}
 	f.mu.Lock()
-	f.failAt[sym(i)] = failAt{after, Result(code)}
+	f.failAt[sym(i)] = append(f.failAt[sym(i)], failAt{after, Result(code)})
 	f.mu.Unlock()
 }
 

@@ -55,6 +55,10 @@ type Multi struct {
 	calls sync.Pool       // *multiCall
 	work  chan *shareTask // to idle workers (unbuffered); closed by Close
 	idle  atomic.Int32    // workers waiting on work
+	// workers counts the worker goroutines, for Close to wait for their
+	// end: once Close returns nothing of m runs (as with CPU.Close), and
+	// a caller counting goroutines sees them gone.
+	workers sync.WaitGroup
 
 	mu     sync.RWMutex // held by calls (read) and Close (write)
 	closed bool
@@ -374,8 +378,9 @@ func (m *Multi) KeySwitch(out, in []*tfhe.TLWE) error {
 	return m.run(opKeySwitch, out, in, 0)
 }
 
-// Close implements Engine: it waits for calls in progress and closes every
-// engine, joining their errors. It is idempotent.
+// Close implements Engine: it waits for calls in progress, ends the worker
+// goroutines and waits for them, and closes every engine, joining their
+// errors. It is idempotent.
 func (m *Multi) Close() error {
 	if m == nil || m.name == "" {
 		return ErrNotInitialized
@@ -387,6 +392,7 @@ func (m *Multi) Close() error {
 	}
 	m.closed = true
 	close(m.work) // no call is in flight: the idle workers end
+	m.workers.Wait()
 	errs := make([]error, len(m.engines))
 	for i, e := range m.engines {
 		errs[i] = e.Close()
@@ -472,6 +478,8 @@ func (m *Multi) handOff(c *multiCall, t shareTask) {
 	select {
 	case m.work <- &c.tasks[t.i]:
 	default:
+		// Under m.mu's read lock, so before Close's Wait.
+		m.workers.Add(1)
 		go m.worker(&c.tasks[t.i])
 	}
 }
@@ -480,6 +488,7 @@ func (m *Multi) handOff(c *multiCall, t shareTask) {
 // or enough other workers wait already (maxIdleWorkers): a burst of
 // concurrent calls leaves no crowd of idle goroutines behind.
 func (m *Multi) worker(t *shareTask) {
+	defer m.workers.Done()
 	for t != nil {
 		m.share(t.c, t.i, t.op, t.out, t.in, t.mu, true) // t is the caller's again after this
 		if m.idle.Add(1) > int32(maxIdleWorkers*len(m.engines)) {

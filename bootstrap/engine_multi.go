@@ -40,8 +40,10 @@ import (
 // an engine fails (a device error), the call returns its error, wrapped with
 // the engine's index and name and joined with any other engine's; the
 // other engines' shares are then written, and the failed engine's share is
-// written as far as that engine writes a failed call. Close closes every
-// engine.
+// written as far as that engine writes a failed call. An engine's panic
+// reaches the caller once every share is done: the lowest-index engine's,
+// named, its value wrapped when an error, with every other engine's panic
+// and error after it (Multi.besides). Close closes every engine.
 type Multi struct {
 	engines []Engine
 	weights []int // engine i's share of a batch is weights[i] / total
@@ -421,11 +423,14 @@ func (m *Multi) run(op opKind, out, in []*tfhe.TLWE, mu torus.Torus32) error {
 	c := m.calls.Get().(*multiCall)
 	defer m.calls.Put(c)
 	if len(in) == 0 {
-		// Every engine sees the empty call: a GPU that has faulted fails it.
-		defer clear(c.errs) // should an engine panic, none of this is kept
-		for i, e := range m.engines {
-			c.errs[i] = call(e, op, nil, nil, mu)
+		// Every engine sees the empty call: a GPU that has faulted fails
+		// it. One after another, each panic kept as a share's is, so that
+		// an engine's panic neither skips the later engines nor hides the
+		// earlier ones' errors.
+		for i := range m.engines {
+			m.share(c, i, op, nil, nil, mu, false)
 		}
+		m.raise(c)
 		return m.collect(c)
 	}
 	// Reduced as a uint32: converted first, a count past 2^31 would be a
@@ -450,23 +455,60 @@ func (m *Multi) run(op opKind, out, in []*tfhe.TLWE, mu torus.Torus32) error {
 	m.share(c, last, op, out[lastLo:lastHi], in[lastLo:lastHi], mu, false)
 	c.wg.Wait()
 	clear(c.tasks) // no samples kept in the pool
+	m.raise(c)
+	return m.collect(c)
+}
+
+// raise panics, on the caller's goroutine, with the lowest-index engine's
+// panic of call c, if any engine panicked, once c is cleared for the pool.
+func (m *Multi) raise(c *multiCall) {
 	for i, p := range c.panics {
 		if p != nil {
 			stack := c.stacks[i]
+			others := m.besides(c, i)
 			clear(c.panics)
 			clear(c.stacks)
 			clear(c.errs)
 			// The engine's own value where it is an error (errors.As
 			// finds it: a runtime.Error, say), with the engine and the
-			// stack of the goroutine that panicked, which is gone.
+			// stack of the goroutine that panicked, which is gone; then
+			// what else went wrong (besides).
 			what := fmt.Sprintf("bootstrap: Multi engine %d (%s) panicked", i, m.engines[i].Name())
 			if err, ok := p.(error); ok {
+				if others != nil {
+					panic(fmt.Errorf("%s: %w\nbesides:\n%w\n\n%s", what, err, others, stack))
+				}
 				panic(fmt.Errorf("%s: %w\n\n%s", what, err, stack))
+			}
+			if others != nil {
+				panic(fmt.Sprintf("%s: %v\nbesides:\n%v\n\n%s", what, p, others, stack))
 			}
 			panic(fmt.Sprintf("%s: %v\n\n%s", what, p, stack))
 		}
 	}
-	return m.collect(c)
+}
+
+// besides joins what else went wrong in call c beside engine i's panic,
+// which run raises: the other engines' panics (their values; the stacks
+// stay unsaid) and errors, each named by its engine, nil if nothing did.
+// The panic carries them, so that a caller who recovers it learns of every
+// share left unwritten and of a device fault (an engine to close) that the
+// panic would otherwise hide: in its text, and, when the panic's value is
+// an error, for errors.Is and errors.As too.
+func (m *Multi) besides(c *multiCall, i int) error {
+	var errs []error
+	for j, p := range c.panics {
+		if j == i || p == nil {
+			continue
+		}
+		what := fmt.Sprintf("engine %d (%s) panicked too", j, m.engines[j].Name())
+		if err, ok := p.(error); ok {
+			errs = append(errs, fmt.Errorf("%s: %w", what, err))
+		} else {
+			errs = append(errs, fmt.Errorf("%s: %v", what, p))
+		}
+	}
+	return errors.Join(append(errs, m.engineErrors(c.errs))...)
 }
 
 // handOff runs share t on another goroutine: an idle worker, or a new one

@@ -587,6 +587,59 @@ func TestMultiIdleWorkers(t *testing.T) {
 	}
 }
 
+// TestMultiPanicsBesides: when several engines panic and another fails,
+// the panic that reaches the caller is the lowest-index engine's, and it
+// names the other panic and the error (which errors.Is finds where the
+// panic's value is an error), for calls with samples and empty ones.
+func TestMultiPanicsBesides(t *testing.T) {
+	rs, m := recorderMulti(t, 3)
+	n := toyParams.LWEDimension()
+	boom := errors.New("device fell off the bus")
+	for _, tc := range []struct {
+		name  string
+		first any
+		count int
+	}{
+		{"Error", panicValue{"first"}, 9},
+		{"String", "first", 9},
+		{"ErrorEmptyCall", panicValue{"first"}, 0},
+		{"StringEmptyCall", "first", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rs[0].panics, rs[1].panics, rs[2].fail = tc.first, "second", boom
+			defer func() { rs[0].panics, rs[1].panics, rs[2].fail = nil, nil, nil }()
+			var p any
+			func() {
+				defer func() { p = recover() }()
+				m.Bootstrap(newTLWEs(tc.count, n), newTLWEs(tc.count, n), 0)
+			}()
+			text := fmt.Sprint(p)
+			for _, want := range []string{
+				"engine 0 (recorder) panicked: first",
+				"engine 1 (recorder) panicked too: second",
+				"engine 2 (recorder): device fell off the bus",
+			} {
+				if !strings.Contains(text, want) {
+					t.Errorf("the panic does not say %q:\n%s", want, text)
+				}
+			}
+			if err, ok := p.(error); ok {
+				var pv panicValue
+				if !errors.As(err, &pv) || pv.s != "first" || !errors.Is(err, boom) {
+					t.Errorf("the panic %v wraps engine 0's value: %v, engine 2's error: %v", err, errors.As(err, &pv), errors.Is(err, boom))
+				}
+			} else if _, isErr := tc.first.(error); isErr {
+				t.Errorf("engine 0 panicked with an error, the Multi with %T", p)
+			}
+		})
+	}
+	for range 3 {
+		if err := m.Bootstrap(newTLWEs(1, n), newTLWEs(1, n), 0); err != nil {
+			t.Fatalf("after the panics: %v", err)
+		}
+	}
+}
+
 // TestMultiKeepsNoSamples: after a call whose shares panicked, the pooled
 // call state holds none of its samples, errors or panics (the next Get
 // most likely returns it: one goroutine, no GC between).

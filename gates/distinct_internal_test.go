@@ -41,3 +41,23 @@ func BenchmarkFingerprintHot(b *testing.B) {
 	}
 	_ = sink
 }
+
+// BenchmarkReduceCalls is what a pass of its own looking for repeated
+// samples would add to a batch of 65,536 two-input gates of TFHELib128
+// with distinct inputs (the samples out of cache, as in a large batch);
+// batch looks as it reads each call's inputs instead.
+func BenchmarkReduceCalls(b *testing.B) {
+	const count = 65536
+	rng := rand.New(rand.NewPCG(1, 2))
+	calls := make([]Call, count)
+	for i := range calls {
+		x, y := tfhe.NewTLWE(630), tfhe.NewTLWE(630)
+		for j := range x.Value {
+			x.Value[j], y.Value[j] = torus.Torus32(rng.Uint32()), torus.Torus32(rng.Uint32())
+		}
+		calls[i] = Call{Op: OpAND, A: x, B: y}
+	}
+	for b.Loop() {
+		reduceCalls(calls)
+	}
+}

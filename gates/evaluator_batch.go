@@ -1,6 +1,7 @@
 package gates
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
@@ -137,18 +138,21 @@ func checkSample(c *tfhe.TLWE, n int) error {
 // A call given one sample for two inputs is the gate of its distinct
 // samples: AND(a, a) is a copy of a and costs no bootstrap, MUX(s, s, c) is
 // OR(s, c). A bootstrap of a sample added to itself would have twice its
-// error, where the noise estimates count independent inputs. The inputs of
-// a call must not be copies or complements of one another made apart (a
-// CopyFrom, a sample decoded twice) or the outputs of two identical gates
-// of different Batch calls (one op on the same samples gives the same
-// sample bit for bit): Batch does not detect those. Circuits do
-// (Circuit.Bootstraps).
+// error, where the noise estimates count independent inputs. One sample is
+// one *TLWE, or two equal bit for bit or negated (a copy or NOT made
+// apart, a sample decoded twice, the outputs of one gate on the same
+// samples in two Batch calls), and an input equal to a Constant is that
+// constant: AND(a, Constant(true)) is a copy of a.
 //
 // Within one Batch, gates that bootstrap one sum (AND(s, b) and the first
 // half of MUX(s, b, c), two MUX gates with a half in common, a gate given
 // twice) blind-rotate it once as it is and once negated, so that their
 // outputs' errors are unrelated and a later gate may read both; a third
 // gate of one sum, up to sign, shares a blind rotation with one of them.
+// Gates of one sum in different Batch calls share theirs: AND(s, b) in one
+// call and MUX(s, b, c) in another give outputs of correlated errors, which
+// one later gate should not read together. Circuits keep every level's
+// blind rotations apart (EvalCircuit).
 func (ev *Evaluator) Batch(calls []Call) error {
 	if err := ev.ok(); err != nil {
 		return err
@@ -189,7 +193,25 @@ func (ev *Evaluator) Batch(calls []Call) error {
 // circuit passes one set for all its levels. Its errors are the engine's
 // as they are: each caller adds "gates: " and its own context once.
 func (ev *Evaluator) batch(calls []Call, extra []*tfhe.TLWE, seen *rotationSet) error {
-	calls = reduceCalls(calls)
+	// Calls whose inputs repeat a sample are rare: batchOnce finds them
+	// as it reads each call's inputs anyway, before any engine call, and
+	// the batch starts again on their reduced gates. A pass of its own
+	// would read every input sample once more, out of cache in a large
+	// batch (about 10 ms for 65,536 gates, BenchmarkReduceCalls).
+	err := ev.batchOnce(calls, extra, seen, false)
+	if err == errRepeats {
+		err = ev.batchOnce(reduceCalls(calls), extra, seen, true)
+	}
+	return err
+}
+
+// errRepeats is batchOnce's word that a call's inputs repeat a sample.
+var errRepeats = errors.New("gates: a call's inputs repeat a sample")
+
+// batchOnce is batch on calls, reduced (none repeats a sample) or not yet,
+// in which case it returns errRepeats, having called no engine and written
+// nothing but scratch, where a call's inputs repeat a sample.
+func (ev *Evaluator) batchOnce(calls []Call, extra []*tfhe.TLWE, seen *rotationSet, reduced bool) error {
 	var nb, nm, nf int
 	for i := range calls {
 		switch op := calls[i].Op; {
@@ -230,6 +252,11 @@ func (ev *Evaluator) batch(calls []Call, extra []*tfhe.TLWE, seen *rotationSet) 
 	ib, im, iff := 0, 0, 0
 	for i := range calls {
 		c := &calls[i]
+		if !reduced && !c.Op.Free() {
+			if _, _, _, repeats := sampleKeys([3]*tfhe.TLWE{c.A, c.B, c.C}, c.Op.Arity()); repeats {
+				return errRepeats
+			}
+		}
 		switch {
 		case c.Op == OpMUX:
 			// a ? b : c = (a ∧ b) + (¬a ∧ c) + 1/8 after the two halves
@@ -457,10 +484,13 @@ func inputFingerprint(v []torus.Torus32) uint64 {
 }
 
 // reduceCalls returns calls with every call whose inputs repeat a sample
-// (the same *TLWE twice) replaced by the gate of its distinct samples
-// (reduceRepeats: AND(a, a) is a copy of a), in a copy of the slice when
-// there is one, so that the caller's calls stay as given. It allocates
-// only then.
+// replaced by the gate of its distinct samples (reduceRepeats: AND(a, a)
+// is a copy of a), in a copy of the slice when there is one, so that the
+// caller's calls stay as given. It allocates only then. A sample repeats
+// where two inputs are one *TLWE, or equal or negated bit for bit (a copy
+// or NOT made apart, a sample decoded twice, the outputs of one gate on
+// the same samples in two calls); an input equal to Constant's is that
+// constant.
 func reduceCalls(calls []Call) []Call {
 	cloned := false
 	for i := range calls {
@@ -469,10 +499,11 @@ func reduceCalls(calls []Call) []Call {
 			continue
 		}
 		in := [3]*tfhe.TLWE{c.A, c.B, c.C}
-		if ar := c.Op.Arity(); in[0] != in[1] && (ar < 3 || in[2] != in[0] && in[2] != in[1]) {
-			continue // the common case: no repeat
+		key, constant, neg, repeats := sampleKeys(in, c.Op.Arity())
+		if !repeats {
+			continue // the common case
 		}
-		r, _ := reduceRepeats(c.Op, in, [3]bool{}, [3]bool{})
+		r, _ := reduceRepeats(c.Op, key, constant, neg)
 		if !cloned {
 			calls, cloned = slices.Clone(calls), true
 			c = &calls[i]
@@ -483,4 +514,71 @@ func reduceCalls(calls []Call) []Call {
 		}
 	}
 	return calls
+}
+
+// sampleKeys describes the first ar inputs of a call for reduceRepeats:
+// input k is sample key[k] (the first input that holds it), negated when
+// neg[k], or the constant neg[k] when constant[k]. repeats reports whether
+// any input repeats another or is a constant.
+func sampleKeys(in [3]*tfhe.TLWE, ar int) (key [3]int, constant, neg [3]bool, repeats bool) {
+	for k := range ar {
+		key[k] = k
+		if b, ok := constantOf(in[k]); ok {
+			constant[k], neg[k], repeats = true, b, true
+			continue
+		}
+		for j := range k {
+			if constant[j] || key[j] != j {
+				continue
+			}
+			if same, n := sameSample(in[j], in[k]); same {
+				key[k], neg[k], repeats = j, n, true
+				break
+			}
+		}
+	}
+	return key, constant, neg, repeats
+}
+
+// sameSample reports whether y is x, or equal to x bit for bit, or to −x
+// (negated): a copy or NOT of x however it was made. The first mask word
+// decides almost always; a match is confirmed on every word.
+func sameSample(x, y *tfhe.TLWE) (same, negated bool) {
+	if x == y {
+		return true, false
+	}
+	a, b := x.Value, y.Value
+	if len(a) != len(b) {
+		return false, false
+	}
+	if a[0] == b[0] && slices.Equal(a, b) {
+		return true, false
+	}
+	if a[0] == -b[0] {
+		for i := range a {
+			if a[i] != -b[i] {
+				return false, false
+			}
+		}
+		return true, true
+	}
+	return false, false
+}
+
+// constantOf reports whether x is a constant as Constant makes it (a zero
+// mask and a body of ±1/8), and which.
+func constantOf(x *tfhe.TLWE) (bit, ok bool) {
+	v := x.Value
+	if v[0] != 0 { // a random mask word is 0 once in 2^32
+		return false, false
+	}
+	if b := v[len(v)-1]; b != mu8 && b != nmu8 {
+		return false, false
+	}
+	for _, w := range v[:len(v)-1] {
+		if w != 0 {
+			return false, false
+		}
+	}
+	return v[len(v)-1] == mu8, true
 }

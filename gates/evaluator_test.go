@@ -678,3 +678,72 @@ func TestGateOnOneSample(t *testing.T) {
 		}
 	}
 }
+
+// TestGateOnCopies: copies made apart are one sample too. A copy, a NOT
+// computed outside, a sample decoded twice, the outputs of one gate in two
+// calls and an input equal to a Constant: each gate of them is the gate of
+// its distinct samples, with no bootstrap reading a sample twice.
+func TestGateOnCopies(t *testing.T) {
+	f := fixtures(toyParams)
+	o := newOracle(f)
+	ev, err := gates.NewEvaluator(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := toyParams.LWEDimension()
+	for _, a := range []bool{false, true} {
+		ca, cb := f.encrypt(a)[0], f.encrypt(!a)[0]
+		neg := tfhe.NewTLWE(n)
+		tfhe.NegTLWETo(neg, ca)
+		enc, _ := ca.MarshalBinary()
+		decoded := new(tfhe.TLWE)
+		if err := decoded.UnmarshalBinary(enc); err != nil {
+			t.Fatal(err)
+		}
+		one, _ := ev.Constant(true)
+		zero, _ := ev.Constant(false)
+		o.log()
+		for _, tc := range []struct {
+			name    string
+			op      gates.Op
+			in      []*tfhe.TLWE
+			want    bool
+			engines []string // the engine calls it makes
+		}{
+			{"AND(a, copy of a)", gates.OpAND, []*tfhe.TLWE{ca, ca.Copy()}, a, nil},
+			{"XOR(a, a decoded)", gates.OpXOR, []*tfhe.TLWE{ca, decoded}, false, nil},
+			{"AND(a, ¬a made apart)", gates.OpAND, []*tfhe.TLWE{ca, neg}, false, nil},
+			{"AND(a, true)", gates.OpAND, []*tfhe.TLWE{ca, one}, a, nil},
+			{"OR(a, false)", gates.OpOR, []*tfhe.TLWE{ca, zero}, a, nil},
+			{"MUX(true, a, b)", gates.OpMUX, []*tfhe.TLWE{one, ca, cb}, a, nil},
+			{"MUX(s, a, copy of a)", gates.OpMUX, []*tfhe.TLWE{cb, ca, ca.Copy()}, a, nil},
+			{"MUX(a, copy of a, b)", gates.OpMUX, []*tfhe.TLWE{ca, ca.Copy(), cb}, a || !a, []string{"B:1"}},
+		} {
+			out, err := ev.Gate(tc.op, tc.in...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := f.decrypt(t, out)[0]; got != tc.want {
+				t.Errorf("%s, a = %v: %v, want %v", tc.name, a, got, tc.want)
+			}
+			if l := o.log(); !slices.Equal(l, tc.engines) {
+				t.Errorf("%s: engine calls %v, want %v", tc.name, l, tc.engines)
+			}
+		}
+	}
+	// The outputs of one gate on the same samples in two calls, on a
+	// deterministic engine, are one sample: their XNOR is the constant 1,
+	// a noiseless sample.
+	cpu := f.cpuEvaluator(t)
+	in := f.encrypt(true, true)
+	g1, _ := cpu.AND(in[0], in[1])
+	g2, _ := cpu.AND(in[0], in[1])
+	x, err := cpu.XNOR(g1, g2)
+	if err != nil || !slices.Equal(g1.Value, g2.Value) {
+		t.Fatalf("AND twice on the CPU engine: equal %v, %v", slices.Equal(g1.Value, g2.Value), err)
+	}
+	one, _ := cpu.Constant(true)
+	if !slices.Equal(x.Value, one.Value) {
+		t.Errorf("XNOR of one gate's two outputs is not the constant 1 (decrypts to %v)", f.decrypt(t, x)[0])
+	}
+}

@@ -140,18 +140,23 @@ func TestBlindRotationsDistinct(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// evalCircuit evaluates circ on bits and checks its blind rotations
+	// and its outputs.
+	evalCircuit := func(what string, circ *gates.Circuit, bits []bool, opts gates.CircuitOptions) {
+		t.Helper()
+		want, _ := circ.Eval(bits)
+		got, err := ev.EvalCircuitWith(context.Background(), circ, [][]*tfhe.TLWE{f.encrypt(bits...)}, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkDistinctRotations(t, fmt.Sprintf("%s %+v", what, opts), rec.take())
+		if g := f.decrypt(t, got[0]...); !slices.Equal(g, want[0]) {
+			t.Errorf("%s %+v: %v, want %v", what, opts, g, want[0])
+		}
+	}
 	for _, opts := range []gates.CircuitOptions{{XOR: gates.XORBootstrapped}, {MaxXORTerms: 2}, {}} {
 		for x := range 16 {
-			bits := gates.Uint64Bits(uint64(x), 4)
-			want, _ := circ.Eval(bits)
-			got, err := ev.EvalCircuitWith(context.Background(), circ, [][]*tfhe.TLWE{f.encrypt(bits...)}, opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkDistinctRotations(t, fmt.Sprintf("circuit %+v, input %04b", opts, x), rec.take())
-			if g := f.decrypt(t, got[0]...); !slices.Equal(g, want[0]) {
-				t.Errorf("circuit %+v, input %04b: %v, want %v", opts, x, g, want[0])
-			}
+			evalCircuit(fmt.Sprintf("circuit, input %04b", x), circ, gates.Uint64Bits(uint64(x), 4), opts)
 		}
 	}
 
@@ -178,16 +183,8 @@ func TestBlindRotationsDistinct(t *testing.T) {
 		for i := range bits {
 			bits[i] = rng.IntN(2) == 1
 		}
-		want, _ := circ.Eval(bits)
 		for _, opts := range []gates.CircuitOptions{{XOR: gates.XORBootstrapped}, {MaxXORTerms: 3}} {
-			got, err := ev.EvalCircuitWith(context.Background(), circ, [][]*tfhe.TLWE{f.encrypt(bits...)}, opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkDistinctRotations(t, fmt.Sprintf("random circuit %d %+v", round, opts), rec.take())
-			if g := f.decrypt(t, got[0]...); !slices.Equal(g, want[0]) {
-				t.Errorf("random circuit %d %+v: %v, want %v", round, opts, g, want[0])
-			}
+			evalCircuit(fmt.Sprintf("random circuit %d", round), circ, bits, opts)
 		}
 	}
 
@@ -252,11 +249,7 @@ func TestSharedRotationErrors(t *testing.T) {
 	e := p.NoiseEstimate()
 	shared := e.BlindRotationVar / math.Sqrt((e.BlindRotationVar+e.KeySwitchVar)*(2*e.BlindRotationVar+e.KeySwitchVar))
 	const count = 256
-	sel, a, b := make([]bool, count), make([]bool, count), make([]bool, count)
-	for i := range count {
-		sel[i], a[i], b[i] = i%2 == 0, i%3 == 0, i%5 < 2
-	}
-	cs, ca, cb := f.encrypt(sel...), f.encrypt(a...), f.encrypt(b...)
+	sel, a, b, cs, ca, cb := muxOperands(f, count)
 	calls := make([]gates.Call, 2*count)
 	for i := range count {
 		calls[2*i] = gates.Call{Op: gates.OpAND, A: cs[i], B: ca[i], Out: tfhe.NewTLWE(p.LWEDimension())}

@@ -23,11 +23,7 @@ func TestMuxNoise(t *testing.T) {
 	ev := f.cpuEvaluator(t)
 	e := toyParams.NoiseEstimate()
 	const count = 192
-	sel, a, b := make([]bool, count), make([]bool, count), make([]bool, count)
-	for i := range count {
-		sel[i], a[i], b[i] = i%2 == 0, i%3 == 0, i%5 < 2
-	}
-	cs, ca, cb := f.encrypt(sel...), f.encrypt(a...), f.encrypt(b...)
+	sel, a, b, cs, ca, cb := muxOperands(f, count)
 	calls := make([]gates.Call, 2*count)
 	for i := range count {
 		calls[i] = gates.Call{Op: gates.OpMUX, A: cs[i], B: ca[i], C: cb[i], Out: tfhe.NewTLWE(toyParams.LWEDimension())}
@@ -108,4 +104,14 @@ func TestCircuitPlanMuxFailure(t *testing.T) {
 			}
 		}
 	}
+}
+
+// muxOperands returns count selector and data bits, every combination of
+// the three in turn, and their encryptions.
+func muxOperands(f *fixture, count int) (sel, a, b []bool, cs, ca, cb []*tfhe.TLWE) {
+	sel, a, b = make([]bool, count), make([]bool, count), make([]bool, count)
+	for i := range count {
+		sel[i], a[i], b[i] = i%2 == 0, i%3 == 0, i%5 < 2
+	}
+	return sel, a, b, f.encrypt(sel...), f.encrypt(a...), f.encrypt(b...)
 }

@@ -197,7 +197,9 @@ func build(format Format, nwires int, inputs, outputs []int, gates []Gate, hl he
 	// bootstraps for it (engineInput), to the wire it writes: a later gate
 	// of the same input would compute the same sample bit for bit, so it
 	// is a copy of that wire instead, and a gate reading both reads one
-	// sample.
+	// sample. A later gate of the negated input is the wire's NOT (NAND(a,
+	// b) after AND(a, b)): one bootstrap fewer, and one blind rotation
+	// less of that sum to keep apart (Evaluator.batch).
 	seen := map[engineInput]int{}
 	for gi := range gates {
 		g := gates[gi]
@@ -239,8 +241,11 @@ func build(format Format, nwires int, inputs, outputs []int, gates []Gate, hl he
 				id[k], ng[k] = rep[sg.In[k]], neg[sg.In[k]]
 			}
 			key := engineInputOf(sg.Op, id, ng)
+			nk, hasNeg := key.negated()
 			if w, ok := seen[key]; ok {
 				sg = Gate{Op: OpCopy, In: [3]int{w, -1, -1}, Out: g.Out, Line: g.Line}
+			} else if w, ok := seen[nk]; ok && hasNeg {
+				sg = Gate{Op: OpNOT, In: [3]int{w, -1, -1}, Out: g.Out, Line: g.Line}
 			} else {
 				seen[key] = g.Out
 			}

@@ -372,12 +372,20 @@ func buildLinearPlan(c *Circuit, maxTerms int, tiers []int) *linearPlan {
 				}
 			}
 			// A gate before of the same engine input computed the same
-			// sample (engineInputOf): this one is a copy of it.
+			// sample (engineInputOf): this one is a copy of it, or its
+			// complement for the negated input.
 			gk := o.engineInput()
 			if id, ok := gateSample[gk]; ok {
 				wires[g.Out] = linWire{terms: []int32{id}}
 				foldFree(wires[g.Out])
 				continue
+			}
+			if nk, ok := gk.negated(); ok {
+				if id, ok := gateSample[nk]; ok {
+					wires[g.Out] = linWire{terms: []int32{id}, neg: true}
+					foldFree(wires[g.Out])
+					continue
+				}
 			}
 			lv := int32(0)
 			for k := range o.op.Arity() {

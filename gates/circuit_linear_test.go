@@ -116,6 +116,11 @@ func checkLinearPlan(t *testing.T, c *Circuit, terms int, tiers []int, rounds in
 				if id, ok := gateOut[key]; ok {
 					t.Fatalf("terms %d: level %d: %v computes sample %d again", terms, lv, o.op, id)
 				}
+				if nk, ok := key.negated(); ok {
+					if id, ok := gateOut[nk]; ok {
+						t.Fatalf("terms %d: level %d: %v bootstraps the negation of sample %d's input", terms, lv, o.op, id)
+					}
+				}
 				gateOut[key] = o.out
 				for k := range o.op.Arity() {
 					read(lv, o.in[k].id)

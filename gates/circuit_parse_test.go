@@ -462,6 +462,11 @@ func checkSchedule(t *testing.T, c *Circuit) {
 			if w, ok := done[key]; ok {
 				t.Fatalf("level %d: %v on line %d computes wire %d's sample again", l, g.Op, g.Line, w)
 			}
+			if nk, ok := key.negated(); ok {
+				if w, ok := done[nk]; ok {
+					t.Fatalf("level %d: %v on line %d bootstraps the negation of wire %d's input (its NOT is free)", l, g.Op, g.Line, w)
+				}
+			}
 			done[key] = g.Out
 			sw[g.Out] = g.Op.Eval(v[0], v[1], v[2])
 		}

@@ -93,6 +93,22 @@ type engineInput struct {
 	coef [3]int32
 }
 
+// negated returns the engine input of the gate that bootstraps −k, the
+// complement of k's gate (a gate bootstrap maps −x to the negation of
+// x's result: NAND(a, b) is NOT AND(a, b)), and false for a MUX, whose
+// complement has other halves.
+func (k engineInput) negated() (engineInput, bool) {
+	if k.mux {
+		return engineInput{}, false
+	}
+	n := k
+	n.off = -k.off
+	for i := range n.coef {
+		n.coef[i] = -k.coef[i]
+	}
+	return n, true
+}
+
 func engineInputOf(op Op, id [3]int32, neg [3]bool) engineInput {
 	sign := func(b bool) int32 {
 		if b {

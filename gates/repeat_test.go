@@ -206,11 +206,29 @@ func TestEngineInputOf(t *testing.T) {
 			gs = append(gs, gate{OpMUX, id, [3]bool{signs&1 == 1, signs&2 != 0, signs&4 != 0}})
 		}
 	}
+	// negInputs is inputs(g) negated: what the complement gate bootstraps.
+	negInputs := func(g gate) []string {
+		if g.op == OpMUX {
+			return nil
+		}
+		var in [3]*tfhe.TLWE
+		for k := range g.op.Arity() {
+			in[k] = signed(int(g.id[k]), g.neg[k])
+		}
+		out := tfhe.NewTLWE(n)
+		ca, cb, off := gateCoefficients(g.op)
+		linear(out, -ca, in[0], -cb, in[1], -off)
+		return []string{fmt.Sprint(out.Value)}
+	}
 	for i, a := range gs {
 		for _, b := range gs[i+1:] {
-			same := engineInputOf(a.op, a.id, a.neg) == engineInputOf(b.op, b.id, b.neg)
-			if eq := slices.Equal(inputs(a), inputs(b)); same != eq {
-				t.Errorf("%v%v%v and %v%v%v: one engine input %v, the same bootstraps %v", a.op, a.id, a.neg, b.op, b.id, b.neg, same, eq)
+			ka, kb := engineInputOf(a.op, a.id, a.neg), engineInputOf(b.op, b.id, b.neg)
+			if eq := slices.Equal(inputs(a), inputs(b)); (ka == kb) != eq {
+				t.Errorf("%v%v%v and %v%v%v: one engine input %v, the same bootstraps %v", a.op, a.id, a.neg, b.op, b.id, b.neg, ka == kb, eq)
+			}
+			nk, ok := ka.negated()
+			if eq := a.op != OpMUX && slices.Equal(negInputs(a), inputs(b)); (ok && nk == kb) != eq {
+				t.Errorf("%v%v%v and %v%v%v: negated engine inputs %v, negated bootstraps %v", a.op, a.id, a.neg, b.op, b.id, b.neg, ok && nk == kb, eq)
 			}
 		}
 	}

@@ -27,7 +27,7 @@ func BenchmarkDistinctInputs(b *testing.B) {
 		keys[i] = inputFingerprint(x.Value)
 	}
 	for b.Loop() {
-		s.distinctInputs(xs, nil, nil)
+		s.distinctInputs(xs, nil, nil, nil)
 	}
 }
 

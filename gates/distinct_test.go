@@ -49,10 +49,12 @@ func (r *recorder) take() [][]torus.Torus32 {
 }
 
 // checkDistinctRotations fails t unless the blind rotations of ins have
-// distinct inputs wherever that is possible: an input and its negation are
-// two forms of one input, so a class of at most two sites must use both,
-// and a larger one must use both forms at least.
-func checkDistinctRotations(t *testing.T, what string, ins [][]torus.Torus32) {
+// distinct inputs wherever two forms allow it: an input and its negation
+// are two forms of one input, so a class of at most two sites must use
+// both, and a larger one must use both forms at least. (A MUX takes other
+// halves where it can, so a larger class is rarer; strict asks that no
+// input repeat at all.)
+func checkDistinctRotations(t *testing.T, what string, ins [][]torus.Torus32, strict ...bool) {
 	t.Helper()
 	key := func(v []torus.Torus32) string { return fmt.Sprint(v) }
 	neg := func(v []torus.Torus32) []torus.Torus32 {
@@ -71,7 +73,7 @@ func checkDistinctRotations(t *testing.T, what string, ins [][]torus.Torus32) {
 		if slices.Equal(v, neg(v)) {
 			continue
 		}
-		if sites := pos + ng; sites <= 2 && pos > 1 || sites > 2 && ng == 0 {
+		if sites := pos + ng; sites <= 2 && pos > 1 || sites > 2 && ng == 0 || len(strict) > 0 && strict[0] && pos > 1 {
 			t.Errorf("%s: an input blind-rotated %d times and its negation %d times", what, pos, ng)
 			return
 		}
@@ -118,6 +120,33 @@ func TestBlindRotationsDistinct(t *testing.T) {
 	for i, cl := range calls {
 		if got := f.decrypt(t, cl.Out)[0]; got != want[i] {
 			t.Errorf("Batch call %d (%v): %v, want %v", i, cl.Op, got, want[i])
+		}
+	}
+	// Three MUX gates and an AND of one selector and data sample: the
+	// AND and the first MUX take s + b − 1/8 as it is and negated, the
+	// other two MUX gates the halves of MUX(s, ¬b, ¬·), s − b − 1/8 as it
+	// is and negated: no blind rotation shares an input.
+	for _, sv := range []bool{true, false} {
+		sel := f.encrypt(sv)[0]
+		four := []gates.Call{
+			{Op: gates.OpAND, A: sel, B: b, Out: out()},
+			{Op: gates.OpMUX, A: sel, B: b, C: c, Out: out()},
+			{Op: gates.OpMUX, A: sel, B: b, C: d, Out: out()},
+			{Op: gates.OpMUX, A: sel, B: b, C: e, Out: out()},
+		}
+		if err := ev.Batch(four); err != nil {
+			t.Fatal(err)
+		}
+		checkDistinctRotations(t, "AND and three MUX of one selector and data", rec.take(), true)
+		// b, c, d, e = 0, 1, 1, 0
+		want := []bool{false, false, false, false}
+		if !sv {
+			want = []bool{false, true, true, false}
+		}
+		for i := range four {
+			if got := f.decrypt(t, four[i].Out)[0]; got != want[i] {
+				t.Errorf("s = %v: AND and three MUX, call %d (%v): %v, want %v", sv, i, four[i].Op, got, want[i])
+			}
 		}
 	}
 	// The inputs are as given: the negated sites were the batch's copies.

@@ -20,9 +20,11 @@ type batchScratch struct {
 	// distinctInputs: per blind rotation of a batch (gate inputs, extra,
 	// MUX halves), its input's fingerprint and whether it is bootstrapped
 	// negated; and the inputs of a Batch call's blind rotations.
-	keys []uint64
-	flip []bool
-	seen rotationSet
+	keys   []uint64
+	flip   []bool
+	seen   rotationSet
+	muxAt  []int  // the index in calls of each MUX of a batch
+	altMux []bool // per MUX: its halves are those of MUX(s, ¬b, ¬c) (distinctInputs)
 }
 
 func (ev *Evaluator) scratch(nsmall, nbig int) *batchScratch {
@@ -163,8 +165,10 @@ func checkSample(c *tfhe.TLWE, n int) error {
 // Within one Batch, gates that bootstrap one sum (AND(s, b) and the first
 // half of MUX(s, b, c), two MUX gates with a half in common, a gate given
 // twice) blind-rotate it once as it is and once negated, so that their
-// outputs' errors are unrelated and a later gate may read both; a third
-// gate of one sum, up to sign, shares a blind rotation with one of them.
+// outputs' errors are unrelated and a later gate may read both. A MUX
+// that would be a third takes the halves of MUX(s, ¬b, ¬c), other sums,
+// and negates its result; any other third gate of one sum, up to sign,
+// shares a blind rotation with one of the first two.
 // Gates of one sum in different Batch calls share theirs: AND(s, b) in one
 // call and MUX(s, b, c) in another give outputs of correlated errors, which
 // one later gate should not read together. Circuits keep every level's
@@ -265,6 +269,7 @@ func (ev *Evaluator) batchOnce(calls []Call, extra []*tfhe.TLWE, seen *rotationS
 	keyPre, keyExtra, keyHalf := keys[:nb], keys[nb:nb+len(extra)], keys[nb+len(extra):]
 	muxOut := s.small[nb+2*nm : nb+3*nm]
 	free := s.small[nb+3*nm : nb+3*nm+nf]
+	s.muxAt = s.muxAt[:0]
 	ib, im, iff := 0, 0, 0
 	for i := range calls {
 		c := &calls[i]
@@ -281,6 +286,7 @@ func (ev *Evaluator) batchOnce(calls []Call, extra []*tfhe.TLWE, seen *rotationS
 			linear(half[2*im+1], -1, c.A, 1, c.C, nmu8)
 			keyHalf[2*im] = inputFingerprint(half[2*im].Value)
 			keyHalf[2*im+1] = inputFingerprint(half[2*im+1].Value)
+			s.muxAt = append(s.muxAt, i)
 			im++
 		case c.Op.Free():
 			d := free[iff]
@@ -308,7 +314,19 @@ func (ev *Evaluator) batchOnce(calls []Call, extra []*tfhe.TLWE, seen *rotationS
 	for i, x := range extra {
 		keyExtra[i] = inputFingerprint(x.Value)
 	}
-	flipAll, flipHalf := s.distinctInputs(all, half, seen)
+	// MUX j's halves, formed again in place as those of MUX(s, b, c) or,
+	// alt, of MUX(s, ¬b, ¬c), whose sum is the complement.
+	halves := func(j int, alt bool) (k1, k2 uint64) {
+		c := &calls[s.muxAt[j]]
+		sign := int32(1)
+		if alt {
+			sign = -1
+		}
+		linear(half[2*j], 1, c.A, sign, c.B, nmu8)
+		linear(half[2*j+1], -1, c.A, sign, c.C, nmu8)
+		return inputFingerprint(half[2*j].Value), inputFingerprint(half[2*j+1].Value)
+	}
+	flipAll, flipHalf, altMux := s.distinctInputs(all, half, seen, halves)
 	if len(all) > 0 {
 		if err := ev.eng.Bootstrap(all, all, mu8); err != nil {
 			unflip(all, flipAll) // extra is the caller's
@@ -327,6 +345,9 @@ func (ev *Evaluator) batchOnce(calls []Call, extra []*tfhe.TLWE, seen *rotationS
 			u := ext[2*j]
 			tfhe.AddTLWETo(u, u, ext[2*j+1])
 			u.SetB(u.B() + mu8)
+			if altMux[j] {
+				tfhe.NegTLWETo(u, u) // ¬MUX(s, ¬b, ¬c)
+			}
 			s.view = append(s.view, u)
 		}
 		if err := ev.eng.KeySwitch(muxOut, s.view); err != nil {
@@ -363,9 +384,11 @@ func (s *batchScratch) sites(n int) []uint64 {
 // distinctInputs gives the blind rotations of one batch distinct inputs
 // where it can, and distinct from those of seen (a circuit's earlier
 // levels), or of this batch alone where seen is nil. all holds gate
-// inputs, then extra; half the MUX halves; their fingerprints are in
-// s.keys in that order. It negates the inputs it changes and returns which,
-// for unflip.
+// inputs, then extra; half the MUX halves, two a MUX; their fingerprints
+// are in s.keys in that order. It negates the inputs it changes and
+// returns which, for unflip, and which MUX it gave the halves of
+// MUX(s, ¬b, ¬c) (halves re-forms MUX j's halves either way and returns
+// their fingerprints).
 //
 // Why: the engines are deterministic, so two blind rotations of one input
 // give one output, error included, and outputs that share it are
@@ -378,26 +401,34 @@ func (s *batchScratch) sites(n int) []uint64 {
 // bootstrap of −x gives the negated bit of x's (the test vector is odd),
 // through other rotations whose errors are unrelated to x's, so a second
 // site of one input bootstraps its negation and the result is negated
-// back. A third site of one input, up to sign, stays shared: there is no
-// third form to use.
+// back. A MUX whose half would be a third site takes the halves of
+// MUX(s, ¬b, ¬c), other sums, where they are free, and its result is
+// negated. Otherwise a third site of one input, up to sign, stays shared.
 //
-// A false match of fingerprints only negates a site, which is always
-// correct.
-func (s *batchScratch) distinctInputs(all, half []*tfhe.TLWE, seen *rotationSet) (flipAll, flipHalf []bool) {
+// A false match of fingerprints only negates a site, or takes a MUX's
+// other halves, which is always correct.
+func (s *batchScratch) distinctInputs(all, half []*tfhe.TLWE, seen *rotationSet,
+	halves func(j int, alt bool) (k1, k2 uint64)) (flipAll, flipHalf, altMux []bool) {
 	n := len(all) + len(half)
 	flip := s.flip[:n]
 	clear(flip)
 	flipAll, flipHalf = flip[:len(all)], flip[len(all):]
+	nm := len(half) / 2
+	if cap(s.altMux) < nm {
+		s.altMux = make([]bool, nm)
+	}
+	altMux = s.altMux[:nm]
+	clear(altMux)
 	if seen == nil {
 		if n < 2 {
-			return flipAll, flipHalf
+			return flipAll, flipHalf, altMux
 		}
 		seen = &s.seen
 		seen.reset()
 	}
-	for i, key := range s.keys[:n] {
+	site := func(i int, key uint64) {
 		if !seen.add(key) {
-			continue
+			return
 		}
 		flip[i] = true
 		x := half
@@ -408,7 +439,23 @@ func (s *batchScratch) distinctInputs(all, half []*tfhe.TLWE, seen *rotationSet)
 		}
 		tfhe.NegTLWETo(x[i], x[i])
 	}
-	return flipAll, flipHalf
+	keys := s.keys[:n]
+	for i := range all {
+		site(i, keys[i])
+	}
+	for j := range nm {
+		i := len(all) + 2*j
+		if !seen.placeable(keys[i]) || !seen.placeable(keys[i+1]) {
+			if k1, k2 := halves(j, true); seen.placeable(k1) && seen.placeable(k2) && k1>>1 != k2>>1 {
+				keys[i], keys[i+1], altMux[j] = k1, k2, true
+			} else {
+				halves(j, false)
+			}
+		}
+		site(i, keys[i])
+		site(i+1, keys[i+1])
+	}
+	return flipAll, flipHalf, altMux
 }
 
 // rotationSet is the set of blind-rotation inputs of a batch or a circuit
@@ -445,6 +492,16 @@ func (r *rotationSet) add(key uint64) (negate bool) {
 		return true
 	}
 	return false
+}
+
+// placeable reports whether a blind rotation of the input of fingerprint
+// key can still take a form (as is, or negated) that none has taken.
+func (r *rotationSet) placeable(key uint64) bool {
+	if len(r.table) == 0 {
+		return true
+	}
+	e := r.table[r.slot(key>>1<<2)]
+	return e&3 != 3
 }
 
 // slot returns the index of class's entry, or of the empty slot where it

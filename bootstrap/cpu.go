@@ -33,7 +33,19 @@ type CPUOptions struct {
 // call to call: the hot path allocates nothing). CPU is safe for concurrent
 // use; concurrent calls share the workers. Its outputs are bit-identical
 // whatever NTT plan and number of workers it uses.
+//
+// A CPU engine dropped without Close is closed some time after the garbage
+// collector finds it unreachable, which ends its workers; call Close to end
+// them at a known time.
 type CPU struct {
+	noCopy  noCopy
+	c       *cpuCore // nil for a zero CPU
+	cleanup runtime.Cleanup
+}
+
+// cpuCore is a CPU engine behind its handle (closeWhenDropped): the workers
+// and the queue reference it, never the CPU.
+type cpuCore struct {
 	params tfhe.Params
 	plan   *smallntt.Plan
 	name   string
@@ -48,6 +60,10 @@ type CPU struct {
 	// stopHook, when set (tests only, before Close), runs in each worker
 	// as it stops: a slow stop makes Close's wait for the workers testable.
 	stopHook func()
+	// callHook, when set (tests only), runs at the start of each call,
+	// before it takes mu: where a collection that found the handle
+	// unreachable would close the engine under the call.
+	callHook func()
 }
 
 type opKind int
@@ -86,7 +102,7 @@ func NewCPU(ck *tfhe.CloudKey, opts CPUOptions) (*CPU, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bootstrap: NewCPU: %w", err)
 	}
-	e := &CPU{
+	e := &cpuCore{
 		params: p,
 		plan:   plan,
 		name:   cpuName(plan, nw, ck.Grouping()),
@@ -102,7 +118,9 @@ func NewCPU(ck *tfhe.CloudKey, opts CPUOptions) (*CPU, error) {
 		}
 		e.workers.Go(func() { e.work(w) })
 	}
-	return e, nil
+	h := &CPU{c: e}
+	h.cleanup = closeWhenDropped(h, e)
+	return h, nil
 }
 
 // resolve returns the plan and the worker count opts select for p, or the
@@ -142,7 +160,7 @@ func (opts CPUOptions) resolve(op string, p tfhe.Params) (*smallntt.Plan, int, e
 // measured on a CPU (smallntt.DefaultPlan).
 func defaultPlan(n int) (*smallntt.Plan, error) { return smallntt.DefaultPlan(n) }
 
-func (e *CPU) work(ev *tfhe.Evaluator) {
+func (e *cpuCore) work(ev *tfhe.Evaluator) {
 	for b := range e.jobs {
 		for {
 			i := int(b.next.Add(1) - 1)
@@ -166,13 +184,23 @@ func (e *CPU) work(ev *tfhe.Evaluator) {
 	}
 }
 
+// core returns the engine's core, nil for a nil or zero CPU.
+func (e *CPU) core() *cpuCore {
+	if e == nil {
+		return nil
+	}
+	return e.c
+}
+
 // Name describes the engine: "cpu/<plan>/workers=<w>", with
 // "/grouping=<g>" for a grouped key.
 func (e *CPU) Name() string {
-	if e == nil || e.jobs == nil {
+	defer runtime.KeepAlive(e)
+	c := e.core()
+	if c == nil {
 		return "cpu/uninitialized"
 	}
-	return e.name
+	return c.name
 }
 
 // String is Name.
@@ -181,50 +209,61 @@ func (e *CPU) String() string { return e.Name() }
 // Grouping returns the grouping factor of the engine's bootstrapping key
 // (tfhe.WithGrouping; KeyGrouping), 0 for an uninitialized engine.
 func (e *CPU) Grouping() int {
-	if e == nil || e.jobs == nil {
+	defer runtime.KeepAlive(e)
+	c := e.core()
+	if c == nil {
 		return 0
 	}
-	return max(e.group, 1)
+	return max(c.group, 1)
 }
 
 // Params returns the parameter set of the engine's cloud key (the zero
 // Params for an uninitialized engine).
 func (e *CPU) Params() tfhe.Params {
-	if e == nil {
+	defer runtime.KeepAlive(e)
+	c := e.core()
+	if c == nil {
 		return tfhe.Params{}
 	}
-	return e.params
+	return c.params
 }
 
 // Plan returns the engine's NTT plan.
 func (e *CPU) Plan() *smallntt.Plan {
-	if e == nil {
+	defer runtime.KeepAlive(e)
+	c := e.core()
+	if c == nil {
 		return nil
 	}
-	return e.plan
+	return c.plan
 }
 
 // Workers returns the number of worker goroutines.
 func (e *CPU) Workers() int {
-	if e == nil {
+	defer runtime.KeepAlive(e)
+	c := e.core()
+	if c == nil {
 		return 0
 	}
-	return e.nw
+	return c.nw
 }
 
 // Bootstrap implements Engine.
 func (e *CPU) Bootstrap(out, in []*tfhe.TLWE, mu torus.Torus32) error {
-	return e.run(opBootstrap, out, in, mu)
+	defer runtime.KeepAlive(e)
+	return e.core().run(opBootstrap, out, in, mu)
 }
 
 // BootstrapNoKeySwitch implements Engine.
 func (e *CPU) BootstrapNoKeySwitch(out, in []*tfhe.TLWE, mu torus.Torus32) error {
-	return e.run(opBootstrapNoKS, out, in, mu)
+	defer runtime.KeepAlive(e)
+	return e.core().run(opBootstrapNoKS, out, in, mu)
 }
 
 // KeySwitch implements Engine.
 func (e *CPU) KeySwitch(out, in []*tfhe.TLWE) error {
-	return e.run(opKeySwitch, out, in, 0)
+	defer runtime.KeepAlive(e)
+	return e.core().run(opKeySwitch, out, in, 0)
 }
 
 // maxCPUWorkers bounds CPUOptions.Workers: each worker is a goroutine with
@@ -234,9 +273,18 @@ const maxCPUWorkers = 1 << 12
 // Close implements Engine: it waits for calls in progress, then stops the
 // workers.
 func (e *CPU) Close() error {
-	if e == nil || e.jobs == nil {
+	defer runtime.KeepAlive(e)
+	c := e.core()
+	if c == nil {
 		return ErrNotInitialized
 	}
+	err := c.Close()
+	e.cleanup.Stop() // closed: nothing left for the collector to do
+	return err
+}
+
+// Close is CPU.Close, which the cleanup of a dropped handle calls too.
+func (e *cpuCore) Close() error {
 	e.mu.Lock()
 	if e.closed {
 		e.mu.Unlock()
@@ -250,9 +298,12 @@ func (e *CPU) Close() error {
 	return nil
 }
 
-func (e *CPU) run(op opKind, out, in []*tfhe.TLWE, mu torus.Torus32) error {
-	if e == nil || e.jobs == nil {
+func (e *cpuCore) run(op opKind, out, in []*tfhe.TLWE, mu torus.Torus32) error {
+	if e == nil {
 		return ErrNotInitialized
+	}
+	if e.callHook != nil {
+		e.callHook()
 	}
 	e.mu.RLock()
 	defer e.mu.RUnlock()

@@ -463,7 +463,7 @@ func TestCPUErrors(t *testing.T) {
 	// The workers take 20 ms to stop, so the second Close comes while
 	// they run whichever Close gets the lock first.
 	e2 := newCPU(t, kp.ck, CPUOptions{Workers: 4})
-	e2.stopHook = func() { time.Sleep(20 * time.Millisecond) }
+	e2.c.stopHook = func() { time.Sleep(20 * time.Millisecond) }
 	var wg sync.WaitGroup
 	for range 2 {
 		wg.Go(func() {
@@ -525,7 +525,7 @@ func TestCPUName(t *testing.T) {
 // its receiver), from their stacks.
 func workersOf(e *CPU) int {
 	buf := make([]byte, 1<<20)
-	recv := fmt.Sprintf("bootstrap.(*CPU).work(%p", e)
+	recv := fmt.Sprintf("bootstrap.(*cpuCore).work(%p", e.c)
 	n := 0
 	for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
 		if strings.Contains(g, recv) {

@@ -2,6 +2,7 @@ package bootstrap
 
 import (
 	"errors"
+	"runtime"
 
 	"github.com/goldfhe/goldfhe/tfhe"
 	"github.com/goldfhe/goldfhe/torus"
@@ -107,3 +108,31 @@ var (
 	// engine (one not made by its constructor).
 	ErrNotInitialized = errors.New("bootstrap: engine not initialized (use its constructor, e.g. NewCPU)")
 )
+
+// closeWhenDropped arranges for core, the state behind the engine handle h,
+// to be closed some time after h becomes unreachable, and returns the
+// cleanup for the handle's Close to stop. Each engine is split so: the
+// handle (CPU, GPU, Multi) is what the user holds, and the core holds
+// everything the engine's goroutines, queues and release reference, never
+// the handle, so that dropping the handle lets the collector find it. The
+// close runs on a goroutine of its own because it blocks (it waits for
+// calls in progress and for the workers, and the GPU engine's makes driver
+// calls), while the runtime runs cleanups on few goroutines shared by the
+// whole program. Its error has nobody to go to.
+//
+// Every exported method of a handle keeps the handle alive until it
+// returns (runtime.KeepAlive): a handle whose last use is a call must not
+// be collected, and the core closed, between the call's load of the core
+// and its taking the core's lock, which would fail it with ErrClosed.
+func closeWhenDropped[H any, C interface{ Close() error }](h *H, core C) runtime.Cleanup {
+	return runtime.AddCleanup(h, func(c C) { go c.Close() }, core)
+}
+
+// noCopy, the first field of each engine handle, makes go vet's copylocks
+// check report a handle copied by value, as it did when the handles held
+// their mutexes: a copy would share the core, but only the original
+// carries the cleanup, which could close the core under the copy.
+type noCopy struct{}
+
+func (*noCopy) Lock()   {}
+func (*noCopy) Unlock() {}

@@ -175,7 +175,21 @@ const DefaultMaxBatch = 8192
 // (kernels/NOTES.md session 27); kernels' TestFakeGPUEngineDeviceErrors
 // an uncorrectable ECC error and CUDA_ERROR_UNKNOWN mid-batch, and a
 // recoverable error, on its fake driver.
+//
+// A GPU engine dropped without Close is closed some time after the garbage
+// collector finds it unreachable, which releases its device memory, pinned
+// host memory and context; call Close to release them at a known time (and
+// to learn of a failed release).
 type GPU struct {
+	noCopy  noCopy
+	c       *gpuCore // nil for a zero GPU
+	cleanup runtime.Cleanup
+}
+
+// gpuCore is a GPU engine behind its handle (closeWhenDropped): calls,
+// merged calls and the release reference it, never the GPU. Its methods
+// named as GPU's are the handle's, which forward to them.
+type gpuCore struct {
 	params   tfhe.Params
 	shape    kernels.BootstrapShape
 	name     string
@@ -229,6 +243,10 @@ type GPU struct {
 	merged  mergeBufs   // the pipeline holder's
 	// mergedCalls counts the calls that ran in a batch with others.
 	mergedCalls atomic.Int64
+	// callHook, when set (tests only), runs at the start of each call,
+	// before it takes mu: where a collection that found the handle
+	// unreachable would close the engine under the call.
+	callHook func()
 }
 
 // gpuBuffers are the engine's device and pinned host memory, allocated once
@@ -362,7 +380,7 @@ func NewGPU(ck *tfhe.CloudKey, opts GPUOptions) (*GPU, error) {
 		}
 		return nil, fmt.Errorf("bootstrap: NewGPU: %w", err)
 	}
-	e := &GPU{params: p, shape: shape, info: dev.Info(), cpuPlan: plan, dev: dev, mode: opts.BlindRotation, noMerge: opts.NoMerge,
+	e := &gpuCore{params: p, shape: shape, info: dev.Info(), cpuPlan: plan, dev: dev, mode: opts.BlindRotation, noMerge: opts.NoMerge,
 		pipe: make(chan struct{}, 1)}
 	if err := e.init(ck, opts.MaxBatch, auto); err != nil {
 		// The release's own error (a failed free) is kept beside the cause.
@@ -372,7 +390,9 @@ func NewGPU(ck *tfhe.CloudKey, opts GPUOptions) (*GPU, error) {
 	if g := shape.Grouping; g > 1 {
 		e.name += fmt.Sprintf("/grouping=%d", g)
 	}
-	return e, nil
+	h := &GPU{c: e}
+	h.cleanup = closeWhenDropped(h, e)
+	return h, nil
 }
 
 // check reports options no GPU can satisfy for parameter set p: the
@@ -417,7 +437,7 @@ func perSampleBytes(s kernels.BootstrapShape, fused bool) int {
 }
 
 // kernelsName describes the blind-rotation kernels for Name.
-func (e *GPU) kernelsName() string {
+func (e *gpuCore) kernelsName() string {
 	var parts []string
 	if w := e.wide; w.T != 0 {
 		name := fmt.Sprintf("wide%dx%dx%d/t%d", w.F1, w.F2, w.F3, w.T)
@@ -450,7 +470,7 @@ func (e *GPU) kernelsName() string {
 	return ""
 }
 
-func (e *GPU) init(ck *tfhe.CloudKey, maxBatch int, auto bool) error {
+func (e *gpuCore) init(ck *tfhe.CloudKey, maxBatch int, auto bool) error {
 	var err error
 	if e.bsk, err = e.dev.Library().BootstrapKernels(); err != nil {
 		return err
@@ -719,7 +739,7 @@ func ksTable(ck *tfhe.CloudKey) []uint32 {
 // frees' errors are dropped and only the context is released, the
 // memory, streams and modules made on it being the driver's to reclaim
 // with it.
-func (e *GPU) release() error {
+func (e *gpuCore) release() error {
 	var errs []error
 	if e.dev == nil || e.dev.Context().Err() == nil {
 		errs = append(errs, e.buf.free())
@@ -742,14 +762,20 @@ func (e *GPU) release() error {
 	return errors.Join(errs...)
 }
 
+// core returns the engine's core, nil for a nil or zero GPU.
+func (e *GPU) core() *gpuCore {
+	if e == nil {
+		return nil
+	}
+	return e.c
+}
+
 // Name describes the engine: "gpu/<device>/<plan>/<kernels>/maxbatch=<m>",
 // with "/grouping=<g>" for a grouped key; <kernels> names the blind-rotation
 // kernels and the batch sizes each takes (e.g. "wide8x8x16/t64+f256>=3168+…").
 func (e *GPU) Name() string {
-	if e == nil || e.name == "" {
-		return "gpu/uninitialized"
-	}
-	return e.name
+	defer runtime.KeepAlive(e)
+	return e.core().Name()
 }
 
 // String is Name.
@@ -758,35 +784,27 @@ func (e *GPU) String() string { return e.Name() }
 // Params returns the parameter set of the engine's cloud key (the zero
 // Params for an uninitialized engine).
 func (e *GPU) Params() tfhe.Params {
-	if e == nil {
-		return tfhe.Params{}
-	}
-	return e.params
+	defer runtime.KeepAlive(e)
+	return e.core().Params()
 }
 
 // Device describes the engine's GPU.
 func (e *GPU) Device() kernels.DeviceInfo {
-	if e == nil {
-		return kernels.DeviceInfo{}
-	}
-	return e.info
+	defer runtime.KeepAlive(e)
+	return e.core().Device()
 }
 
 // Plan returns the NTT plan the engine's transforms reproduce.
 func (e *GPU) Plan() *smallntt.Plan {
-	if e == nil {
-		return nil
-	}
-	return e.cpuPlan
+	defer runtime.KeepAlive(e)
+	return e.core().Plan()
 }
 
 // Grouping returns the grouping factor of the engine's bootstrapping key
 // (tfhe.WithGrouping; KeyGrouping), 0 for an uninitialized engine.
 func (e *GPU) Grouping() int {
-	if e == nil || e.name == "" {
-		return 0
-	}
-	return max(e.shape.Grouping, 1)
+	defer runtime.KeepAlive(e)
+	return e.core().Grouping()
 }
 
 // BatchTiers returns the batch sizes at which a pass's time steps up
@@ -803,6 +821,90 @@ func (e *GPU) Grouping() int {
 // remainder's tier (session 13, H200, grouped by 2: 280 samples 10.6 ms
 // against 13.1 with the remainder left to the wide kernel).
 func (e *GPU) BatchTiers() []int {
+	defer runtime.KeepAlive(e)
+	return e.core().BatchTiers()
+}
+
+// MaxBatch returns the most samples one device pass holds; larger batches
+// are split into passes of this size.
+func (e *GPU) MaxBatch() int {
+	defer runtime.KeepAlive(e)
+	return e.core().MaxBatch()
+}
+
+// Bootstrap implements Engine.
+func (e *GPU) Bootstrap(out, in []*tfhe.TLWE, mu torus.Torus32) error {
+	defer runtime.KeepAlive(e)
+	return e.core().run(opBootstrap, out, in, mu)
+}
+
+// BootstrapNoKeySwitch implements Engine.
+func (e *GPU) BootstrapNoKeySwitch(out, in []*tfhe.TLWE, mu torus.Torus32) error {
+	defer runtime.KeepAlive(e)
+	return e.core().run(opBootstrapNoKS, out, in, mu)
+}
+
+// KeySwitch implements Engine.
+func (e *GPU) KeySwitch(out, in []*tfhe.TLWE) error {
+	defer runtime.KeepAlive(e)
+	return e.core().run(opKeySwitch, out, in, 0)
+}
+
+// Close implements Engine: it waits for calls in progress, then frees the
+// device memory, the pinned buffers and the device context. After a device
+// fault (see GPU) it releases only the context, the driver's to reclaim
+// the rest with, and returns only that release's error.
+func (e *GPU) Close() error {
+	defer runtime.KeepAlive(e)
+	err := e.core().Close()
+	if e != nil {
+		e.cleanup.Stop() // closed: nothing left for the collector to do
+	}
+	return err
+}
+
+// Name is GPU.Name.
+func (e *gpuCore) Name() string {
+	if e == nil || e.name == "" {
+		return "gpu/uninitialized"
+	}
+	return e.name
+}
+
+// Params is GPU.Params.
+func (e *gpuCore) Params() tfhe.Params {
+	if e == nil {
+		return tfhe.Params{}
+	}
+	return e.params
+}
+
+// Device is GPU.Device.
+func (e *gpuCore) Device() kernels.DeviceInfo {
+	if e == nil {
+		return kernels.DeviceInfo{}
+	}
+	return e.info
+}
+
+// Plan is GPU.Plan.
+func (e *gpuCore) Plan() *smallntt.Plan {
+	if e == nil {
+		return nil
+	}
+	return e.cpuPlan
+}
+
+// Grouping is GPU.Grouping.
+func (e *gpuCore) Grouping() int {
+	if e == nil || e.name == "" {
+		return 0
+	}
+	return max(e.shape.Grouping, 1)
+}
+
+// BatchTiers is GPU.BatchTiers.
+func (e *gpuCore) BatchTiers() []int {
 	if e == nil || e.name == "" || e.wide.T == 0 {
 		return nil
 	}
@@ -834,8 +936,8 @@ func (e *GPU) BatchTiers() []int {
 
 // waveSize and fewWaveSize are how many samples the wide and the
 // N/8-thread wide kernel run side by side (waveOf).
-func (e *GPU) waveSize() int    { return e.waveOf(e.wide, e.wave) }
-func (e *GPU) fewWaveSize() int { return e.waveOf(e.few, e.fewWave) }
+func (e *gpuCore) waveSize() int    { return e.waveOf(e.wide, e.wave) }
+func (e *gpuCore) fewWaveSize() int { return e.waveOf(e.few, e.fewWave) }
 
 // waveOf is how many samples the wide-family kernel ws of one block per
 // sample runs side by side: measured, the driver's occupancy (init), or,
@@ -843,7 +945,7 @@ func (e *GPU) fewWaveSize() int { return e.waveOf(e.few, e.fewWave) }
 // two samples per SM for an N/16-thread kernel, one for an N/8-thread one
 // and three for a flat one (its shared memory is sized for three); 0
 // without the kernel.
-func (e *GPU) waveOf(ws kernels.WideShape, measured int) int {
+func (e *gpuCore) waveOf(ws kernels.WideShape, measured int) int {
 	switch {
 	case ws.T == 0:
 		return 0
@@ -855,35 +957,16 @@ func (e *GPU) waveOf(ws kernels.WideShape, measured int) int {
 	return e.info.SMs * max(1, 2*e.shape.N()/(16*ws.T))
 }
 
-// MaxBatch returns the most samples one device pass holds; larger batches
-// are split into passes of this size.
-func (e *GPU) MaxBatch() int {
+// MaxBatch is GPU.MaxBatch.
+func (e *gpuCore) MaxBatch() int {
 	if e == nil {
 		return 0
 	}
 	return e.maxBatch
 }
 
-// Bootstrap implements Engine.
-func (e *GPU) Bootstrap(out, in []*tfhe.TLWE, mu torus.Torus32) error {
-	return e.run(opBootstrap, out, in, mu)
-}
-
-// BootstrapNoKeySwitch implements Engine.
-func (e *GPU) BootstrapNoKeySwitch(out, in []*tfhe.TLWE, mu torus.Torus32) error {
-	return e.run(opBootstrapNoKS, out, in, mu)
-}
-
-// KeySwitch implements Engine.
-func (e *GPU) KeySwitch(out, in []*tfhe.TLWE) error {
-	return e.run(opKeySwitch, out, in, 0)
-}
-
-// Close implements Engine: it waits for calls in progress, then frees the
-// device memory, the pinned buffers and the device context. After a device
-// fault (see GPU) it releases only the context, the driver's to reclaim
-// the rest with, and returns only that release's error.
-func (e *GPU) Close() error {
+// Close is GPU.Close, which the cleanup of a dropped handle calls too.
+func (e *gpuCore) Close() error {
 	if e == nil || e.name == "" {
 		return ErrNotInitialized
 	}
@@ -908,9 +991,12 @@ func (e *GPU) Close() error {
 // runs, the host stages the next pass's inputs and the previous pass's
 // outputs, and the copies and key switching of one pass overlap the
 // kernels of the other (each slot has its own stream).
-func (e *GPU) run(op opKind, out, in []*tfhe.TLWE, mu torus.Torus32) error {
+func (e *gpuCore) run(op opKind, out, in []*tfhe.TLWE, mu torus.Torus32) error {
 	if e == nil || e.name == "" {
 		return ErrNotInitialized
+	}
+	if e.callHook != nil {
+		e.callHook()
 	}
 	e.mu.RLock()
 	defer e.mu.RUnlock()
@@ -945,7 +1031,7 @@ func (e *GPU) run(op opKind, out, in []*tfhe.TLWE, mu torus.Torus32) error {
 }
 
 // runPasses runs a checked call holding the pipeline.
-func (e *GPU) runPasses(op opKind, out, in []*tfhe.TLWE, mu torus.Torus32) error {
+func (e *gpuCore) runPasses(op opKind, out, in []*tfhe.TLWE, mu torus.Torus32) error {
 	slots := e.buf.slots
 	// Should a pass panic, no slot may keep this call's outputs pending
 	// (a later call would copy a stale pass into them; engine_gpu_merge.go
@@ -1029,7 +1115,7 @@ func (e *GPU) runPasses(op opKind, out, in []*tfhe.TLWE, mu torus.Torus32) error
 // pass up to minPipelined samples (splitting a small call only adds
 // latency), else passes of a quarter of the call, at least minPipelined
 // and at most maxBatch, so that the two slots overlap.
-func (e *GPU) passSize(count int) int {
+func (e *gpuCore) passSize(count int) int {
 	minPipelined := 4 * e.info.SMs // passes that still fill the GPU
 	if len(e.buf.slots) < 2 || count <= 2*minPipelined {
 		return min(count, e.maxBatch)
@@ -1052,7 +1138,7 @@ func (e *GPU) passSize(count int) int {
 // 37,941 / 38,018 -> 39,401 / 39,417, 12,000 37,959 / 38,017 -> 39,976 /
 // 40,007, 1,024 to 2,048 1-3% faster, 16,384 and 65,536 as before
 // (BENCHMARKS.md session 23).
-func (e *GPU) bodyPasses(op opKind, body int) (whole, chunk int) {
+func (e *gpuCore) bodyPasses(op opKind, body int) (whole, chunk int) {
 	chunk = e.passSize(body)
 	f := e.flatWaveSize()
 	if op == opKeySwitch || f == 0 || e.kernelFor() != BlindRotationWide || chunk >= flatMinWaves*f || body < f ||
@@ -1116,7 +1202,7 @@ func passBounds(count, body, chunk int, then ...int) iter.Seq2[int, int] {
 //     one about a full wave either way.
 //
 // Nothing for key switching alone, or when a pass would exceed maxBatch.
-func (e *GPU) tailPasses(op opKind, count int) (few, tail int) {
+func (e *gpuCore) tailPasses(op opKind, count int) (few, tail int) {
 	if op == opKeySwitch || e.wide.T == 0 {
 		return 0, 0
 	}
@@ -1141,7 +1227,7 @@ func (e *GPU) tailPasses(op opKind, count int) (few, tail int) {
 
 // finish waits for sl's pass in flight, if any, and writes its outputs
 // (none for a pass whose enqueue failed).
-func (e *GPU) finish(sl *passSlot) error {
+func (e *gpuCore) finish(sl *passSlot) error {
 	if !sl.queued {
 		return nil
 	}
@@ -1246,7 +1332,7 @@ func torusWords(v []torus.Torus32) []uint32 {
 // download. finish(sl) completes it. sl's previous pass must be finished.
 // On an error the slot stays queued (with no outputs pending): what was
 // queued before the failure must still be waited for.
-func (e *GPU) enqueue(sl *passSlot, op opKind, out, in []*tfhe.TLWE, mu torus.Torus32) error {
+func (e *gpuCore) enqueue(sl *passSlot, op opKind, out, in []*tfhe.TLWE, mu torus.Torus32) error {
 	sl.queued = true
 	count := len(in)
 	s := e.shape
@@ -1316,7 +1402,7 @@ func (e *GPU) enqueue(sl *passSlot, op opKind, out, in []*tfhe.TLWE, mu torus.To
 // kernel's one block per sample wins (kernel BenchmarkBlindRotate on an
 // H200, TFHELib128 grouped by 2: 66 samples 3.76 ms against 5.34, 99
 // samples 5.77 against 5.35; grouped by 3, 99 samples 5.42 against 5.12).
-func (e *GPU) clusterMax() int { return e.info.SMs / (e.shape.K + 1) }
+func (e *gpuCore) clusterMax() int { return e.info.SMs / (e.shape.K + 1) }
 
 // splitMax is the largest pass that runs the split kernel: every block of
 // every cluster on an SM of its own. Beyond, the cluster kernel's smaller
@@ -1326,7 +1412,7 @@ func (e *GPU) clusterMax() int { return e.info.SMs / (e.shape.K + 1) }
 // memory (a key grouped by 3: 213 KB) runs one block per SM, and then one
 // cluster fewer fits at once than SMs/8 (an H200's GPCs: 15 of 8 blocks;
 // 1 to 8 samples 1.47 ms, 10 to 15 about 1.66, 16 samples 2.93).
-func (e *GPU) splitMax() int {
+func (e *gpuCore) splitMax() int {
 	n := e.info.SMs / max(e.split.Split, 1)
 	if e.splitAlone() {
 		n--
@@ -1336,7 +1422,7 @@ func (e *GPU) splitMax() int {
 
 // splitAlone reports whether a split kernel's block takes more than half
 // an SM's shared memory, so that it runs one block per SM.
-func (e *GPU) splitAlone() bool {
+func (e *gpuCore) splitAlone() bool {
 	sm := e.info.SharedPerSM
 	return sm > 0 && e.split.SharedBytes() > sm/2
 }
@@ -1359,7 +1445,7 @@ func (e *GPU) splitAlone() bool {
 // samples 2.44 against 3.60, 48 3.09-3.11 against 3.60, 60 3.34-3.36
 // against 3.59, 61 3.60 against 3.59, 62 3.95-3.99 against 3.60,
 // session 13).
-func (e *GPU) splitPassMax() int {
+func (e *gpuCore) splitPassMax() int {
 	if e.split.Pre {
 		if e.split.G == 3 {
 			return max(e.info.SMs*60/132, e.splitMax())
@@ -1377,7 +1463,7 @@ func (e *GPU) splitPassMax() int {
 // their own (the split kernel: up to splitPassMax), then the N/8-thread
 // wide kernel up to a sample per SM, the flat kernel from flatMinWaves of
 // its waves or for whole waves of it, else the wide kernel.
-func (e *GPU) wideFor(count int) kernels.WideShape {
+func (e *gpuCore) wideFor(count int) kernels.WideShape {
 	if e.split.T != 0 && count <= e.splitPassMax() {
 		return e.split
 	}
@@ -1406,7 +1492,7 @@ func (e *GPU) wideFor(count int) kernels.WideShape {
 const flatMinWaves = 8
 
 // keyFor is the key buffer in the layout the wide-family kernel ws reads.
-func (e *GPU) keyFor(ws kernels.WideShape) *kernels.DeviceBuffer[uint64] {
+func (e *gpuCore) keyFor(ws kernels.WideShape) *kernels.DeviceBuffer[uint64] {
 	if ws.PairedKey() {
 		return e.buf.bkPaired
 	}
@@ -1415,12 +1501,12 @@ func (e *GPU) keyFor(ws kernels.WideShape) *kernels.DeviceBuffer[uint64] {
 
 // flatWaveSize is how many samples the flat kernel runs side by side
 // (waveOf).
-func (e *GPU) flatWaveSize() int { return e.waveOf(e.flat, e.flatWave) }
+func (e *gpuCore) flatWaveSize() int { return e.waveOf(e.flat, e.flatWave) }
 
 // kernelFor returns the kernels a pass runs: the wide or
 // the fused kernel when the engine has one (never both), else the step
 // kernels.
-func (e *GPU) kernelFor() BlindRotation {
+func (e *gpuCore) kernelFor() BlindRotation {
 	switch {
 	case e.wide.T != 0:
 		return BlindRotationWide
@@ -1433,7 +1519,7 @@ func (e *GPU) kernelFor() BlindRotation {
 // blindRotate enqueues on st modulus switching and the n CMux steps of
 // blind rotation (the step kernels) on the count samples in in, leaving
 // the accumulators in buf.acc.
-func (e *GPU) blindRotate(st *kernels.Stream, in *kernels.DeviceBuffer[uint32], count int, mu torus.Torus32) error {
+func (e *gpuCore) blindRotate(st *kernels.Stream, in *kernels.DeviceBuffer[uint32], count int, mu torus.Torus32) error {
 	s := e.shape
 	b := &e.buf
 	if err := e.bsk.Init(st, s, in, b.abar, b.acc, uint32(mu), count); err != nil {

@@ -11,9 +11,9 @@ import (
 // TFHELib128 wide-family kernels of grouping g on a device of sms SMs
 // with sharedPerSM bytes of shared memory per SM (an H100 or H200: 132
 // and 228 KiB).
-func choiceEngine(t *testing.T, g, sms, sharedPerSM int) *GPU {
+func choiceEngine(t *testing.T, g, sms, sharedPerSM int) *gpuCore {
 	t.Helper()
-	e := &GPU{
+	e := &gpuCore{
 		name:  "choice",
 		shape: kernels.BootstrapShape{LWEDim: 630, LogN: 10, K: 1, BKLevels: 3, BKBaseLog: 7, Grouping: g},
 		info:  kernels.DeviceInfo{SMs: sms, SharedPerSM: sharedPerSM},
@@ -215,7 +215,7 @@ func TestGPUTailPasses(t *testing.T) {
 // and 4 on the split kernel.
 func TestGPUBodyPasses(t *testing.T) {
 	const sms, smem = 132, 228 << 10
-	engine := func(g int) *GPU {
+	engine := func(g int) *gpuCore {
 		e := choiceEngine(t, g, sms, smem)
 		e.maxBatch = 16384
 		e.buf.slots = make([]passSlot, 2)

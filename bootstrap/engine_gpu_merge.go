@@ -59,9 +59,9 @@ type mergeBufs struct {
 
 // The pipeline is a one-slot semaphore rather than a mutex, so that a
 // queued call can wait for its result and for the pipeline at once.
-func (e *GPU) lockPipe()   { e.pipe <- struct{}{} }
-func (e *GPU) unlockPipe() { <-e.pipe }
-func (e *GPU) tryLockPipe() bool {
+func (e *gpuCore) lockPipe()   { e.pipe <- struct{}{} }
+func (e *gpuCore) unlockPipe() { <-e.pipe }
+func (e *gpuCore) tryLockPipe() bool {
 	select {
 	case e.pipe <- struct{}{}:
 		return true
@@ -71,7 +71,7 @@ func (e *GPU) tryLockPipe() bool {
 }
 
 // queued reports whether calls wait in the queue.
-func (e *GPU) queued() bool {
+func (e *gpuCore) queued() bool {
 	e.qmu.Lock()
 	defer e.qmu.Unlock()
 	return len(e.queue) > 0
@@ -81,7 +81,7 @@ func (e *GPU) queued() bool {
 // (holding says the caller holds it already); holding the pipeline, it
 // runs queued calls until its own has run. The caller holds e.mu for
 // reading.
-func (e *GPU) mergeCall(op opKind, out, in []*tfhe.TLWE, mu torus.Torus32, holding bool) error {
+func (e *gpuCore) mergeCall(op opKind, out, in []*tfhe.TLWE, mu torus.Torus32, holding bool) error {
 	r := mergeReqs.Get().(*mergeReq)
 	r.op, r.mu, r.out, r.in = op, mu, out, in
 	answered := false
@@ -142,7 +142,7 @@ func (e *GPU) mergeCall(op opKind, out, in []*tfhe.TLWE, mu torus.Torus32, holdi
 // pipeline. Should a run panic, the calls taken and not yet answered get
 // an error before the panic goes on, so that their callers do not wait for
 // ever.
-func (e *GPU) runQueued() bool {
+func (e *gpuCore) runQueued() bool {
 	e.qmu.Lock()
 	take, total := 0, 0
 	for take < len(e.queue) && (take == 0 || total+len(e.queue[take].in) <= mergedMax) {

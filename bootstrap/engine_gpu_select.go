@@ -240,13 +240,14 @@ func ParseUse(s string) (Use, error) {
 // plan for all): the plan, then each device.
 func multiReason(m *Multi) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "GPU: %d devices, %v", len(m.engines), gpuOf(m.engines[0]).Plan())
-	for i, e := range m.engines {
+	engines := m.Engines()
+	fmt.Fprintf(&b, "GPU: %d devices, %v", len(engines), gpuOf(engines[0]).Plan())
+	for i, e := range engines {
 		sep := ";"
 		if i == 0 {
 			sep = ":"
 		}
-		fmt.Fprintf(&b, "%s %d: %v", sep, gpuOf(e).info.Ordinal, gpuOf(e).Device())
+		fmt.Fprintf(&b, "%s %d: %v", sep, gpuOf(e).Device().Ordinal, gpuOf(e).Device())
 	}
 	return b.String()
 }

@@ -293,14 +293,14 @@ func testGPUMatchesCPU(t *testing.T, p tfhe.Params, mode BlindRotation, kp keyPa
 		batches = batches[:5]
 	case mode == BlindRotationAuto && p.Name() == tfhe.TFHELib128.Name() && !testing.Short():
 		batches = append(batches, 10_000)
-		if g.flat.T != 0 {
+		if g.c.flat.T != 0 {
 			// Passes of a quarter of the call (passSize) of at least
 			// flatMinWaves waves of the flat kernel, which the engine
 			// runs for them (wideFor): 13,000 on 132 SMs; and a body too
 			// small for those, in passes of whole flat waves and the
 			// N/8-thread and split kernels after them (bodyPasses): 4,096
 			// on 132 SMs.
-			batches = append(batches, 4*flatMinWaves*g.flatWaveSize()+328, 10*g.flatWaveSize()+136)
+			batches = append(batches, 4*flatMinWaves*g.c.flatWaveSize()+328, 10*g.c.flatWaveSize()+136)
 		}
 	}
 	for _, count := range batches {
@@ -686,7 +686,7 @@ func TestGPUConcurrentMerged(t *testing.T) {
 				outDim = ext
 			}
 			j.out, j.want = newTLWEs(count, outDim), newTLWEs(count, outDim)
-			if err := cpu.run(j.op, j.want, j.in, j.mu); err != nil {
+			if err := cpu.c.run(j.op, j.want, j.in, j.mu); err != nil {
 				t.Fatal(err)
 			}
 			jobs[w] = append(jobs[w], j)
@@ -723,7 +723,7 @@ func TestGPUConcurrentMerged(t *testing.T) {
 	if err := errors.Join(errs...); err != nil {
 		t.Fatal(err)
 	}
-	merged := g.mergedCalls.Load()
+	merged := g.c.mergedCalls.Load()
 	t.Logf("%d of %d calls ran merged with others", merged, workers*rounds)
 	if merged == 0 {
 		t.Error("no call ran merged, with 24 goroutines calling at once")

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -43,8 +44,21 @@ import (
 // written as far as that engine writes a failed call. An engine's panic
 // reaches the caller once every share is done: the lowest-index engine's,
 // named, its value wrapped when an error, with every other engine's panic
-// and error after it (Multi.besides). Close closes every engine.
+// and error after it (multiCore.besides). Close closes every engine.
+//
+// A Multi dropped without Close is closed some time after the garbage
+// collector finds it unreachable, which ends its workers and closes its
+// engines as Close does; call Close to do so at a known time.
 type Multi struct {
+	noCopy  noCopy
+	c       *multiCore // nil for a zero Multi
+	cleanup runtime.Cleanup
+}
+
+// multiCore is a Multi behind its handle (closeWhenDropped): the worker
+// goroutines and the calls' shares reference it, never the Multi. It holds
+// the engines' handles, so they stay reachable, and open, while it is.
+type multiCore struct {
 	engines []Engine
 	weights []int // engine i's share of a batch is weights[i] / total
 	total   int64
@@ -64,6 +78,10 @@ type Multi struct {
 
 	mu     sync.RWMutex // held by calls (read) and Close (write)
 	closed bool
+	// callHook, when set (tests only), runs at the start of each call,
+	// before it takes mu: where a collection that found the handle
+	// unreachable would close the Multi under the call.
+	callHook func()
 }
 
 // multiCall is one call's shares in flight: the engines' errors and any
@@ -95,22 +113,40 @@ type shareTask struct {
 // by SM count suits a CPU, and every call would wait for its share. On
 // error the engines are left open, the caller's.
 func NewMulti(engines ...Engine) (*Multi, error) {
-	m, err := newMulti(engines)
+	m, err := newMultiCore(engines)
 	if err != nil {
 		return nil, err
 	}
+	// Before the handle: a Multi that failed its probe must not close the
+	// engines, the caller's, when collected.
 	if err := m.probe(); err != nil {
 		return nil, err
 	}
-	return m, nil
+	return m.handle(), nil
 }
 
 // newMulti checks engines and builds their Multi, without the probe.
 func newMulti(engines []Engine) (*Multi, error) {
+	m, err := newMultiCore(engines)
+	if err != nil {
+		return nil, err
+	}
+	return m.handle(), nil
+}
+
+// handle returns the Multi of m, which closes m once it is unreachable.
+func (m *multiCore) handle() *Multi {
+	h := &Multi{c: m}
+	h.cleanup = closeWhenDropped(h, m)
+	return h
+}
+
+// newMultiCore checks engines and builds the core of their Multi.
+func newMultiCore(engines []Engine) (*multiCore, error) {
 	if len(engines) == 0 {
 		return nil, errors.New("bootstrap: NewMulti: no engines")
 	}
-	m := &Multi{engines: slices.Clone(engines), weights: make([]int, len(engines))}
+	m := &multiCore{engines: slices.Clone(engines), weights: make([]int, len(engines))}
 	gpus := 0
 	names := make([]string, len(engines))
 	for i, e := range m.engines {
@@ -135,7 +171,7 @@ func newMulti(engines []Engine) (*Multi, error) {
 		m.weights[i] = 1
 		if g := gpuOf(e); g != nil {
 			gpus++
-			m.weights[i] = max(1, g.info.SMs)
+			m.weights[i] = max(1, g.Device().SMs)
 		}
 		m.total += int64(m.weights[i])
 		names[i] = e.Name()
@@ -185,7 +221,7 @@ func multiTiers(engines []Engine, weights []int) []int {
 
 // probe bootstraps one pseudorandom sample (a fixed seed, so every engine
 // gets the same) on each engine and compares the outputs with engine 0's.
-func (m *Multi) probe() error {
+func (m *multiCore) probe() error {
 	n := m.params.LWEDimension()
 	in := tfhe.NewTLWE(n)
 	r := rand.New(rand.NewPCG(0x676f6c64, 0x66686521))
@@ -319,22 +355,34 @@ func GPUDevices() ([]int, error) {
 	return devices, nil
 }
 
-// Engines returns the engines m spreads its calls over, in order (a new
-// slice; the engines are m's and closed by its Close).
-func (m *Multi) Engines() []Engine {
+// core returns m's core, nil for a nil or zero Multi.
+func (m *Multi) core() *multiCore {
 	if m == nil {
 		return nil
 	}
-	return slices.Clone(m.engines)
+	return m.c
+}
+
+// Engines returns the engines m spreads its calls over, in order (a new
+// slice; the engines are m's and closed by its Close).
+func (m *Multi) Engines() []Engine {
+	defer runtime.KeepAlive(m)
+	c := m.core()
+	if c == nil {
+		return nil
+	}
+	return slices.Clone(c.engines)
 }
 
 // Name implements Engine: "multi(" and the engines' names, separated by
 // " | ", then ")".
 func (m *Multi) Name() string {
-	if m == nil {
+	defer runtime.KeepAlive(m)
+	c := m.core()
+	if c == nil {
 		return ""
 	}
-	return m.name
+	return c.name
 }
 
 // String returns Name.
@@ -342,48 +390,67 @@ func (m *Multi) String() string { return m.Name() }
 
 // Params implements Engine.
 func (m *Multi) Params() tfhe.Params {
-	if m == nil {
+	defer runtime.KeepAlive(m)
+	c := m.core()
+	if c == nil {
 		return tfhe.Params{}
 	}
-	return m.params
+	return c.params
 }
 
 // Grouping returns the grouping factor of the engines' key (KeyGrouping).
 func (m *Multi) Grouping() int {
-	if m == nil {
+	defer runtime.KeepAlive(m)
+	c := m.core()
+	if c == nil {
 		return 0
 	}
-	return m.group
+	return c.group
 }
 
 // BatchTiers returns the engines' tiers times their number when every
 // engine has the same weight and tiers (GPUs of one model), else nil.
 func (m *Multi) BatchTiers() []int {
-	if m == nil {
+	defer runtime.KeepAlive(m)
+	c := m.core()
+	if c == nil {
 		return nil
 	}
-	return slices.Clone(m.tiers)
+	return slices.Clone(c.tiers)
 }
 
 // Bootstrap implements Engine.
 func (m *Multi) Bootstrap(out, in []*tfhe.TLWE, mu torus.Torus32) error {
-	return m.run(opBootstrap, out, in, mu)
+	defer runtime.KeepAlive(m)
+	return m.core().run(opBootstrap, out, in, mu)
 }
 
 // BootstrapNoKeySwitch implements Engine.
 func (m *Multi) BootstrapNoKeySwitch(out, in []*tfhe.TLWE, mu torus.Torus32) error {
-	return m.run(opBootstrapNoKS, out, in, mu)
+	defer runtime.KeepAlive(m)
+	return m.core().run(opBootstrapNoKS, out, in, mu)
 }
 
 // KeySwitch implements Engine.
 func (m *Multi) KeySwitch(out, in []*tfhe.TLWE) error {
-	return m.run(opKeySwitch, out, in, 0)
+	defer runtime.KeepAlive(m)
+	return m.core().run(opKeySwitch, out, in, 0)
 }
 
 // Close implements Engine: it waits for calls in progress, ends the worker
 // goroutines and waits for them, and closes every engine, joining their
 // errors. It is idempotent.
 func (m *Multi) Close() error {
+	defer runtime.KeepAlive(m)
+	err := m.core().Close()
+	if m != nil {
+		m.cleanup.Stop() // closed: nothing left for the collector to do
+	}
+	return err
+}
+
+// Close is Multi.Close, which the cleanup of a dropped handle calls too.
+func (m *multiCore) Close() error {
 	if m == nil || m.name == "" {
 		return ErrNotInitialized
 	}
@@ -407,9 +474,12 @@ func (m *Multi) Close() error {
 
 // run checks the call, splits it and runs the shares, the last on the
 // caller's goroutine.
-func (m *Multi) run(op opKind, out, in []*tfhe.TLWE, mu torus.Torus32) error {
+func (m *multiCore) run(op opKind, out, in []*tfhe.TLWE, mu torus.Torus32) error {
 	if m == nil || m.name == "" {
 		return ErrNotInitialized
+	}
+	if m.callHook != nil {
+		m.callHook()
 	}
 	m.mu.RLock()
 	defer m.mu.RUnlock()
@@ -461,7 +531,7 @@ func (m *Multi) run(op opKind, out, in []*tfhe.TLWE, mu torus.Torus32) error {
 
 // raise panics, on the caller's goroutine, with the lowest-index engine's
 // panic of call c, if any engine panicked, once c is cleared for the pool.
-func (m *Multi) raise(c *multiCall) {
+func (m *multiCore) raise(c *multiCall) {
 	for i, p := range c.panics {
 		if p != nil {
 			stack := c.stacks[i]
@@ -495,7 +565,7 @@ func (m *Multi) raise(c *multiCall) {
 // share left unwritten and of a device fault (an engine to close) that the
 // panic would otherwise hide: in its text, and, when the panic's value is
 // an error, for errors.Is and errors.As too.
-func (m *Multi) besides(c *multiCall, i int) error {
+func (m *multiCore) besides(c *multiCall, i int) error {
 	var errs []error
 	for j, p := range c.panics {
 		if j == i || p == nil {
@@ -514,7 +584,7 @@ func (m *Multi) besides(c *multiCall, i int) error {
 // handOff runs share t on another goroutine: an idle worker, or a new one
 // when none is idle, which then stays for later calls. Shares never wait
 // for each other.
-func (m *Multi) handOff(c *multiCall, t shareTask) {
+func (m *multiCore) handOff(c *multiCall, t shareTask) {
 	c.tasks[t.i] = t
 	c.wg.Add(1)
 	select {
@@ -529,7 +599,7 @@ func (m *Multi) handOff(c *multiCall, t shareTask) {
 // worker runs t, then every share it receives, until Close closes m.work
 // or enough other workers wait already (maxIdleWorkers): a burst of
 // concurrent calls leaves no crowd of idle goroutines behind.
-func (m *Multi) worker(t *shareTask) {
+func (m *multiCore) worker(t *shareTask) {
 	defer m.workers.Done()
 	for t != nil {
 		m.share(t.c, t.i, t.op, t.out, t.in, t.mu, true) // t is the caller's again after this
@@ -549,7 +619,7 @@ const maxIdleWorkers = 2
 // share runs engine i's share, on a goroutine of its own when counted in
 // c.wg. A panic is kept for run to raise on the caller's goroutine, where
 // it can be recovered, once no share uses c any more.
-func (m *Multi) share(c *multiCall, i int, op opKind, out, in []*tfhe.TLWE, mu torus.Torus32, counted bool) {
+func (m *multiCore) share(c *multiCall, i int, op opKind, out, in []*tfhe.TLWE, mu torus.Torus32, counted bool) {
 	if counted {
 		defer c.wg.Done()
 	}
@@ -563,7 +633,7 @@ func (m *Multi) share(c *multiCall, i int, op opKind, out, in []*tfhe.TLWE, mu t
 
 // collect joins the engines' errors of a call and clears them for the
 // next call.
-func (m *Multi) collect(c *multiCall) error {
+func (m *multiCore) collect(c *multiCall) error {
 	err := m.engineErrors(c.errs)
 	clear(c.errs)
 	if err != nil {
@@ -573,7 +643,7 @@ func (m *Multi) collect(c *multiCall) error {
 }
 
 // engineErrors joins errs[i], engine i's error, each named by its engine.
-func (m *Multi) engineErrors(errs []error) error {
+func (m *multiCore) engineErrors(errs []error) error {
 	var named []error
 	for i, err := range errs {
 		if err != nil {

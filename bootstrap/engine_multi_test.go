@@ -491,7 +491,7 @@ func TestMultiStartWraps(t *testing.T) {
 	defer m.Close()
 	n := toyParams.LWEDimension()
 	for _, start := range []uint32{1 << 31, math.MaxUint32, 0} {
-		m.start.Store(start)
+		m.c.start.Store(start)
 		in, out := newTLWEs(1, n), newTLWEs(1, n)
 		if err := m.Bootstrap(out, in, 7); err != nil {
 			t.Errorf("call count %d: %v", start, err)
@@ -578,7 +578,7 @@ func TestMultiIdleWorkers(t *testing.T) {
 	}
 	close(start)
 	wg.Wait()
-	limit := before + maxIdleWorkers*len(m.engines)
+	limit := before + maxIdleWorkers*len(m.c.engines)
 	for deadline := time.Now().Add(5 * time.Second); runtime.NumGoroutine() > limit; {
 		if time.Now().After(deadline) {
 			t.Fatalf("%d goroutines after the burst, at most %d expected", runtime.NumGoroutine(), limit)
@@ -653,7 +653,7 @@ func TestMultiKeepsNoSamples(t *testing.T) {
 			m.Bootstrap(newTLWEs(4, n), newTLWEs(4, n), 0)
 		}()
 	}
-	c := m.calls.Get().(*multiCall)
+	c := m.c.calls.Get().(*multiCall)
 	for i := range c.tasks {
 		if c.tasks[i].in != nil || c.tasks[i].out != nil || c.tasks[i].c != nil ||
 			c.panics[i] != nil || c.stacks[i] != nil || c.errs[i] != nil {
@@ -678,14 +678,14 @@ func TestMultiWorkersEnd(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if m.idle.Load() == 0 {
+	if m.c.idle.Load() == 0 {
 		t.Fatal("no idle worker while the Multi is open")
 	}
 	if err := m.Close(); err != nil {
 		t.Fatal(err)
 	}
 	// A worker leaves idle before it ends, so none may be counted now.
-	if w := m.idle.Load(); w > 0 {
+	if w := m.c.idle.Load(); w > 0 {
 		t.Fatalf("%d workers idle after Close", w)
 	}
 	// A worker whose deferred Done let Close return is still counted by

@@ -708,7 +708,7 @@ func TestFakeGPUEngineMergesCalls(t *testing.T) {
 		closed := make(chan error, 1)
 		outs, errs, firstErr, _ := contended(t, fake, g, false, calls[:4], func() {
 			go func() { closed <- g.Close() }()
-			waitForStack(t, 1, "(*GPU).Close", "[sync.RWMutex.Lock")
+			waitForStack(t, 1, "(*gpuCore).Close", "[sync.RWMutex.Lock")
 		})
 		if err := errors.Join(append(errs, firstErr, <-closed)...); err != nil {
 			t.Fatal(err)
@@ -744,9 +744,9 @@ func catchPanic(call func() error) (err error) {
 // queued by then), with NoMerge calls sending to the pipeline's semaphore.
 func pipelineWait(noMerge bool) (frame, state string) {
 	if noMerge {
-		return "bootstrap.(*GPU).lockPipe", "[chan send"
+		return "bootstrap.(*gpuCore).lockPipe", "[chan send"
 	}
-	return "bootstrap.(*GPU).mergeCall", "[select"
+	return "bootstrap.(*gpuCore).mergeCall", "[select"
 }
 
 func countPipelineWaiters(noMerge bool) int { return countStacks(pipelineWait(noMerge)) }

@@ -241,3 +241,11 @@ func (f *FakeDriver) Live() (device, host int) {
 	defer f.g.mu.Unlock()
 	return len(f.g.dev), len(f.g.host)
 }
+
+// Contexts returns how many primary contexts are retained and not
+// released: one for each engine open on the fake.
+func (f *FakeDriver) Contexts() int {
+	f.g.mu.Lock()
+	defer f.g.mu.Unlock()
+	return f.g.retains
+}

@@ -159,7 +159,7 @@ func (ev *Evaluator) Gate(op Op, in ...*tfhe.TLWE) (*tfhe.TLWE, error) {
 		}
 		c.in(k, x)
 	}
-	if err := ev.batch([]Call{c}, nil, nil); err != nil {
+	if err := ev.batch([]Call{c}, nil, nil, nil); err != nil {
 		return nil, fmt.Errorf("gates: %v: %w", op, err)
 	}
 	return c.Out, nil

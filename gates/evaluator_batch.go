@@ -200,7 +200,7 @@ func (ev *Evaluator) Batch(calls []Call) error {
 			seen[calls[i].Out] = i
 		}
 	}
-	if err := ev.batch(calls, nil, nil); err != nil {
+	if err := ev.batch(calls, nil, nil, nil); err != nil {
 		return fmt.Errorf("gates: %w", err)
 	}
 	return nil
@@ -212,15 +212,22 @@ func (ev *Evaluator) Batch(calls []Call) error {
 // another and from those in seen, where not nil (distinctInputs): a
 // circuit passes one set for all its levels. Its errors are the engine's
 // as they are: each caller adds "gates: " and its own context once.
-func (ev *Evaluator) batch(calls []Call, extra []*tfhe.TLWE, seen *rotationSet) error {
+//
+// salt, when not nil, has one word for each call and then each sample of
+// extra, mixed into its blind rotations' fingerprints: a circuit gives each
+// set of inputs its own (setSalt), so that sets sharing samples keep no
+// rotations apart from one another's, and each set's outputs are those it
+// would have alone.
+func (ev *Evaluator) batch(calls []Call, extra []*tfhe.TLWE, seen *rotationSet, salt []uint64) error {
 	// Calls whose inputs repeat a sample are rare: batchOnce finds them
 	// as it reads each call's inputs anyway, before any engine call, and
 	// the batch starts again on their reduced gates. A pass of its own
 	// would read every input sample once more, out of cache in a large
 	// batch (about 10 ms for 65,536 gates, BenchmarkReduceCalls).
-	err := ev.batchOnce(calls, extra, seen, false)
+	err := ev.batchOnce(calls, extra, seen, salt, false)
 	if err == errRepeats {
-		err = ev.batchOnce(reduceCalls(calls), extra, seen, true)
+		// reduceCalls keeps the calls' order: salt still lines up.
+		err = ev.batchOnce(reduceCalls(calls), extra, seen, salt, true)
 	}
 	return err
 }
@@ -231,7 +238,13 @@ var errRepeats = errors.New("gates: a call's inputs repeat a sample")
 // batchOnce is batch on calls, reduced (none repeats a sample) or not yet,
 // in which case it returns errRepeats, having called no engine and written
 // nothing but scratch, where a call's inputs repeat a sample.
-func (ev *Evaluator) batchOnce(calls []Call, extra []*tfhe.TLWE, seen *rotationSet, reduced bool) error {
+func (ev *Evaluator) batchOnce(calls []Call, extra []*tfhe.TLWE, seen *rotationSet, salt []uint64, reduced bool) error {
+	saltOf := func(i int) uint64 {
+		if salt == nil {
+			return 0
+		}
+		return salt[i]
+	}
 	var nb, nm, nf int
 	for i := range calls {
 		switch op := calls[i].Op; {
@@ -284,8 +297,8 @@ func (ev *Evaluator) batchOnce(calls []Call, extra []*tfhe.TLWE, seen *rotationS
 			// are bootstrapped to ±1/8 without key switching.
 			linear(half[2*im], 1, c.A, 1, c.B, nmu8)
 			linear(half[2*im+1], -1, c.A, 1, c.C, nmu8)
-			keyHalf[2*im] = inputFingerprint(half[2*im].Value)
-			keyHalf[2*im+1] = inputFingerprint(half[2*im+1].Value)
+			keyHalf[2*im] = inputFingerprint(half[2*im].Value) ^ saltOf(i)
+			keyHalf[2*im+1] = inputFingerprint(half[2*im+1].Value) ^ saltOf(i)
 			s.muxAt = append(s.muxAt, i)
 			im++
 		case c.Op.Free():
@@ -302,7 +315,7 @@ func (ev *Evaluator) batchOnce(calls []Call, extra []*tfhe.TLWE, seen *rotationS
 		default:
 			ca, cb, off := gateCoefficients(c.Op)
 			linear(pre[ib], ca, c.A, cb, c.B, off)
-			keyPre[ib] = inputFingerprint(pre[ib].Value)
+			keyPre[ib] = inputFingerprint(pre[ib].Value) ^ saltOf(i)
 			ib++
 		}
 	}
@@ -312,7 +325,7 @@ func (ev *Evaluator) batchOnce(calls []Call, extra []*tfhe.TLWE, seen *rotationS
 		all = s.all
 	}
 	for i, x := range extra {
-		keyExtra[i] = inputFingerprint(x.Value)
+		keyExtra[i] = inputFingerprint(x.Value) ^ saltOf(len(calls)+i)
 	}
 	// MUX j's halves, formed again in place as those of MUX(s, b, c) or,
 	// alt, of MUX(s, ¬b, ¬c), whose sum is the complement.
@@ -324,7 +337,8 @@ func (ev *Evaluator) batchOnce(calls []Call, extra []*tfhe.TLWE, seen *rotationS
 		}
 		linear(half[2*j], 1, c.A, sign, c.B, nmu8)
 		linear(half[2*j+1], -1, c.A, sign, c.C, nmu8)
-		return inputFingerprint(half[2*j].Value), inputFingerprint(half[2*j+1].Value)
+		salt := saltOf(s.muxAt[j])
+		return inputFingerprint(half[2*j].Value) ^ salt, inputFingerprint(half[2*j+1].Value) ^ salt
 	}
 	flipAll, flipHalf, altMux := s.distinctInputs(all, half, seen, halves)
 	if len(all) > 0 {
@@ -534,6 +548,11 @@ func unflip(xs []*tfhe.TLWE, flip []bool) {
 		}
 	}
 }
+
+// setSalt is the salt of batch for the k-th set of inputs of a circuit
+// evaluation: 0 for the first (as for one set alone), and its low bit, the
+// fingerprints' sign, clear.
+func setSalt(k int) uint64 { return uint64(k) * 0x9e3779b97f4a7c15 &^ 1 }
 
 // inputFingerprint hashes the body and first mask coefficients of a
 // sample v and of −v, and returns the smaller hash with its low bit set to

@@ -244,7 +244,8 @@ func (ev *Evaluator) EvalCircuit(ctx context.Context, c *Circuit, inputs [][]*tf
 // checked between levels. PlanCircuit says what it will do.
 //
 // Samples that no later level reads are recycled, so memory follows the
-// circuit's width rather than its size. The inputs are not modified; the
+// circuit's width rather than its size, but for 16 to 32 bytes a bootstrap
+// (the fingerprints that keep its blind rotations apart, Batch). The inputs are not modified; the
 // outputs are new samples of phase ±1/8: gate outputs, or, for an output
 // wire that is an input, a constant or a copy (Circuit.Bootstraps), copies
 // of those.
@@ -364,14 +365,18 @@ type levelBatch struct {
 	srcs   [][]*tfhe.TLWE // the samples of the instance of each of extra
 	direct []*tfhe.TLWE   // two-input gates, their linear combinations formed
 	all    []*tfhe.TLWE   // extra then direct, the in-place bootstraps
-	negs   []*tfhe.TLWE
-	bs     int // bootstraps
-	ready  int // extra[:ready] have their inputs summed
-	gates  int // gates (MUX included)
+	// The set (setSalt) of each of calls, extra and direct, and all of
+	// them in batch's order (calls, then all).
+	callSalt, extraSalt, directSalt, salt []uint64
+	negs                                  []*tfhe.TLWE
+	bs                                    int // bootstraps
+	ready                                 int // extra[:ready] have their inputs summed
+	gates                                 int // gates (MUX included)
 }
 
 func (b *levelBatch) reset() {
 	b.calls, b.extra, b.sums, b.srcs, b.direct, b.negs = b.calls[:0], b.extra[:0], b.sums[:0], b.srcs[:0], b.direct[:0], b.negs[:0]
+	b.callSalt, b.extraSalt, b.directSalt = b.callSalt[:0], b.extraSalt[:0], b.directSalt[:0]
 	b.bs, b.ready, b.gates = 0, 0, 0
 }
 
@@ -407,11 +412,13 @@ func (ev *Evaluator) evalLinear(ctx context.Context, name string, c *Circuit, p 
 	// add appends o of every set to b, taking the output samples from the
 	// pool; a gate's negated inputs are materialised into samples of b.negs.
 	add := func(b *levelBatch, o *linOp) {
-		for _, samples := range sets {
+		for k, samples := range sets {
 			out := pool.get()
 			samples[o.out] = out
+			salt := setSalt(k)
 			if o.refresh() {
 				b.extra = append(b.extra, out)
+				b.extraSalt = append(b.extraSalt, salt)
 				b.sums = append(b.sums, o.sum)
 				b.srcs = append(b.srcs, samples)
 				b.bs++
@@ -438,6 +445,7 @@ func (ev *Evaluator) evalLinear(ctx context.Context, name string, c *Circuit, p 
 				}
 				linear(out, ca, in(o.in[0]), cb, in(o.in[1]), off)
 				b.direct = append(b.direct, out)
+				b.directSalt = append(b.directSalt, salt)
 				continue
 			}
 			call := Call{Op: o.op, Out: out}
@@ -452,6 +460,7 @@ func (ev *Evaluator) evalLinear(ctx context.Context, name string, c *Circuit, p 
 				call.in(k, x)
 			}
 			b.calls = append(b.calls, call)
+			b.callSalt = append(b.callSalt, salt)
 		}
 	}
 	// early reports whether o reads only samples written before level lv − 1.
@@ -498,6 +507,7 @@ func (ev *Evaluator) evalLinear(ctx context.Context, name string, c *Circuit, p 
 		if len(lv.ops) > 0 {
 			errc = make(chan error, 1)
 			cur.all = append(append(cur.all[:0], cur.extra...), cur.direct...)
+			cur.salt = append(append(append(cur.salt[:0], cur.callSalt...), cur.extraSalt...), cur.directSalt...)
 			go func(b *levelBatch) {
 				// An engine that panics (a third-party Engine, say) must
 				// panic in the caller's goroutine, where it can be
@@ -507,7 +517,7 @@ func (ev *Evaluator) evalLinear(ctx context.Context, name string, c *Circuit, p 
 						errc <- enginePanic{p}
 					}
 				}()
-				errc <- ev.batch(b.calls, b.all, &seen)
+				errc <- ev.batch(b.calls, b.all, &seen, b.salt)
 			}(&cur)
 		}
 		// Meanwhile, what of level l + 1 reads only earlier levels.
@@ -651,6 +661,7 @@ func (ev *Evaluator) evalBootstrapped(ctx context.Context, name string, c *Circu
 	pool := samplePool{n: ev.n}
 	var seen rotationSet // every level's blind rotations (Evaluator.batch)
 	var calls []Call
+	var salts []uint64 // each call's set (setSalt)
 	alloc := func(w int) *tfhe.TLWE {
 		x := pool.get()
 		wires[w], owned[w] = x, true
@@ -661,9 +672,10 @@ func (ev *Evaluator) evalBootstrapped(ctx context.Context, name string, c *Circu
 			return nil, fmt.Errorf("gates: %s stopped before level %d of %d: %w", name, l, len(c.levels), err)
 		}
 		start := time.Now()
-		calls = calls[:0]
+		calls, salts = calls[:0], salts[:0]
 		bs := 0
 		for base := 0; base < len(wires); base += nw {
+			salt := setSalt(base / nw)
 			get := func(w int) *tfhe.TLWE {
 				if w < 0 {
 					return nil
@@ -672,12 +684,13 @@ func (ev *Evaluator) evalBootstrapped(ctx context.Context, name string, c *Circu
 			}
 			for _, g := range lv.Bootstrapped {
 				calls = append(calls, Call{Op: g.Op, A: get(g.In[0]), B: get(g.In[1]), C: get(g.In[2]), Out: alloc(base + g.Out)})
+				salts = append(salts, salt)
 				bs += g.Op.Bootstraps()
 			}
 		}
 		// Valid by construction (inputs checked, outputs fresh): batch
 		// without Batch's checks and its map of outputs.
-		if err := ev.batch(calls, nil, &seen); err != nil {
+		if err := ev.batch(calls, nil, &seen, salts); err != nil {
 			return nil, fmt.Errorf("gates: %s level %d: %w", name, l, err)
 		}
 		for base := 0; base < len(wires); base += nw {

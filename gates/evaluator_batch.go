@@ -210,7 +210,8 @@ func (ev *Evaluator) Batch(calls []Call) error {
 // already formed, μ = 1/8) in place in the same engine call as the
 // two-input gates. Its blind rotations' inputs are kept distinct from one
 // another and from those in seen, where not nil (distinctInputs): a
-// circuit passes one set for all its levels. Its errors are the engine's
+// circuit with MUX gates passes one set for all its levels
+// (rotationsFor). Its errors are the engine's
 // as they are: each caller adds "gates: " and its own context once.
 //
 // salt, when not nil, has one word for each call and then each sample of

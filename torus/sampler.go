@@ -27,7 +27,11 @@ const SeedSize = 32
 // hardware. The time of a call does depend on whether it uses the second
 // value of the previous pair, which says nothing of either value.
 type Sampler struct {
-	seed [SeedSize]byte
+	// seed is behind a pointer: fmt prints a pointer it meets inside
+	// another value as an address, and it reads a Sampler held by value in
+	// an unexported struct field by reflection, calling no Format. As an
+	// array here, %v of such a struct printed the seed.
+	seed *[SeedSize]byte
 	src  *mrand.ChaCha8
 	// spare is behind a pointer, as the stream is, so that copies of a
 	// Sampler share it: copies with one of their own would each return
@@ -51,13 +55,14 @@ func NewSampler() *Sampler {
 
 // NewSamplerFromSeed returns a deterministic Sampler.
 func NewSamplerFromSeed(seed [SeedSize]byte) *Sampler {
-	return &Sampler{seed: seed, src: mrand.NewChaCha8(seed), spare: new(spareNormal)}
+	return &Sampler{seed: &seed, src: mrand.NewChaCha8(seed), spare: new(spareNormal)}
 }
 
 // String says what s is and nothing of its seed, from which every value it
 // draws follows (an encryptor's noise, a key's bits): fmt prints this for
 // every verb (Format), %#v included (GoString), for a *Sampler and a
-// Sampler value alike (value receivers).
+// Sampler value alike (value receivers). Inside an unexported field of a
+// struct, where fmt calls no method, a Sampler value prints three addresses.
 func (Sampler) String() string { return "torus.Sampler(redacted)" }
 
 // GoString is String.
@@ -70,7 +75,7 @@ func (s Sampler) Format(f fmt.State, _ rune) { fmt.Fprint(f, s.String()) }
 // independent of the parent's stream position, so work split over goroutines
 // gives the same values whatever the split.
 func (s *Sampler) Derive(label string, index uint64) *Sampler {
-	return NewSamplerFromSeed(DeriveSeed(s.seed, label, index))
+	return NewSamplerFromSeed(DeriveSeed(*s.seed, label, index))
 }
 
 // DeriveSeed returns SHA-256(seed ‖ len(label) ‖ label ‖ index).

@@ -28,4 +28,14 @@ func TestSamplerFormatRedacts(t *testing.T) {
 	if strings.Contains(got, hex.EncodeToString(seed[:4])) || strings.Contains(got, fmt.Sprint(seed[0])+" ") || !strings.Contains(got, "redacted") {
 		t.Errorf("a struct holding a Sampler prints %q", got)
 	}
+	// Held by value in an unexported field, where fmt reads the fields by
+	// reflection and calls no method of the Sampler.
+	type holder struct{ s Sampler }
+	seedDec := strings.Trim(fmt.Sprint(seed[:8]), "[]")                              // %v, %+v
+	seedHex := fmt.Sprintf("%#x, %#x, %#x, %#x", seed[0], seed[1], seed[2], seed[3]) // %#v
+	for _, verb := range []string{"%v", "%+v", "%#v"} {
+		if got := fmt.Sprintf(verb, holder{*s}); strings.Contains(got, seedDec) || strings.Contains(got, seedHex) {
+			t.Errorf("Sprintf(%q) of a struct holding a Sampler by value prints its seed: %.200q", verb, got)
+		}
+	}
 }

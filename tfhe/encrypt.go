@@ -138,13 +138,14 @@ func (e *Encryptor) EncryptTRGSW(m int32) *TRGSW {
 // checks the dimension n.
 func (sk *SecretKey) PhaseTLWE(ct *TLWE) torus.Torus32 {
 	var key []int32
+	lwe, ext := sk.LWEKey(), sk.ExtractedLWEKey()
 	switch ct.Dim() {
-	case len(sk.lwe):
-		key = sk.lwe
-	case len(sk.ext):
-		key = sk.ext
+	case len(lwe):
+		key = lwe
+	case len(ext):
+		key = ext
 	default:
-		panic(fmt.Sprintf("tfhe: PhaseTLWE: dimension %d is neither n=%d nor k·N=%d", ct.Dim(), len(sk.lwe), len(sk.ext)))
+		panic(fmt.Sprintf("tfhe: PhaseTLWE: dimension %d is neither n=%d nor k·N=%d", ct.Dim(), len(lwe), len(ext)))
 	}
 	b := ct.B()
 	for i, s := range key {

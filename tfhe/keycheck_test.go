@@ -117,6 +117,17 @@ func TestSecretKeyFormatRedacts(t *testing.T) {
 	if got := fmt.Sprint(nilKey); got != "<nil>" {
 		t.Errorf("nil key prints %q", got)
 	}
+	// Held by value in an unexported field, where fmt reads the fields by
+	// reflection and calls no method of the key.
+	type holder struct{ sk SecretKey }
+	bitsDec := strings.Trim(fmt.Sprint(sk.LWEKey()[:24]), "[]") // %v, %+v
+	bitsHex := strings.Trim(fmt.Sprintf("%#x", sk.LWEKey()[:24]), "[]")
+	for _, verb := range []string{"%v", "%+v", "%#v"} {
+		got := fmt.Sprintf(verb, holder{*sk})
+		if strings.Contains(got, bitsDec) || strings.Contains(got, bitsHex) || strings.Contains(got, "lwe") {
+			t.Errorf("Sprintf(%q) of a struct holding the key by value prints its bits: %.200q", verb, got)
+		}
+	}
 }
 
 // TestParamsStringCustom: a set outside ParamSets prints its declared

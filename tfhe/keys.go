@@ -16,9 +16,11 @@ import (
 // was made with.
 type SecretKey struct {
 	params Params
-	lwe    []int32   // n
-	trlwe  [][]int32 // k × N, views of one allocation
-	ext    []int32   // the extracted key s'_{j·N+i} = s_j[i], k·N
+	// The key's bits, behind a pointer: fmt prints a pointer it meets
+	// inside another value as an address, and it reads a SecretKey held
+	// by value in an unexported struct field by reflection, calling no
+	// Format. With the slices here, %v of such a struct printed every bit.
+	*keyBits
 
 	// ntt returns trlwe in the NTT domain of internalPlan(N), computed once
 	// (sync.OnceValue): a func, not a sync.Once, so that a SecretKey value
@@ -26,11 +28,19 @@ type SecretKey struct {
 	ntt func() []smallntt.NTTPoly
 }
 
+// keyBits are the coefficients of a SecretKey.
+type keyBits struct {
+	lwe   []int32   // n
+	trlwe [][]int32 // k × N, views of ext
+	ext   []int32   // the extracted key s'_{j·N+i} = s_j[i], k·N
+}
+
 // String names the key's parameter set and nothing of the key, so that a
 // key passed to a log or an error message by mistake does not leak: fmt
 // prints this for every verb (Format), %#v included (GoString), for a
 // *SecretKey and a SecretKey value alike (value receivers; fmt prints a nil
-// *SecretKey as <nil>).
+// *SecretKey as <nil>). Inside an unexported field of a struct, where fmt
+// calls no method, a SecretKey value prints its parameters and an address.
 func (sk SecretKey) String() string { return "tfhe.SecretKey(" + sk.params.Name() + ", redacted)" }
 
 // GoString is String.
@@ -49,14 +59,29 @@ func (sk *SecretKey) Params() Params {
 
 // LWEKey returns the TLWE key (n bits as int32). It aliases the key: do not
 // modify it.
-func (sk *SecretKey) LWEKey() []int32 { return sk.lwe }
+func (sk *SecretKey) LWEKey() []int32 {
+	if sk.keyBits == nil {
+		return nil
+	}
+	return sk.lwe
+}
 
 // TRLWEKey returns the k TRLWE key polynomials. They alias the key.
-func (sk *SecretKey) TRLWEKey() [][]int32 { return sk.trlwe }
+func (sk *SecretKey) TRLWEKey() [][]int32 {
+	if sk.keyBits == nil {
+		return nil
+	}
+	return sk.trlwe
+}
 
 // ExtractedLWEKey returns the TLWE key of dimension k·N under which sample
 // extraction outputs are (s'_{j·N+i} = s_j[i]). It aliases the key.
-func (sk *SecretKey) ExtractedLWEKey() []int32 { return sk.ext }
+func (sk *SecretKey) ExtractedLWEKey() []int32 {
+	if sk.keyBits == nil {
+		return nil
+	}
+	return sk.ext
+}
 
 func (sk *SecretKey) trlweNTT() []smallntt.NTTPoly {
 	if sk.ntt == nil { // not from newSecretKey or UnmarshalBinary
@@ -82,7 +107,7 @@ func (sk *SecretKey) check() error {
 	if err := sk.params.check(); err != nil {
 		return err
 	}
-	if len(sk.lwe) != sk.params.LWEDimension() || len(sk.ext) != sk.params.ExtractedLWEDimension() {
+	if sk.keyBits == nil || len(sk.lwe) != sk.params.LWEDimension() || len(sk.ext) != sk.params.ExtractedLWEDimension() {
 		return errors.New("tfhe: secret key is incomplete")
 	}
 	return nil
@@ -91,7 +116,7 @@ func (sk *SecretKey) check() error {
 // newSecretKey allocates a zero key.
 func newSecretKey(p Params) *SecretKey {
 	k, n := p.GLWEDimension(), p.PolyDegree()
-	sk := &SecretKey{params: p, lwe: make([]int32, p.LWEDimension()), ext: make([]int32, k*n)}
+	sk := &SecretKey{params: p, keyBits: &keyBits{lwe: make([]int32, p.LWEDimension()), ext: make([]int32, k*n)}}
 	sk.trlwe = make([][]int32, k)
 	for j := range sk.trlwe {
 		sk.trlwe[j] = sk.ext[j*n : (j+1)*n : (j+1)*n] // the extracted key is the concatenation

@@ -389,9 +389,9 @@ func (sk *SecretKey) UnmarshalBinary(data []byte) error {
 			d.ext[i-len(d.lwe)] = int32(x)
 		}
 	}
-	sk.params, sk.lwe, sk.trlwe, sk.ext = d.params, d.lwe, d.trlwe, d.ext
-	// New slices, never writes into the old ones, which Encryptors' copies
-	// of sk may still hold.
+	// A new keyBits, never writes into the old one, which Encryptors'
+	// copies of sk and copies of the SecretKey value may still hold.
+	sk.params, sk.keyBits = d.params, d.keyBits
 	sk.ntt = lazyNTT(sk.trlwe)
 	return nil
 }

@@ -109,11 +109,20 @@ func (e *Encryptor) EncryptTRLWE(mu torus.Poly) *TRLWE {
 	return dst
 }
 
-// EncryptTRLWETo sets dst to a fresh TRLWE encryption of mu.
+// EncryptTRLWETo sets dst to a fresh TRLWE encryption of mu. mu may be one
+// of dst's polynomials.
 func (e *Encryptor) EncryptTRLWETo(dst *TRLWE, mu torus.Poly) {
 	p := e.sk.params
 	if !dst.wellFormed(p.GLWEDimension(), p.PolyDegree()) || len(mu) != p.PolyDegree() {
 		panic("tfhe: EncryptTRLWETo: TRLWE or message of the wrong shape")
+	}
+	// The fresh mask and body overwrite dst before mu is added: a message
+	// aliasing one of them would be lost, and dst would encrypt noise.
+	for _, q := range dst.Value {
+		if &q[0] == &mu[0] {
+			mu = append(torus.Poly(nil), mu...)
+			break
+		}
 	}
 	encryptTRLWEZero(dst, e.sk, p.BKStdDev(), e.smp, e.sc)
 	torus.AddTo(dst.B(), dst.B(), mu)

@@ -100,3 +100,29 @@ func TestMisusePanics(t *testing.T) {
 		t.Errorf("the last table entry has dimension %d", last.Dim())
 	}
 }
+
+// TestEncryptTRLWEAliasedMessage: a message that is one of the destination's
+// own polynomials (exact aliasing, which torus.Poly's functions allow) is
+// encrypted, not overwritten by the fresh mask or body before it is added.
+func TestEncryptTRLWEAliasedMessage(t *testing.T) {
+	kp := testKeys(toyParams)
+	enc, err := NewEncryptorFromSeed(kp.sk, torus.DeriveSeed([torus.SeedSize]byte{}, "tfhe-test/aliased-message", 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, n := toyParams.GLWEDimension(), toyParams.PolyDegree()
+	for _, j := range []int{k, 0} { // the body, a mask polynomial
+		ct := NewTRLWE(k, n)
+		for i := range ct.Value[j] {
+			ct.Value[j][i] = torus.Torus32(i%4) << 30
+		}
+		want := append(torus.Poly(nil), ct.Value[j]...)
+		enc.EncryptTRLWETo(ct, ct.Value[j])
+		phase := kp.sk.PhaseTRLWE(ct)
+		for i := range want {
+			if d := (phase[i] - want[i]).Signed(); d > 1<<20 || d < -1<<20 {
+				t.Fatalf("message aliasing polynomial %d: coefficient %d has phase %v, want about %v", j, i, phase[i], want[i])
+			}
+		}
+	}
+}

@@ -31,8 +31,11 @@ import (
 // The price: 2^g − 1 TRGSWs per g bits (1.5× the key for g = 2, 7/3× for
 // g = 3) and a larger blind-rotation noise, since each term's key noise is multiplied
 // by the two monomials of X^{e_u} − 1 (NoiseEstimateGrouped). The
-// decomposition's rounding error meets one X^{e_u} − 1 per group, as the
-// plain CMux's meets one per bit, so that part does not grow.
+// decomposition's rounding error meets only the X^{e_u} − 1 of the term
+// whose message is 1, once per group unless its bits are all 0, as the
+// plain CMux's meets its key bit, once per bit equal to 1; so that part
+// stays about the plain key's: per key bit, (1 + kN/2)·δ²/12 times 1/2
+// (plain), 3/4 (g = 2) and 7/12 (g = 3).
 
 // MaxGrouping is the largest grouping factor GenerateCloudKey accepts.
 const MaxGrouping = 3

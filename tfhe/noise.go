@@ -12,9 +12,13 @@ import (
 // uniform rather than at their worst. Variances are in torus units squared.
 type NoiseEstimate struct {
 	// BlindRotationVar is the variance of the blind-rotation (and sample
-	// extraction) output: n·[(k+1)·l·N·E[d²]·σ_bk² + (1 + kN/2)·δ²/12],
+	// extraction) output: n·(k+1)·l·N·E[d²]·σ_bk² + (n/2)·(1 + kN/2)·δ²/12,
 	// with E[d²] = (Bg²+2)/12 for digits uniform in [−Bg/2, Bg/2) and
-	// δ = Bg^{−l} the decomposition's rounding step.
+	// δ = Bg^{−l} the decomposition's rounding step. The rounding error
+	// enters a CMux's output multiplied by the message of its TRGSW, the
+	// key bit s_i (CGGI20's external product: the (1+kN)·ε² term carries
+	// |μ_A|²), so on average in half of the n steps; the key noise enters
+	// in every step.
 	BlindRotationVar float64
 	// KeySwitchVar is the variance key switching adds: kN·t·(1 − 1/base)·σ_lwe²
 	// (one fresh table sample per nonzero digit) + (kN/2)·δ_ks²/12 with
@@ -52,8 +56,10 @@ func (p Params) NoiseEstimate() NoiseEstimate { return p.NoiseEstimateGrouped(1)
 // grouping g (WithGrouping; grouped.go): per full group of g bits, 2^g − 1
 // terms each carrying its key noise through X^{e_u} − 1 (two monomials), so
 // (2^g − 1)·2·(k+1)·l·N·E[d²]·σ_bk², and the decomposition rounding of ACC
-// through one X^{e_u} − 1, 2·(1 + kN/2)·δ²/12; a last group of r < g bits
-// likewise with 2^r − 1 terms. g = 1 is the plain CMux of NoiseEstimate;
+// through the one X^{e_u} − 1 of the term whose message is 1, which exists
+// unless the group's key bits are all 0 (probability 2^{−g}), so
+// (1 − 2^{−g})·2·(1 + kN/2)·δ²/12; a last group of r < g bits likewise
+// with 2^r − 1 terms and 1 − 2^{−r}. g = 1 is the plain CMux of NoiseEstimate;
 // g ≤ 0 counts as 1 (no grouping). A g above MaxGrouping, which no key
 // has, or a zero Params panics: the figures would mean nothing.
 func (p Params) NoiseEstimateGrouped(g int) NoiseEstimate {
@@ -70,9 +76,11 @@ func (p Params) NoiseEstimateGrouped(g int) NoiseEstimate {
 	keyVar := (k + 1) * l * N * digit2 * p.BKStdDev() * p.BKStdDev()
 	roundVar := (1 + k*N/2) * delta * delta / 12
 	if g <= 1 {
-		e.BlindRotationVar = n * (keyVar + roundVar)
+		e.BlindRotationVar = n*keyVar + n/2*roundVar
 	} else {
-		groupVar := func(r int) float64 { return float64(int(1)<<r-1)*2*keyVar + 2*roundVar }
+		groupVar := func(r int) float64 {
+			return float64(int(1)<<r-1)*2*keyVar + (1-math.Ldexp(1, -r))*2*roundVar
+		}
 		full := float64(p.LWEDimension() / g)
 		e.BlindRotationVar = full * groupVar(g)
 		if r := p.LWEDimension() % g; r > 0 {

@@ -236,3 +236,84 @@ func TestKeySwitchUnbiased(t *testing.T) {
 		}
 	}
 }
+
+// toyBKParams is the toy set with a finer gadget (Bg = 2^7, l = 3) and a
+// noisier bootstrapping key (σ_bk = 2^−25), so that its blind-rotation
+// error is almost all key noise (toyParams': almost all decomposition
+// rounding).
+var toyBKParams = MustNewParams(ParamsLiteral{
+	Name: "toy-bk", LWEDimension: 40, PolyDegree: 256, GLWEDimension: 2,
+	BKLevels: 3, BKBaseLog: 7, KSLevels: 6, KSBaseLog: 2,
+	LWEStdDev: 0x1p-20, BKStdDev: 0x1p-25, Note: "insecure, tests only",
+})
+
+// TestMeasuredNoiseComponents measures each term of the noise model apart,
+// on enough bootstraps to see a factor of 1.25: the blind rotation's
+// error (BootstrapNoKeySwitchTo, under the extracted key), what key
+// switching adds to it, and the modulus switching's rounding error, against
+// BlindRotationVar, KeySwitchVar and ModSwitchVar, for groupings 1 to 3.
+// TestMeasuredBootstrapNoise cannot: its toy set's output error is 99% key
+// switching rounding, and the named sets' few bootstraps allow a factor of
+// 1.7 in variance (grouped: 2.25). toyParams' blind rotation is mostly
+// decomposition rounding, which only steps of key bit 1 (grouped: groups
+// not all 0) add; toyBKParams' mostly key noise, which every step adds,
+// 2·(2^g − 1) times per group when grouped. The band also holds the
+// seeded keys' Hamming weights (n = 40: the rounding terms scale with it).
+func TestMeasuredNoiseComponents(t *testing.T) {
+	if raceEnabled && testing.Short() {
+		t.Skip("-race -short: no concurrency here; the plain pass runs it")
+	}
+	const count = 1000
+	for _, p := range []Params{toyParams, toyBKParams} {
+		for g := 1; g <= MaxGrouping; g++ {
+			t.Run(fmt.Sprintf("%s/g=%d", p.Name(), g), func(t *testing.T) {
+				kp := keyCache(p, g)
+				e, err := NewEvaluator(p, butterfly(t, p.PolyDegree()), kp.ck)
+				if err != nil {
+					t.Fatal(err)
+				}
+				enc := newEncryptor(t, kp.sk, 31)
+				mu := torus.Encode(1, 8)
+				logTwoN := uint(p.LogPolyDegree() + 1)
+				twoN := 1 << logTwoN
+				ext, out := NewTLWE(p.ExtractedLWEDimension()), NewTLWE(p.LWEDimension())
+				var br, ks, ms float64
+				for i := range count {
+					x, y := i&1 == 1, i&2 == 2
+					c := NewTrivialTLWE(p.LWEDimension(), mu)
+					SubTLWETo(c, c, enc.EncryptBool(x))
+					SubTLWETo(c, c, enc.EncryptBool(y))
+					// The rounded phase b̄ − Σ ā_j·s_j against the phase.
+					r := torus.ModSwitchPow2(c.B(), logTwoN)
+					for j, a := range c.A() {
+						r -= torus.ModSwitchPow2(a, logTwoN) * int(kp.sk.LWEKey()[j])
+					}
+					d := float64(r)/float64(twoN) - kp.sk.PhaseTLWE(c).Float64()
+					d -= math.Round(d)
+					ms += d * d / count
+					e.BootstrapNoKeySwitchTo(ext, c, mu)
+					want := mu
+					if x && y {
+						want = -mu
+					}
+					d = (kp.sk.PhaseTLWE(ext) - want).Float64()
+					br += d * d / count
+					e.KeySwitchTo(out, ext)
+					d = (kp.sk.PhaseTLWE(out) - kp.sk.PhaseTLWE(ext)).Float64()
+					ks += d * d / count
+				}
+				est := p.NoiseEstimateGrouped(g)
+				for _, c := range []struct {
+					name            string
+					measured, model float64
+				}{{"blind rotation", br, est.BlindRotationVar}, {"key switching", ks, est.KeySwitchVar}, {"modulus switching", ms, est.ModSwitchVar}} {
+					r := c.measured / c.model
+					t.Logf("%s: measured variance %.3g over %d bootstraps, model %.3g (ratio %.2f)", c.name, c.measured, count, c.model, r)
+					if r < 0.8 || r > 1.25 {
+						t.Errorf("%s: measured variance %.3g, model %.3g: ratio %.2f outside [0.8, 1.25]", c.name, c.measured, c.model, r)
+					}
+				}
+			})
+		}
+	}
+}

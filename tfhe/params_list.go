@@ -64,7 +64,7 @@ var TFHELib128 = MustNewParams(ParamsLiteral{
 // sample per digit, whatever its value), which adds less noise than TFHE-rs's
 // digit-times-sample key switching, and NoiseEstimate gives a far smaller
 // figure for a NAND-style gate (about 2^−344, dominated by modulus switching
-// to 2N = 1024; bootstrap output σ ≈ 7.7e−4, measured 8.0e−4). We keep
+// to 2N = 1024; bootstrap output σ ≈ 7.5e−4, measured 8.0e−4). We keep
 // TFHE-rs's 2^−64 as the documented, conservative bound.
 //
 // Do not hand-tune: see the warning on ParamsLiteral.

@@ -317,3 +317,35 @@ func TestMeasuredNoiseComponents(t *testing.T) {
 		}
 	}
 }
+
+// TestTFHErsFailureReproduced pins the account params_list.go gives of
+// TFHE-rs's p-fail 2^−64.344 for TFHErsDefault: this model with TFHE-rs's
+// key switching (digit times sample: E[d²] = (B²+2)/12 per level), the
+// XOR's 2-norm 2√2 and a margin of 1/16; with the margin of 1/8, and with
+// the table's key switching, the figures the comment quotes.
+func TestTFHErsFailureReproduced(t *testing.T) {
+	p := TFHErsDefault
+	e := p.NoiseEstimate()
+	kn, tl := float64(p.ExtractedLWEDimension()), float64(p.KSLevels())
+	base := math.Ldexp(1, p.KSBaseLog())
+	rounding := kn / 2 * math.Ldexp(1, -2*p.KSLevels()*p.KSBaseLog()) / 12
+	rsKS := kn*tl*(base*base+2)/12*p.LWEStdDev()*p.LWEStdDev() + rounding
+	fail := func(ks, margin float64) float64 {
+		sd := math.Sqrt(8*(e.BlindRotationVar+ks) + e.ModSwitchVar)
+		return log2Erfc(margin / (math.Sqrt2 * sd))
+	}
+	for _, c := range []struct {
+		name      string
+		got, want float64
+		tolerance float64
+	}{
+		{"TFHE-rs key switching, margin 1/16", fail(rsKS, 1.0/16), -64.344, 0.1},
+		{"TFHE-rs key switching, margin 1/8", fail(rsKS, 1.0/8), -248, 1},
+		{"table key switching, margin 1/16", fail(e.KeySwitchVar, 1.0/16), -81, 1},
+	} {
+		t.Logf("%s: 2^%.2f", c.name, c.got)
+		if math.Abs(c.got-c.want) > c.tolerance {
+			t.Errorf("%s: 2^%.2f, params_list.go says 2^%v", c.name, c.got, c.want)
+		}
+	}
+}

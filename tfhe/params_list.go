@@ -60,12 +60,17 @@ var TFHELib128 = MustNewParams(ParamsLiteral{
 //
 // Failure probability: TFHE-rs states p-fail = 2^−64.344 for its pipeline
 // (its optimizer's noise model, signed key-switching digits, 2-norm 2√2).
-// This library's key switching is table-driven (one fresh key-switching
-// sample per digit, whatever its value), which adds less noise than TFHE-rs's
-// digit-times-sample key switching, and NoiseEstimate gives a far smaller
-// figure for a NAND-style gate (about 2^−344, dominated by modulus switching
-// to 2N = 1024; bootstrap output σ ≈ 7.5e−4, measured 8.0e−4). We keep
-// TFHE-rs's 2^−64 as the documented, conservative bound.
+// NoiseEstimate's formulas give 2^−64.34 for that pipeline when they take
+// TFHE-rs's key switching (each digit times one sample, kN·t·(B²+2)/12·σ²
+// instead of the table's kN·t·(1 − 1/B)·σ², 5.2× the variance), its XOR's
+// 2·(c1 + c2) (the 2-norm 2√2) and a decision margin of 1/16
+// (TestTFHErsFailureReproduced): half the 1/8 margin of this library's
+// ±1/8 gates. The margin, not the key switching, makes most of the
+// difference: with the margin of 1/8 the same pipeline gives 2^−248, and
+// with the table's key switching at the margin of 1/16, 2^−81. For a
+// NAND-style gate NoiseEstimate gives about 2^−344, dominated by modulus
+// switching to 2N = 1024 (bootstrap output σ ≈ 7.5e−4, measured 8.0e−4).
+// We keep TFHE-rs's 2^−64 as the documented, conservative bound.
 //
 // Do not hand-tune: see the warning on ParamsLiteral.
 var TFHErsDefault = MustNewParams(ParamsLiteral{

@@ -94,7 +94,23 @@ type CircuitPlan struct {
 	// noisiest bootstrap: a refresh of LargestSum terms under XORLinear,
 	// a gate (tfhe.NoiseEstimate), or a gate that reads MUX outputs, which
 	// are noisier, where that is worse (tfhe.NoiseEstimate.Log2GateFailureMux).
+	// It is a figure per bootstrap, not per evaluation: Log2EvalFailure
+	// bounds the evaluation's.
 	Log2Failure float64
+}
+
+// Log2EvalFailure returns log2 of a bound on the probability that any
+// bootstrap of the evaluation fails, the union bound over its Bootstraps
+// (every instance's; a MUX's two counted apart): log2(Bootstraps) +
+// Log2Failure, at most 0. AES-128 (19,531 bootstraps) at 2^−66 per
+// bootstrap is about 2^−51.7 per block. A failed bootstrap need not give
+// a wrong output bit, so this is an upper bound; −Inf for a plan without
+// bootstraps.
+func (p CircuitPlan) Log2EvalFailure() float64 {
+	if p.Bootstraps <= 0 {
+		return math.Inf(-1)
+	}
+	return min(0, math.Log2(float64(p.Bootstraps))+p.Log2Failure)
 }
 
 // DefaultMaxXORTerms returns the MaxXORTerms that CircuitOptions' zero value

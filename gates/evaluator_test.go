@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -745,5 +746,37 @@ func TestGateOnCopies(t *testing.T) {
 	one, _ := cpu.Constant(true)
 	if !slices.Equal(x.Value, one.Value) {
 		t.Errorf("XNOR of one gate's two outputs is not the constant 1 (decrypts to %v)", f.decrypt(t, x)[0])
+	}
+}
+
+// TestPlanEvalFailure: a plan's Log2EvalFailure is the union bound over
+// its bootstraps, every instance's, of its per-bootstrap Log2Failure (the
+// README's AES-128 figures: 2^−66 and 2^−52 grouped by 2).
+func TestPlanEvalFailure(t *testing.T) {
+	f := fixtures(tfhe.TFHELib128)
+	ev, _ := gates.NewEvaluator(groupedOracle{newOracle(f), 2})
+	aes, err := circuits.Load("aes_128")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, instances := range []int{1, 64} {
+		plan, err := ev.PlanCircuits(aes, instances, gates.CircuitOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := math.Log2(float64(plan.Bootstraps)) + plan.Log2Failure
+		t.Logf("aes128, %d instances: %d bootstraps, 2^%.2f per bootstrap, 2^%.2f per evaluation", instances, plan.Bootstraps, plan.Log2Failure, plan.Log2EvalFailure())
+		if got := plan.Log2EvalFailure(); math.Abs(got-want) > 1e-9 {
+			t.Errorf("aes128, %d instances: Log2EvalFailure 2^%v, want 2^%v", instances, got, want)
+		}
+		if instances == 1 && (math.Round(plan.Log2Failure) != -66 || math.Round(plan.Log2EvalFailure()) != -52) {
+			t.Errorf("aes128: 2^%.1f per bootstrap and 2^%.1f per block, README says 2^-66 and 2^-52", plan.Log2Failure, plan.Log2EvalFailure())
+		}
+	}
+	if got := (gates.CircuitPlan{Log2Failure: -10}).Log2EvalFailure(); !math.IsInf(got, -1) {
+		t.Errorf("no bootstraps: 2^%v, want 2^-Inf", got)
+	}
+	if got := (gates.CircuitPlan{Bootstraps: 1 << 20, Log2Failure: -10}).Log2EvalFailure(); got != 0 {
+		t.Errorf("2^20 bootstraps at 2^-10: 2^%v, want at most 2^0", got)
 	}
 }

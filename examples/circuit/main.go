@@ -275,8 +275,10 @@ func main() {
 			count(plan.Bootstraps, "bootstrap"), of, count(plan.Levels-1, "level"), plan.Log2Failure)
 	}
 	if plan.Log2Failure > gates.DefaultXORFailureLog2 {
-		fmt.Printf("         WARNING: above the 2^%d a bootstrap that the defaults keep to: over %d bootstraps, a wrong bit is likely (lower -xor-terms)\n",
-			gates.DefaultXORFailureLog2, plan.Bootstraps)
+		// Log2Failure is per bootstrap; over the evaluation, the union
+		// bound (plan.Log2EvalFailure) says how likely a wrong bit is.
+		fmt.Printf("         WARNING: above the 2^%d a bootstrap that the defaults keep to: over %d bootstraps, a wrong bit with probability up to 2^%.0f (lower -xor-terms)\n",
+			gates.DefaultXORFailureLog2, plan.Bootstraps, plan.Log2EvalFailure())
 	}
 	bar := newProgress(plan.Bootstraps)
 	var stats []gates.LevelStats

@@ -102,10 +102,10 @@ type CircuitPlan struct {
 // Log2EvalFailure returns log2 of a bound on the probability that any
 // bootstrap of the evaluation fails, the union bound over its Bootstraps
 // (every instance's; a MUX's two counted apart): log2(Bootstraps) +
-// Log2Failure, at most 0. AES-128 (19,531 bootstraps) at 2^−66 per
-// bootstrap is about 2^−51.7 per block. A failed bootstrap need not give
-// a wrong output bit, so this is an upper bound; −Inf for a plan without
-// bootstraps.
+// Log2Failure, at most 0. AES-128 (19,531 bootstraps) grouped by 2, at
+// 2^−66.2 per bootstrap, is about 2^−51.9 per block. A failed bootstrap
+// need not give a wrong output bit, so this is an upper bound; −Inf for a
+// plan without bootstraps.
 func (p CircuitPlan) Log2EvalFailure() float64 {
 	if p.Bootstraps <= 0 {
 		return math.Inf(-1)

@@ -326,8 +326,8 @@ func testGroupedCloudKey(t *testing.T, sk *SecretKey, g int) {
 // gives (log2, to 0.5).
 func TestNoiseEstimateGrouped(t *testing.T) {
 	want := map[string][MaxGrouping]float64{ // g = 1, 2, 3
-		TFHELib128.Name():    {-420, -250, -187},
-		TFHErsDefault.Name(): {-344, -334, -326},
+		TFHELib128.Name():    {-420, -250, -188},
+		TFHErsDefault.Name(): {-343, -333, -325},
 		CuFHE80.Name():       {-371, -171, -119},
 	}
 	for _, p := range ParamSets() {

@@ -43,10 +43,26 @@ type NoiseEstimate struct {
 	// decides a NAND-style gate, (0, 1/8) − c1 − c2 with c1, c2 bootstrap
 	// outputs: √(2·(BlindRotationVar + KeySwitchVar) + ModSwitchVar).
 	GateStdDev float64
-	// Log2GateFailure is log2 of the probability that this error exceeds the
-	// gate's margin of 1/8: log2 erfc(1/(8·√2·GateStdDev)).
+	// Log2GateFailure is log2 of the probability that this error crosses
+	// the gate's nearer decision boundary, for the input whose margin is
+	// the smallest: 1/8 − 1/(4N), one tail, log2(erfc((1/8 − 1/(4N))/(√2·
+	// GateStdDev))/2). The phases ±1/8 and ±3/8 each lie 1/8 from one
+	// boundary and 3/8 from the other, and the boundaries of the rounded
+	// phase are at −1/(4N) and 1/2 − 1/(4N), not 0 and 1/2: modulus
+	// switching rounds to the nearest multiple of 1/(2N), and the test
+	// vector gives +μ from 0 up to N − 1.
 	Log2GateFailure float64
+
+	shift float64 // decisionShift(N)
 }
+
+// decisionShift is the offset of the bootstrap's decision boundaries from
+// 0 and 1/2 (NoiseEstimate.Log2GateFailure): 1/(4N).
+func decisionShift(N float64) float64 { return 1 / (4 * N) }
+
+// log2Tail returns log2 of the probability that a normal error of standard
+// deviation sd exceeds margin, one tail: log2(erfc(margin/(√2·sd))/2).
+func log2Tail(margin, sd float64) float64 { return log2Erfc(margin/(math.Sqrt2*sd)) - 1 }
 
 // NoiseEstimate returns the noise model of p (see the type). A test checks
 // BootstrapStdDev against measured bootstrap outputs.
@@ -95,7 +111,8 @@ func (p Params) NoiseEstimateGrouped(g int) NoiseEstimate {
 	e.BootstrapStdDev = math.Sqrt(out)
 	e.MuxStdDev = math.Sqrt(2*e.BlindRotationVar + e.KeySwitchVar)
 	e.GateStdDev = math.Sqrt(2*out + e.ModSwitchVar)
-	e.Log2GateFailure = log2Erfc(1 / (8 * math.Sqrt2 * e.GateStdDev))
+	e.shift = decisionShift(N)
+	e.Log2GateFailure = log2Tail(1.0/8-e.shift, e.GateStdDev)
 	return e
 }
 
@@ -110,7 +127,7 @@ func (e NoiseEstimate) Log2GateFailureMux(mux int) float64 {
 	// blind rotation's; written so that mux = 0 is GateStdDev to the bit.
 	out := e.BlindRotationVar + e.KeySwitchVar
 	sd := math.Sqrt(2*out + float64(mux)*e.BlindRotationVar + e.ModSwitchVar)
-	return log2Erfc(1 / (8 * math.Sqrt2 * sd))
+	return log2Tail(1.0/8-e.shift, sd)
 }
 
 // log2Erfc returns log2 erfc(x) for x ≥ 0, through the asymptotic series
@@ -134,12 +151,15 @@ func log2ErfcAsymptotic(x float64) float64 {
 // wrongly on a sum of terms bootstrap outputs used as bits of phase m/2
 // ("linear XOR", gates.XORLinear): each output c_i enters as 2·c_i + 1/4,
 // so the sum's error has variance 4·terms·BootstrapStdDev², to which the
-// modulus switching adds ModSwitchVar, against a margin of 1/4:
-// log2 erfc(1/(4·√2·σ)). With terms = 2 this is the noise of a bootstrapped
+// modulus switching adds ModSwitchVar, against margins of 1/4 − 1/(4N) on
+// one side and 1/4 + 1/(4N) on the other (phases ±1/4, the boundaries of
+// Log2GateFailure): log2 of the two tails' sum, about log2 erfc(1/(4·√2·σ)).
+// With terms = 2 this is the noise of a bootstrapped
 // XOR gate, 2·(c_1 + c_2) + 1/4, whose margin is also 1/4. A MUX output's
 // error variance is at most twice a bootstrap output's (MuxStdDev), so it
 // counts as two terms (gates.XORLinear counts it so).
 func (e NoiseEstimate) Log2XORSumFailure(terms int) float64 {
 	sd := math.Sqrt(4*float64(terms)*e.BootstrapStdDev*e.BootstrapStdDev + e.ModSwitchVar)
-	return log2Erfc(1 / (4 * math.Sqrt2 * sd))
+	near, far := log2Tail(1.0/4-e.shift, sd), log2Tail(1.0/4+e.shift, sd)
+	return near + math.Log2(1+math.Exp2(far-near))
 }

@@ -25,7 +25,7 @@ import (
 //
 // Failure probability: the TFHE library publishes none we could find. Our
 // own estimate (NoiseEstimate: average-case CGGI20 noise formulas, margin
-// 1/8 of a NAND-style gate) is about 2^−420 per gate, with a bootstrap
+// 1/8 − 1/(4N) of a NAND-style gate) is about 2^−420 per gate, with a bootstrap
 // output error σ ≈ 3.2e−3 (measured: 3.1e−3, TestMeasuredBootstrapNoise).
 // The model assumes Gaussian tails; take it as "never observed", not as an
 // exact figure.
@@ -68,7 +68,7 @@ var TFHELib128 = MustNewParams(ParamsLiteral{
 // ±1/8 gates. The margin, not the key switching, makes most of the
 // difference: with the margin of 1/8 the same pipeline gives 2^−248, and
 // with the table's key switching at the margin of 1/16, 2^−81. For a
-// NAND-style gate NoiseEstimate gives about 2^−344, dominated by modulus
+// NAND-style gate NoiseEstimate gives about 2^−343, dominated by modulus
 // switching to 2N = 1024 (bootstrap output σ ≈ 7.5e−4, measured 8.0e−4).
 // We keep TFHE-rs's 2^−64 as the documented, conservative bound.
 //

@@ -268,11 +268,11 @@ func main() {
 		if plan.Refreshes > 0 {
 			sums = fmt.Sprintf("%d of them refreshing XOR sums of up to %d samples", plan.Refreshes, plan.LargestSum)
 		}
-		fmt.Printf("plan     XOR linear: %s%s (%s) in %s, estimated failure 2^%.0f per bootstrap at most\n",
-			count(plan.Bootstraps, "bootstrap"), of, sums, count(plan.Levels-1, "level"), plan.Log2Failure)
+		fmt.Printf("plan     XOR linear: %s%s (%s) in %s, estimated failure 2^%.0f per bootstrap at most, 2^%.0f for the evaluation\n",
+			count(plan.Bootstraps, "bootstrap"), of, sums, count(plan.Levels-1, "level"), plan.Log2Failure, plan.Log2EvalFailure())
 	} else {
-		fmt.Printf("plan     XOR bootstrapped: %s%s in %s, estimated failure 2^%.0f per bootstrap at most\n",
-			count(plan.Bootstraps, "bootstrap"), of, count(plan.Levels-1, "level"), plan.Log2Failure)
+		fmt.Printf("plan     XOR bootstrapped: %s%s in %s, estimated failure 2^%.0f per bootstrap at most, 2^%.0f for the evaluation\n",
+			count(plan.Bootstraps, "bootstrap"), of, count(plan.Levels-1, "level"), plan.Log2Failure, plan.Log2EvalFailure())
 	}
 	if plan.Log2Failure > gates.DefaultXORFailureLog2 {
 		// Log2Failure is per bootstrap; over the evaluation, the union

@@ -21,7 +21,9 @@ type Gadget struct {
 
 // NewGadget returns the gadget with l levels of β bits, 1 ≤ l·β ≤ 32.
 func NewGadget(l, beta int) (Gadget, error) {
-	if l < 1 || beta < 1 || l*beta > 32 {
+	// Each factor bounded before the product, which large ones would wrap
+	// to a small or negative l·β (as NewParams bounds them).
+	if l < 1 || beta < 1 || l > 32 || beta > 32 || l*beta > 32 {
 		return Gadget{}, fmt.Errorf("tfhe: gadget with l=%d levels of %d bits: need l, β ≥ 1 and l·β ≤ 32", l, beta)
 	}
 	return Gadget{levels: l, baseLog: beta, offset: gadgetOffset(l, beta)}, nil

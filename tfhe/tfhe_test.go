@@ -74,6 +74,17 @@ func TestGadgetDecompose(t *testing.T) {
 	}
 }
 
+// TestNewGadgetOverflow checks that levels and bits whose product wraps an
+// int are refused with NewGadget's error: math.MaxInt·2 wraps to −2, which
+// passed the check and panicked on a negative shift in gadgetOffset.
+func TestNewGadgetOverflow(t *testing.T) {
+	for _, lb := range [][2]int{{math.MaxInt, 2}, {2, math.MaxInt}, {math.MaxInt/2 + 1, 2}, {math.MaxInt/4 + 1, 4}, {33, 1}, {1, 33}} {
+		if _, err := NewGadget(lb[0], lb[1]); err == nil {
+			t.Errorf("NewGadget(%d, %d) accepted", lb[0], lb[1])
+		}
+	}
+}
+
 func TestEncryptDecrypt(t *testing.T) {
 	for _, p := range heavySets(t) {
 		t.Run(p.Name(), func(t *testing.T) {

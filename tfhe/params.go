@@ -172,11 +172,20 @@ var halfP = new(big.Int).SetUint64((smallntt.P - 1) / 2)
 // absolute value a coefficient of Σ_rows digit·row can take when digits are
 // in [−Bg/2, Bg/2) and row coefficients are Torus32 read as int32 in
 // [−2^31, 2^31) (DESIGN.md §3). The NTT external product is exact when it is
-// at most (p−1)/2, which NewParams requires.
+// at most (p−1)/2, which NewParams requires. The product is exact for any
+// sizes. k, l and n are those of a parameter set (k ≥ 0, l ≥ 1, n ≥ 1) and
+// bgBits is in [1, 32]: other values are programming errors and panic
+// (a bgBits of 2^40 asked for a 2^40-bit number, and a negative one
+// wrapped to a shift of about 2^64 bits; either ended the program out of
+// memory).
 func ExactnessBound(k, l, n, bgBits int) *big.Int {
-	b := big.NewInt(int64((k + 1) * l * n))
-	b.Lsh(b, uint(bgBits-1+31))
-	return b
+	if k < 0 || l < 1 || n < 1 || bgBits < 1 || bgBits > 32 {
+		panic(fmt.Sprintf("tfhe: ExactnessBound(%d, %d, %d, %d): need k ≥ 0, l ≥ 1, N ≥ 1 and 1 ≤ bgBits ≤ 32", k, l, n, bgBits))
+	}
+	// (k+1)·l·n in big.Int: as ints the product could wrap.
+	b := new(big.Int).Mul(big.NewInt(int64(k)+1), big.NewInt(int64(l)))
+	b.Mul(b, big.NewInt(int64(n)))
+	return b.Lsh(b, uint(bgBits-1+31))
 }
 
 func log2Big(x *big.Int) float64 {

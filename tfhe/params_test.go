@@ -195,3 +195,27 @@ func TestKeySize(t *testing.T) {
 		t.Errorf("a set of a 52 GB key on a 32-bit platform: %v", err)
 	}
 }
+
+// TestExactnessBoundDomain checks that ExactnessBound's product does not
+// wrap an int and that a bgBits no parameter set has panics with its own
+// message (a bgBits far out of range asked for a shift of up to 2^64 bits
+// and ended the program out of memory; 0 or 33 gave a figure of nothing).
+func TestExactnessBoundDomain(t *testing.T) {
+	// (1+1)·MaxInt·4 wraps an int (on 32- and 64-bit platforms).
+	want := new(big.Int).Mul(big.NewInt(8), big.NewInt(math.MaxInt))
+	want.Lsh(want, 7-1+31)
+	if got := ExactnessBound(1, math.MaxInt, 4, 7); got.Cmp(want) != 0 {
+		t.Errorf("ExactnessBound(1, MaxInt, 4, 7) = %v, want %v", got, want)
+	}
+	for _, a := range [][4]int{{1, 3, 1024, 0}, {1, 3, 1024, 33}, {1, 3, 1024, -1}, {-2, 3, 1024, 7}, {1, 0, 1024, 7}, {1, 3, 0, 7}} {
+		func() {
+			defer func() {
+				r := recover()
+				if s, ok := r.(string); !ok || !strings.Contains(s, "ExactnessBound") {
+					t.Errorf("ExactnessBound%v: recovered %v, want its panic", a, r)
+				}
+			}()
+			ExactnessBound(a[0], a[1], a[2], a[3])
+		}()
+	}
+}

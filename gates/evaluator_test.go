@@ -281,6 +281,50 @@ func TestEvaluatorErrors(t *testing.T) {
 	}
 }
 
+// TestEncryptHelpersZeroValues checks that the client helpers return
+// errors, not panics, for an Encryptor or SecretKey made without its
+// constructor: EncryptBits and EncryptUint checked only for nil, and
+// dereferenced a zero Encryptor's missing key.
+func TestEncryptHelpersZeroValues(t *testing.T) {
+	var nilEnc *tfhe.Encryptor
+	if !(&tfhe.Encryptor{}).Params().IsZero() || !nilEnc.Params().IsZero() {
+		t.Error("a zero or nil Encryptor's Params is not the zero Params")
+	}
+	noPanic := func(name string, f func() error) {
+		t.Helper()
+		defer func() {
+			if r := recover(); r != nil {
+				t.Errorf("%s panicked: %v", name, r)
+			}
+		}()
+		if err := f(); err == nil || !strings.Contains(err.Error(), "not initialized") {
+			t.Errorf("%s: %v, want an error saying it is not initialized", name, err)
+		}
+	}
+	noPanic("EncryptBits(zero Encryptor)", func() error {
+		_, err := gates.EncryptBits(&tfhe.Encryptor{}, []bool{true})
+		return err
+	})
+	noPanic("EncryptBits(zero Encryptor, no bits)", func() error {
+		_, err := gates.EncryptBits(&tfhe.Encryptor{}, nil)
+		return err
+	})
+	noPanic("EncryptUint(zero Encryptor)", func() error {
+		_, err := gates.EncryptUint(&tfhe.Encryptor{}, 5, 4)
+		return err
+	})
+	// A sample of dimension 0 matched a zero key's n = 0 and was
+	// "decrypted" to its body.
+	noPanic("DecryptBits(zero SecretKey)", func() error {
+		_, err := gates.DecryptBits(&tfhe.SecretKey{}, []*tfhe.TLWE{tfhe.NewTrivialTLWE(0, tfhe.EncodeBool(true))})
+		return err
+	})
+	noPanic("DecryptUint(zero SecretKey)", func() error {
+		_, err := gates.DecryptUint(&tfhe.SecretKey{}, nil)
+		return err
+	})
+}
+
 func TestEncryptHelpers(t *testing.T) {
 	f := fixtures(tfhe.TFHELib128)
 	for _, v := range []uint64{0, 1, 0xa5, 1<<63 | 5, ^uint64(0)} {

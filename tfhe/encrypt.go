@@ -27,7 +27,9 @@ func boolBit(b bool) uint32 {
 
 // Encryptor encrypts under a secret key with its own random stream. It is
 // not safe for concurrent use: give each goroutine its own (NewEncryptor is
-// cheap).
+// cheap). Only NewEncryptor and NewEncryptorFromSeed make a usable one: a
+// zero Encryptor has no key, and its Encrypt methods panic (Params tells
+// it apart: the zero Params).
 type Encryptor struct {
 	sk  *SecretKey
 	smp *torus.Sampler
@@ -59,8 +61,14 @@ func NewEncryptorFromSeed(sk *SecretKey, seed [torus.SeedSize]byte) (*Encryptor,
 	return &Encryptor{sk: &own, smp: torus.NewSamplerFromSeed(boundSeed(seed, labelEncryptorRoot, sk.params, sk, 0)), sc: newNTTScratch(sk.params.PolyDegree())}, nil
 }
 
-// Params returns the parameter set of the Encryptor's key.
-func (e *Encryptor) Params() Params { return e.sk.params }
+// Params returns the parameter set of the Encryptor's key; the zero Params
+// for a nil or zero Encryptor.
+func (e *Encryptor) Params() Params {
+	if e == nil || e.sk == nil {
+		return Params{}
+	}
+	return e.sk.params
+}
 
 // EncryptBool returns a fresh TLWE encryption of b (EncodeBool) under the
 // TLWE key.

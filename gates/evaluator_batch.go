@@ -150,8 +150,9 @@ func checkSample(c *tfhe.TLWE, n int) error {
 //
 // Every input is read before any output is written, so an output may be the
 // same sample as any input, of the same call or of another. Outputs must be
-// distinct, non-nil samples of dimension n; their previous content is
-// ignored. On error no output is written.
+// distinct, non-nil samples of dimension n (two *TLWE over one array are
+// one sample, as for the engines); their previous content is ignored. On
+// error no output is written.
 //
 // A call given one sample for two inputs is the gate of its distinct
 // samples: AND(a, a) is a copy of a and costs no bootstrap, MUX(s, s, c) is
@@ -192,12 +193,15 @@ func (ev *Evaluator) Batch(calls []Call) error {
 		}
 	}
 	if len(calls) > 1 {
-		seen := make(map[*tfhe.TLWE]int, len(calls))
+		// A sample is known by its first word, as the engines know it
+		// (bootstrap.Engine): two *TLWE over one array are one output.
+		seen := make(map[*torus.Torus32]int, len(calls))
 		for i := range calls {
-			if j, dup := seen[calls[i].Out]; dup {
+			w := &calls[i].Out.Value[0]
+			if j, dup := seen[w]; dup {
 				return fmt.Errorf("gates: Batch: calls %d and %d write the same output", j, i)
 			}
-			seen[calls[i].Out] = i
+			seen[w] = i
 		}
 	}
 	if err := ev.batch(calls, nil, nil, nil); err != nil {

@@ -240,6 +240,13 @@ func TestEvaluatorErrors(t *testing.T) {
 			out := tfhe.NewTLWE(n)
 			return ev.Batch([]gates.Call{{Op: gates.OpNOT, A: ok, Out: out}, {Op: gates.OpAND, A: ok, B: ok, Out: out}})
 		}, "calls 0 and 1 write the same output"},
+		// Two *TLWE over one array are one sample, as the engines count
+		// them (bootstrap.Engine): the second write overwrote the first.
+		{"outputs over one array", func() error {
+			out := tfhe.NewTLWE(n)
+			view := &tfhe.TLWE{Value: out.Value}
+			return ev.Batch([]gates.Call{{Op: gates.OpNOT, A: ok, Out: out}, {Op: gates.OpCopy, A: ok, Out: view}})
+		}, "calls 0 and 1 write the same output"},
 		{"MUX input", func() error { _, err := ev.MUX(ok, ok, short); return err }, "input b has dimension"},
 	} {
 		err := tc.err()

@@ -82,10 +82,18 @@ func MaxAbs(x []int64) uint64 {
 // every coefficient of a negacyclic (or cyclic) product of two length-n
 // integer polynomials with those maximum absolute values by (P−1)/2, so that
 // an NTT over Z_p computes it exactly. Otherwise it returns an error
-// wrapping ErrBound. n must be a power of two.
+// wrapping ErrBound. n is the polynomials' length, any n ≥ 1 (a plan's is a
+// power of two); n < 1 is an error that does not wrap ErrBound.
 func CheckProductBound(n int, maxA, maxB uint64) error {
+	if n < 1 {
+		return fmt.Errorf("smallntt: CheckProductBound: length %d, want at least 1", n)
+	}
 	hi, lo := bits.Mul64(maxA, maxB)
-	lim := (P / 2) >> bits.TrailingZeros(uint(n)) // floor((P−1)/2 / n)
+	// floor((P−1)/2 / n), which bounds the product exactly: a·b·n ≤ (P−1)/2
+	// if and only if a·b ≤ floor((P−1)/2 / n). (A shift by n's trailing
+	// zeros, as before, is that only for a power of two: n = 768 was
+	// taken for 256, and a product 3 times too large passed.)
+	lim := (P / 2) / uint64(n)
 	if hi != 0 || lo > lim {
 		return fmt.Errorf("%w: max|a|·max|b|·N = %d·%d·%d > (P−1)/2, the NTT product would not be exact", ErrBound, maxA, maxB, n)
 	}

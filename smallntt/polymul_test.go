@@ -147,3 +147,24 @@ func TestMulInt64ToAliasing(t *testing.T) {
 		t.Errorf("MulInt64To: %v allocations", n)
 	}
 }
+
+// TestCheckProductBoundAnyLength checks the bound exactly at its edge for
+// lengths that are not powers of two too (n = 768 was checked as 256, so a
+// product three times too large passed), and that a length below 1 is an
+// error of its own (n = 0 claimed 1·1·0 > (P−1)/2; n = −1 passed).
+func TestCheckProductBoundAnyLength(t *testing.T) {
+	for _, n := range []int{1, 3, 256, 768, 1000, 1 << 20} {
+		lim := (P / 2) / uint64(n) // floor((P−1)/2 / n)
+		if err := CheckProductBound(n, lim, 1); err != nil {
+			t.Errorf("n=%d: %d·1·n ≤ (P−1)/2 refused: %v", n, lim, err)
+		}
+		if err := CheckProductBound(n, lim+1, 1); !errors.Is(err, ErrBound) {
+			t.Errorf("n=%d: %d·1·n > (P−1)/2 gave %v, want ErrBound", n, lim+1, err)
+		}
+	}
+	for _, n := range []int{0, -1, -256} {
+		if err := CheckProductBound(n, 1, 1); err == nil || errors.Is(err, ErrBound) {
+			t.Errorf("n=%d: %v, want an error of the length, not ErrBound", n, err)
+		}
+	}
+}

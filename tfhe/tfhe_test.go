@@ -5,6 +5,7 @@ import (
 	"math"
 	mrand "math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/goldfhe/goldfhe/torus"
@@ -485,5 +486,42 @@ func TestEvaluatorAllocs(t *testing.T) {
 	ext := NewTLWE(p.ExtractedLWEDimension())
 	if n := testing.AllocsPerRun(5, func() { e.KeySwitchTo(out, ext) }); n != 0 {
 		t.Errorf("KeySwitchTo allocates %v times", n)
+	}
+}
+
+// TestTRLWESetTrivialShape checks that SetTrivial sets every coefficient
+// for a message of N coefficients and panics on any other length or a
+// malformed sample, as the TRLWE functions do on shape mismatches: a short
+// message left the rest of the body as it was, silently.
+func TestTRLWESetTrivialShape(t *testing.T) {
+	c := NewTRLWE(2, 8)
+	for j := range c.Value {
+		for i := range c.Value[j] {
+			c.Value[j][i] = 7
+		}
+	}
+	mu := torus.Poly{1, 2, 3, 4, 5, 6, 7, 8}
+	c.SetTrivial(mu)
+	if !slices.Equal(c.B(), mu) || slices.ContainsFunc(append(c.Value[0], c.Value[1]...), func(x torus.Torus32) bool { return x != 0 }) {
+		t.Fatalf("SetTrivial gave %v", c.Value)
+	}
+	ragged := NewTRLWE(1, 8)
+	ragged.Value[0] = ragged.Value[0][:4]
+	for name, f := range map[string]func(){
+		"short message": func() { NewTRLWE(2, 8).SetTrivial(mu[:3]) },
+		"long message":  func() { NewTRLWE(2, 4).SetTrivial(mu) },
+		"nil message":   func() { NewTRLWE(2, 8).SetTrivial(nil) },
+		"ragged TRLWE":  func() { ragged.SetTrivial(mu) },
+		"zero TRLWE":    func() { (&TRLWE{}).SetTrivial(nil) },
+	} {
+		func() {
+			defer func() {
+				r := recover()
+				if s, ok := r.(string); !ok || !strings.Contains(s, "SetTrivial") {
+					t.Errorf("%s: recovered %v, want SetTrivial's panic", name, r)
+				}
+			}()
+			f()
+		}()
 	}
 }

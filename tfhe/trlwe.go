@@ -57,8 +57,14 @@ func (c *TRLWE) CopyFrom(src *TRLWE) {
 	}
 }
 
-// SetTrivial sets c to the noiseless sample (0, …, 0, mu).
+// SetTrivial sets c to the noiseless sample (0, …, 0, mu). mu has N
+// coefficients; another length, or a malformed c, panics, as shape
+// mismatches do (a shorter mu left c's other body coefficients as they
+// were, a longer one was cut).
 func (c *TRLWE) SetTrivial(mu torus.Poly) {
+	if len(c.Value) == 0 || !c.wellFormed(c.K(), c.N()) || len(mu) != c.N() {
+		panic(fmt.Sprintf("tfhe: SetTrivial: message of %d coefficients for a TRLWE of N=%d, or a malformed TRLWE", len(mu), c.N()))
+	}
 	for j := range c.Value[:c.K()] {
 		clear(c.Value[j])
 	}

@@ -525,3 +525,28 @@ func TestTRLWESetTrivialShape(t *testing.T) {
 		}()
 	}
 }
+
+// TestMulXaTRLWEToAliasing checks that MulXaTRLWETo panics when dst is src
+// (or shares its polynomials), which its doc forbids, rather than rotate
+// each polynomial over itself into a wrong sample.
+func TestMulXaTRLWEToAliasing(t *testing.T) {
+	c := NewTRLWE(1, 8)
+	c.Value[1][0] = 5
+	view := &TRLWE{Value: []torus.Poly{c.Value[0], c.Value[1]}}
+	for name, dst := range map[string]*TRLWE{"dst is src": c, "dst shares src's polynomials": view} {
+		func() {
+			defer func() {
+				r := recover()
+				if s, ok := r.(string); !ok || !strings.Contains(s, "MulXaTo") && !strings.Contains(s, "MulXaTRLWETo") {
+					t.Errorf("%s: recovered %v, want the aliasing panic", name, r)
+				}
+			}()
+			MulXaTRLWETo(dst, c, 3)
+		}()
+	}
+	d := NewTRLWE(1, 8)
+	MulXaTRLWETo(d, c, 3)
+	if d.Value[1][3] != 5 {
+		t.Errorf("MulXaTRLWETo(d, c, 3) = %v", d.Value)
+	}
+}

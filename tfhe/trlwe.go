@@ -110,9 +110,13 @@ func SubTRLWETo(dst, a, b *TRLWE) {
 }
 
 // MulXaTRLWETo sets dst = X^a·src (every polynomial rotated; the phase is
-// rotated likewise). dst must not be src.
+// rotated likewise). dst must not be src, nor share a polynomial with it:
+// it panics (torus.MulXaTo).
 func MulXaTRLWETo(dst, src *TRLWE, a int) {
 	checkTRLWE("MulXaTRLWETo", dst, src)
+	if dst == src {
+		panic("tfhe: MulXaTRLWETo: dst is src")
+	}
 	for j := range dst.Value {
 		torus.MulXaTo(dst.Value[j], src.Value[j], a)
 	}

@@ -50,10 +50,11 @@ func NegTo(dst, a Poly) {
 }
 
 // MulXaTo sets dst = X^a·p mod X^N+1 for any integer a (taken mod 2N;
-// X^N = −1). dst must not alias p.
+// X^N = −1). dst must not alias p: it panics if dst is p.
 func MulXaTo(dst, p Poly, a int) {
 	n := len(p)
 	checkLen("MulXaTo", n, len(dst))
+	checkNoAlias("MulXaTo", dst, p)
 	a = mod2N(a, n)
 	if a < n {
 		// dst[i] = −p[i−a+N] for i < a, p[i−a] for i ≥ a.
@@ -73,10 +74,12 @@ func MulXaTo(dst, p Poly, a int) {
 }
 
 // MulXaMinusOneTo sets dst = X^a·p − p mod X^N+1 in one pass (the operand of
-// the CMux of blind rotation, CGGI20 Alg. 3 line 4). dst must not alias p.
+// the CMux of blind rotation, CGGI20 Alg. 3 line 4). dst must not alias p:
+// it panics if dst is p.
 func MulXaMinusOneTo(dst, p Poly, a int) {
 	n := len(p)
 	checkLen("MulXaMinusOneTo", n, len(dst))
+	checkNoAlias("MulXaMinusOneTo", dst, p)
 	a = mod2N(a, n)
 	if a < n {
 		for i := 0; i < a; i++ {
@@ -96,6 +99,16 @@ func MulXaMinusOneTo(dst, p Poly, a int) {
 	}
 }
 
+// checkNoAlias panics when dst is p (exact aliasing), which the functions
+// that read p while they write dst cannot take: they returned a wrong
+// result, silently (MulNaiveTo cleared its input first). Partial
+// overlaps, which no function allows, are not detected.
+func checkNoAlias(op string, dst, p Poly) {
+	if len(dst) > 0 && len(p) > 0 && &dst[0] == &p[0] {
+		panic(fmt.Sprintf("torus: %s: dst is the input polynomial it must not alias", op))
+	}
+}
+
 func mod2N(a, n int) int {
 	if n == 0 {
 		return 0 // empty polynomials: nothing to rotate
@@ -110,19 +123,21 @@ func mod2N(a, n int) int {
 // MulNaiveTo sets dst = a·b mod X^N+1 for an integer polynomial a and a
 // torus polynomial b, by the schoolbook O(N²) negacyclic product with
 // wrapping 32-bit arithmetic. It is the oracle the NTT products are checked
-// against. dst must not alias b.
+// against. dst must not alias b: it panics if dst is b.
 func MulNaiveTo(dst Poly, a []int32, b Poly) {
 	n := len(dst)
 	checkLen("MulNaiveTo", n, len(a), len(b))
+	checkNoAlias("MulNaiveTo", dst, b)
 	clear(dst)
 	MulAddNaive(dst, a, b)
 }
 
 // MulAddNaive sets dst += a·b mod X^N+1 (schoolbook, as MulNaiveTo).
-// dst must not alias b.
+// dst must not alias b: it panics if dst is b.
 func MulAddNaive(dst Poly, a []int32, b Poly) {
 	n := len(dst)
 	checkLen("MulAddNaive", n, len(a), len(b))
+	checkNoAlias("MulAddNaive", dst, b)
 	for i, ai := range a[:n] {
 		if ai == 0 {
 			continue

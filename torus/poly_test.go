@@ -2,6 +2,7 @@ package torus
 
 import (
 	mrand "math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -137,4 +138,41 @@ func BenchmarkMulNaive(b *testing.B) {
 	for b.Loop() {
 		MulNaiveTo(dst, a, p)
 	}
+}
+
+// TestNoAliasPanics checks that the functions whose dst must not alias
+// their torus input panic when it does, rather than return a wrong result
+// (MulXaTo(p, p, 1) gave (−4, −4, 2, 3) for p = (1, 2, 3, 4), and
+// MulNaiveTo(b, a, b) zero), and that distinct slices still work.
+func TestNoAliasPanics(t *testing.T) {
+	p := Poly{1, 2, 3, 4}
+	a := []int32{0, 1, 0, 0}
+	for name, f := range map[string]func(){
+		"MulXaTo":         func() { MulXaTo(p, p, 1) },
+		"MulXaMinusOneTo": func() { MulXaMinusOneTo(p, p, 1) },
+		"MulNaiveTo":      func() { MulNaiveTo(p, a, p) },
+		"MulAddNaive":     func() { MulAddNaive(p, a, p) },
+	} {
+		func() {
+			defer func() {
+				r := recover()
+				if s, ok := r.(string); !ok || s != "torus: "+name+": dst is the input polynomial it must not alias" {
+					t.Errorf("%s with dst the input: recovered %v, want its aliasing panic (p = %v)", name, r, p)
+				}
+			}()
+			f()
+		}()
+		p = Poly{1, 2, 3, 4}
+	}
+	d := NewPoly(4)
+	MulXaTo(d, p, 1)
+	if want := (Poly{1<<32 - 4, 1, 2, 3}); !slices.Equal(d, want) {
+		t.Errorf("MulXaTo(d, p, 1) = %v, want %v", d, want)
+	}
+	MulNaiveTo(d, a, p)
+	if want := (Poly{1<<32 - 4, 1, 2, 3}); !slices.Equal(d, want) {
+		t.Errorf("MulNaiveTo(d, X, p) = %v, want %v", d, want)
+	}
+	// Empty polynomials alias nothing.
+	MulXaTo(Poly{}, Poly{}, 3)
 }

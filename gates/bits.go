@@ -113,8 +113,9 @@ func wireBit(j, n int, order BitOrder) int {
 // underscores as in Go's literals: single, between digits or after the
 // prefix; any number of leading zeros) and
 // returns its width bits in the given wire order. The value must fit in width
-// bits. For a byte string of width/8 bytes this is the same as BytesBits of
-// its hex decoding.
+// bits, and width in [0, MaxWires] (a circuit input's at most). For a byte
+// string of width/8 bytes this is the same as BytesBits of its hex
+// decoding.
 //
 // s may be a secret (a circuit's key input): HexBits does not branch on its
 // digits' values, and its errors name a position in s, never s or its
@@ -134,8 +135,11 @@ func HexBits(s string, width int, order BitOrder) ([]bool, error) {
 	if digits == "" {
 		return nil, errors.New("gates: not a hex number: no digits")
 	}
-	if width < 0 {
-		return nil, fmt.Errorf("gates: negative width %d", width)
+	if width < 0 || width > MaxWires {
+		// The bits are allocated up front: a width of 2^40 asked for a
+		// terabyte and ended the program out of memory, one past what
+		// make takes panicked. No circuit has a wider input.
+		return nil, fmt.Errorf("gates: width %d outside [0, MaxWires = %d]", width, MaxWires)
 	}
 	if order != LSBFirst && order != MSBFirst {
 		return nil, fmt.Errorf("gates: unknown bit order %d", order)

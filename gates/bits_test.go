@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/hex"
 	"fmt"
+	"math"
 	"math/big"
 	"math/rand/v2"
 	"slices"
@@ -137,6 +138,28 @@ func TestHexBits(t *testing.T) {
 	}
 	if got := BitsBytes([]bool{true, false, false, false, false, false, false, false, true}, LSBFirst); !bytes.Equal(got, []byte{1, 1}) {
 		t.Errorf("BitsBytes of 9 bits = %x, want 0101", got)
+	}
+}
+
+// TestHexBitsWidthBound checks that a width no circuit input has is an
+// error, as a negative one is, rather than an allocation of width bits
+// up front: math.MaxInt panicked in make, and 2^40 would end the program
+// out of memory.
+func TestHexBitsWidthBound(t *testing.T) {
+	for _, w := range []int{MaxWires + 1, math.MaxInt} {
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Errorf("HexBits(\"1\", %d) panicked: %v", w, r)
+				}
+			}()
+			if _, err := HexBits("1", w, LSBFirst); err == nil || !strings.Contains(err.Error(), "MaxWires") {
+				t.Errorf("HexBits(\"1\", %d): %v, want a width error", w, err)
+			}
+		}()
+	}
+	if bits, err := HexBits("1", MaxWires, MSBFirst); err != nil || len(bits) != MaxWires || !bits[MaxWires-1] {
+		t.Errorf("HexBits(\"1\", MaxWires, MSBFirst): %d bits, %v", len(bits), err)
 	}
 }
 

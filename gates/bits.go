@@ -36,7 +36,7 @@ func (o BitOrder) String() string {
 }
 
 // Uint64Bits returns the low width bits of v, least significant first (the
-// LSBFirst wire order). width must be in [0, 64].
+// LSBFirst wire order). width must be in [0, 64]; it panics otherwise.
 func Uint64Bits(v uint64, width int) []bool {
 	if width < 0 || width > 64 {
 		panic(fmt.Sprintf("gates: Uint64Bits width %d outside [0, 64]", width))
@@ -49,7 +49,8 @@ func Uint64Bits(v uint64, width int) []bool {
 }
 
 // BitsUint64 is the inverse of Uint64Bits: bit j of the result is bits[j].
-// len(bits) must be at most 64.
+// len(bits) must be at most 64; it panics otherwise (DecryptUint checks the
+// count and returns an error).
 func BitsUint64(bits []bool) uint64 {
 	if len(bits) > 64 {
 		panic(fmt.Sprintf("gates: BitsUint64 of %d bits", len(bits)))

@@ -310,7 +310,8 @@ func (p *Plan) check(a, b int) {
 // every m dividing 64: every root of order dividing 64 met inside a
 // decomposition is then the power of two of DESIGN.md §4, and ω_N = ψ².
 // The choice is a tower: Psi(2N)² = Psi(N), so Psi(N)^{N/64} = Psi(64) =
-// 2^73 − 2^25 for all N ≥ 64. N must be a power of two with 32 ≤ N ≤ 2^31.
+// 2^73 − 2^25 for all N ≥ 64. N must be a power of two with 32 ≤ N ≤ 2^31;
+// it panics otherwise.
 func Psi(n int) uint64 {
 	if n < 32 || n&(n-1) != 0 || int64(n) > 1<<31 {
 		panic(fmt.Sprintf("smallntt: Psi(%d): N must be a power of two in [32, 2^31]", n))

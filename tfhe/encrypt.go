@@ -108,8 +108,8 @@ func (e *Encryptor) EncryptExtractedTLWETo(dst *TLWE, mu torus.Torus32, sigma fl
 	encryptTLWE(dst, e.sk.ext, mu, sigma, e.smp)
 }
 
-// EncryptTRLWE returns a fresh TRLWE encryption of mu (N coefficients) with
-// noise σ_bk.
+// EncryptTRLWE returns a fresh TRLWE encryption of mu (N coefficients; it
+// panics otherwise) with noise σ_bk.
 func (e *Encryptor) EncryptTRLWE(mu torus.Poly) *TRLWE {
 	p := e.sk.params
 	dst := NewTRLWE(p.GLWEDimension(), p.PolyDegree())
@@ -118,7 +118,8 @@ func (e *Encryptor) EncryptTRLWE(mu torus.Poly) *TRLWE {
 }
 
 // EncryptTRLWETo sets dst to a fresh TRLWE encryption of mu. mu may be one
-// of dst's polynomials.
+// of dst's polynomials. dst (k+1 polynomials of N coefficients) and mu (N)
+// of another shape panic.
 func (e *Encryptor) EncryptTRLWETo(dst *TRLWE, mu torus.Poly) {
 	p := e.sk.params
 	if !dst.wellFormed(p.GLWEDimension(), p.PolyDegree()) || len(mu) != p.PolyDegree() {
@@ -178,7 +179,9 @@ func (sk *SecretKey) PhaseTLWE(ct *TLWE) torus.Torus32 {
 // returns an error instead.
 func (sk *SecretKey) DecryptBool(ct *TLWE) bool { return sk.PhaseTLWE(ct).Signed() > 0 }
 
-// PhaseTRLWE returns the phase b − Σ a_j·s_j of ct.
+// PhaseTRLWE returns the phase b − Σ a_j·s_j of ct, which must have the
+// key's shape (k+1 polynomials of N coefficients); it panics otherwise, or
+// for a nil ct.
 func (sk *SecretKey) PhaseTRLWE(ct *TRLWE) torus.Poly {
 	p := sk.params
 	if !ct.wellFormed(p.GLWEDimension(), p.PolyDegree()) {

@@ -14,7 +14,9 @@ import (
 //
 // An Evaluator is not safe for concurrent use: it owns scratch buffers.
 // ShallowCopy returns another one sharing the (immutable) keys, with its own
-// buffers, for each goroutine.
+// buffers, for each goroutine. Only NewEvaluator makes a usable one: a zero
+// Evaluator has no buffers, and its methods but Params, Plan and CloudKey
+// panic.
 type Evaluator struct {
 	params Params
 	plan   *smallntt.Plan

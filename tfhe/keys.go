@@ -275,7 +275,10 @@ func (ksk *KeySwitchingKey) Sample(i, j, m int) *TLWE {
 }
 
 // CloudKey is the public evaluation key: the bootstrapping key and the
-// key-switching key. It is immutable and safe for concurrent use.
+// key-switching key. It is safe for concurrent use: nothing modifies a key
+// but UnmarshalBinary, which replaces the key it is called on and must not
+// run beside other use of it (engines built from it keep the keys they
+// were built with).
 type CloudKey struct {
 	params Params
 	bk     *BootstrappingKey

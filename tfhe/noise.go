@@ -65,7 +65,8 @@ func decisionShift(N float64) float64 { return 1 / (4 * N) }
 func log2Tail(margin, sd float64) float64 { return log2Erfc(margin/(math.Sqrt2*sd)) - 1 }
 
 // NoiseEstimate returns the noise model of p (see the type). A test checks
-// BootstrapStdDev against measured bootstrap outputs.
+// BootstrapStdDev against measured bootstrap outputs. It panics for the
+// zero Params, as NoiseEstimateGrouped does.
 func (p Params) NoiseEstimate() NoiseEstimate { return p.NoiseEstimateGrouped(1) }
 
 // NoiseEstimateGrouped is NoiseEstimate for a bootstrapping key with

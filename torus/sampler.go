@@ -18,7 +18,9 @@ const SeedSize = 32
 // same values, which tests rely on; NewSampler seeds one from crypto/rand.
 //
 // A Sampler is not safe for concurrent use. Derive gives independent,
-// reproducible child samplers for parallel work.
+// reproducible child samplers for parallel work. Only NewSampler and
+// NewSamplerFromSeed make a usable one: a zero Sampler has no stream, and
+// its drawing methods panic.
 //
 // Gaussian values are continuous normal samples scaled and rounded to the
 // torus, as in the TFHE library, drawn in time that does not depend on the

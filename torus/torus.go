@@ -71,7 +71,8 @@ func Encode(mu int64, msgSpace int64) Torus32 {
 
 // Decode returns the message mu ∈ [0, msgSpace) whose encoding is nearest to t
 // (the inverse of Encode up to an error of less than 1/(2·msgSpace)).
-// msgSpace must be in [1, 2^31].
+// msgSpace must be in [1, 2^31]; it panics otherwise (a constant of the
+// caller's encoding, as for Encode).
 func Decode(t Torus32, msgSpace int64) int64 {
 	if msgSpace <= 0 || msgSpace > 1<<31 {
 		panic(fmt.Sprintf("torus: Decode: message space %d out of [1, 2^31]", msgSpace))
@@ -82,7 +83,7 @@ func Decode(t Torus32, msgSpace int64) int64 {
 // ModSwitch returns round(t·m) mod m, i.e. the element of Z_m nearest to
 // t·m, with ties rounded up (as the TFHE library's modSwitchFromTorus32).
 // For m = 2N it is the ā = round(2N·a) of gate bootstrapping (CGGI20 Alg. 3,
-// line 1). m must be in [1, 2^32].
+// line 1). m must be in [1, 2^32]; it panics otherwise.
 func ModSwitch(t Torus32, m uint64) uint64 {
 	if m == 0 || m > 1<<32 {
 		panic(fmt.Sprintf("torus: ModSwitch: modulus %d out of [1, 2^32]", m))
@@ -95,7 +96,9 @@ func ModSwitch(t Torus32, m uint64) uint64 {
 }
 
 // ModSwitchPow2 is ModSwitch for m = 2^logM, 1 ≤ logM ≤ 31, without a
-// division: the form the bootstrapping hot path uses.
+// division: the form the bootstrapping hot path uses. It checks nothing:
+// another logM gives a meaningless result (0 for logM = 32, where ModSwitch
+// would return t), not a panic.
 func ModSwitchPow2(t Torus32, logM uint) int {
 	return int((uint64(t)>>(31-logM) + 1) >> 1 & (1<<logM - 1))
 }

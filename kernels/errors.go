@@ -24,8 +24,9 @@ var (
 	// GOLDFHE_FATBIN names a file that cannot be read).
 	ErrNoFatbin = errors.New("kernels: no fatbin")
 	// ErrBadImage: the driver cannot load the kernel image on this device:
-	// no SASS or PTX for its architecture, PTX newer than the driver, or a
-	// corrupt file; or LoadModule found, before calling the driver, that
+	// no SASS or PTX for its architecture, PTX newer than the driver, PTX
+	// it cannot JIT-compile (the JIT library missing or the JIT disabled),
+	// or a corrupt file; or LoadModule found, before calling the driver, that
 	// the image is truncated (its headers declare more bytes than it has)
 	// or is no image (a fatbin wrapper struct, which holds pointers).
 	ErrBadImage = errors.New("kernels: kernel image not loadable on this device")
@@ -57,7 +58,7 @@ const (
 	resultNotInitialized      Result = 3
 	resultDeinitialized       Result = 4
 	resultStubLibrary         Result = 34
-	resultInsufficientDriver  Result = 35
+	resultNeedsNewerDriver    Result = 36 // CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER
 	resultDeviceUnavailable   Result = 46
 	resultNoDevice            Result = 100
 	resultInvalidDevice       Result = 101
@@ -65,8 +66,10 @@ const (
 	resultNoBinaryForGPU      Result = 209
 	resultECCUncorrectable    Result = 214
 	resultInvalidPTX          Result = 218
+	resultJITNotFound         Result = 221
 	resultNVLinkUncorrectable Result = 220
 	resultUnsupportedPTX      Result = 222
+	resultJITDisabled         Result = 223
 	resultContained           Result = 226
 	resultNotFound            Result = 500
 	resultNotReady            Result = 600
@@ -96,11 +99,12 @@ func (r Result) sentinel() error {
 	case resultOutOfMemory:
 		return ErrOutOfMemory
 	case resultNotInitialized, resultDeinitialized, resultStubLibrary,
-		resultInsufficientDriver, resultSystemDriverMism, resultCompatNotSupported:
+		resultNeedsNewerDriver, resultSystemDriverMism, resultCompatNotSupported:
 		return ErrNoDriver
 	case resultNoDevice, resultInvalidDevice, resultDeviceUnavailable:
 		return ErrNoDevice
-	case resultInvalidImage, resultNoBinaryForGPU, resultInvalidPTX, resultUnsupportedPTX:
+	case resultInvalidImage, resultNoBinaryForGPU, resultInvalidPTX, resultUnsupportedPTX,
+		resultJITNotFound, resultJITDisabled:
 		return ErrBadImage
 	}
 	if r.sticky() {

@@ -29,13 +29,15 @@ func TestErrorSentinels(t *testing.T) {
 		{2, ErrOutOfMemory},
 		{3, ErrNoDriver},
 		{34, ErrNoDriver},
-		{35, ErrNoDriver},
+		{36, ErrNoDriver}, // call requires a newer driver
 		{100, ErrNoDevice},
 		{101, ErrNoDevice},
 		{200, ErrBadImage},
 		{209, ErrBadImage},
 		{218, ErrBadImage},
 		{222, ErrBadImage},
+		{221, ErrBadImage}, // PTX JIT compiler library not found
+		{223, ErrBadImage}, // PTX JIT compilation disabled
 		{700, ErrLaunchFailed},
 		{715, ErrLaunchFailed},
 		{719, ErrLaunchFailed},

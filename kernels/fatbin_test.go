@@ -134,13 +134,21 @@ func TestFatbinImage(t *testing.T) {
 }
 
 func TestLoadModuleErrors(t *testing.T) {
-	_, c, _ := newFake(t)
+	g, c, _ := newFake(t)
 	_, err := c.LoadModule(nil)
 	wantErr(t, err, ErrNoFatbin)
 	_, err = c.LoadModule([]byte("not a fatbin"))
 	wantErr(t, err, ErrBadImage)
 	if !strings.Contains(err.Error(), "cuModuleLoadData: CUDA_ERROR_NO_BINARY_FOR_GPU") {
 		t.Errorf("error %q", err)
+	}
+	// A device with only PTX for it (a GPU newer than the fatbin's SASS)
+	// and the JIT unusable: the image is not loadable here (ErrBadImage,
+	// as LoadLibrary's doc promises), not an unclassified error.
+	for _, code := range []Result{221, 223} { // JIT compiler not found, JIT disabled
+		g.fail[symModuleLoadFatBinary] = code
+		_, err = c.LoadModule(fakeImage)
+		wantErr(t, err, ErrBadImage)
 	}
 	m, err := c.LoadModule(fakeImage)
 	must(t, err)

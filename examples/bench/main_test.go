@@ -133,8 +133,8 @@ func TestCheckFails(t *testing.T) {
 	if err := fx.check(4, "first", k); err != nil {
 		t.Fatalf("first check: %v", err)
 	}
-	if len(k.ref) != 4 {
-		t.Fatalf("%d reference samples, want 4", len(k.ref))
+	if len(k.sums) != 4 {
+		t.Fatalf("%d reference samples, want 4", len(k.sums))
 	}
 	fx.out[2].Value[0]++
 	if err := fx.check(8, "second", k); err == nil || !strings.Contains(err.Error(), "output 2 differs from the one first computed") {
@@ -399,5 +399,55 @@ func TestWindowEnergy(t *testing.T) {
 	m.joules = 17.5
 	if mj, ok := m.mJPerGate(); !ok || mj != 17.5 {
 		t.Errorf("mJPerGate = %v, %v; want 17.5 mJ a gate", mj, ok)
+	}
+}
+
+// TestCheckComparesEveryOutput makes sure outputs past the first few dozen
+// of a call are compared bit for bit too: on the GPU a large call's last
+// samples run on other kernels (tailPasses) than its first ones, and every
+// kernel must give the CPU engine's bits (DESIGN.md §6).
+func TestCheckComparesEveryOutput(t *testing.T) {
+	const b = 192
+	fx, err := newFixture(tfhe.CuFHE80, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := fx.keys[1]
+	for i, o := range fx.out {
+		o.SetTrivial(tfhe.EncodeBool(fx.want[i]))
+	}
+	if err := fx.check(b, "first", k); err != nil {
+		t.Fatalf("first check: %v", err)
+	}
+	// A change of one mask coefficient by 2^-32 leaves the decryption
+	// right; it must still be caught, wherever it is in the call.
+	last := b - 1
+	fx.out[last].Value[0]++
+	if err := fx.check(b, "second", k); err == nil || !strings.Contains(err.Error(), "output "+strconv.Itoa(last)+" differs from the one first computed") {
+		t.Errorf("output %d changed: %v", last, err)
+	}
+	fx.out[last].Value[0]--
+	if err := fx.check(b, "third", k); err != nil {
+		t.Errorf("outputs restored: %v", err)
+	}
+	// A later, larger call extends the reference, and a smaller one is
+	// compared with what the larger one computed.
+	fx2, err := newFixture(tfhe.CuFHE80, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k2 := fx2.keys[1]
+	for i, o := range fx2.out {
+		o.SetTrivial(tfhe.EncodeBool(fx2.want[i]))
+	}
+	if err := fx2.check(2, "small", k2); err != nil {
+		t.Fatal(err)
+	}
+	if err := fx2.check(b, "large", k2); err != nil {
+		t.Fatal(err)
+	}
+	fx2.out[b/2].Value[1]++
+	if err := fx2.check(b, "again", k2); err == nil || !strings.Contains(err.Error(), "output "+strconv.Itoa(b/2)+" differs from the one large computed") {
+		t.Errorf("output %d changed: %v", b/2, err)
 	}
 }

@@ -24,8 +24,14 @@ const (
 	noFillerAbove = time.Millisecond
 	// maxFiller bounds the filler's GPU time.
 	maxFiller = 2 * time.Second
-	// checkPolys is how many polynomials each case's output is checked on.
+	// checkPolys is how many polynomials each case's output is checked on
+	// (the CPU cases' too).
 	checkPolys = 7
+	// gpuCheckPolys is how many a GPU case's output is checked on: enough
+	// to fill several blocks of every kernel, the small-point ones with many
+	// polynomials a block included, and prime, so that the last block is
+	// partial, as it is in most timed launches.
+	gpuCheckPolys = 1031
 )
 
 // gpuRunner times the cases on GPU 0 with CUDA events.
@@ -148,12 +154,12 @@ func (g *gpuRunner) prepare(c benchCase) (launch launchFunc, ref func(dst, src [
 	return func(p *gpuntt.Polys) error { return gp.Forward(nil, p) }, ref, gp.Close, nil
 }
 
-// verify runs launch on a few random polynomials and compares the result
-// with the CPU transform: a broken kernel is reported, not timed.
+// verify runs launch on gpuCheckPolys random polynomials and compares the
+// result with the CPU transform: a broken kernel is reported, not timed.
 func (g *gpuRunner) verify(n int, launch launchFunc, ref func(dst, src []uint64)) (err error) {
-	in := make([]uint64, checkPolys*n)
+	in := make([]uint64, gpuCheckPolys*n)
 	randomCanonical(g.rng, in)
-	p, err := g.dev.AllocPolys(n, checkPolys)
+	p, err := g.dev.AllocPolys(n, gpuCheckPolys)
 	if err != nil {
 		return err
 	}
@@ -169,7 +175,7 @@ func (g *gpuRunner) verify(n int, launch launchFunc, ref func(dst, src []uint64)
 		return err
 	}
 	want := make([]uint64, n)
-	for i := 0; i < checkPolys; i++ {
+	for i := 0; i < gpuCheckPolys; i++ {
 		ref(want, in[i*n:(i+1)*n])
 		for j, w := range want {
 			if got[i*n+j] != w {

@@ -319,7 +319,8 @@ func Psi(n int) uint64 {
 	// r is some primitive 2N-th root (7 generates Z_p^*). r^{N/32} has order 64,
 	// so it is 8^j for an odd j; ψ = r^{j^{−1} mod 64} then has ψ^{N/32} = 8.
 	// r_{2N}² = r_N, and j does not depend on N, so the ψ form a tower.
-	r := Exp(7, (P-1)/uint64(2*n))
+	// 2N in uint64: as an int it wraps for N = 2^30 where int has 32 bits.
+	r := Exp(7, (P-1)/(2*uint64(n)))
 	c := Exp(r, uint64(n/32))
 	j := 1
 	for ; Exp(8, uint64(j)) != c; j += 2 {

@@ -3,6 +3,7 @@ package smallntt
 import (
 	"math/big"
 	"testing"
+	"time"
 )
 
 // bigExp returns base^e mod P for any integer e (negative: of the inverse).
@@ -42,6 +43,28 @@ func TestPsiTable(t *testing.T) {
 		}
 	}()
 	Psi(48)
+}
+
+// Psi over its whole documented domain, up to 2^31 (2^30 where int has 32
+// bits): 2·N must not be computed in int, where it wraps on 32-bit
+// platforms (Psi(2^30) then searched for a power of 8 that never came).
+func TestPsiWholeDomain(t *testing.T) {
+	for n := 1 << 17; n > 0 && int64(n) <= 1<<31; n *= 2 {
+		done := make(chan uint64, 1)
+		go func() { done <- Psi(n) }()
+		var psi uint64
+		select {
+		case psi = <-done:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("Psi(%d) did not return", n)
+		}
+		if bigExp(psi, n) != P-1 || bigExp(psi, n/32) != 8 || bigExp(psi, n/64) != psi128 {
+			t.Errorf("Psi(%d) = %d is not a primitive 2N-th root with ψ^{N/32} = 8", n, psi)
+		}
+		if n > 1<<17 && bigExp(psi, 2) != Psi(n/2) {
+			t.Errorf("Psi(%d)² ≠ Psi(%d)", n, n/2)
+		}
+	}
 }
 
 // The butterfly tables (initButterfly's comment) re-derived with math/big.

@@ -225,6 +225,18 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 			cfg.reps = 1
 		}
 	}
+	// A factorisation that makes no plan for a set's N is a flag error:
+	// found here, it costs no key generation and leaves -out as it was.
+	for _, v := range cfg.variants {
+		if len(v.factors) == 0 {
+			continue
+		}
+		for _, p := range cfg.sets {
+			if _, err := v.plan(p.PolyDegree(), engCPU); err != nil {
+				return cfg, fmt.Errorf("-variants %v for %s (N=%d): %w", v, p.Name(), p.PolyDegree(), err)
+			}
+		}
+	}
 	if cfg.reps < 1 || cfg.reps > 10000 {
 		return cfg, fmt.Errorf("-reps %d: want 1 to 10000", cfg.reps)
 	}

@@ -154,14 +154,14 @@ func TestParseFlags(t *testing.T) {
 	if !slices.Equal(cfg.batches, defaultBatches) || cfg.reps != defaultReps || len(cfg.sets) != 3 || cfg.engine != "both" || cfg.out != "bench-out" || cfg.gpus != 1 {
 		t.Errorf("defaults: %+v", cfg)
 	}
-	cfg, err = parseFlags([]string{"-quick", "-sets", "tfhersdefault,cufhe80", "-variants", "matrix:4x4x4x4x4,butterfly", "-engine", "GPU"}, io.Discard)
+	cfg, err = parseFlags([]string{"-quick", "-sets", "tfhersdefault,cufhe80", "-variants", "matrix:8x8x8,butterfly", "-engine", "GPU"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(cfg.batches, quickBatches) || cfg.reps != 1 || len(cfg.sets) != 1 || !cfg.sets[0].Equal(tfhe.TFHErsDefault) || cfg.engine != "gpu" {
 		t.Errorf("-quick: %+v", cfg)
 	}
-	if len(cfg.variants) != 2 || cfg.variants[0].String() != "matrix:4x4x4x4x4" || cfg.variants[1].String() != "butterfly" {
+	if len(cfg.variants) != 2 || cfg.variants[0].String() != "matrix:8x8x8" || cfg.variants[1].String() != "butterfly" {
 		t.Errorf("-variants: %v", cfg.variants)
 	}
 	for arg, want := range map[string]int{"2": 2, "ALL": allGPUs, " all ": allGPUs} {
@@ -180,6 +180,10 @@ func TestParseFlags(t *testing.T) {
 		{"-variants", "butterfly:32x32"},
 		{"-variants", "default:32x32"},
 		{"-variants", "matrix:8x"},
+		// Factorisations that make no plan for a selected set's N.
+		{"-variants", "matrix:7x7"},
+		{"-sets", "TFHELib128", "-variants", "matrix:8x8x8"},
+		{"-sets", "TFHELib128,TFHErsDefault", "-variants", "hybrid:32x32"},
 		{"-out", ""},
 		{"-gpus", "0"},
 		{"-gpus", "some"},

@@ -19,8 +19,8 @@ const SeedSize = 32
 //
 // A Sampler is not safe for concurrent use. Derive gives independent,
 // reproducible child samplers for parallel work. Only NewSampler and
-// NewSamplerFromSeed make a usable one: a zero Sampler has no stream, and
-// its drawing methods panic.
+// NewSamplerFromSeed make a usable one: a zero Sampler has no stream or
+// seed, and its drawing methods and Derive panic.
 //
 // Gaussian values are continuous normal samples scaled and rounded to the
 // torus, as in the TFHE library, drawn in time that does not depend on the
@@ -76,7 +76,13 @@ func (s Sampler) Format(f fmt.State, _ rune) { fmt.Fprint(f, s.String()) }
 // Derive returns a new Sampler whose seed is SHA-256(seed ‖ label ‖ index):
 // independent of the parent's stream position, so work split over goroutines
 // gives the same values whatever the split.
+// A zero Sampler panics: it has no seed to derive from. (Before the seed
+// moved behind a pointer, it derived from the all-zero seed, which gives
+// streams anybody can reproduce; now it would dereference nil.)
 func (s *Sampler) Derive(label string, index uint64) *Sampler {
+	if s.seed == nil {
+		panic("torus: Derive of a zero Sampler (use NewSampler or NewSamplerFromSeed)")
+	}
 	return NewSamplerFromSeed(DeriveSeed(*s.seed, label, index))
 }
 

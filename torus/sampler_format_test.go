@@ -39,3 +39,18 @@ func TestSamplerFormatRedacts(t *testing.T) {
 		}
 	}
 }
+
+// TestZeroSamplerDerive: Derive of a zero Sampler panics with its own
+// message, as its doc says, rather than dereference the missing seed (or,
+// as before the seed moved behind a pointer, derive predictable streams
+// from the all-zero seed).
+func TestZeroSamplerDerive(t *testing.T) {
+	defer func() {
+		r := recover()
+		if s, ok := r.(string); !ok || !strings.Contains(s, "zero Sampler") {
+			t.Errorf("Derive of a zero Sampler: recovered %v, want its panic", r)
+		}
+	}()
+	var s Sampler
+	s.Derive("label", 0)
+}

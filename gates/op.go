@@ -146,7 +146,7 @@ func (op Op) Eval(a, b, c bool) bool {
 // distinct samples instead. With the same sign, the bootstrap's input would
 // hold the sample added to itself: twice its error, four times the
 // variance, where every failure estimate assumes independent inputs
-// (TFHELib128 grouped by 3: about 2^−100 for a gate instead of 2^−188).
+// (TFHELib128 grouped by 3: about 2^−101 for a gate instead of 2^−188).
 // With opposite signs the sample cancels and the result is a constant. The
 // gate of fewer samples is also cheaper: AND(w, w) is a copy of w, XOR(w,
 // w) the constant 0, MUX(s, s, c) is OR(s, c). A constant input is folded

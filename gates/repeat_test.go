@@ -2,6 +2,7 @@ package gates
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -231,5 +232,21 @@ func TestEngineInputOf(t *testing.T) {
 				t.Errorf("%v%v%v and %v%v%v: negated engine inputs %v, negated bootstraps %v", a.op, a.id, a.neg, b.op, b.id, b.neg, ok && nk == kb, eq)
 			}
 		}
+	}
+}
+
+// TestRepeatFailureDocumented pins the figures Op's doc gives for a
+// bootstrap of a sample added to itself (TFHELib128 grouped by 3): twice
+// the error of a gate output, against the margin and one tail of
+// tfhe.NoiseEstimate.Log2GateFailure, beside the gate's own figure.
+func TestRepeatFailureDocumented(t *testing.T) {
+	p := tfhe.TFHELib128
+	e := p.NoiseEstimateGrouped(3)
+	sd := math.Sqrt(4*e.BootstrapStdDev*e.BootstrapStdDev + e.ModSwitchVar)
+	margin := 1.0/8 - 1/(4*float64(p.PolyDegree()))
+	doubled := math.Log2(math.Erfc(margin/(math.Sqrt2*sd)) / 2)
+	t.Logf("a sample added to itself: 2^%.2f; a gate: 2^%.2f", doubled, e.Log2GateFailure)
+	if math.Round(doubled) != -101 || math.Round(e.Log2GateFailure) != -188 {
+		t.Errorf("2^%.2f for a sample added to itself and 2^%.2f for a gate; op.go says 2^−101 and 2^−188", doubled, e.Log2GateFailure)
 	}
 }

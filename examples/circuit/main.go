@@ -98,7 +98,7 @@ func main() {
 		concurrent = flag.Bool("concurrent", false, "with -instances: one goroutine per set (EvalCircuitWith each) instead of one EvalCircuits call")
 		gpusFlag   = flag.String("gpus", "1", "GPUs to spread each level over: 1 (GPU 0), n (GPUs 0 to n-1) or all (bootstrap.NewGPUs)")
 		noMerge    = flag.Bool("no-merge", false, "GPU engine: run concurrent calls one after another (bootstrap.GPUOptions.NoMerge)")
-		grouping   = flag.Int("grouping", 0, "bootstrapping-key grouping of new keys (tfhe.WithGrouping): 1 (one key bit per blind-rotation step),\n2 (two: about 1.5x faster on a GPU, a 1.5x key, failure ~2^-250) or 3 (three: the fastest single gate,\na 2.3x key, failure ~2^-187, fewer XOR terms per sum); 0: 2 for new keys, whatever the -keys folder holds")
+		grouping   = flag.Int("grouping", 0, "bootstrapping-key grouping of new keys (tfhe.WithGrouping): 1 (one key bit per blind-rotation step),\n2 (two: about 1.5x faster on a GPU, a 1.5x key, failure ~2^-250) or 3 (three: the fastest single gate,\na 2.3x key, failure ~2^-188, fewer XOR terms per sum); 0: 2 for new keys, whatever the -keys folder holds")
 	)
 	flag.Parse()
 	switch {

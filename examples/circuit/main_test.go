@@ -45,8 +45,9 @@ func TestCommandLine(t *testing.T) {
 		msg  string
 	}{
 		// A count of sets no machine could hold is refused up front, not
-		// by running out of memory after key generation.
-		{[]string{"-circuit", "add64", "-params", "CuFHE80", "-engine", "cpu", "-instances", "1000000000000"}, 2, "GiB of samples"},
+		// by running out of memory after key generation (2·10^9 sets of 504
+		// wires of 501 words: 1.8 PiB).
+		{[]string{"-circuit", "add64", "-params", "CuFHE80", "-engine", "cpu", "-instances", "2000000000"}, 2, "GiB of samples"}, // fits a 32-bit int
 		{[]string{"-circuit", "aes128", "-plain", "-in", "000102030405060708090a0b0c0d0e,00112233445566778899aabbccddeeff"}, 2, "30 hex digits, want 32"},
 		// FIPS-197 appendix C.1, the key written in groups.
 		{[]string{"-circuit", "aes128", "-plain", "-in", "00010203_04050607_08090a0b_0c0d0e0f,00112233445566778899aabbccddeeff"}, 0, "69c4e0d86a7b0430d8cdb78070b4c55a"},

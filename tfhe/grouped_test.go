@@ -327,7 +327,7 @@ func testGroupedCloudKey(t *testing.T, sk *SecretKey, g int) {
 func TestNoiseEstimateGrouped(t *testing.T) {
 	want := map[string][MaxGrouping]float64{ // g = 1, 2, 3
 		TFHELib128.Name():    {-420, -250, -188},
-		TFHErsDefault.Name(): {-343, -333, -325},
+		TFHErsDefault.Name(): {-343, -333, -326},
 		CuFHE80.Name():       {-371, -171, -119},
 	}
 	for _, p := range ParamSets() {

@@ -29,8 +29,11 @@ type NoiseEstimate struct {
 	// −1/2, leave a mean shared by a key's outputs of at most 3/(Bg²+2) of
 	// BlindRotationVar, 2·10^−4 for TFHELib128, which the model neglects.)
 	KeySwitchVar float64
-	// ModSwitchVar is the variance of rounding a TLWE sample's coefficients
-	// to multiples of 1/(2N) at the start of a bootstrap: (1 + n/2)/(12·(2N)²).
+	// ModSwitchVar is the variance that rounding a TLWE sample's mask
+	// coefficients to multiples of 1/(2N) at the start of a bootstrap adds
+	// to its phase: (n/2)/(12·(2N)²) (a rounding error per key bit 1). The
+	// body's rounding is no noise: it moves the decision boundaries, which
+	// the failure figures' margins take (Log2GateFailure).
 	ModSwitchVar float64
 	// BootstrapStdDev is the standard deviation of the error of a Bootstrap
 	// output: √(BlindRotationVar + KeySwitchVar).
@@ -107,7 +110,7 @@ func (p Params) NoiseEstimateGrouped(g int) NoiseEstimate {
 	base := math.Ldexp(1, basebit)
 	deltaKS := math.Ldexp(1, -p.KSLevels()*basebit)
 	e.KeySwitchVar = k*N*t*(1-1/base)*p.LWEStdDev()*p.LWEStdDev() + k*N/2*deltaKS*deltaKS/12
-	e.ModSwitchVar = (1 + n/2) / (12 * 4 * N * N)
+	e.ModSwitchVar = n / 2 / (12 * 4 * N * N)
 	out := e.BlindRotationVar + e.KeySwitchVar
 	e.BootstrapStdDev = math.Sqrt(out)
 	e.MuxStdDev = math.Sqrt(2*e.BlindRotationVar + e.KeySwitchVar)

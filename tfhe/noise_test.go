@@ -331,12 +331,14 @@ func TestMeasuredNoiseComponents(t *testing.T) {
 					c := NewTrivialTLWE(p.LWEDimension(), mu)
 					SubTLWETo(c, c, enc.EncryptBool(x))
 					SubTLWETo(c, c, enc.EncryptBool(y))
-					// The rounded phase b̄ − Σ ā_j·s_j against the phase.
-					r := torus.ModSwitchPow2(c.B(), logTwoN)
+					// The phase with the mask rounded, b − Σ ā_j·s_j/(2N),
+					// against the phase: the body's rounding moves the
+					// decision boundaries instead (TestDecisionBoundaries).
+					r := 0
 					for j, a := range c.A() {
 						r -= torus.ModSwitchPow2(a, logTwoN) * int(kp.sk.LWEKey()[j])
 					}
-					d := float64(r)/float64(twoN) - kp.sk.PhaseTLWE(c).Float64()
+					d := c.B().Float64() + float64(r)/float64(twoN) - kp.sk.PhaseTLWE(c).Float64()
 					d -= math.Round(d)
 					ms += d * d / count
 					e.BootstrapNoKeySwitchTo(ext, c, mu)
@@ -378,8 +380,11 @@ func TestTFHErsFailureReproduced(t *testing.T) {
 	base := math.Ldexp(1, p.KSBaseLog())
 	rounding := kn / 2 * math.Ldexp(1, -2*p.KSLevels()*p.KSBaseLog()) / 12
 	rsKS := kn*tl*(base*base+2)/12*p.LWEStdDev()*p.LWEStdDev() + rounding
+	// TFHE-rs counts the body's rounding as noise too, (1 + n/2)/(12·(2N)²).
+	n2 := 2 * float64(p.PolyDegree())
+	rsMS := e.ModSwitchVar + 1/(12*n2*n2)
 	fail := func(ks, margin float64) float64 {
-		sd := math.Sqrt(8*(e.BlindRotationVar+ks) + e.ModSwitchVar)
+		sd := math.Sqrt(8*(e.BlindRotationVar+ks) + rsMS)
 		return log2Erfc(margin / (math.Sqrt2 * sd))
 	}
 	for _, c := range []struct {

@@ -1,7 +1,7 @@
 // Command nttbench reproduces the NTT tables of Li, Pan, Li and Wang,
-// "Efficient GPU implementation of NTT via decomposition and small-point
-// matrix NTTs", Mathematics 12(3):458, 2024 (DESIGN.md §4), side by side on
-// the machine at hand:
+// "Parallel Accelerating Number Theoretic Transform for Bootstrapping on a
+// Graphics Processing Unit", Mathematics 12(3):458, 2024 (DESIGN.md §4),
+// side by side on the machine at hand:
 //
 //   - Table 1: batches of small n-point cyclic transforms (n = 4, 8, 16, 32
 //     and 64) in natural order: the shift-based matrix NTT with merging

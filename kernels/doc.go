@@ -106,7 +106,9 @@
 //   - ntt.cuh: the decomposed N-point NTT in the paper's matrix style (Li,
 //     Pan, Li, Wang, Mathematics 12(3):458, 2024, eq. 9 and §2.2: one thread
 //     per output, shifted terms summed in 192 bits, one reduction per
-//     output, with and without merging), the radix-2 butterfly baseline, and
+//     output, with and without merging; merging of one level only, inputs m
+//     and m + f/2, where smallntt.Matrix also splits the even outputs by
+//     f/4), the radix-2 butterfly baseline, and
 //     the batched small-point transforms of the paper's Table 1.
 //   - ntt_hybrid.cuh: the tuned two-stage NTT (one warp per polynomial, each
 //     small transform an in-register network of shift twiddles).

@@ -182,8 +182,12 @@ func HasKernel(p *smallntt.Plan) bool {
 // an H200, BENCHMARKS.md "GPU NTT"): the hybrid kernel F1×F2 = n with F1 ≤
 // F2 (16×32 for 512, 32×32 for 1024) up to n = 1024, and the butterfly
 // beyond, where the hybrid 32×64's 200+ registers leave two blocks per SM
-// (18.5 against 17.0 M transforms/s at 2048). It is the bootstrap GPU
-// engine's default plan. Errors are smallntt.NewPlan's (an unsupported n).
+// (butterfly 18.4 against 18.3 M transforms/s at 2048 and batch 65,536 in
+// that table; 18.5 against 17.0 in the run before it). The hybrid kernels
+// changed after that run: a later -quick run (batch 4,096) had the 32×64
+// 1.29× the butterfly, so the choice at 2048 awaits a full run. It is the
+// bootstrap GPU engine's default plan. Errors are smallntt.NewPlan's (an
+// unsupported n).
 func DefaultPlan(n int) (*smallntt.Plan, error) {
 	for _, s := range kernels.HybridShapes() {
 		if s[0]*s[1] == n && s[0] <= s[1] && n <= 1024 {

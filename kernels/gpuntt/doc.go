@@ -10,9 +10,9 @@
 //     §2.2, one thread per output, shifted terms summed in 192 bits and one
 //     reduction per output, with and without merging preprocessing. The
 //     kernels merge one level (inputs m and m + f/2: every output sums f/2
-//     terms), not the second split of the even outputs by f/4 that
-//     smallntt.Matrix and the paper make, and compute each term's shift at
-//     run time (one kernel for every factorisation).
+//     operands), not the second split of the even outputs by f/4 that
+//     smallntt.Matrix makes (and, per DESIGN.md §4, the paper), and compute
+//     each term's shift at run time (one kernel for every factorisation).
 //   - smallntt.Butterfly: the radix-2 baseline (Cooley–Tukey forward,
 //     Gentleman–Sande inverse), one block per polynomial.
 //   - smallntt.Hybrid: the same two-stage decomposition with each small

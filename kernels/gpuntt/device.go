@@ -180,17 +180,16 @@ func HasKernel(p *smallntt.Plan) bool {
 
 // DefaultPlan returns the fastest GPU plan of size n measured (nttbench on
 // an H200, BENCHMARKS.md "GPU NTT"): the hybrid kernel F1×F2 = n with F1 ≤
-// F2 (16×32 for 512, 32×32 for 1024) up to n = 1024, and the butterfly
-// beyond, where the hybrid 32×64's 200+ registers leave two blocks per SM
-// (butterfly 18.4 against 18.3 M transforms/s at 2048 and batch 65,536 in
-// that table; 18.5 against 17.0 in the run before it). The hybrid kernels
-// changed after that run: a later -quick run (batch 4,096) had the 32×64
-// 1.29× the butterfly, so the choice at 2048 awaits a full run. It is the
-// bootstrap GPU engine's default plan. Errors are smallntt.NewPlan's (an
-// unsupported n).
+// F2 where one exists (16×32 for 512, 32×32 for 1024, 32×64 for 2048), and
+// the butterfly for other sizes. At 2048 the 32×64 ran 1.13× the butterfly
+// at batch 65,536 in session 42 (20.8 against 18.5 M transforms/s, three
+// runs); before its kernels' later changes it only drew level, and the
+// butterfly was the default there. Errors are smallntt.NewPlan's (an
+// unsupported n). The bootstrap GPU engine takes it up to N = 1024 (its
+// own rule: bootstrap.NewGPU).
 func DefaultPlan(n int) (*smallntt.Plan, error) {
 	for _, s := range kernels.HybridShapes() {
-		if s[0]*s[1] == n && s[0] <= s[1] && n <= 1024 {
+		if s[0]*s[1] == n && s[0] <= s[1] {
 			return smallntt.NewPlan(n, smallntt.Hybrid, s[0], s[1])
 		}
 	}

@@ -364,7 +364,7 @@ func NewGPU(ck *tfhe.CloudKey, opts GPUOptions) (*GPU, error) {
 	plan, auto := opts.Plan, opts.Plan == nil
 	if auto {
 		var err error
-		if plan, err = defaultGPUPlan(p.PolyDegree()); err != nil {
+		if plan, err = gpuntt.DefaultPlan(p.PolyDegree()); err != nil {
 			return nil, fmt.Errorf("bootstrap: NewGPU: %w", err)
 		}
 	}
@@ -393,18 +393,6 @@ func NewGPU(ck *tfhe.CloudKey, opts GPUOptions) (*GPU, error) {
 	h := &GPU{c: e}
 	h.cleanup = closeWhenDropped(h, e)
 	return h, nil
-}
-
-// defaultGPUPlan is the GPU engine's plan when GPUOptions.Plan is nil:
-// gpuntt.DefaultPlan up to N = 1024, the butterfly beyond. No named set has
-// N > 1024, and the engine's blind rotation there has been run (and
-// measured) with the butterfly only; gpuntt.DefaultPlan's hybrid 32×64 is
-// the faster transform at 2048, but its blind rotation is untried.
-func defaultGPUPlan(n int) (*smallntt.Plan, error) {
-	if n > 1024 {
-		return smallntt.NewPlan(n, smallntt.Butterfly)
-	}
-	return gpuntt.DefaultPlan(n)
 }
 
 // check reports options no GPU can satisfy for parameter set p: the

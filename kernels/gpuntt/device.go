@@ -178,18 +178,17 @@ func HasKernel(p *smallntt.Plan) bool {
 	return false
 }
 
-// DefaultPlan returns the fastest GPU plan of size n measured (nttbench on
-// an H200, BENCHMARKS.md "GPU NTT"): the hybrid kernel F1×F2 = n with F1 ≤
-// F2 where one exists (16×32 for 512, 32×32 for 1024, 32×64 for 2048), and
-// the butterfly for other sizes. At 2048 the 32×64 ran 1.13× the butterfly
-// at batch 65,536 in session 42 (20.8 against 18.5 M transforms/s, three
-// runs); before its kernels' later changes it only drew level, and the
-// butterfly was the default there. Errors are smallntt.NewPlan's (an
-// unsupported n). The bootstrap GPU engine takes it up to N = 1024 (its
-// own rule: bootstrap.NewGPU).
+// DefaultPlan returns the GPU plan of size n that the measurements favour
+// (nttbench, BENCHMARKS.md "GPU NTT"): the hybrid kernel F1×F2 = n with F1 ≤
+// F2 (16×32 for 512, 32×32 for 1024, 2.9× the butterfly) up to n = 1024,
+// and the butterfly beyond. At 2048 the faster plan depends on the card: on
+// the committed kernels at batch 65,536 the hybrid 32×64 ran 1.13× the
+// butterfly on an H200 and 0.87× on an H100 (session 42 runs E and G); the
+// butterfly loses the less where it loses. It is the bootstrap GPU
+// engine's default plan. Errors are smallntt.NewPlan's (an unsupported n).
 func DefaultPlan(n int) (*smallntt.Plan, error) {
 	for _, s := range kernels.HybridShapes() {
-		if s[0]*s[1] == n && s[0] <= s[1] {
+		if s[0]*s[1] == n && s[0] <= s[1] && n <= 1024 {
 			return smallntt.NewPlan(n, smallntt.Hybrid, s[0], s[1])
 		}
 	}

@@ -180,7 +180,7 @@ func HasKernel(p *smallntt.Plan) bool {
 
 // DefaultPlan returns the GPU plan of size n that the measurements favour
 // (nttbench, BENCHMARKS.md "GPU NTT"): the hybrid kernel F1×F2 = n with F1 ≤
-// F2 (16×32 for 512, 32×32 for 1024, 2.9× the butterfly) up to n = 1024,
+// F2 (16×32 for 512; 32×32 for 1024, 2.84–2.91× the butterfly) up to n = 1024,
 // and the butterfly beyond. At 2048 the faster plan depends on the card: on
 // the committed kernels at batch 65,536 the hybrid 32×64 ran 1.13× the
 // butterfly on an H200 and 0.87× on an H100 (session 42 runs E and G); the

@@ -412,14 +412,19 @@ func TestWindowEnergy(t *testing.T) {
 // kernel must give the CPU engine's bits (DESIGN.md §6).
 func TestCheckComparesEveryOutput(t *testing.T) {
 	const b = 192
-	fx, err := newFixture(tfhe.CuFHE80, b)
-	if err != nil {
-		t.Fatal(err)
+	// rightOutputs is a fixture whose b outputs are the right bits, as
+	// noiseless samples, and its plain key.
+	rightOutputs := func() (*fixture, *fixtureKey) {
+		fx, err := newFixture(tfhe.CuFHE80, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, o := range fx.out {
+			o.SetTrivial(tfhe.EncodeBool(fx.want[i]))
+		}
+		return fx, fx.keys[1]
 	}
-	k := fx.keys[1]
-	for i, o := range fx.out {
-		o.SetTrivial(tfhe.EncodeBool(fx.want[i]))
-	}
+	fx, k := rightOutputs()
 	if err := fx.check(b, "first", k); err != nil {
 		t.Fatalf("first check: %v", err)
 	}
@@ -436,14 +441,7 @@ func TestCheckComparesEveryOutput(t *testing.T) {
 	}
 	// A later, larger call extends the reference, and a smaller one is
 	// compared with what the larger one computed.
-	fx2, err := newFixture(tfhe.CuFHE80, b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	k2 := fx2.keys[1]
-	for i, o := range fx2.out {
-		o.SetTrivial(tfhe.EncodeBool(fx2.want[i]))
-	}
+	fx2, k2 := rightOutputs()
 	if err := fx2.check(2, "small", k2); err != nil {
 		t.Fatal(err)
 	}

@@ -27,10 +27,11 @@ func (f Format) String() string {
 	return fmt.Sprintf("Format(%d)", uint8(f))
 }
 
-// Limits on the circuits NewCircuit and Parse accept. They bound the memory a
-// hostile header can make the parser allocate (10 bytes per wire; a circuit
-// must also write every wire that is not an input, so that planning and
-// evaluation, which take tens of bytes a wire, scale with its gates).
+// Limits on the circuits NewCircuit and Parse accept. They bound what a
+// header alone can ask for. Parsing and NewCircuit take memory in the gates
+// only (a circuit must write every wire that is not an input, and the input
+// wires take no table), but planning and evaluation take tens of bytes a
+// wire, inputs included.
 const (
 	MaxWires = 1 << 24
 	MaxGates = 1 << 24
@@ -156,8 +157,9 @@ func build(format Format, nwires int, inputs, outputs []int, gates []Gate, hl he
 		// Every wire is an input or written by one gate. A header that
 		// declares more would have planning and evaluation allocate for
 		// wires no gate uses (tens of bytes a wire, per set of inputs), and
-		// the tables below would take 10 bytes a wire before that is
-		// known: refuse it first, on a table of the gates' outputs.
+		// the table below of the wires past the inputs (wireFacts) would
+		// be as large before that is known: refuse it first, on a table of
+		// the gates' outputs.
 		return nil, unwrittenWires(gates, nin, nwires, nout, outputs, errf, hl)
 	}
 
@@ -168,13 +170,7 @@ func build(format Format, nwires int, inputs, outputs []int, gates []Gate, hl he
 		outputs: slices.Clone(outputs),
 		gates:   make([]Gate, len(gates)),
 	}
-	// depth[w] is the bootstrap depth of wire w once it is written, −1 before.
-	depth := make([]int32, nwires)
-	for w := range depth {
-		if w >= nin {
-			depth[w] = -1
-		}
-	}
+	wf := newWireFacts(nin, nwires)
 	where := func(gi int, g *Gate) string {
 		if g.Line > 0 {
 			return g.Op.String() + " gate"
@@ -182,16 +178,6 @@ func build(format Format, nwires int, inputs, outputs []int, gates []Gate, hl he
 		return fmt.Sprintf("gate %d (%v)", gi, g.Op)
 	}
 	maxDepth := int32(0)
-	fromMux := make([]bool, nwires) // wire w is a MUX output, or a NOT or copy of one
-	// rep[w] is the wire whose sample w is, complemented when neg[w]
-	// (through copies and NOTs), or −1 for a constant, whose value neg[w]
-	// is: the schedule's gates (sched) read a sample twice nowhere, and no
-	// constant (reduceRepeats).
-	rep := make([]int32, nwires)
-	neg := make([]bool, nwires)
-	for w := range rep {
-		rep[w] = int32(w)
-	}
 	sched := make([]Gate, len(gates))
 	// seen maps a bootstrapped gate of the schedule, by what the engine
 	// bootstraps for it (engineInput), to the wire it writes: a later gate
@@ -216,7 +202,7 @@ func build(format Format, nwires int, inputs, outputs []int, gates []Gate, hl he
 			if w < 0 || w >= nwires {
 				return nil, errf(g.Line, "%s reads wire %d, outside [0, %d)", where(gi, &g), w, nwires)
 			}
-			if depth[w] < 0 {
+			if wf.get(w).depth < 0 {
 				return nil, errf(g.Line, "%s reads wire %d before it is written", where(gi, &g), w)
 			}
 		}
@@ -226,19 +212,20 @@ func build(format Format, nwires int, inputs, outputs []int, gates []Gate, hl he
 		if g.Out < nin {
 			return nil, errf(g.Line, "%s writes wire %d, which is a circuit input", where(gi, &g), g.Out)
 		}
-		if depth[g.Out] >= 0 {
+		if wf.get(g.Out).depth >= 0 {
 			first := slices.IndexFunc(c.gates[:gi], func(h Gate) bool { return h.Out == g.Out })
 			if l := c.gates[first].Line; l > 0 {
 				return nil, errf(g.Line, "%s writes wire %d, already written on line %d", where(gi, &g), g.Out, l)
 			}
 			return nil, errf(g.Line, "%s writes wire %d, already written by gate %d", where(gi, &g), g.Out, first)
 		}
-		sg := scheduledGate(g, rep, neg)
+		sg := scheduledGate(g, wf)
 		if !sg.Op.Free() {
 			var id [3]int32
 			var ng [3]bool
 			for k := range sg.Op.Arity() {
-				id[k], ng[k] = rep[sg.In[k]], neg[sg.In[k]]
+				in := wf.get(sg.In[k])
+				id[k], ng[k] = in.rep, in.neg
 			}
 			key := engineInputOf(sg.Op, id, ng)
 			nk, hasNeg := key.negated()
@@ -250,53 +237,93 @@ func build(format Format, nwires int, inputs, outputs []int, gates []Gate, hl he
 				seen[key] = g.Out
 			}
 		}
-		d := int32(0)
+		out := wireFact{rep: int32(g.Out)}
 		for k := range sg.Op.Arity() {
-			d = max(d, depth[sg.In[k]])
+			out.depth = max(out.depth, wf.get(sg.In[k]).depth)
 		}
 		if !sg.Op.Free() {
-			d++
+			out.depth++
 			c.bootstraps += sg.Op.Bootstraps()
 		}
 		switch sg.Op {
 		case OpZero, OpOne:
-			rep[g.Out], neg[g.Out] = -1, sg.Op == OpOne
+			out.rep, out.neg = -1, sg.Op == OpOne
 		case OpNOT, OpCopy:
-			fromMux[g.Out] = fromMux[sg.In[0]]
-			rep[g.Out], neg[g.Out] = rep[sg.In[0]], neg[sg.In[0]] != (sg.Op == OpNOT)
+			in := wf.get(sg.In[0])
+			out.rep, out.neg, out.mux = in.rep, in.neg != (sg.Op == OpNOT), in.mux
 		default:
-			c.muxIn = max(c.muxIn, muxReads(sg.Op, func(k int) bool { return fromMux[sg.In[k]] }))
-			fromMux[g.Out] = sg.Op == OpMUX
+			c.muxIn = max(c.muxIn, muxReads(sg.Op, func(k int) bool { return wf.get(sg.In[k]).mux }))
+			out.mux = sg.Op == OpMUX
 		}
-		depth[g.Out] = d
-		maxDepth = max(maxDepth, d)
+		wf.set(g.Out, out)
+		maxDepth = max(maxDepth, out.depth)
 		c.gates[gi] = g
 		sched[gi] = sg
 	}
 	for j := range nout {
 		w := nwires - nout + j
-		if depth[w] < 0 {
+		if wf.get(w).depth < 0 {
 			v, bit := locate(outputs, j)
 			return nil, errf(hl.outputs, "output wire %d (output %d, bit %d) is never written", w, v+1, bit)
 		}
 	}
-	c.schedule(sched, depth, int(maxDepth))
+	c.schedule(sched, wf, int(maxDepth))
 	return c, nil
 }
 
+// wireFact is what build knows of a wire.
+type wireFact struct {
+	depth int32 // bootstrap depth once the wire is written, −1 before
+	// rep is the wire whose sample this wire is, complemented when neg
+	// (through copies and NOTs), or −1 for a constant, whose value neg
+	// is: the schedule's gates (sched) read a sample twice nowhere, and
+	// no constant (reduceRepeats).
+	rep int32
+	neg bool
+	mux bool // a MUX output, or a NOT or copy of one
+}
+
+// wireFacts holds build's wireFact of every wire. It stores those of the
+// wires past the inputs only, which build has checked are at most one a
+// gate: its memory (12 bytes a gate) is in the netlist's lines, not in the
+// input bits its header declares, which a file of 30 bytes can make 2^24.
+// An input wire w is written, of depth 0, its own sample and no MUX output.
+type wireFacts struct {
+	nin   int
+	facts []wireFact // facts[i] is wire nin+i's
+}
+
+func newWireFacts(nin, nwires int) wireFacts {
+	wf := wireFacts{nin: nin, facts: make([]wireFact, nwires-nin)}
+	for i := range wf.facts {
+		wf.facts[i] = wireFact{depth: -1, rep: int32(nin + i)}
+	}
+	return wf
+}
+
+func (wf wireFacts) get(w int) wireFact {
+	if w < wf.nin {
+		return wireFact{rep: int32(w)}
+	}
+	return wf.facts[w-wf.nin]
+}
+
+// set records the fact of wire w, which is not an input.
+func (wf wireFacts) set(w int, f wireFact) { wf.facts[w-wf.nin] = f }
+
 // scheduledGate returns the gate the schedule runs for g: g itself, or, when
-// g's bootstrap would read a sample twice or a constant (rep and neg as in
-// build), the gate of its distinct samples (reduceRepeats), reading the
+// g's bootstrap would read a sample twice or a constant (wireFact.rep and
+// neg), the gate of its distinct samples (reduceRepeats), reading the
 // wires that hold them.
-func scheduledGate(g Gate, rep []int32, neg []bool) Gate {
+func scheduledGate(g Gate, wf wireFacts) Gate {
 	if g.Op.Free() {
 		return g
 	}
 	var key [3]int32
 	var constant, ng [3]bool
 	for k := range g.Op.Arity() {
-		w := g.In[k]
-		key[k], constant[k], ng[k] = rep[w], rep[w] < 0, neg[w]
+		in := wf.get(g.In[k])
+		key[k], constant[k], ng[k] = in.rep, in.rep < 0, in.neg
 	}
 	r, ok := reduceRepeats(g.Op, key, constant, ng)
 	if !ok {
@@ -386,14 +413,14 @@ func locate(widths []int, j int) (value, bit int) {
 // gate's level is one more than the deepest of its inputs, a free gate's level
 // that of its input (0 for constants). Within a level the netlist order is
 // kept, which keeps chains of free gates in order.
-func (c *Circuit) schedule(gates []Gate, depth []int32, maxDepth int) {
+func (c *Circuit) schedule(gates []Gate, wf wireFacts, maxDepth int) {
 	nb := make([]int, maxDepth+1) // bootstrapped gates per level
 	nf := make([]int, maxDepth+1) // free gates per level
 	for _, g := range gates {
-		if g.Op.Free() {
-			nf[depth[g.Out]]++
+		if d := wf.get(g.Out).depth; g.Op.Free() {
+			nf[d]++
 		} else {
-			nb[depth[g.Out]]++
+			nb[d]++
 		}
 	}
 	c.sched = make([]Gate, len(c.gates))
@@ -410,7 +437,7 @@ func (c *Circuit) schedule(gates []Gate, depth []int32, maxDepth int) {
 		off += nb[l] + nf[l]
 	}
 	for _, g := range gates {
-		l := depth[g.Out]
+		l := wf.get(g.Out).depth
 		if g.Op.Free() {
 			c.sched[pf[l]] = g
 			pf[l]++

@@ -604,24 +604,51 @@ func TestParseWideMAND(t *testing.T) {
 }
 
 // TestParseHostileHeaderMemory: a header that declares many wires for a
-// few gates is refused before tables as large as its wire count are made
-// (10 bytes a wire, 160 MB for 2^24), and a gate count of 65,536 in a few
-// bytes reserves little.
+// few gates is refused before tables as large as its wire count are made,
+// one that declares many input bits (valid or not) makes no table of them
+// (build's took 10 bytes a wire, 168 MB for 2^24, before wireFacts), and a
+// gate count of 65,536 in a few bytes reserves little.
 func TestParseHostileHeaderMemory(t *testing.T) {
-	for _, src := range []string{
-		"0 16777216\n1 1\n1 1\n",
-		"1 16777216\n1 1\n1 1\n\n2 1 0 0 16777215 XOR\n",
-		"65536 3\n1 1\n1 1\n",
-	} {
+	const limit = 1 << 20
+	allocated := func(f func()) uint64 {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		_, err := Parse(strings.NewReader(src))
+		f()
 		runtime.ReadMemStats(&after)
-		if err == nil {
-			t.Fatalf("%q: parsed", src)
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	for _, tc := range []struct {
+		src   string
+		valid bool
+	}{
+		{"0 16777216\n1 1\n1 1\n", false},
+		{"1 16777216\n1 1\n1 1\n\n2 1 0 0 16777215 XOR\n", false},
+		{"65536 3\n1 1\n1 1\n", false},
+		// 2^24 input bits: a gate that writes one, a gate after the
+		// inputs, no gate at all, the old format.
+		{"1 16777216\n1 16777216\n1 1\n\n2 1 0 1 5 XOR\n", false},
+		{"1 16777216\n1 16777215\n1 1\n\n2 1 0 16777214 16777215 AND\n", true},
+		{"0 16777216\n1 16777216\n1 1\n", true},
+		{"1 16777216\n8388607 8388608 1\n\n2 1 0 16777214 16777215 AND\n", true},
+	} {
+		var (
+			c   *Circuit
+			err error
+		)
+		got := allocated(func() { c, err = Parse(strings.NewReader(tc.src)) })
+		if (err == nil) != tc.valid {
+			t.Fatalf("%q: got %v, %v; want valid %v", tc.src, c, err, tc.valid)
 		}
-		if got := after.TotalAlloc - before.TotalAlloc; got > 1<<20 {
-			t.Errorf("%q: %d bytes allocated before %v", src, got, err)
+		if got > limit {
+			t.Errorf("%q: %d bytes allocated for %v, %v", tc.src, got, c, err)
 		}
+	}
+	got := allocated(func() {
+		if _, err := NewCircuit(BristolFashion, MaxWires, []int{MaxWires}, []int{1}, nil); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if got > limit {
+		t.Errorf("NewCircuit of %d input bits and no gate: %d bytes allocated", MaxWires, got)
 	}
 }

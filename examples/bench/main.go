@@ -66,7 +66,9 @@
 // mj_per_gate: empty for the CPU and where not measured),
 // summary.txt (the table), gates_per_s.png (throughput against batch size,
 // log-log, one panel per set on common axes, one line per engine and
-// variant) and latency.png (the single-gate latencies).
+// variant) and latency.png (the single-gate latencies). Each file is
+// written whole or not at all (benchio.WriteFile: a temporary file renamed
+// into place), so a run that fails or is killed leaves no truncated one.
 //
 //	make bench                              # or: go run ./examples/bench
 //	go run ./examples/bench -quick          # smoke run: one set, batches 1 and 4, one run each

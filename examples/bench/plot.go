@@ -17,17 +17,15 @@ import (
 )
 
 // writePlots draws the plots whose data was measured (gonum.org/v1/plot)
-// and returns the names of the files written: the throughput as one panel
-// per parameter set, one above the other (28 lines in one panel, as
-// make bench measures, could not be told apart), and the latencies.
-func writePlots(dir string, m machine, rs []caseResult) (written []string, errs []error) {
-	ps := benchio.PlotSaver{Dir: dir}
-	ps.SaveColumn(fileGates, func() ([]*plot.Plot, vg.Length, vg.Length, error) {
+// with out: the throughput as one panel per parameter set, one above the
+// other (28 lines in one panel, as make bench measures, could not be told
+// apart), and the latencies.
+func writePlots(out *benchio.Saver, m machine, rs []caseResult) {
+	out.SaveColumn(fileGates, func() ([]*plot.Plot, vg.Length, vg.Length, error) {
 		p, err := throughputPlots(rs, m)
 		return p, 10 * vg.Inch, 7 * vg.Inch, err
 	})
-	ps.Save(fileLatency, func() (*plot.Plot, vg.Length, vg.Length, error) { return latencyPlot(rs, m) })
-	return ps.Written, ps.Errs
+	out.Save(fileLatency, func() (*plot.Plot, vg.Length, vg.Length, error) { return latencyPlot(rs, m) })
 }
 
 // shortDevice names the machine in a plot title.

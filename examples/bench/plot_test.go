@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/goldfhe/goldfhe/examples/internal/benchio"
 	"github.com/goldfhe/goldfhe/tfhe"
 )
 
@@ -48,12 +49,12 @@ func TestThroughputPanels(t *testing.T) {
 		}
 	}
 
-	dir := t.TempDir()
-	written, errs := writePlots(dir, m, rs)
-	if len(errs) > 0 || len(written) != 2 {
-		t.Fatalf("written %v, errors %v", written, errs)
+	out := benchio.Saver{Dir: t.TempDir()}
+	writePlots(&out, m, rs)
+	if len(out.Errs) > 0 || len(out.Written) != 2 {
+		t.Fatalf("written %v, errors %v", out.Written, out.Errs)
 	}
-	f, err := os.Open(filepath.Join(dir, fileGates))
+	f, err := os.Open(filepath.Join(out.Dir, fileGates))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +69,8 @@ func TestThroughputPanels(t *testing.T) {
 	}
 
 	// Nothing measured: no plot, no error.
-	if written, errs := writePlots(t.TempDir(), m, rs[3:]); len(written) != 0 || len(errs) != 0 {
-		t.Errorf("nothing measured: written %v, errors %v", written, errs)
+	none := benchio.Saver{Dir: t.TempDir()}
+	if writePlots(&none, m, rs[3:]); len(none.Written) != 0 || len(none.Errs) != 0 {
+		t.Errorf("nothing measured: written %v, errors %v", none.Written, none.Errs)
 	}
 }

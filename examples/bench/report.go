@@ -4,8 +4,6 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,17 +23,8 @@ const (
 // csvHeader are results.csv's columns.
 var csvHeader = []string{"device", "engine", "set", "variant", "batch", "median_ms", "gates_per_s", "mj_per_gate"}
 
-// writeCSV writes one row per case and batch size to dir/results.csv.
-func writeCSV(dir string, m machine, rs []caseResult) (err error) {
-	f, err := os.Create(filepath.Join(dir, fileCSV))
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}()
+// writeCSV writes results.csv: one row per case and batch size.
+func writeCSV(f io.Writer, m machine, rs []caseResult) error {
 	w := csv.NewWriter(f)
 	w.Write(csvHeader)
 	for _, r := range rs {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -159,26 +158,13 @@ sets:
 		notes = append(notes, e.Error())
 		errs = append(errs, e)
 	}
-	var (
-		files   []string
-		outErrs []error
-	)
-	if err := writeCSV(cfg.out, m, results); err != nil {
-		outErrs = append(outErrs, err)
-	} else {
-		files = append(files, fileCSV)
-	}
-	written, perrs := writePlots(cfg.out, m, results)
-	files = append(files, written...)
-	outErrs = append(outErrs, perrs...)
+	out := benchio.Saver{Dir: cfg.out}
+	out.Write(fileCSV, func(w io.Writer) error { return writeCSV(w, m, results) })
+	writePlots(&out, m, results)
 	var sum strings.Builder
-	writeSummary(&sum, m, cfg, results, notes, append(slices.Clone(errs), outErrs...))
-	if err := os.WriteFile(filepath.Join(cfg.out, fileSummary), []byte(sum.String()), 0o644); err != nil {
-		outErrs = append(outErrs, err)
-	} else {
-		files = append(files, fileSummary)
-	}
-	fmt.Fprintf(stderr, "bench: written to %s: %s\n", cfg.out, strings.Join(files, ", "))
+	writeSummary(&sum, m, cfg, results, notes, append(slices.Clone(errs), out.Errs...))
+	out.WriteString(fileSummary, sum.String())
+	fmt.Fprintf(stderr, "bench: written to %s: %s\n", cfg.out, strings.Join(out.Written, ", "))
 	fmt.Fprintf(stdout, "\n%s", sum.String())
-	return errors.Join(append(errs, outErrs...)...)
+	return errors.Join(append(errs, out.Errs...)...)
 }

@@ -32,6 +32,9 @@
 // -out folder it writes results.csv (every batch size), summary.txt (the
 // printed table) and three PNG plots: time vs batch size for N = 1024 and
 // for the small transforms (log-log), and the speed-ups at the largest batch.
+// Each file is written whole or not at all (benchio.WriteFile: a temporary
+// file renamed into place), so a run that fails or is killed leaves no
+// truncated one.
 //
 //	make bench-ntt                           # or: go run ./examples/nttbench
 //	go run ./examples/nttbench -quick        # a smoke run of a few seconds
@@ -50,7 +53,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -289,27 +291,14 @@ func run(cfg config, stdout, stderr io.Writer) (err error) {
 			i+1, len(cases), c, last.batch, benchio.Sig(last.micros), benchio.Sig(float64(last.batch)/last.micros), time.Since(t0).Round(time.Millisecond))
 	}
 	speedups(results)
-	var (
-		files   []string
-		outErrs []error
-	)
+	out := benchio.Saver{Dir: cfg.out}
 	if len(results) > 0 {
-		if err := writeCSV(cfg.out, dev, results); err != nil {
-			outErrs = append(outErrs, err)
-		} else {
-			files = append(files, "results.csv")
-		}
-		written, perrs := writePlots(cfg.out, dev, results)
-		files = append(files, written...)
-		outErrs = append(outErrs, perrs...)
+		out.Write("results.csv", func(w io.Writer) error { return writeCSV(w, dev, results) })
+		writePlots(&out, dev, results)
 	}
 	var sum strings.Builder
-	writeSummary(&sum, dev, results, append(slices.Clone(errs), outErrs...))
-	if err := os.WriteFile(filepath.Join(cfg.out, "summary.txt"), []byte(sum.String()), 0o644); err != nil {
-		outErrs = append(outErrs, err)
-	} else {
-		files = append(files, "summary.txt")
-	}
-	fmt.Fprintf(stdout, "\n%s\nwritten to %s: %s\n", sum.String(), cfg.out, strings.Join(files, ", "))
-	return errors.Join(append(errs, outErrs...)...)
+	writeSummary(&sum, dev, results, append(slices.Clone(errs), out.Errs...))
+	out.WriteString("summary.txt", sum.String())
+	fmt.Fprintf(stdout, "\n%s\nwritten to %s: %s\n", sum.String(), cfg.out, strings.Join(out.Written, ", "))
+	return errors.Join(append(errs, out.Errs...)...)
 }

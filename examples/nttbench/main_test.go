@@ -68,6 +68,17 @@ func TestRunCPU(t *testing.T) {
 	if !sizes["8"] || !sizes["512"] || len(sizes) != 2 {
 		t.Errorf("sizes %v, want 8 and 512 only", sizes)
 	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		switch e.Name() {
+		case "results.csv", "summary.txt", plotTime1024, plotTimeSmall, plotSpeedup:
+		default:
+			t.Errorf("-out holds %s, not a file of the program's (a temporary file left?)", e.Name())
+		}
+	}
 	pngs, _ := filepath.Glob(filepath.Join(dir, "*.png"))
 	if len(pngs) == 0 {
 		t.Error("no plot written")

@@ -22,22 +22,20 @@ const (
 	plotSpeedup   = "speedup.png"
 )
 
-// writePlots draws the plots whose data was measured and returns the names
-// of the files written.
-func writePlots(dir string, dev deviceDesc, rs []result) (written []string, errs []error) {
-	ps := benchio.PlotSaver{Dir: dir}
-	ps.Save(plotTime1024, func() (*plot.Plot, vg.Length, vg.Length, error) {
+// writePlots draws the plots whose data was measured and saves them with
+// out.
+func writePlots(out *benchio.Saver, dev deviceDesc, rs []result) {
+	out.Save(plotTime1024, func() (*plot.Plot, vg.Length, vg.Length, error) {
 		p, err := timePlot(rs, func(c benchCase) bool { return c.table == 2 && c.n == 1024 },
 			"N = 1024 negacyclic NTT: time per batch", dev)
 		return p, 10 * vg.Inch, 7 * vg.Inch, err
 	})
-	ps.Save(plotTimeSmall, func() (*plot.Plot, vg.Length, vg.Length, error) {
+	out.Save(plotTimeSmall, func() (*plot.Plot, vg.Length, vg.Length, error) {
 		p, err := timePlot(rs, func(c benchCase) bool { return c.table == 1 },
 			"Small n-point cyclic NTTs (Table 1): time per batch", dev)
 		return p, 10 * vg.Inch, 7 * vg.Inch, err
 	})
-	ps.Save(plotSpeedup, func() (*plot.Plot, vg.Length, vg.Length, error) { return speedupPlot(rs, dev) })
-	return ps.Written, ps.Errs
+	out.Save(plotSpeedup, func() (*plot.Plot, vg.Length, vg.Length, error) { return speedupPlot(rs, dev) })
 }
 
 // variantStyle gives each variant a dash pattern and a glyph.

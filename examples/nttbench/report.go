@@ -4,8 +4,6 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strconv"
 	"text/tabwriter"
 
@@ -42,17 +40,8 @@ func speedups(rs []result) {
 // csvHeader are results.csv's columns.
 var csvHeader = []string{"device", "table", "n", "variant", "factors", "batch", "median_us", "transforms_per_s", "speedup_vs_butterfly"}
 
-// writeCSV writes every result to dir/results.csv.
-func writeCSV(dir string, dev deviceDesc, rs []result) (err error) {
-	f, err := os.Create(filepath.Join(dir, "results.csv"))
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}()
+// writeCSV writes results.csv: every result.
+func writeCSV(f io.Writer, dev deviceDesc, rs []result) error {
 	w := csv.NewWriter(f)
 	w.Write(csvHeader)
 	for _, r := range rs {

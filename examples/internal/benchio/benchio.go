@@ -1,13 +1,14 @@
 // Package benchio holds what the benchmark programs (examples/bench,
 // examples/nttbench) share: the host CPU's name, number formatting for
 // their tables, the log-scale tick markers of their plots, and the
-// preparation of their output folder.
+// preparation of their output folder and the writing of its files.
 package benchio
 
 import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -23,7 +24,8 @@ import (
 
 // PrepareOut makes the output folder dir, checks that a file can be
 // written there, and removes the given files an earlier run may have left
-// in it. Before any case runs: a folder that cannot be written loses a whole
+// in it, with the temporary files of WriteFile that a killed run left for
+// them. Before any case runs: a folder that cannot be written loses a whole
 // benchmark's results at its end, and a stale plot beside fresh results
 // passes for one of them.
 func PrepareOut(dir string, files ...string) error {
@@ -36,11 +38,65 @@ func PrepareOut(dir string, files ...string) error {
 	}
 	f.Close()
 	os.Remove(f.Name())
-	for _, name := range files {
-		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("removing an earlier run's %s: %w", name, err)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		for _, name := range files {
+			if e.Name() == name || strings.HasPrefix(e.Name(), tempPrefix(name)) {
+				if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+					return fmt.Errorf("removing an earlier run's %s: %w", e.Name(), err)
+				}
+				break
+			}
 		}
 	}
+	return nil
+}
+
+// tempPrefix begins the names of WriteFile's temporary files for name.
+func tempPrefix(name string) string { return "." + name + ".tmp-" }
+
+// WriteFile writes the file name with write, whole or not at all: write
+// fills a temporary file in the same folder, which is flushed, made
+// readable by all (0644), synced and closed, every error checked, and then
+// renamed over name. A run that fails or is killed midway leaves no
+// truncated file that passes for results: name is the earlier file or
+// none, and a killed run leaves at most a hidden temporary file, which
+// PrepareOut removes.
+func WriteFile(name string, write func(w io.Writer) error) error {
+	f, err := os.CreateTemp(filepath.Dir(name), tempPrefix(filepath.Base(name))+"*")
+	if err != nil {
+		return err
+	}
+	renamed := false
+	defer func() {
+		if !renamed { // an error, or a panic of write
+			f.Close() // closed already where the rename failed
+			os.Remove(f.Name())
+		}
+	}()
+	bw := bufio.NewWriter(f)
+	if err := write(bw); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	if err := f.Chmod(0o644); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(f.Name(), name); err != nil {
+		return err
+	}
+	renamed = true
 	return nil
 }
 
@@ -106,18 +162,36 @@ func (LogTicks) Ticks(lo, hi float64) []plot.Tick {
 	return t
 }
 
-// PlotSaver saves plots as image files in Dir (the format from each name's
-// extension), collecting the names written and the errors. A plot that
-// draws nothing (nil) is skipped; gonum panics on some degenerate inputs,
-// which Save recovers into errors.
-type PlotSaver struct {
+// Saver writes a run's files into Dir through WriteFile, collecting the
+// names written and the errors. Plots are saved as image files, the format
+// from each name's extension. A plot that draws nothing (nil) is skipped;
+// gonum panics on some degenerate inputs, which Save recovers into errors,
+// leaving no file.
+type Saver struct {
 	Dir     string
 	Written []string
 	Errs    []error
 }
 
+// Write writes Dir/name with write.
+func (s *Saver) Write(name string, write func(w io.Writer) error) {
+	if err := WriteFile(filepath.Join(s.Dir, name), write); err != nil {
+		s.Errs = append(s.Errs, fmt.Errorf("writing %s: %w", name, err))
+		return
+	}
+	s.Written = append(s.Written, name)
+}
+
+// WriteString writes Dir/name holding text.
+func (s *Saver) WriteString(name, text string) {
+	s.Write(name, func(w io.Writer) error {
+		_, err := io.WriteString(w, text)
+		return err
+	})
+}
+
 // Save draws one plot of width w and height h and saves it as Dir/name.
-func (s *PlotSaver) Save(name string, mk func() (p *plot.Plot, w, h vg.Length, err error)) {
+func (s *Saver) Save(name string, mk func() (p *plot.Plot, w, h vg.Length, err error)) {
 	s.SaveColumn(name, func() ([]*plot.Plot, vg.Length, vg.Length, error) {
 		p, w, h, err := mk()
 		if p == nil {
@@ -130,7 +204,7 @@ func (s *PlotSaver) Save(name string, mk func() (p *plot.Plot, w, h vg.Length, e
 // SaveColumn draws plots one above the other, each of width w and height
 // h, their axes aligned (plot.Align), and saves them as one image
 // Dir/name. Nil entries are skipped; nothing is written when none is left.
-func (s *PlotSaver) SaveColumn(name string, mk func() (ps []*plot.Plot, w, h vg.Length, err error)) {
+func (s *Saver) SaveColumn(name string, mk func() (ps []*plot.Plot, w, h vg.Length, err error)) {
 	err := func() (err error) {
 		defer func() {
 			if r := recover(); r != nil {
@@ -162,15 +236,29 @@ func (s *PlotSaver) SaveColumn(name string, mk func() (ps []*plot.Plot, w, h vg.
 }
 
 // saveColumn writes rows (one plot each) to file, the format from its
-// extension, as plot.Plot.Save does for one.
-func saveColumn(rows [][]*plot.Plot, w, h vg.Length, file string) (err error) {
-	if len(rows) == 1 {
-		return rows[0][0].Save(w, h, file)
-	}
-	format := strings.ToLower(strings.TrimPrefix(filepath.Ext(file), "."))
-	c, err := draw.NewFormattedCanvas(w, h*vg.Length(len(rows)), format)
+// extension, as plot.Plot.Save does for one, but through WriteFile and
+// drawn before the file is made: Save creates the file first, so a
+// drawing that panicked or failed left it empty.
+func saveColumn(rows [][]*plot.Plot, w, h vg.Length, file string) error {
+	img, err := drawColumn(rows, w, h, strings.ToLower(strings.TrimPrefix(filepath.Ext(file), ".")))
 	if err != nil {
 		return err
+	}
+	return WriteFile(file, func(w io.Writer) error {
+		_, err := img.WriteTo(w)
+		return err
+	})
+}
+
+// drawColumn draws rows one above the other, their axes aligned, as an
+// image of the format.
+func drawColumn(rows [][]*plot.Plot, w, h vg.Length, format string) (io.WriterTo, error) {
+	if len(rows) == 1 {
+		return rows[0][0].WriterTo(w, h, format)
+	}
+	c, err := draw.NewFormattedCanvas(w, h*vg.Length(len(rows)), format)
+	if err != nil {
+		return nil, err
 	}
 	tiles := draw.Tiles{Rows: len(rows), Cols: 1, PadY: vg.Points(12), PadTop: vg.Points(4), PadBottom: vg.Points(4),
 		PadLeft: vg.Points(4), PadRight: vg.Points(8)}
@@ -178,15 +266,5 @@ func saveColumn(rows [][]*plot.Plot, w, h vg.Length, file string) (err error) {
 	for i, r := range rows {
 		r[0].Draw(canvases[i][0])
 	}
-	f, err := os.Create(file)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if e := f.Close(); err == nil {
-			err = e
-		}
-	}()
-	_, err = c.WriteTo(f)
-	return err
+	return c, nil
 }

@@ -44,7 +44,8 @@
 // On a GPU machine without Go, build it here (CGO_ENABLED=0 go build -o
 // nttbench ./examples/nttbench) and run the binary there; the kernels are
 // embedded. Exit status 0 when every case ran, 1 when any failed (its error
-// is printed and the other cases are still reported), 2 for bad flags.
+// is printed after "FAILED" and the other cases are still reported), 2 for
+// bad flags, found before anything in -out is touched.
 package main
 
 import (
@@ -102,7 +103,7 @@ func main() {
 		os.Exit(2)
 	}
 	if err := run(cfg, os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "nttbench:", err)
+		fmt.Fprintf(os.Stderr, "nttbench: FAILED: %v\n", err)
 		os.Exit(1)
 	}
 }

@@ -3,7 +3,10 @@ package main
 import (
 	"bytes"
 	"encoding/csv"
+	"errors"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -97,17 +100,101 @@ func TestRunCPU(t *testing.T) {
 	}
 }
 
+// badFlags are command lines parseFlags refuses, with what it says.
+var badFlags = []struct {
+	args []string
+	msg  string
+}{
+	{[]string{"-batches", "0"}, "-batches: 0 is not in"},
+	{[]string{"-batches", "2000000"}, "-batches: 2000000 is not in"},
+	{[]string{"-batches", "x"}, `-batches: "x" is not an integer`},
+	{[]string{"-batches", "1,,4"}, `-batches: "" is not an integer`},
+	{[]string{"-sizes", "3"}, "-sizes: no table has size 3"},
+	{[]string{"-sizes", "8,x"}, `-sizes: "x" is not an integer`},
+	{[]string{"-reps", "0"}, "-reps 0"},
+	{[]string{"-reps", "100001"}, "-reps 100001"},
+	{[]string{"-cpu", "-gpu"}, "contradict"},
+	{[]string{"-out", ""}, "-out is empty"},
+	// nttbench times GPU 0 only: bench's -gpus is not one of its flags.
+	{[]string{"-gpus", "2"}, "flag provided but not defined: -gpus"},
+	{[]string{"stray"}, "unexpected arguments"},
+}
+
 func TestParseFlagsErrors(t *testing.T) {
-	for _, args := range [][]string{
-		{"-batches", "0"},
-		{"-batches", "x"},
-		{"-sizes", "3"},
-		{"-reps", "0"},
-		{"-cpu", "-gpu"},
-	} {
-		if _, err := parseFlags(args, &bytes.Buffer{}); err == nil {
-			t.Errorf("parseFlags(%q): no error", args)
+	for _, tc := range badFlags {
+		if _, err := parseFlags(tc.args, io.Discard); err == nil || !strings.Contains(err.Error(), tc.msg) {
+			t.Errorf("parseFlags(%q): %v, want %q", tc.args, err, tc.msg)
 		}
+	}
+}
+
+// TestMain runs the program itself when the test binary is started with
+// GOLDFHE_NTTBENCH_MAIN set (TestCommandLine), so that its exit status and
+// what it leaves in -out can be checked.
+func TestMain(m *testing.M) {
+	if os.Getenv("GOLDFHE_NTTBENCH_MAIN") == "1" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// TestCommandLine: every bad flag exits with status 2, says why and
+// leaves -out as an earlier run left it; a failure of the run exits with
+// 1, and a run that succeeds with 0, its results in -out.
+func TestCommandLine(t *testing.T) {
+	run := func(args ...string) (int, string) {
+		t.Helper()
+		cmd := exec.Command(os.Args[0], args...)
+		cmd.Env = append(os.Environ(), "GOLDFHE_NTTBENCH_MAIN=1")
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		switch {
+		case err == nil:
+			return 0, string(out)
+		case errors.As(err, &ee):
+			return ee.ExitCode(), string(out)
+		}
+		t.Fatal(err)
+		return 0, ""
+	}
+	const earlier = "an earlier run's results\n"
+	outDir := func() string {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "results.csv"), []byte(earlier), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	for _, tc := range badFlags {
+		dir := outDir()
+		args := append([]string{"-cpu", "-out", dir, "-sizes", "4", "-reps", "1"}, tc.args...)
+		code, out := run(args...)
+		if code != 2 || !strings.Contains(out, tc.msg) || strings.Contains(out, "FAILED") {
+			t.Errorf("%q: exit %d, output\n%s\nwant exit 2 and %q", tc.args, code, out, tc.msg)
+		}
+		entries, err := os.ReadDir(dir)
+		b, _ := os.ReadFile(filepath.Join(dir, "results.csv"))
+		if err != nil || len(entries) != 1 || string(b) != earlier {
+			t.Errorf("%q: -out holds %v (%v), results.csv %q; want the earlier results.csv only", tc.args, entries, err, b)
+		}
+	}
+
+	// A folder that cannot be made: a failure of the run, not of a flag.
+	file := filepath.Join(t.TempDir(), "a-file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := run("-cpu", "-out", filepath.Join(file, "out"), "-sizes", "4", "-reps", "1"); code != 1 || !strings.Contains(out, "nttbench: FAILED: ") {
+		t.Errorf("-out under a file: exit %d, output\n%s\nwant exit 1 and FAILED", code, out)
+	}
+
+	dir := outDir()
+	if code, out := run("-cpu", "-out", dir, "-sizes", "4", "-batches", "1", "-reps", "1"); code != 0 {
+		t.Errorf("a run on the CPU: exit %d, output\n%s", code, out)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "results.csv")); err != nil || !strings.HasPrefix(string(b), "device,") {
+		t.Errorf("after a run, results.csv: %.40q, %v", b, err)
 	}
 }
 

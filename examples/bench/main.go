@@ -91,6 +91,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/goldfhe/goldfhe/examples/internal/benchio"
 	"github.com/goldfhe/goldfhe/tfhe"
 )
 
@@ -160,7 +161,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&cfg.out, "out", "bench-out", "folder for results.csv, summary.txt and the plots (created if needed)")
-	batches := fs.String("batches", joinInts(defaultBatches), "comma-separated batch sizes (on the CPU only those up to "+
+	batches := fs.String("batches", benchio.JoinInts(defaultBatches), "comma-separated batch sizes (on the CPU only those up to "+
 		strconv.Itoa(cpuMaxBatch)+" unless -cpu-all, or the CPU runs alone and -batches is given)")
 	fs.IntVar(&cfg.reps, "reps", defaultReps, "timed runs per batch size (the median is reported); fewer for large batches, see -max-gates")
 	fs.IntVar(&cfg.maxGates, "max-gates", defaultMaxGates, "at most this many gates timed per case and batch size (at least one run)")
@@ -176,7 +177,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		"with more than one, clock and power are GPU 0's, the energy per gate all of theirs")
 	fs.BoolVar(&cfg.cpuAll, "cpu-all", false, "on the CPU too, run every set and batch size")
 	fs.BoolVar(&cfg.quick, "quick", false, "smoke run: one set ("+tfhe.TFHELib128.Name()+" or the first of -sets), batches "+
-		joinInts(quickBatches)+", one run each")
+		benchio.JoinInts(quickBatches)+", one run each")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -199,7 +200,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 	if cfg.gpus, err = parseGPUs(*gpus); err != nil {
 		return cfg, fmt.Errorf("-gpus: %w", err)
 	}
-	if cfg.batches, err = parseInts(*batches); err != nil {
+	if cfg.batches, err = benchio.ParseInts(*batches); err != nil {
 		return cfg, fmt.Errorf("-batches: %w", err)
 	}
 	for _, b := range cfg.batches {
@@ -264,21 +265,6 @@ func parseGPUs(s string) (int, error) {
 	return n, nil
 }
 
-// parseInts reads "1,4,16" into an ascending list without duplicates.
-func parseInts(s string) ([]int, error) {
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		f = strings.TrimSpace(f)
-		x, err := strconv.Atoi(f)
-		if err != nil {
-			return nil, fmt.Errorf("%q is not an integer", f)
-		}
-		out = append(out, x)
-	}
-	slices.Sort(out)
-	return slices.Compact(out), nil
-}
-
 // parseSets reads a comma-separated list of named parameter sets (any case).
 func parseSets(s string) ([]tfhe.Params, error) {
 	var out []tfhe.Params
@@ -293,12 +279,4 @@ func parseSets(s string) ([]tfhe.Params, error) {
 		}
 	}
 	return out, nil
-}
-
-func joinInts(xs []int) string {
-	s := make([]string, len(xs))
-	for i, x := range xs {
-		s[i] = strconv.Itoa(x)
-	}
-	return strings.Join(s, ",")
 }

@@ -121,14 +121,14 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&cfg.out, "out", "nttbench-out", "folder for results.csv, summary.txt and the plots (created if needed)")
-	batches := fs.String("batches", "", "comma-separated batch sizes (default "+joinInts(defaultBatches)+
+	batches := fs.String("batches", "", "comma-separated batch sizes (default "+benchio.JoinInts(defaultBatches)+
 		" on a GPU, those up to "+strconv.Itoa(cpuMaxBatch)+" on the CPU)")
 	fs.IntVar(&cfg.reps, "reps", 50, "timed runs per batch size (the median is reported); fewer for batches that take long")
 	fs.BoolVar(&cfg.cpu, "cpu", false, "time the CPU plans even if a GPU is usable")
 	fs.BoolVar(&cfg.requireGPU, "gpu", false, "fail if no GPU is usable instead of falling back to the CPU")
-	fs.BoolVar(&cfg.quick, "quick", false, "smoke run: batches "+joinInts(quickBatches)+" (on the CPU: up to "+
+	fs.BoolVar(&cfg.quick, "quick", false, "smoke run: batches "+benchio.JoinInts(quickBatches)+" (on the CPU: up to "+
 		strconv.Itoa(cpuQuickMaxBatch)+"), "+strconv.Itoa(quickReps)+" runs each")
-	sizes := fs.String("sizes", "", "comma-separated sizes to time: n of Table 1 ("+joinInts(table1Sizes)+
+	sizes := fs.String("sizes", "", "comma-separated sizes to time: n of Table 1 ("+benchio.JoinInts(table1Sizes)+
 		") and N of Table 2 (512, 1024, 2048); default all")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
@@ -151,7 +151,7 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		return cfg, fmt.Errorf("-reps %d: want 1 to 100000", cfg.reps)
 	}
 	if *batches != "" {
-		b, err := parseInts(*batches)
+		b, err := benchio.ParseInts(*batches)
 		if err != nil {
 			return cfg, fmt.Errorf("-batches: %w", err)
 		}
@@ -163,42 +163,19 @@ func parseFlags(args []string, stderr io.Writer) (config, error) {
 		cfg.batches = b
 	}
 	if *sizes != "" {
-		s, err := parseInts(*sizes)
+		s, err := benchio.ParseInts(*sizes)
 		if err != nil {
 			return cfg, fmt.Errorf("-sizes: %w", err)
 		}
 		cfg.sizes = map[int]bool{}
 		for _, x := range s {
 			if !slices.Contains(allSizes(), x) {
-				return cfg, fmt.Errorf("-sizes: no table has size %d (have %s)", x, joinInts(allSizes()))
+				return cfg, fmt.Errorf("-sizes: no table has size %d (have %s)", x, benchio.JoinInts(allSizes()))
 			}
 			cfg.sizes[x] = true
 		}
 	}
 	return cfg, nil
-}
-
-// parseInts reads "1,4,16" into a sorted list without duplicates.
-func parseInts(s string) ([]int, error) {
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		f = strings.TrimSpace(f)
-		x, err := strconv.Atoi(f)
-		if err != nil {
-			return nil, fmt.Errorf("%q is not an integer", f)
-		}
-		out = append(out, x)
-	}
-	slices.Sort(out)
-	return slices.Compact(out), nil
-}
-
-func joinInts(xs []int) string {
-	s := make([]string, len(xs))
-	for i, x := range xs {
-		s[i] = strconv.Itoa(x)
-	}
-	return strings.Join(s, ",")
 }
 
 // run times every selected case on the GPU or the CPU, then writes the CSV,
@@ -258,14 +235,14 @@ func run(cfg config, stdout, stderr io.Writer) (err error) {
 			batches = append(slices.DeleteFunc(slices.Clone(batches), func(b int) bool { return b > limit }), limit)
 			slices.Sort(batches)
 			batches = slices.Compact(batches)
-			fmt.Fprintf(stderr, "nttbench: on the CPU, batches %s (set -batches for others)\n", joinInts(batches))
+			fmt.Fprintf(stderr, "nttbench: on the CPU, batches %s (set -batches for others)\n", benchio.JoinInts(batches))
 		}
 	}
 	if err := benchio.PrepareOut(cfg.out, "results.csv", "summary.txt", plotTime1024, plotTimeSmall, plotSpeedup); err != nil {
 		return err
 	}
 	fmt.Fprintf(stderr, "nttbench: %s\nnttbench: %d cases × batches %s, up to %d runs each\n",
-		dev.header, len(cases), joinInts(batches), cfg.reps)
+		dev.header, len(cases), benchio.JoinInts(batches), cfg.reps)
 
 	var (
 		results []result

@@ -1,6 +1,6 @@
 // Package benchio holds what the benchmark programs (examples/bench,
-// examples/nttbench) share: the host CPU's name, number formatting for
-// their tables, the log-scale tick markers of their plots, and the
+// examples/nttbench) share: the parsing of their list flags, the host
+// CPU's name, number formatting for their tables, the log-scale tick markers of their plots, and the
 // preparation of their output folder and the writing of its files.
 package benchio
 
@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -98,6 +99,32 @@ func WriteFile(name string, write func(w io.Writer) error) error {
 	}
 	renamed = true
 	return nil
+}
+
+// ParseInts reads a comma-separated list of integers, "1,4,16" (spaces
+// around each allowed), into an ascending list without duplicates: the
+// list flags of the benchmark programs.
+func ParseInts(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		x, err := strconv.Atoi(f)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not an integer", f)
+		}
+		out = append(out, x)
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// JoinInts writes xs as ParseInts reads them.
+func JoinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ",")
 }
 
 // CPUModel returns the first "model name" of /proc/cpuinfo, or the

@@ -13,6 +13,17 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
+func TestParseInts(t *testing.T) {
+	if got, err := ParseInts(" 16,1, 4,16 "); err != nil || !slices.Equal(got, []int{1, 4, 16}) || JoinInts(got) != "1,4,16" {
+		t.Errorf("ParseInts: %v, %v; want [1 4 16]", got, err)
+	}
+	for _, s := range []string{"", "1,,4", "1,x", "1e3", "4,"} {
+		if got, err := ParseInts(s); err == nil {
+			t.Errorf("ParseInts(%q) = %v, no error", s, got)
+		}
+	}
+}
+
 func TestSig(t *testing.T) {
 	for x, want := range map[float64]string{74.77: "74.77", 0.5: "0.5000", 1539.2: "1539", 123456: "123456", 0: "0"} {
 		if got := Sig(x); got != want {

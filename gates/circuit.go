@@ -271,7 +271,8 @@ func build(format Format, nwires int, inputs, outputs []int, gates []Gate, hl he
 	return c, nil
 }
 
-// wireFact is what build knows of a wire.
+// wireFact is what build knows of a wire; of one not yet written, only
+// that (depth −1).
 type wireFact struct {
 	depth int32 // bootstrap depth once the wire is written, −1 before
 	// rep is the wire whose sample this wire is, complemented when neg
@@ -296,7 +297,7 @@ type wireFacts struct {
 func newWireFacts(nin, nwires int) wireFacts {
 	wf := wireFacts{nin: nin, facts: make([]wireFact, nwires-nin)}
 	for i := range wf.facts {
-		wf.facts[i] = wireFact{depth: -1, rep: int32(nin + i)}
+		wf.facts[i].depth = -1
 	}
 	return wf
 }

@@ -29,6 +29,9 @@ const (
 	symDevicePrimaryCtxRetain
 	symDevicePrimaryCtxRelease
 	symCtxSetCurrent
+	symCtxGetCurrent
+	symCtxPushCurrent
+	symCtxPopCurrent
 	symCtxSynchronize
 	symMemGetInfo
 	symModuleLoadData
@@ -84,6 +87,9 @@ var symNames = [numSyms]string{
 	symDevicePrimaryCtxRetain:   "cuDevicePrimaryCtxRetain",                    // (CUcontext *, CUdevice)
 	symDevicePrimaryCtxRelease:  "cuDevicePrimaryCtxRelease_v2",                // (CUdevice)
 	symCtxSetCurrent:            "cuCtxSetCurrent",                             // (CUcontext)
+	symCtxGetCurrent:            "cuCtxGetCurrent",                             // (CUcontext *)
+	symCtxPushCurrent:           "cuCtxPushCurrent_v2",                         // (CUcontext)
+	symCtxPopCurrent:            "cuCtxPopCurrent_v2",                          // (CUcontext *, may be NULL)
 	symCtxSynchronize:           "cuCtxSynchronize",                            // (void)
 	symMemGetInfo:               "cuMemGetInfo_v2",                             // (size_t *free, size_t *total)
 	symModuleLoadData:           "cuModuleLoadData",                            // (CUmodule *, const void *image)

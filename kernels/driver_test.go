@@ -14,6 +14,7 @@ import (
 // plain name.
 var abiVersioned = map[string]bool{
 	"cuDeviceTotalMem": true, "cuDeviceGetUuid": true, "cuDevicePrimaryCtxRelease": true, "cuMemGetInfo": true,
+	"cuCtxPushCurrent": true, "cuCtxPopCurrent": true,
 	"cuMemAlloc": true, "cuMemFree": true, "cuMemsetD8": true, "cuMemsetD32": true,
 	"cuMemcpyHtoD": true, "cuMemcpyDtoH": true, "cuMemcpyDtoD": true,
 	"cuMemcpyHtoDAsync": true, "cuMemcpyDtoHAsync": true, "cuMemcpyDtoDAsync": true,

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/bits"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -40,6 +41,27 @@ type fakeGPU struct {
 	launches []fakeLaunch
 	fail     map[sym]Result            // inject: the next call of sym returns this
 	plans    map[string]*smallntt.Plan // fakeNTT's
+
+	// threads holds each OS thread's stack of current contexts, top last
+	// (by fakeThread; an emptied stack keeps its slice, so that pushing
+	// again allocates nothing). The calls that work in the current
+	// context fail with fakeInvalidContext on a thread that has none, and
+	// inContext counts them by the context they ran in.
+	threads   map[int][]uintptr
+	inContext map[uintptr]int
+}
+
+// fakeInvalidContext is CUDA_ERROR_INVALID_CONTEXT: no context is current,
+// or the context stack to pop is empty.
+const fakeInvalidContext Result = 201
+
+// fakeContextFree are the entry points that need no current context.
+var fakeContextFree = map[sym]bool{
+	symInit: true, symDriverGetVersion: true, symGetErrorName: true, symGetErrorString: true,
+	symDeviceGetCount: true, symDeviceGet: true, symDeviceGetName: true, symDeviceTotalMem: true,
+	symDeviceGetAttribute: true, symDeviceGetUuid: true,
+	symDevicePrimaryCtxRetain: true, symDevicePrimaryCtxRelease: true,
+	symCtxSetCurrent: true, symCtxGetCurrent: true, symCtxPushCurrent: true, symCtxPopCurrent: true,
 }
 
 // fakeArch is what the fake device's attributes and occupancy follow: the
@@ -104,7 +126,81 @@ func newFakeGPU() *fakeGPU {
 		calls:   map[sym]int{},
 		fail:    map[sym]Result{},
 		handles: 0x1000,
+
+		threads:   map[int][]uintptr{},
+		inContext: map[uintptr]int{},
 	}
+}
+
+// current returns the calling thread's context stack and the context on
+// top of it (0: none). g.mu is held.
+func (g *fakeGPU) current() (int, []uintptr, uintptr) {
+	tid := fakeThread()
+	st := g.threads[tid]
+	if len(st) == 0 {
+		return tid, st, 0
+	}
+	return tid, st, st[len(st)-1]
+}
+
+// contextCall does what the context-stack entry points do to the calling
+// thread's stack (cuda.h: cuCtxSetCurrent replaces the top, or pops it
+// for NULL; cuCtxPopCurrent hands back the popped context where asked).
+// Any other entry point that needs a context fails without one, else it
+// is counted in inContext; ok reports whether s may go on.
+func (g *fakeGPU) contextCall(s sym, a []uintptr) (r Result, ok bool) {
+	tid, st, cur := g.current()
+	switch s {
+	case symCtxSetCurrent:
+		switch {
+		case a[0] == 0 && len(st) > 0:
+			st = st[:len(st)-1]
+		case a[0] != 0 && len(st) > 0:
+			st[len(st)-1] = a[0]
+		case a[0] != 0:
+			st = append(st, a[0])
+		}
+	case symCtxGetCurrent:
+		put(a, 0, cur)
+	case symCtxPushCurrent:
+		if a[0] == 0 {
+			return fakeInvalidContext, false
+		}
+		st = append(st, a[0])
+	case symCtxPopCurrent:
+		if len(st) == 0 {
+			return fakeInvalidContext, false
+		}
+		if a[0] != 0 {
+			put(a, 0, cur)
+		}
+		st = st[:len(st)-1]
+	default:
+		if fakeContextFree[s] {
+			return 0, true
+		}
+		if cur == 0 {
+			return fakeInvalidContext, false
+		}
+		g.inContext[cur]++
+		return 0, true
+	}
+	g.threads[tid] = st
+	return 0, false
+}
+
+// threadsWithContexts returns the context stacks of the OS threads that
+// have a context current, by thread.
+func (g *fakeGPU) threadsWithContexts() map[int][]uintptr {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := map[int][]uintptr{}
+	for tid, st := range g.threads {
+		if len(st) > 0 {
+			out[tid] = slices.Clone(st)
+		}
+	}
+	return out
 }
 
 // requireFake64 skips t on a 32-bit platform, saying why: the fake stands
@@ -155,6 +251,7 @@ var fakeStrings = map[Result][2][]byte{
 	214:                  {[]byte("CUDA_ERROR_ECC_UNCORRECTABLE\x00"), []byte("uncorrectable ECC error encountered\x00")},
 	226:                  {[]byte("CUDA_ERROR_CONTAINED\x00"), []byte("Invalid access of peer GPU memory over nvlink or a hardware error\x00")},
 	999:                  {[]byte("CUDA_ERROR_UNKNOWN\x00"), []byte("unknown error\x00")},
+	fakeInvalidContext:   {[]byte("CUDA_ERROR_INVALID_CONTEXT\x00"), []byte("invalid device context\x00")},
 	701:                  {[]byte("CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES\x00"), []byte("too many resources requested for launch\x00")},
 }
 
@@ -191,8 +288,11 @@ func (g *fakeGPU) call(s sym, a []uintptr) Result {
 		delete(g.fail, s)
 		return r
 	}
+	if r, ok := g.contextCall(s, a); !ok {
+		return r
+	}
 	switch s {
-	case symInit, symCtxSetCurrent:
+	case symInit:
 		return 0
 	case symDriverGetVersion:
 		put(a, 0, int32(13000))

@@ -12,9 +12,11 @@ import (
 // Context is one GPU's primary CUDA context, retained for the lifetime of
 // the Context value. It is safe for concurrent use by several goroutines:
 // every method that reaches the driver locks the calling goroutine to its
-// OS thread, makes the context current on that thread (cuCtxSetCurrent),
-// makes the call and unlocks, so no goroutine ever depends on which thread
-// it runs on (see the package documentation).
+// OS thread, makes the context current on that thread for the call and
+// then makes current again whatever was before (no context, or one of the
+// caller's), and unlocks, so no goroutine ever depends on which thread it
+// runs on, and a caller's own context survives the call (see the package
+// documentation).
 //
 // Several Contexts opened on one device share the device's primary context
 // (the driver counts the retains). Buffers, streams, events and pinned
@@ -115,8 +117,23 @@ func (c *Context) Close() error {
 func (c *Context) isClosed() bool { return c.closed.Load() }
 
 // enter prepares the calling goroutine for a driver call on c: it takes the
-// read lock, locks the goroutine to its thread and makes c current there.
-// Every successful enter must be paired with exit.
+// read lock, locks the goroutine to its thread and pushes c on the
+// thread's stack of current contexts. Every successful enter must be
+// paired with exit, which pops it, so that the thread is left as enter
+// found it.
+//
+// Push and pop (cuCtxPushCurrent_v2, cuCtxPopCurrent_v2) rather than
+// cuCtxGetCurrent, then cuCtxSetCurrent to c and back: the pop makes
+// current again exactly what was (no context, one of the caller's, or c
+// itself) without this package holding its handle, for two driver calls
+// besides the call itself, every time. Get and set would cost one where c
+// is current already, but three (get, set, set back) where it is not,
+// which is the common case: since calls here leave no context behind, a
+// thread has none unless its caller keeps one there. cuCtxGetCurrent
+// also writes through a pointer, which go:uintptrescapes moves to the
+// heap: one allocation more per call. All four are thread-local
+// operations in the driver (and cuda.h defines cuCtxSetCurrent(NULL) as
+// a pop).
 func (c *Context) enter(op string) error {
 	c.mu.RLock()
 	if c.closed.Load() {
@@ -128,16 +145,34 @@ func (c *Context) enter(op string) error {
 		return fmt.Errorf("kernels: %s: context unusable since %s failed with %s: %w", op, f.Call, f.Name, shortFault)
 	}
 	runtime.LockOSThread()
-	if r := c.d.call(symCtxSetCurrent, c.h); r != resultSuccess {
+	if r := c.d.call(symCtxPushCurrent, c.h); r != resultSuccess {
 		runtime.UnlockOSThread()
 		c.mu.RUnlock()
-		return c.check("cuCtxSetCurrent", r)
+		return c.check("cuCtxPushCurrent_v2", r)
 	}
 	return nil
 }
 
-// exit undoes enter.
+// exit undoes enter: it pops c off the thread's context stack, which makes
+// current again what was current before enter, and unlocks.
+//
+// cuda.h gives a pop these errors: CUDA_ERROR_DEINITIALIZED or
+// CUDA_ERROR_NOT_INITIALIZED (the driver is shutting down),
+// CUDA_ERROR_INVALID_CONTEXT (the stack is empty) and, as for most calls,
+// an error of earlier asynchronous work. After a failed pop c may still
+// be current on the thread. exit has no error to return, so a sticky
+// error is recorded as c's fault (check): the context is dead, Err
+// reports it and every later call on c fails naming the pop. The others
+// are dropped: once the driver is deinitialised every later call, on any
+// context, reports that by itself; and the stack cannot be empty here,
+// since between enter and exit the goroutine holds the thread and makes
+// only this package's driver calls, none of which pops or destroys a
+// context.
 func (c *Context) exit() {
+	// NULL: the popped context (c) is not asked for.
+	if r := c.d.call(symCtxPopCurrent, 0); r != resultSuccess && r.sticky() {
+		c.check("cuCtxPopCurrent_v2", r)
+	}
 	runtime.UnlockOSThread()
 	c.mu.RUnlock()
 }

@@ -29,26 +29,39 @@
 //
 // A Context is a device's primary context (cuDevicePrimaryCtxRetain),
 // released by Close. CUDA makes a context current per OS thread, while Go
-// moves goroutines between threads. This package sets the context on every
-// entry: each method that reaches the driver locks its goroutine to the OS
-// thread (runtime.LockOSThread), calls cuCtxSetCurrent, makes its call and
-// unlocks again. No goroutine relies on thread-local state between calls,
-// there is no dedicated thread to funnel work through, and every type here
-// is safe for concurrent use by several goroutines (the driver API itself
-// is thread-safe). cuCtxSetCurrent is a thread-local store in the driver;
-// it costs far less than the launch or copy it precedes. A read-write lock
-// keeps a Context's Close from running under a call in progress. The
+// moves goroutines between threads. This package makes its context current
+// for each call and leaves every thread as it found it: each method that
+// reaches the driver locks its goroutine to the OS thread
+// (runtime.LockOSThread), pushes the context on the thread's context stack
+// (cuCtxPushCurrent_v2), makes its call, pops the context
+// (cuCtxPopCurrent_v2) and unlocks again. Whatever was current on the
+// thread before (no context, or one of the caller's own, such as another
+// CUDA library's on a thread the caller has locked) is current again when
+// the method returns, whether its call succeeded or not. So goldfhe may be
+// called between the calls of code that keeps its own context current, and
+// it leaves no context on a thread that had none, where the CUDA runtime
+// would take it for its own (cudart uses the driver's current context when
+// there is one). The calls that need no context (Open's retain, Close's
+// release, Devices, DeviceCount, Driver) do not touch the current one. A
+// pop that fails with a sticky error leaves the Context unusable
+// (Context.Err), as any call's does; the thread may then keep it current.
+// No goroutine relies on thread-local state between calls, there is no
+// dedicated thread to funnel work through, and every type here is safe for
+// concurrent use by several goroutines (the driver API itself is
+// thread-safe). A push and a pop are thread-local operations in the driver;
+// they cost far less than the launch or copy they surround. A read-write
+// lock keeps a Context's Close from running under a call in progress. The
 // exceptions are the calls that destroy one object: DeviceBuffer.Free,
 // HostPinned.Free and the Close of a Stream, Event, Module or Library must
-// not run beside other use of that object (or of a Function of that module),
-// as CUDA requires of its own handles. A use that starts after them returns
-// ErrFreed or ErrClosed, but one that read the handle first may pass the
-// destroyed handle to the driver. Each driver call
-// costs one small heap allocation inside purego.SyscallN, so a kernel
-// launch makes two (cuCtxSetCurrent, cuLaunchKernel). The bootstrapping
-// kernels' methods (BootstrapKernels) check their operands without
-// allocating and so make only those (TestLaunchAllocs); View allocates the
-// small header of the buffer it returns.
+// not run beside other use of that object (or of a Function of that
+// module), as CUDA requires of its own handles. A use that starts after
+// them returns ErrFreed or ErrClosed, but one that read the handle first
+// may pass the destroyed handle to the driver. Each driver call costs one
+// small heap allocation inside purego.SyscallN, so a kernel launch makes
+// three (cuCtxPushCurrent_v2, cuLaunchKernel, cuCtxPopCurrent_v2). The
+// bootstrapping kernels' methods (BootstrapKernels) check their operands
+// without allocating and so make only those (TestLaunchAllocs); View
+// allocates the small header of the buffer it returns.
 //
 // # Errors
 //

@@ -1261,6 +1261,74 @@ func TestFakeGPUEngineMulti(t *testing.T) {
 	noneLeft(t, fake, "after NewGPUs failed on one device")
 }
 
+// TestFakeGPUEngineLeavesThreadContext: a caller on a locked thread
+// where a context of its own is current (another CUDA library's), or
+// none, finds the same one current after each call of a GPU engine and of
+// a two-device Multi (building it, Bootstrap, BootstrapNoKeySwitch,
+// KeySwitch, Close); and no OS thread that the engines' goroutines ran on
+// keeps a context current.
+func TestFakeGPUEngineLeavesThreadContext(t *testing.T) {
+	if !kernels.ThreadsApart() {
+		t.Skip("the fake driver does not tell threads apart here")
+	}
+	k := newFakeKeys(t, toyParams, 1)
+	cpu := newCPUEngine(t, k.ck)
+	n, kn := k.p.LWEDimension(), k.p.ExtractedLWEDimension()
+	in, _ := k.inputs(t, rand.New(rand.NewPCG(3, 4)), 7)
+	want := cpuBootstrap(t, cpu, in)
+	for _, foreign := range []uintptr{0, 0xF0E1D2C0} {
+		t.Run(fmt.Sprintf("current=%#x", foreign), func(t *testing.T) {
+			fake := kernels.UseFakeDriver(t, kernels.FakeOptions{SMs: fakeSMs, Devices: 2})
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			if foreign != 0 {
+				fake.PushContext(foreign)
+				defer func() {
+					if h := fake.PopContext(); h != foreign {
+						t.Errorf("context %#x current at the end, %#x pushed", h, foreign)
+					}
+				}()
+			}
+			check := func(what string, err error) {
+				t.Helper()
+				if err != nil {
+					t.Fatalf("%s: %v", what, err)
+				}
+				if h := fake.CurrentContext(); h != foreign {
+					t.Fatalf("after %s: context %#x current on the caller's thread, %#x before", what, h, foreign)
+				}
+			}
+
+			g, err := bootstrap.NewGPU(k.ck, bootstrap.GPUOptions{})
+			check("NewGPU", err)
+			out, ext, ks := poisoned(len(in), n), poisoned(len(in), kn), poisoned(len(in), n)
+			check("Bootstrap", g.Bootstrap(out, in, mu8))
+			check("BootstrapNoKeySwitch", g.BootstrapNoKeySwitch(ext, in, mu8))
+			check("KeySwitch", g.KeySwitch(ks, ext))
+			sameAs(t, "GPU Bootstrap", out, want)
+			sameAs(t, "GPU KeySwitch", ks, want)
+			check("GPU.Close", g.Close())
+
+			m, err := bootstrap.NewGPUs(k.ck, nil, bootstrap.GPUOptions{})
+			check("NewGPUs", err)
+			out = poisoned(len(in), n)
+			check("Multi.Bootstrap", m.Bootstrap(out, in, mu8))
+			sameAs(t, "Multi Bootstrap", out, want)
+			check("Multi.Close", m.Close())
+
+			left := fake.ThreadContexts()
+			for tid, stack := range left {
+				if foreign != 0 && slices.Equal(stack, []uintptr{foreign}) {
+					delete(left, tid) // the caller's own
+				}
+			}
+			if len(left) > 0 {
+				t.Errorf("context stacks left on OS threads: %#x", left)
+			}
+		})
+	}
+}
+
 // TestFakeGPUEngineMultiErrors: a device error on one of two GPUs fails
 // the call with that engine's error, named, while the other device's share
 // is written and right; a recoverable error leaves the next call right. A

@@ -249,3 +249,44 @@ func (f *FakeDriver) Contexts() int {
 	defer f.g.mu.Unlock()
 	return f.g.retains
 }
+
+// ThreadsApart reports whether the fake tells OS threads apart, as CUDA
+// does for current contexts (fakeThreads); where it does not, tests of
+// what is current on one thread skip.
+func ThreadsApart() bool { return fakeThreads }
+
+// PushContext makes h current on the calling OS thread, above whatever
+// was (cuCtxPushCurrent), as another CUDA library would: h stands for a
+// context of the caller's own, which none of the fake's devices has. The
+// caller locks its goroutine to the thread.
+func (f *FakeDriver) PushContext(h uintptr) {
+	f.g.mu.Lock()
+	defer f.g.mu.Unlock()
+	tid, st, _ := f.g.current()
+	f.g.threads[tid] = append(st, h)
+}
+
+// PopContext undoes PushContext and returns the context it took off the
+// calling thread (0 if none was current).
+func (f *FakeDriver) PopContext() uintptr {
+	f.g.mu.Lock()
+	defer f.g.mu.Unlock()
+	tid, st, h := f.g.current()
+	if len(st) > 0 {
+		f.g.threads[tid] = st[:len(st)-1]
+	}
+	return h
+}
+
+// CurrentContext returns the context current on the calling OS thread
+// (cuCtxGetCurrent; 0: none).
+func (f *FakeDriver) CurrentContext() uintptr {
+	f.g.mu.Lock()
+	defer f.g.mu.Unlock()
+	_, _, h := f.g.current()
+	return h
+}
+
+// ThreadContexts returns the context stacks of the OS threads that have a
+// context current, by thread.
+func (f *FakeDriver) ThreadContexts() map[int][]uintptr { return f.g.threadsWithContexts() }

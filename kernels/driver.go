@@ -28,7 +28,6 @@ const (
 	symDeviceGetUuid
 	symDevicePrimaryCtxRetain
 	symDevicePrimaryCtxRelease
-	symCtxSetCurrent
 	symCtxGetCurrent
 	symCtxPushCurrent
 	symCtxPopCurrent
@@ -86,7 +85,6 @@ var symNames = [numSyms]string{
 	symDeviceGetUuid:            "cuDeviceGetUuid_v2",                          // (CUuuid *, CUdevice)
 	symDevicePrimaryCtxRetain:   "cuDevicePrimaryCtxRetain",                    // (CUcontext *, CUdevice)
 	symDevicePrimaryCtxRelease:  "cuDevicePrimaryCtxRelease_v2",                // (CUdevice)
-	symCtxSetCurrent:            "cuCtxSetCurrent",                             // (CUcontext)
 	symCtxGetCurrent:            "cuCtxGetCurrent",                             // (CUcontext *)
 	symCtxPushCurrent:           "cuCtxPushCurrent_v2",                         // (CUcontext)
 	symCtxPopCurrent:            "cuCtxPopCurrent_v2",                          // (CUcontext *, may be NULL)

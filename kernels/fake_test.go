@@ -61,7 +61,7 @@ var fakeContextFree = map[sym]bool{
 	symDeviceGetCount: true, symDeviceGet: true, symDeviceGetName: true, symDeviceTotalMem: true,
 	symDeviceGetAttribute: true, symDeviceGetUuid: true,
 	symDevicePrimaryCtxRetain: true, symDevicePrimaryCtxRelease: true,
-	symCtxSetCurrent: true, symCtxGetCurrent: true, symCtxPushCurrent: true, symCtxPopCurrent: true,
+	symCtxGetCurrent: true, symCtxPushCurrent: true, symCtxPopCurrent: true,
 }
 
 // fakeArch is what the fake device's attributes and occupancy follow: the
@@ -144,22 +144,13 @@ func (g *fakeGPU) current() (int, []uintptr, uintptr) {
 }
 
 // contextCall does what the context-stack entry points do to the calling
-// thread's stack (cuda.h: cuCtxSetCurrent replaces the top, or pops it
-// for NULL; cuCtxPopCurrent hands back the popped context where asked).
+// thread's stack (cuCtxPopCurrent hands back the popped context where
+// asked).
 // Any other entry point that needs a context fails without one, else it
 // is counted in inContext; ok reports whether s may go on.
 func (g *fakeGPU) contextCall(s sym, a []uintptr) (r Result, ok bool) {
 	tid, st, cur := g.current()
 	switch s {
-	case symCtxSetCurrent:
-		switch {
-		case a[0] == 0 && len(st) > 0:
-			st = st[:len(st)-1]
-		case a[0] != 0 && len(st) > 0:
-			st[len(st)-1] = a[0]
-		case a[0] != 0:
-			st = append(st, a[0])
-		}
 	case symCtxGetCurrent:
 		put(a, 0, cur)
 	case symCtxPushCurrent:

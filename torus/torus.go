@@ -72,7 +72,8 @@ func Encode(mu int64, msgSpace int64) Torus32 {
 // Decode returns the message mu ∈ [0, msgSpace) whose encoding is nearest to t
 // (the inverse of Encode up to an error of less than 1/(2·msgSpace)).
 // msgSpace must be in [1, 2^31]; it panics otherwise (a constant of the
-// caller's encoding, as for Encode).
+// caller's encoding, as for Encode). It is constant-time in t, a
+// decrypted phase, as ModSwitch is; not in msgSpace.
 func Decode(t Torus32, msgSpace int64) int64 {
 	if msgSpace <= 0 || msgSpace > 1<<31 {
 		panic(fmt.Sprintf("torus: Decode: message space %d out of [1, 2^31]", msgSpace))
@@ -84,6 +85,10 @@ func Decode(t Torus32, msgSpace int64) int64 {
 // t·m, with ties rounded up (as the TFHE library's modSwitchFromTorus32).
 // For m = 2N it is the ā = round(2N·a) of gate bootstrapping (CGGI20 Alg. 3,
 // line 1). m must be in [1, 2^32]; it panics otherwise.
+//
+// Its time does not depend on t (Decode's t is a decrypted phase): no
+// branch or division on t (modSwitchRound; tfhe's TestConstantTimeCode
+// reads it). It branches on m, which must be public.
 func ModSwitch(t Torus32, m uint64) uint64 {
 	if m == 0 || m > 1<<32 {
 		panic(fmt.Sprintf("torus: ModSwitch: modulus %d out of [1, 2^32]", m))
@@ -92,7 +97,19 @@ func ModSwitch(t Torus32, m uint64) uint64 {
 	if m == 1<<32 {
 		return uint64(t)
 	}
-	return ((uint64(t)*m + 1<<31) >> 32) % m
+	return modSwitchRound(t, m)
+}
+
+// modSwitchRound is ModSwitch for m in [1, 2^32 − 1], without a branch or
+// a division: v = ⌊(t·m + 2^31)/2^32⌋ is at most m (t·m + 2^31 ≤
+// 2^32·m + 2^31 − m, and the floor of m + (2^31 − m)/2^32 is m or m − 1),
+// so v mod m is v with m taken to 0, by the borrow of v − m. (It was
+// v % m, a DIV whose latency depends on its operands on many x86
+// processors.)
+func modSwitchRound(t Torus32, m uint64) uint64 {
+	v := (uint64(t)*m + 1<<31) >> 32
+	_, below := bits.Sub64(v, m, 0) // 1 iff v < m, i.e. v ≠ m
+	return v & -below
 }
 
 // ModSwitchPow2 is ModSwitch for m = 2^logM, 1 ≤ logM ≤ 31, without a

@@ -116,6 +116,63 @@ func TestModSwitch(t *testing.T) {
 	}
 }
 
+// modSwitchDiv is ModSwitch's formula before it lost its division (kept
+// as the reference of TestModSwitchNoDivision): m in [1, 2^32 − 1].
+func modSwitchDiv(t Torus32, m uint64) uint64 {
+	return ((uint64(t)*m + 1<<31) >> 32) % m
+}
+
+// TestModSwitchNoDivision: ModSwitch without its division gives the
+// division's result, for every modulus up to 2^12 and some large ones, at
+// every decision boundary (the t where ⌊(t·m + 2^31)/2^32⌋ steps, and
+// its neighbours: v = m among them), the ends, and random t.
+func TestModSwitchNoDivision(t *testing.T) {
+	rng := mrand.New(mrand.NewPCG(21, 22))
+	ms := []uint64{1<<31 - 1, 1 << 31, 1<<31 + 1, 1<<32 - 2, 1<<32 - 1, 3 << 30, 1000003}
+	for m := uint64(1); m <= 1<<12; m++ {
+		ms = append(ms, m)
+	}
+	for range 100 {
+		ms = append(ms, rng.Uint64N(1<<32-1)+1)
+	}
+	check := func(v Torus32, m uint64) {
+		if got, want := ModSwitch(v, m), modSwitchDiv(v, m); got != want {
+			t.Fatalf("ModSwitch(%#x, %d) = %d, the division gives %d", v, m, got, want)
+		}
+	}
+	for _, m := range ms {
+		for _, v := range []Torus32{0, 1, 1<<31 - 1, 1 << 31, 1<<31 + 1, math.MaxUint32 - 1, math.MaxUint32} {
+			check(v, m)
+		}
+		// v steps to k where t·m + 2^31 reaches k·2^32: t = ⌈(k·2^32 −
+		// 2^31)/m⌉. All k for small m, and k near 0, m/2 and m.
+		ks := []uint64{1, 2, m / 2, m/2 + 1, m - 1, m}
+		if m <= 1<<8 {
+			ks = ks[:0]
+			for k := uint64(1); k <= m; k++ {
+				ks = append(ks, k)
+			}
+		}
+		for _, k := range ks {
+			if k == 0 {
+				continue
+			}
+			b := (k<<32 - 1<<31 + m - 1) / m
+			for _, d := range []uint64{0, 1, 2} {
+				if b >= d && b-d <= math.MaxUint32 {
+					check(Torus32(b-d), m)
+				}
+				if b+d <= math.MaxUint32 {
+					check(Torus32(b+d), m)
+				}
+			}
+		}
+		for range 200 {
+			check(Torus32(rng.Uint32()), m)
+		}
+	}
+}
+
 func TestSamplerDeterminism(t *testing.T) {
 	seed := [SeedSize]byte{1, 2, 3}
 	a, b := NewSamplerFromSeed(seed), NewSamplerFromSeed(seed)

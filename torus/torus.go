@@ -41,10 +41,15 @@ func FromFloat64(x float64) Torus32 {
 // Encode returns mu/msgSpace on the torus, rounded to the nearest Torus32:
 // Encode(1, 8) = 1/8 = 2^29, Encode(−1, 8) = −1/8. mu may be any integer;
 // msgSpace must be positive (it panics otherwise: it is a constant of the
-// caller's encoding, not data). For a power of two up to 2^32 (TFHE's
-// encodings) it is a shift, with no branch or division on mu, which may
-// be a secret message; other message spaces divide, and division takes
-// operand-dependent time on many processors.
+// caller's encoding, not data).
+//
+// Its time does not depend on mu, which may be a secret message: no
+// branch, division or table lookup on mu. For a power of two up to 2^32
+// (TFHE's encodings) it is a shift; for any other message space,
+// multiplications by a reciprocal of msgSpace with masked corrections
+// (encodeMod; tfhe's TestConstantTimeCode reads its code). Its time
+// depends on msgSpace, which must be public: it branches on it, and
+// divides by it once to make the reciprocal.
 func Encode(mu int64, msgSpace int64) Torus32 {
 	if msgSpace <= 0 {
 		panic(fmt.Sprintf("torus: Encode: message space %d must be positive", msgSpace))
@@ -54,19 +59,32 @@ func Encode(mu int64, msgSpace int64) Torus32 {
 		// bits count.
 		return Torus32(uint64(mu) << (32 - bits.TrailingZeros64(uint64(msgSpace))))
 	}
-	m := mu % msgSpace
-	if m < 0 {
-		m += msgSpace
-	}
-	// round(m·2^32/msgSpace), exactly: the numerator has up to 95 bits,
-	// and its high word m >> 32 is below msgSpace, so the quotient fits
-	// (bits.Div64 does not panic). A float quotient lost m's low bits for
-	// message spaces past 2^53.
-	q, r := bits.Div64(uint64(m)>>32, uint64(m)<<32, uint64(msgSpace))
-	if r >= uint64(msgSpace)-r {
-		q++ // ties up; q = 2^32 wraps to 0
-	}
-	return Torus32(q)
+	// msgSpace ≥ 3 here: 2^64 mod msgSpace by the divisor itself.
+	dv := newDivisor(uint64(msgSpace))
+	_, c := dv.divRem(1, 0)
+	return encodeMod(mu, &dv, c)
+}
+
+// encodeMod is Encode for a message space y = dv.y ≥ 2, c = 2^64 mod y,
+// without a branch, a division or a table on mu. It computes what Encode
+// did with mu % y and bits.Div64 (DIV instructions, whose latency depends
+// on their operands on many x86 processors), the same bits for every mu
+// (TestEncodeMatchesDivision):
+//   - m = mu mod y ∈ [0, y): uint64(mu) is mu + 2^64 for a negative mu,
+//     so m is uint64(mu) mod y, less c if mu < 0, plus y if that went
+//     below zero;
+//   - round(m·2^32/y) with ties up: the numerator has up to 95 bits and
+//     its high word m >> 32 is below y, so q = ⌊m·2^32/y⌋ fits, and q
+//     grows by one if its remainder r ≥ y − r. q = 2^32 wraps to 0.
+func encodeMod(mu int64, dv *divisor, c uint64) Torus32 {
+	y := dv.y
+	_, m := dv.divRem(0, uint64(mu))
+	neg := uint64(mu >> 63) // all ones if mu < 0
+	m, b := bits.Sub64(m, c&neg, 0)
+	m += y & -b
+	q, r := dv.divRem(m>>32, m<<32)
+	_, b = bits.Sub64(r, y-r, 0) // 0 iff r ≥ y − r
+	return Torus32(q + 1 - b)
 }
 
 // Decode returns the message mu ∈ [0, msgSpace) whose encoding is nearest to t

@@ -3,6 +3,7 @@ package torus
 import (
 	"math"
 	"math/big"
+	"math/bits"
 	mrand "math/rand/v2"
 	"testing"
 )
@@ -122,6 +123,11 @@ func modSwitchDiv(t Torus32, m uint64) uint64 {
 	return ((uint64(t)*m + 1<<31) >> 32) % m
 }
 
+// modSwitchRoundCopy keeps a standalone copy of modSwitchRound, which is
+// otherwise only inlined, in this package's test binary, where tfhe's
+// TestConstantTimeCode reads it.
+var modSwitchRoundCopy = modSwitchRound
+
 // TestModSwitchNoDivision: ModSwitch without its division gives the
 // division's result, for every modulus up to 2^12 and some large ones, at
 // every decision boundary (the t where ⌊(t·m + 2^31)/2^32⌋ steps, and
@@ -136,8 +142,12 @@ func TestModSwitchNoDivision(t *testing.T) {
 		ms = append(ms, rng.Uint64N(1<<32-1)+1)
 	}
 	check := func(v Torus32, m uint64) {
-		if got, want := ModSwitch(v, m), modSwitchDiv(v, m); got != want {
+		want := modSwitchDiv(v, m)
+		if got := ModSwitch(v, m); got != want {
 			t.Fatalf("ModSwitch(%#x, %d) = %d, the division gives %d", v, m, got, want)
+		}
+		if got := modSwitchRoundCopy(v, m); got != want {
+			t.Fatalf("modSwitchRound(%#x, %d) = %d, the division gives %d", v, m, got, want)
 		}
 	}
 	for _, m := range ms {
@@ -253,6 +263,117 @@ func encodeBig(mu, msgSpace int64) Torus32 {
 	num.Add(num, big.NewInt(msgSpace))
 	q := num.Quo(num, new(big.Int).Lsh(big.NewInt(msgSpace), 1))
 	return Torus32(q.Uint64())
+}
+
+// encodeDiv is Encode's formula for message spaces that are not powers of
+// two before it lost its divisions (kept as the reference of
+// TestEncodeMatchesDivision).
+func encodeDiv(mu int64, msgSpace int64) Torus32 {
+	m := mu % msgSpace
+	if m < 0 {
+		m += msgSpace
+	}
+	q, r := bits.Div64(uint64(m)>>32, uint64(m)<<32, uint64(msgSpace))
+	if r >= uint64(msgSpace)-r {
+		q++
+	}
+	return Torus32(q)
+}
+
+// TestEncodeMatchesDivision: Encode by a reciprocal (encodeMod) gives the
+// bits of the division it replaced: for every message space up to 2^11
+// (2^12 without -short), every message in [−2y, 2y) and the ends of int64;
+// for spaces near powers of two and random ones up to 2^63 − 1, messages
+// near 0, the multiples of the space, the rounding ties and the ends, and
+// random ones. Powers of two go through encodeMod too (Encode shifts
+// those up to 2^32), since it must hold for them past 2^32.
+func TestEncodeMatchesDivision(t *testing.T) {
+	check := func(mu, y int64) {
+		dv := newDivisor(uint64(y))
+		_, c := dv.divRem(1, 0)
+		want := encodeDiv(mu, y)
+		if got := encodeMod(mu, &dv, c); got != want {
+			t.Fatalf("encodeMod(%d, %d) = %#x, the division gives %#x", mu, y, got, want)
+		}
+		if got := Encode(mu, y); got != want {
+			t.Fatalf("Encode(%d, %d) = %#x, the division gives %#x", mu, y, got, want)
+		}
+	}
+	maxSmall := int64(1) << 12
+	if testing.Short() {
+		maxSmall = 1 << 10
+	}
+	for y := int64(2); y <= maxSmall; y++ {
+		for mu := -2 * y; mu < 2*y; mu++ {
+			check(mu, y)
+		}
+		for _, mu := range []int64{math.MinInt64, math.MinInt64 + 1, math.MaxInt64, math.MaxInt64 - 1} {
+			check(mu, y)
+		}
+	}
+	rng := mrand.New(mrand.NewPCG(23, 24))
+	var ys []int64
+	for k := 2; k <= 62; k++ {
+		ys = append(ys, 1<<k-1, 1<<k, 1<<k+1, 3<<(k-1))
+	}
+	ys = append(ys, math.MaxInt64, math.MaxInt64-1, 1<<32-1, 1<<32+1, 1<<53+1)
+	for range 300 {
+		ys = append(ys, rng.Int64N(math.MaxInt64-2)+3, rng.Int64N(1<<40)+3, rng.Int64N(1<<20)+3)
+	}
+	for _, y := range ys {
+		mus := []int64{0, 1, -1, 2, -2, y - 1, y, y + 1, -y, -y + 1, -y - 1, y / 2, y/2 + 1, -y / 2, -y/2 - 1,
+			math.MinInt64, math.MinInt64 + 1, math.MaxInt64, math.MaxInt64 - 1}
+		// The ties of round(m·2^32/y): m·2^33 near an odd multiple of y.
+		for range 8 {
+			j := rng.Uint64N(1 << 32)
+			if m, ok := tieMessage(2*j+1, uint64(y)); ok {
+				mus = append(mus, int64(m), int64(m)-1, int64(m)+1, int64(m)-y)
+			}
+		}
+		for range 40 {
+			mus = append(mus, rng.Int64(), -rng.Int64(), rng.Int64N(y), -rng.Int64N(y), rng.Int64N(y)*(rng.Int64N(1<<20)-1<<19))
+		}
+		for _, mu := range mus {
+			check(mu, y)
+		}
+	}
+}
+
+// tieMessage returns ⌈k·y/2^33⌉, the message m whose m·2^32/y is nearest
+// above the odd half-multiple k/2 of units, when it is below y.
+func tieMessage(k, y uint64) (uint64, bool) {
+	hi, lo := bits.Mul64(k, y)
+	lo, c := bits.Add64(lo, 1<<33-1, 0)
+	hi += c
+	m := hi<<31 | lo>>33
+	return m, m < y && m < math.MaxInt64
+}
+
+// TestDivRem: the reciprocal division against bits.Div64, at the ends of
+// the divisor's range (y = 1, where it shifts by 63, and y ≥ 2^63, where
+// it does not shift) and of the dividend's (x1 = y − 1), and at random.
+func TestDivRem(t *testing.T) {
+	rng := mrand.New(mrand.NewPCG(25, 26))
+	ys := []uint64{1, 2, 3, 1<<63 - 1, 1 << 63, 1<<63 + 1, math.MaxUint64, math.MaxUint64 - 1, 1 << 32, 1<<32 - 1}
+	for range 200 {
+		ys = append(ys, rng.Uint64(), rng.Uint64()>>rng.UintN(64)|1)
+	}
+	for _, y := range ys {
+		dv := newDivisor(y)
+		for range 200 {
+			x1s := []uint64{0, y - 1, rng.Uint64N(y), (y - 1) >> rng.UintN(64)}
+			x0s := []uint64{0, math.MaxUint64, rng.Uint64()}
+			for _, x1 := range x1s {
+				for _, x0 := range x0s {
+					q, r := dv.divRem(x1, x0)
+					wq, wr := bits.Div64(x1, x0, y)
+					if q != wq || r != wr {
+						t.Fatalf("divRem(%#x, %#x) by %#x = (%#x, %#x), want (%#x, %#x)", x1, x0, y, q, r, wq, wr)
+					}
+				}
+			}
+		}
+	}
 }
 
 // TestEncodePowerOfTwo: the shift Encode takes for a power-of-two message

@@ -262,6 +262,48 @@ func TestGaussianKnownAnswers(t *testing.T) {
 	}
 }
 
+// TestAddGaussianIsGaussian: AddGaussian, which takes its values a pair
+// at a time, adds what as many calls of Gaussian would return, and leaves
+// the stream and the spare value where they leave them: two samplers of
+// one seed, one filling slices of every length from 0 to 9 and some
+// longer by AddGaussian, the other by Gaussian, with single Gaussian and
+// Uniform draws between them (a spare or none at each call), for sigmas
+// rounded in constant time and by FromFloat64.
+func TestAddGaussianIsGaussian(t *testing.T) {
+	rng := mrand.New(mrand.NewPCG(31, 32))
+	lens := []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 17, 1023, 1024}
+	sigmas := []float64{0x1p-15, 0x1p-25, 9.32e-10, 0x1p-32, 0.3, maxRoundSigma, 2 * maxRoundSigma, math.Inf(1), math.NaN()}
+	for _, sigma := range sigmas {
+		seed := [SeedSize]byte{7, byte(rng.Uint32())}
+		a, b := NewSamplerFromSeed(seed), NewSamplerFromSeed(seed)
+		for range 60 {
+			n := lens[rng.IntN(len(lens))]
+			got, want := make([]Torus32, n), make([]Torus32, n)
+			for j := range got {
+				got[j] = Torus32(rng.Uint32())
+				want[j] = got[j]
+			}
+			a.AddGaussian(got, sigma)
+			for j := range want {
+				want[j] += b.Gaussian(sigma)
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("sigma %v, %d values: AddGaussian added %v, Gaussian %v", sigma, n, got, want)
+			}
+			switch rng.IntN(3) {
+			case 0:
+				if x, y := a.Gaussian(sigma), b.Gaussian(sigma); x != y {
+					t.Fatalf("sigma %v: the next Gaussian %#x and %#x", sigma, x, y)
+				}
+			case 1:
+				if x, y := a.Uniform(), b.Uniform(); x != y {
+					t.Fatalf("sigma %v: the next Uniform %#x and %#x", sigma, x, y)
+				}
+			}
+		}
+	}
+}
+
 // BenchmarkGaussian times a Gaussian value of the Sampler (constant time)
 // beside math/rand's ziggurat on the same ChaCha8 stream, which it
 // replaced.

@@ -33,6 +33,17 @@ import "math"
 // forbid fused multiply-adds; the test checks arm64's code for them), so
 // the values are the same on every architecture.
 //
+// What it costs: a value takes about twice the ziggurat's time (some 130
+// floating-point additions and multiplications a pair, against a table lookup
+// and a comparison for most ziggurat values), and key generation, which
+// draws N values for each of a bootstrapping key's (k+1)·l·n TRLWE
+// samples, became about 1.4 times slower with it (TFHELib128's cloud key;
+// BENCHMARKS.md, session 38). That is the price of the constant time, and
+// it stays. AddGaussian takes its pairs straight from normalPair, which
+// saves the spare value's bookkeeping (some 15% a value) and nothing of
+// the arithmetic; a faster pair with the same bits would take running
+// several pairs side by side in vector registers (assembly), not done.
+//
 // [BM58] G. E. P. Box, M. E. Muller, "A note on the generation of random
 // normal deviates", Ann. Math. Statist. 29 (1958) 610–611.
 

@@ -75,7 +75,7 @@ func TestConstantTimeCode(t *testing.T) {
 	ours := []string{"tfhe.EncodeBool(SB)", "smallntt.Reduce(SB)", "smallntt.Neg(SB)",
 		"smallntt.FromInt64(SB)", "smallntt.ToInt64Centered(SB)",
 		"tfhe.(*SecretKey).PhaseTLWE(SB)", "tfhe.(*SecretKey).DecryptBool(SB)"}
-	// torus's test binary keeps a standalone modSwitchRound (ctFuncs).
+	// torus's test binary keeps a standalone modSwitchRound (modSwitchRoundCopy).
 	torusCT := []string{"torus.encodeMod(SB)", "torus.(*divisor).divRem(SB)", "torus.modSwitchRound(SB)",
 		"torus.Decode(SB)", "torus.ModSwitch(SB)"}
 	for _, c := range []struct {

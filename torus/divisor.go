@@ -32,7 +32,7 @@ func newDivisor(y uint64) divisor {
 // x1 < y (the quotient fits in 64 bits; another x1 gives a meaningless
 // result, not a panic). It has no branch, no division and no table on x1
 // and x0: shifts by s, products, additions and masks (tfhe's
-// TestConstantTimeCode reads its inlined copies in encodeMod).
+// TestConstantTimeCode reads its code).
 func (dv *divisor) divRem(x1, x0 uint64) (q, r uint64) {
 	s, d := dv.s, dv.d
 	// Normalize: x1 < y gives x1 << s | x0 >> (64 − s) < d. (Go's shift

@@ -37,21 +37,12 @@ func Sub(a, b uint64) uint64 {
 // Neg returns −a mod P. a canonical; output canonical.
 //
 // Neg, Reduce, FromInt64 and ToInt64Centered take their case without a
-// branch: Reduce's conditional subtraction compiles to a conditional move,
-// the others use masks. Reduce and ToInt64Centered meet products with the
+// branch: Reduce's conditional subtraction compiles to a conditional move
+// on amd64 and arm64 and is a mask on 386 (field_reduce*.go), the others
+// use masks. Reduce and ToInt64Centered meet products with the
 // secret key in encryption, and FromInt64 converts the key for its
 // transform (tfhe.TestConstantTimeCode reads their compiled code).
 func Neg(a uint64) uint64 { return Reduce(P - a) }
-
-// Reduce returns a mod P. a any; output canonical. (A mask form, a +
-// P&−borrow of bits.Sub64, runs as a longer dependent chain: the pure-Go
-// NTT was about 30% slower with it.)
-func Reduce(a uint64) uint64 {
-	if a >= P {
-		a -= P
-	}
-	return a
-}
 
 // Reduce128 returns (hi·2^64 + lo) mod P for any hi, lo (DESIGN.md §3):
 // with hi = hh·2^32 + hl, x ≡ lo − hh + ε·hl. Output canonical.

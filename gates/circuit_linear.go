@@ -94,6 +94,12 @@ type linearPlan struct {
 	largestSum int // the largest weight of a refreshed sum (a MUX output 2); 0 if none
 }
 
+// numOutputs returns the number of output bits.
+func (p *linearPlan) numOutputs() int { return len(p.outputs) }
+
+// output returns the sample of output bit j, negated where r.neg.
+func (p *linearPlan) output(j int) cleanRef { return p.outputs[j] }
+
 // planKey names a cached plan: the sum bound and the engine's batch tiers.
 type planKey struct {
 	terms int
@@ -199,10 +205,7 @@ type linWire struct {
 }
 
 func buildLinearPlan(c *Circuit, maxTerms int, tiers []int) *linearPlan {
-	p := &linearPlan{terms: maxTerms}
-	for _, w := range c.inputs {
-		p.inputs += w
-	}
+	p := &linearPlan{terms: maxTerms, inputs: c.numInputBits()}
 	level := make([]int32, p.inputs, p.inputs+len(c.gates)) // per sample: the level that writes it
 	wires := make([]linWire, c.nwires)
 	for i := range p.inputs {
@@ -635,9 +638,9 @@ func (p *linearPlan) evalPlain(c *Circuit, inputs [][]bool) [][]bool {
 			v[o.out] = o.op.Eval(get(o.in[0]), get(o.in[1]), get(o.in[2]))
 		}
 	}
-	bits := make([]bool, len(p.outputs))
-	for j, r := range p.outputs {
-		bits[j] = get(r)
+	bits := make([]bool, p.numOutputs())
+	for j := range bits {
+		bits[j] = get(p.output(j))
 	}
 	return splitOutputs(bits, c.outputs)
 }

@@ -1,6 +1,10 @@
 package gates
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
 	"math/rand/v2"
 	"path/filepath"
 	"runtime"
@@ -559,5 +563,199 @@ func TestLinearPlanMuxWeight(t *testing.T) {
 		if p.muxIn != tc.muxIn {
 			t.Errorf("terms %d: muxIn %d, want %d", tc.terms, p.muxIn, tc.muxIn)
 		}
+	}
+}
+
+// planDigest appends to b what c's schedules are: the levels of
+// Circuit.Levels with the bootstrap count and the wires releaseSchedule
+// frees (those past the inputs: freeing an input sample, the caller's,
+// frees nothing), and, for each sum bound and tier list, the linear plan
+// (every operation, level, free count, release of a sample the plan
+// writes, output and count); then the outputs of Eval and of each plan's
+// evalPlain on rounds inputs (all zero, all one, then random from rng).
+func planDigest(b []byte, c *Circuit, terms []int, tiers [][]int, rounds int, rng *rand.Rand) []byte {
+	put := func(v ...int) {
+		for _, x := range v {
+			b = binary.AppendVarint(b, int64(x))
+		}
+	}
+	nin := c.numInputBits()
+	put(c.Depth(), c.Bootstraps(), c.muxIn, c.NumWires(), nin)
+	gate := func(g Gate) { put(int(g.Op), g.In[0], g.In[1], g.In[2], g.Out, g.Line) }
+	for _, lv := range c.Levels() {
+		put(len(lv.Bootstrapped), len(lv.Free))
+		for _, g := range lv.Bootstrapped {
+			gate(g)
+		}
+		for _, g := range lv.Free {
+			gate(g)
+		}
+	}
+	for _, r := range c.releaseSchedule() {
+		r = slices.DeleteFunc(slices.Sorted(slices.Values(r)), func(w int) bool { return w < nin })
+		put(len(r))
+		put(r...)
+	}
+	var plans []*linearPlan
+	for _, w := range terms {
+		for _, ts := range tiers {
+			p := buildLinearPlan(c, w, ts)
+			plans = append(plans, p)
+			put(p.terms, p.inputs, p.samples, p.bootstraps, p.refreshes, p.maxBatch, p.muxIn, p.largestSum, len(p.levels))
+			for _, l := range p.levels {
+				put(l.free, len(l.ops))
+				for _, o := range l.ops {
+					put(int(o.op), int(o.out), o.line, len(o.sum))
+					for _, id := range o.sum {
+						put(int(id))
+					}
+					for _, r := range o.in {
+						put(int(r.id), boolInt(r.neg))
+					}
+				}
+				rel := slices.DeleteFunc(slices.Sorted(slices.Values(l.release)), func(id int32) bool { return int(id) < p.inputs })
+				put(len(rel))
+				for _, id := range rel {
+					put(int(id))
+				}
+			}
+			put(p.numOutputs())
+			for j := range p.numOutputs() {
+				r := p.output(j)
+				put(int(r.id), boolInt(r.neg))
+			}
+		}
+	}
+	for round := range rounds {
+		in := make([][]bool, len(c.inputs))
+		for i, w := range c.inputs {
+			in[i] = make([]bool, w)
+			for j := range in[i] {
+				in[i][j] = round == 1 || round > 1 && rng.IntN(2) == 1
+			}
+		}
+		out, err := c.Eval(in...)
+		if err != nil {
+			panic(err)
+		}
+		for _, p := range append([]*linearPlan{nil}, plans...) {
+			if p != nil {
+				out = p.evalPlain(c, in)
+			}
+			for _, v := range out {
+				for _, x := range v {
+					put(boolInt(x))
+				}
+			}
+		}
+	}
+	return b
+}
+
+func boolInt(x bool) int {
+	if x {
+		return 1
+	}
+	return 0
+}
+
+// TestPlanDigest pins the schedules, linear plans and plaintext outputs
+// (planDigest) of every shipped circuit, of random circuits and of wide
+// ones, so that a change to how they are built (their tables, say) changes
+// none of them.
+func TestPlanDigest(t *testing.T) {
+	want := map[string]string{
+		"AES-non-expanded.txt":  "f84dbb6833222bb66d4179b86df146c334dc7e22ee7941385b0d879e4c71f676",
+		"FP-lt.txt":             "39e2e5443a119064fd258978de6cf8076b56c1a815f262a1e0934c6e8b2d2f36",
+		"adder64.txt":           "37129930149b77bd7d70ee2b53f447e8f51e8b9dd238eb8d36307c17cd1fd9e7",
+		"adder_32bit.txt":       "244fc82f3f6c6fb98f0a59d2d6cb1af4763b38ec4fb0f87b5f2944882e72ff99",
+		"aes_128.txt":           "041953c6254ed2eba0f6d0aa15ae32e6599f310f3c14b0c851d1d5501a56eb15",
+		"mult2_64.txt":          "497f8d4661dc766d1f3e37df551ff57e5be8876b6646c848a7dcda5e06da669c",
+		"mult64.txt":            "869144e9ba3a581d248fde9ea4a75d39b3ae829f6a16ad6e3bfb26ad93280952",
+		"neg64.txt":             "9982bae6506405e6fe3554f2d657255fd5d685202dd234d52dd72f83b63a4b44",
+		"sha256.txt":            "6f2e5ff81246b0545253e5cb0509718b217a155405243fb1eb10477772608bb3",
+		"sub64.txt":             "22fb5bc0a09c78a5feb64ba291f8d17c99b9f74bb0f0e2679ff61881ce7b955c",
+		"zero_equal.txt":        "acc9a11ce230d26692a7251778b3e7b44abdd123a019e21f04420bca1720cfc4",
+		"int_gt64_size.bristol": "f90f0b2c1267dee4ba935246c58026a98fbc658c51fb0b6fe2ba583d7800bee2",
+		"random":                "6d48babd1fb12362a29f4a6a98971599fa61e70224cf3f04253c0823c63fdf77",
+		"wide":                  "c423acab556c76624a5b92ba89b41faa6852ce978aa241411635121d47a0efe4",
+	}
+	terms := []int{2, 9}
+	tiers := [][]int{nil, {16, 66, 132, 264}, {3, 10}}
+	check := func(name string, cs []*Circuit, rng *rand.Rand) {
+		t.Helper()
+		var b []byte
+		for _, c := range cs {
+			b = planDigest(b, c, terms, tiers, 4, rng)
+		}
+		sum := sha256.Sum256(b)
+		if got := hex.EncodeToString(sum[:]); got != want[name] {
+			t.Errorf("%s: digest %s, want %s", name, got, want[name])
+		}
+	}
+	files, err := filepath.Glob("circuits/*.txt")
+	if err != nil || len(files) < 10 {
+		t.Fatalf("shipped circuits: %v %v", files, err)
+	}
+	for _, name := range append(files, "circuits/int_gt64_size.bristol") {
+		c, err := ParseFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(filepath.Base(name), []*Circuit{c}, rand.New(rand.NewPCG(7, 8)))
+	}
+	rng := rand.New(rand.NewPCG(9, 10))
+	var random []*Circuit
+	for range 40 {
+		random = append(random, randomCircuit(rng, 1+rng.IntN(8), 1+rng.IntN(200)))
+	}
+	check("random", random, rng)
+	var wide []*Circuit
+	for _, src := range wideCircuits {
+		c, err := Parse(strings.NewReader(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wide = append(wide, c)
+	}
+	check("wide", wide, rng)
+}
+
+// wideCircuits have many input bits for few gates, outputs that are inputs
+// among them.
+var wideCircuits = []string{
+	"0 4096\n1 4096\n1 1\n",
+	"0 4096\n1 4096\n1 4096\n",
+	"3 4096\n1 4093\n1 2\n\n2 1 5 4000 4093 XOR\n2 1 4093 7 4094 AND\n2 1 4094 3 4095 XOR\n",
+	"4 4096\n2 2000 2092\n2 3000 1\n\n2 1 5 4000 4092 XOR\n2 1 4092 7 4093 AND\n1 1 4093 4094 INV\n3 1 4094 1 4092 4095 MUX\n",
+	"5 4096\n1 4091\n1 4096\n\n2 1 5 4000 4091 XOR\n2 1 4091 4001 4092 XOR\n2 1 4092 17 4093 XOR\n2 1 4093 4092 4094 AND\n1 1 4093 4095 EQW\n",
+}
+
+// BenchmarkLinearPlan builds the linear plans of AES-128 and SHA-256 (sums
+// of 9 terms) without tiers and with a GPU's, uncached.
+func BenchmarkLinearPlan(b *testing.B) {
+	for _, name := range []string{"aes_128", "sha256"} {
+		c, err := ParseFile(filepath.Join("circuits", name+".txt"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, tiers := range [][]int{nil, {16, 66, 132, 264}} {
+			ts := "none"
+			if tiers != nil {
+				ts = fmt.Sprint(tiers[0], ",", tiers[1], ",", tiers[2], ",", tiers[3])
+			}
+			b.Run(fmt.Sprintf("circuit=%s/tiers=%s", name, ts), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					buildLinearPlan(c, 9, tiers)
+				}
+			})
+		}
+		b.Run(fmt.Sprintf("circuit=%s/releaseSchedule", name), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				c.releaseSchedule()
+			}
+		})
 	}
 }

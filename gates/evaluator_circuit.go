@@ -581,8 +581,9 @@ func (ev *Evaluator) evalLinear(ctx context.Context, name string, c *Circuit, p 
 	}
 	outs := make([][][]*tfhe.TLWE, m)
 	for k, samples := range sets {
-		o := make([]*tfhe.TLWE, len(p.outputs))
-		for j, r := range p.outputs {
+		o := make([]*tfhe.TLWE, p.numOutputs())
+		for j := range o {
+			r := p.output(j)
 			x := falseSample
 			if r.id >= 0 {
 				x = samples[r.id]
@@ -764,6 +765,14 @@ func rotationsFor(c *Circuit) *rotationSet {
 		return nil
 	}
 	return new(rotationSet)
+}
+
+func (c *Circuit) numInputBits() int {
+	n := 0
+	for _, w := range c.inputs {
+		n += w
+	}
+	return n
 }
 
 func (c *Circuit) numOutputBits() int {

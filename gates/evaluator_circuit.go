@@ -664,10 +664,10 @@ func refreshInput(dst *tfhe.TLWE, samples []*tfhe.TLWE, sum []int32) {
 // evalBootstrapped runs Circuit.Levels (XORBootstrapped) on every set of
 // inputs, each level's gates of all sets in one engine batch.
 func (ev *Evaluator) evalBootstrapped(ctx context.Context, name string, c *Circuit, inputs [][][]*tfhe.TLWE, progress func(LevelStats)) ([][][]*tfhe.TLWE, error) {
-	m, nw := len(inputs), c.nwires
-	// Set k's wires are wires[k*nw : (k+1)*nw].
+	m, nw, nin := len(inputs), c.nwires, c.numInputBits()
+	// Set k's wires are wires[k*nw : (k+1)*nw]. Those past the inputs hold
+	// samples allocated here, which are recycled once released.
 	wires := make([]*tfhe.TLWE, m*nw)
-	owned := make([]bool, m*nw) // the sample was allocated here and may be recycled
 	for k, in := range inputs {
 		w := k * nw
 		for _, v := range in {
@@ -682,7 +682,7 @@ func (ev *Evaluator) evalBootstrapped(ctx context.Context, name string, c *Circu
 	var salts []uint64 // each call's set (setSalt)
 	alloc := func(w int) *tfhe.TLWE {
 		x := pool.get()
-		wires[w], owned[w] = x, true
+		wires[w] = x
 		return x
 	}
 	for l, lv := range c.levels {
@@ -722,11 +722,9 @@ func (ev *Evaluator) evalBootstrapped(ctx context.Context, name string, c *Circu
 					tfhe.NegTLWETo(d, wires[base+g.In[0]])
 				}
 			}
-			for _, w := range release[l] {
-				if owned[base+w] {
-					pool.put(wires[base+w])
-				}
-				wires[base+w], owned[base+w] = nil, false
+			for _, w := range release[l] { // wires past the inputs
+				pool.put(wires[base+w])
+				wires[base+w] = nil
 			}
 		}
 		if progress != nil {
@@ -740,10 +738,8 @@ func (ev *Evaluator) evalBootstrapped(ctx context.Context, name string, c *Circu
 	outs := make([][][]*tfhe.TLWE, m)
 	for k := range m {
 		set := wires[k*nw : (k+1)*nw]
-		for w := nw - c.numOutputBits(); w < nw; w++ {
-			if !owned[k*nw+w] {
-				set[w] = set[w].Copy()
-			}
+		for w := nw - c.numOutputBits(); w < nin; w++ {
+			set[w] = set[w].Copy()
 		}
 		outs[k] = splitOutputs(set, c.outputs)
 	}
@@ -783,29 +779,39 @@ func (c *Circuit) numOutputBits() int {
 	return n
 }
 
-// releaseSchedule returns, for each level, the wires whose sample is no
-// longer needed once the level is done: wires read for the last time in that
-// level (or never read, released when written). Output wires are never
-// released.
+// releaseSchedule returns, for each level, the wires past the inputs whose
+// sample is no longer needed once the level is done: wires read for the
+// last time in that level (or never read, released when written). Output
+// wires are never released, nor input wires, which hold the caller's
+// samples: its memory is in the gates, not in the input bits a header
+// declares (a table of those took 836 MB for 2^24).
 func (c *Circuit) releaseSchedule() [][]int {
-	last := make([]int32, c.nwires) // level of the last read; inputs start at 0
+	nin := c.numInputBits()
+	// last[w − nin]: the level of wire w's last read, or of its write.
+	last := make([]int32, c.nwires-nin)
+	read := func(w, l int) {
+		// One comparison for both ends: w − nin wraps for an input.
+		if i := uint(w - nin); i < uint(len(last)) {
+			last[i] = max(last[i], int32(l))
+		}
+	}
 	for l, lv := range c.levels {
 		for _, part := range [2][]Gate{lv.Bootstrapped, lv.Free} {
 			for _, g := range part {
-				last[g.Out] = max(last[g.Out], int32(l))
+				last[g.Out-nin] = max(last[g.Out-nin], int32(l)) // not an input
 				for k := range g.Op.Arity() {
-					last[g.In[k]] = max(last[g.In[k]], int32(l))
+					read(g.In[k], l)
 				}
 			}
 		}
 	}
-	for w := c.nwires - c.numOutputBits(); w < c.nwires; w++ {
-		last[w] = math.MaxInt32
+	for w := max(c.nwires-c.numOutputBits(), nin); w < c.nwires; w++ {
+		last[w-nin] = math.MaxInt32
 	}
 	release := make([][]int, len(c.levels))
-	for w, l := range last {
+	for i, l := range last {
 		if l != math.MaxInt32 {
-			release[l] = append(release[l], w)
+			release[l] = append(release[l], nin+i)
 		}
 	}
 	return release

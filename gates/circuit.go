@@ -28,10 +28,13 @@ func (f Format) String() string {
 }
 
 // Limits on the circuits NewCircuit and Parse accept. They bound what a
-// header alone can ask for. Parsing and NewCircuit take memory in the gates
-// only (a circuit must write every wire that is not an input, and the input
-// wires take no table), but planning and evaluation take tens of bytes a
-// wire, inputs included.
+// header alone can ask for. Parsing, NewCircuit and planning
+// (Evaluator.PlanCircuit) take memory in the gates only (a circuit must
+// write every wire that is not an input, and the input wires take no
+// table), so that an untrusted circuit can be planned to learn its cost;
+// an evaluation takes a pointer a wire and set of inputs, input wires
+// included, besides the samples the caller gives and gets, and Eval a
+// byte a wire.
 const (
 	MaxWires = 1 << 24
 	MaxGates = 1 << 24

@@ -80,14 +80,21 @@ type linLevel struct {
 
 // linearPlan is the schedule of a circuit under XORLinear with at most
 // terms terms per sum. Samples 0 … inputs−1 are the circuit's input bits;
-// the others are written by the plan's operations, each once.
+// the others are written by the plan's operations, each once. Its memory is
+// in the gates: it has no entry per input bit (a level releases only the
+// samples the plan writes) nor per output bit that is an input.
 type linearPlan struct {
-	terms      int
-	inputs     int
-	samples    int
-	levels     []linLevel // levels[0] holds no operation
-	outputs    []cleanRef // one per output bit
-	bootstraps int        // gate bootstraps (a MUX counts 2) and refreshes
+	terms   int
+	inputs  int
+	samples int
+	levels  []linLevel // levels[0] holds no operation
+	// Output bit j (of nout) is sample firstOutput + j, an input, below
+	// nout − len(outputs), and outputs[j − (nout − len(outputs))] from
+	// there: the output wires that are not inputs.
+	nout, firstOutput int
+	outputs           []cleanRef
+
+	bootstraps int // gate bootstraps (a MUX counts 2) and refreshes
 	refreshes  int
 	maxBatch   int
 	muxIn      int // the most MUX outputs one gate's bootstrap reads (Circuit.muxIn)
@@ -95,10 +102,15 @@ type linearPlan struct {
 }
 
 // numOutputs returns the number of output bits.
-func (p *linearPlan) numOutputs() int { return len(p.outputs) }
+func (p *linearPlan) numOutputs() int { return p.nout }
 
-// output returns the sample of output bit j, negated where r.neg.
-func (p *linearPlan) output(j int) cleanRef { return p.outputs[j] }
+// output returns the sample of output bit j (negated where neg).
+func (p *linearPlan) output(j int) cleanRef {
+	if k := j - (p.nout - len(p.outputs)); k >= 0 {
+		return p.outputs[k]
+	}
+	return cleanRef{id: int32(p.firstOutput + j)}
+}
 
 // planKey names a cached plan: the sum bound and the engine's batch tiers.
 type planKey struct {
@@ -204,13 +216,68 @@ type linWire struct {
 	neg   bool
 }
 
-func buildLinearPlan(c *Circuit, maxTerms int, tiers []int) *linearPlan {
-	p := &linearPlan{terms: maxTerms, inputs: c.numInputBits()}
-	level := make([]int32, p.inputs, p.inputs+len(c.gates)) // per sample: the level that writes it
-	wires := make([]linWire, c.nwires)
-	for i := range p.inputs {
-		wires[i] = linWire{terms: []int32{int32(i)}}
+// linWires holds the linWire of every wire while a plan is built. It
+// stores those of the wires past the inputs only, which build has checked
+// are at most one a gate; an input wire is its own sample, whose one-term
+// sum is made when the wire is first read. Its memory is thus in the gates,
+// not in the input bits a header declares, which a file of 30 bytes can
+// make 2^24 (a table of them all took 512 MB, and their sums more).
+// An input wire is never set: a sum of one term, no MUX output, is never
+// refreshed.
+type linWires struct {
+	nin    int
+	past   []linWire         // past[i] is wire nin+i's
+	inputs map[int32][]int32 // the sums of the input wires read
+}
+
+func (lw *linWires) get(w int) linWire {
+	// One comparison for both ends: w − nin wraps for an input.
+	if i := uint(w - lw.nin); i < uint(len(lw.past)) {
+		return lw.past[i]
 	}
+	return lw.input(w)
+}
+
+func (lw *linWires) input(w int) linWire {
+	if w < 0 || w >= lw.nin {
+		panic(fmt.Sprintf("gates: linear plan: wire %d of %d", w, lw.nin+len(lw.past)))
+	}
+	t, ok := lw.inputs[int32(w)]
+	if !ok {
+		t = []int32{int32(w)}
+		lw.inputs[int32(w)] = t
+	}
+	return linWire{terms: t}
+}
+
+// set sets the value of wire w, which is not an input.
+func (lw *linWires) set(w int, x linWire) { lw.past[w-lw.nin] = x }
+
+func buildLinearPlan(c *Circuit, maxTerms int, tiers []int) *linearPlan {
+	nin := c.numInputBits()
+	p := &linearPlan{terms: maxTerms, inputs: nin}
+	// Samples 0 … nin−1 are the input bits, of level 0 and no MUX
+	// outputs. Of those the plan writes, id ≥ nin, written[id − nin] is
+	// the level that writes it and fromMux[id − nin] whether it is a MUX
+	// output, which counts as two terms of a sum (weight) and is noisier
+	// as a gate's input (p.muxIn). No table here is indexed by input bit,
+	// so that planning takes memory in the gates (linWires).
+	written := make([]int32, 0, len(c.gates))
+	fromMux := make([]bool, 0, len(c.gates))
+	// In level and isMux, one comparison for both ends: id − nin wraps for
+	// an input.
+	level := func(id int32) int32 {
+		if i := uint(int(id) - nin); i < uint(len(written)) {
+			return written[i]
+		}
+		return 0
+	}
+	isMux := func(id int32) bool {
+		i := uint(int(id) - nin)
+		return i < uint(len(fromMux)) && fromMux[i]
+	}
+	anyMux := false // some sample is a MUX output
+	wires := linWires{nin: nin, past: make([]linWire, c.nwires-nin), inputs: map[int32][]int32{}}
 	ops := [][]linOp{nil} // per level; level 0 holds the inputs
 	free := []int{0}      // per level
 	add := func(lv int32, o linOp) {
@@ -223,22 +290,22 @@ func buildLinearPlan(c *Circuit, maxTerms int, tiers []int) *linearPlan {
 	ready := func(terms []int32) int32 {
 		lv := int32(0)
 		for _, id := range terms {
-			lv = max(lv, level[id])
+			lv = max(lv, level(id))
 		}
 		return lv
 	}
-	// fromMux[id]: sample id is a MUX output, which counts as two terms of
-	// a sum (weight) and is noisier as a gate's input (p.muxIn).
-	fromMux := make([]bool, p.inputs, p.inputs+len(c.gates))
 	newSample := func(lv int32) int32 {
-		level = append(level, lv)
+		written = append(written, lv)
 		fromMux = append(fromMux, false)
-		return int32(len(level) - 1)
+		return int32(nin + len(written) - 1)
 	}
 	weight := func(terms []int32) int {
 		w := len(terms)
+		if !anyMux {
+			return w
+		}
 		for _, id := range terms {
-			if fromMux[id] {
+			if isMux(id) {
 				w++
 			}
 		}
@@ -252,15 +319,15 @@ func buildLinearPlan(c *Circuit, maxTerms int, tiers []int) *linearPlan {
 	// reuse makes wire w the refresh of its sum if one was made, through w
 	// or another wire that held the same sum (a copy of w made before it).
 	reuse := func(w int) bool {
-		x := wires[w]
+		x := wires.get(w)
 		id, ok := refreshed[sumKey(x.terms)]
 		if ok {
-			wires[w] = linWire{terms: []int32{id}, neg: x.neg}
+			wires.set(w, linWire{terms: []int32{id}, neg: x.neg})
 		}
 		return ok
 	}
 	refresh := func(w, line int, lone bool) {
-		x := wires[w]
+		x := wires.get(w)
 		if len(x.terms) < 2 && (!lone || weight(x.terms) < 2) || reuse(w) {
 			return
 		}
@@ -270,11 +337,11 @@ func buildLinearPlan(c *Circuit, maxTerms int, tiers []int) *linearPlan {
 		add(lv, linOp{sum: x.terms, out: id, line: line})
 		refreshed[key] = id
 		p.refreshes++
-		wires[w] = linWire{terms: []int32{id}, neg: x.neg}
+		wires.set(w, linWire{terms: []int32{id}, neg: x.neg})
 	}
 	ref := func(w, line int) cleanRef {
 		refresh(w, line, false)
-		x := wires[w]
+		x := wires.get(w)
 		if len(x.terms) == 0 {
 			return cleanRef{id: -1, neg: x.neg}
 		}
@@ -290,10 +357,15 @@ func buildLinearPlan(c *Circuit, maxTerms int, tiers []int) *linearPlan {
 		}
 		free[lv]++
 	}
+	setFree := func(w int, x linWire) {
+		wires.set(w, x)
+		foldFree(x)
+	}
 	for _, g := range c.gates {
 		switch g.Op {
 		case OpXOR, OpXNOR:
-			sum := symDiff(wires[g.In[0]].terms, wires[g.In[1]].terms)
+			x, y := wires.get(g.In[0]), wires.get(g.In[1])
+			sum := symDiff(x.terms, y.terms)
 			if weight(sum) > maxTerms {
 				// Refresh first the input after whose refresh the sum is
 				// ready soonest (a refresh is a level later than its terms),
@@ -302,28 +374,28 @@ func buildLinearPlan(c *Circuit, maxTerms int, tiers []int) *linearPlan {
 				// for 1.4% more bootstraps, about 3.5% less time (mul64
 				// 3%, SHA-256 0.7%).
 				a, b := g.In[0], g.In[1]
-				ra, rb := ready(wires[a].terms), ready(wires[b].terms)
-				if ta, tb := max(ra+1, rb), max(rb+1, ra); tb < ta || tb == ta && weight(wires[b].terms) > weight(wires[a].terms) {
+				ra, rb := ready(x.terms), ready(y.terms)
+				if ta, tb := max(ra+1, rb), max(rb+1, ra); tb < ta || tb == ta && weight(y.terms) > weight(x.terms) {
 					a, b = b, a
 				}
 				refresh(a, g.Line, true)
-				if sum = symDiff(wires[g.In[0]].terms, wires[g.In[1]].terms); weight(sum) > maxTerms {
+				x, y = wires.get(g.In[0]), wires.get(g.In[1])
+				if sum = symDiff(x.terms, y.terms); weight(sum) > maxTerms {
 					refresh(b, g.Line, true)
-					sum = symDiff(wires[g.In[0]].terms, wires[g.In[1]].terms)
+					x, y = wires.get(g.In[0]), wires.get(g.In[1])
+					sum = symDiff(x.terms, y.terms)
 				}
 			}
-			x := linWire{terms: sum, neg: wires[g.In[0]].neg != wires[g.In[1]].neg != (g.Op == OpXNOR)}
-			wires[g.Out] = x
-			foldFree(x)
+			// A refresh keeps a wire's complement: x.neg and y.neg are
+			// the gate's inputs'.
+			setFree(g.Out, linWire{terms: sum, neg: x.neg != y.neg != (g.Op == OpXNOR)})
 		case OpNOT:
-			wires[g.Out] = linWire{terms: wires[g.In[0]].terms, neg: !wires[g.In[0]].neg}
-			foldFree(wires[g.Out])
+			x := wires.get(g.In[0])
+			setFree(g.Out, linWire{terms: x.terms, neg: !x.neg})
 		case OpCopy:
-			wires[g.Out] = wires[g.In[0]]
-			foldFree(wires[g.Out])
+			setFree(g.Out, wires.get(g.In[0]))
 		case OpZero, OpOne:
-			wires[g.Out] = linWire{neg: g.Op == OpOne}
-			foldFree(wires[g.Out])
+			setFree(g.Out, linWire{neg: g.Op == OpOne})
 		default:
 			// A sum read twice (a wire and its copy, two XOR gates of one
 			// sum) or a constant: the gate of its distinct sums, found on
@@ -336,31 +408,28 @@ func buildLinearPlan(c *Circuit, maxTerms int, tiers []int) *linearPlan {
 			for k := range g.Op.Arity() {
 				// A sum refreshed already reads as that refresh's sample,
 				// whichever wire made it: the key of the wire that did.
-				if len(wires[g.In[k]].terms) >= 2 {
+				if len(wires.get(g.In[k]).terms) >= 2 {
 					reuse(g.In[k])
 				}
-				x := wires[g.In[k]]
+				x := wires.get(g.In[k])
 				key[k], constant[k], ng[k] = sumKey(x.terms), len(x.terms) == 0, x.neg
 			}
 			op, in, pos := g.Op, g.In, [3]bool{} // pos[k]: read input k as its sum, not complemented
 			if r, ok := reduceRepeats(g.Op, key, constant, ng); ok {
-				sum := func(j int) []int32 { return wires[g.In[r.src[j]]].terms }
+				sum := func(j int) []int32 { return wires.get(g.In[r.src[j]]).terms }
 				switch r.op {
 				case OpZero, OpOne:
-					wires[g.Out] = linWire{neg: r.op == OpOne}
-					foldFree(wires[g.Out])
+					setFree(g.Out, linWire{neg: r.op == OpOne})
 					continue
 				case OpCopy, OpNOT:
-					wires[g.Out] = linWire{terms: sum(0), neg: r.op == OpNOT}
-					foldFree(wires[g.Out])
+					setFree(g.Out, linWire{terms: sum(0), neg: r.op == OpNOT})
 					continue
 				case OpXOR, OpXNOR:
 					// A MUX whose data inputs are one sum and its
 					// complement; if the sum would pass the limit it stays
 					// a MUX, whose halves read no sample twice.
 					if x := (linWire{terms: symDiff(sum(0), sum(1)), neg: r.op == OpXNOR}); weight(x.terms) <= maxTerms {
-						wires[g.Out] = x
-						foldFree(x)
+						setFree(g.Out, x)
 						continue
 					}
 				default:
@@ -379,21 +448,19 @@ func buildLinearPlan(c *Circuit, maxTerms int, tiers []int) *linearPlan {
 			// complement for the negated input.
 			gk := o.engineInput()
 			if id, ok := gateSample[gk]; ok {
-				wires[g.Out] = linWire{terms: []int32{id}}
-				foldFree(wires[g.Out])
+				setFree(g.Out, linWire{terms: []int32{id}})
 				continue
 			}
 			if nk, ok := gk.negated(); ok {
 				if id, ok := gateSample[nk]; ok {
-					wires[g.Out] = linWire{terms: []int32{id}, neg: true}
-					foldFree(wires[g.Out])
+					setFree(g.Out, linWire{terms: []int32{id}, neg: true})
 					continue
 				}
 			}
 			lv := int32(0)
 			for k := range o.op.Arity() {
 				if id := o.in[k].id; id >= 0 {
-					lv = max(lv, level[id])
+					lv = max(lv, level(id))
 				}
 			}
 			lv++
@@ -401,24 +468,28 @@ func buildLinearPlan(c *Circuit, maxTerms int, tiers []int) *linearPlan {
 			gateSample[gk] = o.out
 			add(lv, o)
 			p.bootstraps += o.op.Bootstraps()
-			p.muxIn = max(p.muxIn, muxReads(o.op, func(k int) bool { return o.in[k].id >= 0 && fromMux[o.in[k].id] }))
-			fromMux[o.out] = o.op == OpMUX
-			wires[g.Out] = linWire{terms: []int32{o.out}}
+			p.muxIn = max(p.muxIn, muxReads(o.op, func(k int) bool { return o.in[k].id >= 0 && isMux(o.in[k].id) }))
+			fromMux[int(o.out)-nin] = o.op == OpMUX
+			anyMux = anyMux || o.op == OpMUX
+			wires.set(g.Out, linWire{terms: []int32{o.out}})
 		}
 	}
-	nout := c.numOutputBits()
-	for w := c.nwires - nout; w < c.nwires; w++ {
+	// The output wires that are inputs are their own samples, consecutive
+	// (linearPlan.output): they take no memory.
+	p.nout = c.numOutputBits()
+	p.firstOutput = c.nwires - p.nout
+	for w := max(p.firstOutput, nin); w < c.nwires; w++ {
 		p.outputs = append(p.outputs, ref(w, 0))
 	}
 	p.bootstraps += p.refreshes
-	p.samples = len(level)
+	p.samples = nin + len(written)
 	if len(tiers) > 0 {
-		ops = fillTiers(ops, p.samples, tiers)
+		ops = fillTiers(ops, nin, p.samples, tiers)
 		// The free gates fold at the level that writes the last of their
 		// samples, which fillTiers may have moved.
 		for lv, l := range ops {
 			for i := range l {
-				level[l[i].out] = int32(lv)
+				written[int(l[i].out)-nin] = int32(lv)
 			}
 		}
 		free = make([]int, len(ops))
@@ -427,29 +498,34 @@ func buildLinearPlan(c *Circuit, maxTerms int, tiers []int) *linearPlan {
 		}
 	}
 
-	// Release each sample after the level of its last read; outputs never.
-	last := make([]int32, len(level))
+	// Release each sample the plan writes after the level of its last
+	// read; outputs never. The input samples are the caller's: releasing
+	// them would free nothing.
+	last := make([]int32, len(written)) // last[id − nin]
 	for lv, l := range ops {
 		for i := range l {
-			last[l[i].out] = int32(lv)
+			last[int(l[i].out)-nin] = int32(lv)
+		}
+	}
+	read := func(id int32, lv int) {
+		if int(id) >= nin {
+			last[int(id)-nin] = max(last[int(id)-nin], int32(lv))
 		}
 	}
 	for lv, l := range ops {
 		for i := range l {
 			o := &l[i]
 			for _, id := range o.sum {
-				last[id] = max(last[id], int32(lv))
+				read(id, lv)
 			}
 			for k := range o.op.Arity() {
-				if id := o.in[k].id; id >= 0 {
-					last[id] = max(last[id], int32(lv))
-				}
+				read(o.in[k].id, lv)
 			}
 		}
 	}
 	for _, r := range p.outputs {
-		if r.id >= 0 {
-			last[r.id] = -1
+		if int(r.id) >= nin {
+			last[int(r.id)-nin] = -1
 		}
 	}
 	for _, l := range ops {
@@ -464,9 +540,9 @@ func buildLinearPlan(c *Circuit, maxTerms int, tiers []int) *linearPlan {
 		p.levels[lv] = linLevel{ops: slices.Clip(ops[lv]), free: free[lv]}
 		p.maxBatch = max(p.maxBatch, len(ops[lv]))
 	}
-	for id, lv := range last {
+	for i, lv := range last {
 		if lv >= 0 {
-			p.levels[lv].release = append(p.levels[lv].release, int32(id))
+			p.levels[lv].release = append(p.levels[lv].release, int32(nin+i))
 		}
 	}
 	return p
@@ -482,20 +558,22 @@ func sumKey(terms []int32) string {
 }
 
 // fillTiers reschedules the operations of ops (by level, each reading only
-// samples written at earlier levels or circuit inputs, every sample id
-// below samples) so that each level fills the batch tier it must use anyway, and
-// returns them by their new levels. The depth does not change: every
-// operation still runs between its earliest level (ASAP) and its latest
-// (ALAP, the least of its readers' levels less one, the depth for the
-// last). Level by level, the operations whose latest level it is must run;
-// their count picks the smallest tier that holds them (or a multiple of the
-// last tier), and ready operations with the earliest latest levels fill the
-// rest of it, since an engine whose time steps up by tiers (a GPU filling
-// its SMs: bootstrap.BatchTiers) runs them there at no cost and each one
-// taken is one fewer for a later level. On an H200 with TFHELib128 grouped
-// by 2 this took AES-128 from 1.23 to 1.05 s, mul64 from 0.92 to 0.78 s and
-// SHA-256 from 13.6 to 10.6 s (BENCHMARKS.md).
-func fillTiers(ops [][]linOp, samples int, tiers []int) [][]linOp {
+// samples written at earlier levels or circuit inputs, which are the
+// samples below inputs, every sample id below samples) so that each level
+// fills the batch tier it must use anyway, and returns them by their new
+// levels. The depth does not change: every operation still runs between
+// its earliest level (ASAP) and its latest (ALAP, the least of its
+// readers' levels less one, the depth for the last). Level by level, the
+// operations whose latest level it is must run; their count picks the
+// smallest tier that holds them (or a multiple of the last tier), and
+// ready operations with the earliest latest levels fill the rest of it,
+// since an engine whose time steps up by tiers (a GPU filling its SMs:
+// bootstrap.BatchTiers) runs them there at no cost and each one taken is
+// one fewer for a later level. On an H200 with TFHELib128 grouped by 2
+// this took AES-128 from 1.23 to 1.05 s, mul64 from 0.92 to 0.78 s and
+// SHA-256 from 13.6 to 10.6 s (BENCHMARKS.md). Its memory is in the
+// operations: it has no table of the input samples.
+func fillTiers(ops [][]linOp, inputs, samples int, tiers []int) [][]linOp {
 	type node struct {
 		op      *linOp
 		alap    int32
@@ -508,12 +586,12 @@ func fillTiers(ops [][]linOp, samples int, tiers []int) [][]linOp {
 		}
 	}
 	depth := int32(len(ops) - 1)
-	writer := make([]int32, samples) // sample → node writing it, −1 for inputs
-	for i := range writer {
-		writer[i] = -1
-	}
+	// Of the samples the operations write (id ≥ inputs), no input bit:
+	// writer[id − inputs] is the node that writes sample id, readers[id −
+	// inputs] the nodes that read it.
+	writer := make([]int32, samples-inputs)
 	for i := range nodes {
-		writer[nodes[i].op.out] = int32(i)
+		writer[int(nodes[i].op.out)-inputs] = int32(i)
 	}
 	reads := func(o *linOp, f func(id int32)) {
 		if o.refresh() {
@@ -528,19 +606,19 @@ func fillTiers(ops [][]linOp, samples int, tiers []int) [][]linOp {
 			}
 		}
 	}
-	readers := make([][]int32, samples)
+	readers := make([][]int32, samples-inputs)
 	for i := range nodes {
 		reads(nodes[i].op, func(id int32) {
-			if writer[id] >= 0 {
+			if int(id) >= inputs {
 				nodes[i].waiting++
-				readers[id] = append(readers[id], int32(i))
+				readers[int(id)-inputs] = append(readers[int(id)-inputs], int32(i))
 			}
 		})
 	}
 	// nodes are in ASAP order, a topological order: latest levels backwards.
 	for i := len(nodes) - 1; i >= 0; i-- {
 		nodes[i].alap = depth
-		for _, r := range readers[nodes[i].op.out] {
+		for _, r := range readers[int(nodes[i].op.out)-inputs] {
 			nodes[i].alap = min(nodes[i].alap, nodes[r].alap-1)
 		}
 	}
@@ -579,7 +657,7 @@ func fillTiers(ops [][]linOp, samples int, tiers []int) [][]linOp {
 		}
 		// Readers of what this level wrote become ready at the next.
 		for _, i := range done {
-			for _, r := range readers[nodes[i].op.out] {
+			for _, r := range readers[int(nodes[i].op.out)-inputs] {
 				if nodes[r].waiting--; nodes[r].waiting == 0 {
 					ready[nodes[r].alap] = append(ready[nodes[r].alap], r)
 				}

@@ -1,6 +1,7 @@
 package gates
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -20,11 +21,10 @@ import (
 )
 
 // checkLinearPlan checks c's linear plan for sums of at most terms terms
-// (levels filled to tiers when tiers is not nil):
-// its structure (every sample written once, read only after the level
-// that writes it and never after its release, sums of 2 … terms distinct
-// samples, counts) and its plaintext evaluation against Circuit.Eval on
-// rounds random inputs (and all-zero and all-one inputs).
+// (levels filled to tiers when tiers is not nil): its structure
+// (checkPlanShape), the same depth, bootstraps and free gates as without
+// tiers, and its plaintext evaluation against Circuit.Eval on rounds
+// random inputs (and all-zero and all-one inputs).
 func checkLinearPlan(t *testing.T, c *Circuit, terms int, tiers []int, rounds int, rng *rand.Rand) {
 	t.Helper()
 	p, err := c.linearPlan(terms, tiers)
@@ -49,33 +49,76 @@ func checkLinearPlan(t *testing.T, c *Circuit, terms int, tiers []int, rounds in
 			t.Fatalf("terms %d, tiers %v: %d free gates; without tiers %d", terms, tiers, free(p), free(asap))
 		}
 	}
-	written := make([]int, p.samples) // level that writes each sample; inputs 0
-	for i := range written {
-		written[i] = -1
-		if i < p.inputs {
-			written[i] = 0
+	checkPlanShape(t, c, p)
+	for round := range rounds + 2 {
+		in := make([][]bool, len(c.inputs))
+		for i, w := range c.inputs {
+			in[i] = make([]bool, w)
+			for j := range in[i] {
+				switch round {
+				case 0:
+				case 1:
+					in[i][j] = true
+				default:
+					in[i][j] = rng.IntN(2) == 1
+				}
+			}
+		}
+		want, err := c.Eval(in...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.evalPlain(c, in); !slices.EqualFunc(got, want, slices.Equal) {
+			t.Fatalf("terms %d: the linear plan computes %v, Eval %v on %v", terms, got, want, in)
 		}
 	}
-	released := make([]int, p.samples)
-	for i := range released {
-		released[i] = -1
+}
+
+// checkPlanShape checks the structure of c's linear plan p: every sample
+// past the inputs written once, read only after the level that writes it
+// and never after its release, no input released, sums of 2 … terms
+// distinct samples, no gate bootstrapped twice, counts. Its tables are of
+// the samples the plan writes, so that it checks a plan of millions of
+// input bits in the plan's memory.
+func checkPlanShape(t *testing.T, c *Circuit, p *linearPlan) {
+	t.Helper()
+	terms := p.terms
+	if p.inputs != c.numInputBits() || p.numOutputs() != c.numOutputBits() || p.samples < p.inputs {
+		t.Fatalf("terms %d: %d inputs, %d outputs, %d samples; the circuit has %d input and %d output bits",
+			terms, p.inputs, p.numOutputs(), p.samples, c.numInputBits(), c.numOutputBits())
+	}
+	// Of sample p.inputs + i: the level that writes it, and that releases it.
+	written := make([]int, p.samples-p.inputs)
+	released := make([]int, p.samples-p.inputs)
+	for i := range written {
+		written[i], released[i] = -1, -1
 	}
 	for lv, l := range p.levels {
 		for _, id := range l.release {
-			if released[id] >= 0 {
-				t.Fatalf("terms %d: sample %d released at levels %d and %d", terms, id, released[id], lv)
+			if int(id) < p.inputs || int(id) >= p.samples {
+				t.Fatalf("terms %d: level %d releases sample %d, an input or out of range", terms, lv, id)
 			}
-			released[id] = lv
+			if r := &released[int(id)-p.inputs]; *r >= 0 {
+				t.Fatalf("terms %d: sample %d released at levels %d and %d", terms, id, *r, lv)
+			} else {
+				*r = lv
+			}
 		}
 	}
 	read := func(lv int, id int32) {
 		if id < 0 {
 			return
 		}
-		if w := written[id]; w < 0 || w >= lv {
+		if int(id) >= p.samples {
+			t.Fatalf("terms %d: level %d reads sample %d of %d", terms, lv, id, p.samples)
+		}
+		if int(id) < p.inputs {
+			return // written at level 0, never released
+		}
+		if w := written[int(id)-p.inputs]; w < 0 || w >= lv {
 			t.Fatalf("terms %d: level %d reads sample %d written at level %d", terms, lv, id, w)
 		}
-		if r := released[id]; r >= 0 && r < lv {
+		if r := released[int(id)-p.inputs]; r >= 0 && r < lv {
 			t.Fatalf("terms %d: level %d reads sample %d released after level %d", terms, lv, id, r)
 		}
 	}
@@ -138,19 +181,23 @@ func checkLinearPlan(t *testing.T, c *Circuit, terms int, tiers []int, rounds in
 					}
 				}
 			}
-			if o.out < int32(p.inputs) || written[o.out] >= 0 {
-				t.Fatalf("terms %d: sample %d written twice or an input", terms, o.out)
+			if int(o.out) < p.inputs || int(o.out) >= p.samples || written[int(o.out)-p.inputs] >= 0 {
+				t.Fatalf("terms %d: sample %d written twice, an input or out of range", terms, o.out)
 			}
-			written[o.out] = lv
+			written[int(o.out)-p.inputs] = lv
 		}
 	}
-	for id, w := range written {
+	for i, w := range written {
 		if w < 0 {
-			t.Fatalf("terms %d: sample %d never written", terms, id)
+			t.Fatalf("terms %d: sample %d never written", terms, p.inputs+i)
 		}
 	}
-	for _, r := range p.outputs {
-		if r.id >= 0 && released[r.id] >= 0 {
+	for j := range p.numOutputs() {
+		r := p.output(j)
+		if int(r.id) >= p.samples {
+			t.Fatalf("terms %d: output bit %d is sample %d of %d", terms, j, r.id, p.samples)
+		}
+		if int(r.id) >= p.inputs && released[int(r.id)-p.inputs] >= 0 {
 			t.Fatalf("terms %d: output sample %d released", terms, r.id)
 		}
 	}
@@ -159,28 +206,6 @@ func checkLinearPlan(t *testing.T, c *Circuit, terms int, tiers []int, rounds in
 	}
 	if p.bootstraps-p.refreshes > c.bootstraps {
 		t.Fatalf("terms %d: %d gate bootstraps, more than the circuit's %d", terms, p.bootstraps-p.refreshes, c.bootstraps)
-	}
-	for round := range rounds + 2 {
-		in := make([][]bool, len(c.inputs))
-		for i, w := range c.inputs {
-			in[i] = make([]bool, w)
-			for j := range in[i] {
-				switch round {
-				case 0:
-				case 1:
-					in[i][j] = true
-				default:
-					in[i][j] = rng.IntN(2) == 1
-				}
-			}
-		}
-		want, err := c.Eval(in...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := p.evalPlain(c, in); !slices.EqualFunc(got, want, slices.Equal) {
-			t.Fatalf("terms %d: the linear plan computes %v, Eval %v on %v", terms, got, want, in)
-		}
 	}
 }
 
@@ -757,5 +782,159 @@ func BenchmarkLinearPlan(b *testing.B) {
 				c.releaseSchedule()
 			}
 		})
+	}
+}
+
+// hostileWide are valid netlists of a few bytes that declare 2^24 input
+// bits: no gate and one output (planned, this file of 30 bytes took
+// 1.15 GB, releaseSchedule 836 MB); every wire an output, an input;
+// a few XOR and AND gates; a MUX and a NOT; outputs over inputs and gates;
+// a sum to refresh; the old format.
+var hostileWide = []string{
+	"0 16777216\n1 16777216\n1 1\n",
+	"0 16777216\n1 16777216\n1 16777216\n",
+	"3 16777216\n1 16777213\n1 2\n\n2 1 5 16777200 16777213 XOR\n2 1 16777213 7 16777214 AND\n2 1 16777214 3 16777215 XOR\n",
+	"3 16777216\n2 8388608 8388605\n1 3\n\n3 1 0 16777212 9 16777213 MUX\n1 1 16777213 16777214 INV\n2 1 16777214 16777213 16777215 OR\n",
+	"2 16777216\n1 16777214\n1 16777216\n\n2 1 0 16777213 16777214 AND\n2 1 16777214 1 16777215 XOR\n",
+	"4 16777216\n1 16777212\n1 1000000\n\n2 1 1 2 16777212 XOR\n2 1 16777212 3 16777213 XOR\n2 1 16777213 4 16777214 XOR\n2 1 16777214 5 16777215 AND\n",
+	"1 16777216\n8388607 8388608 1\n\n2 1 0 16777214 16777215 AND\n",
+}
+
+// planStep is one thing done with a circuit before any ciphertext is
+// given: a plan, a schedule's bookkeeping.
+type planStep struct {
+	name string
+	run  func()
+}
+
+// planSteps returns what is done with c before ciphertexts are given: its
+// linear plans for terms without and with tiers (kept in *plans, for
+// checkPlanShape), PlanCircuit and PlanCircuits on ev in both XOR modes,
+// and releaseSchedule.
+func planSteps(ev *Evaluator, c *Circuit, terms int, tiers []int, plans *[]*linearPlan) []planStep {
+	return []planStep{
+		{"linear plan", func() { *plans = append(*plans, buildLinearPlan(c, terms, nil)) }},
+		{fmt.Sprintf("linear plan, tiers %v", tiers), func() { *plans = append(*plans, buildLinearPlan(c, terms, tiers)) }},
+		{"PlanCircuit", func() { ev.PlanCircuit(c, CircuitOptions{}) }},
+		{"PlanCircuits of 5 sets", func() { ev.PlanCircuits(c, 5, CircuitOptions{MaxXORTerms: terms}) }},
+		{"PlanCircuit, XORBootstrapped", func() { ev.PlanCircuit(c, CircuitOptions{XOR: XORBootstrapped}) }},
+		{"releaseSchedule", func() { c.releaseSchedule() }},
+	}
+}
+
+// TestPlanHostileMemory: what is done with a circuit before ciphertexts
+// are given (planSteps) takes memory in its gates, not in the input bits
+// its header declares nor in its output bits that are inputs, so that a
+// server can plan an untrusted circuit to check its cost: 2^24 input bits
+// in a file of 30 bytes took 1.15 GB for a linear plan (1.6 GB with tiers)
+// and 836 MB for releaseSchedule. The plans are valid (checkPlanShape).
+func TestPlanHostileMemory(t *testing.T) {
+	const limit = 1 << 20
+	ev, err := NewEvaluator(tiersOnly{[]int{16, 66, 132, 264}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev.DefaultMaxXORTerms() // its noise figures, computed once
+	for _, src := range hostileWide {
+		c, err := Parse(strings.NewReader(src))
+		if err != nil {
+			t.Fatalf("%q: %v", src, err)
+		}
+		var plans []*linearPlan
+		for _, s := range planSteps(ev, c, 2, []int{1, 8}, &plans) {
+			if got := allocated(s.run); got > limit {
+				t.Errorf("%q: %s allocated %d bytes", src, s.name, got)
+			}
+		}
+		for _, p := range plans {
+			checkPlanShape(t, c, p)
+		}
+	}
+	// The plans of a circuit whose every wire is an output, most of them
+	// inputs, give those inputs as they are.
+	c, _ := Parse(strings.NewReader(hostileWide[4]))
+	p := buildLinearPlan(c, 2, nil)
+	for _, j := range []int{0, 1, 16777213} {
+		if r := p.output(j); r != (cleanRef{id: int32(j)}) {
+			t.Errorf("output bit %d is %+v, want input sample %d", j, r, j)
+		}
+	}
+	if r := p.output(16777215); int(r.id) < p.inputs {
+		t.Errorf("the last output bit is %+v, want a sample the plan writes", r)
+	}
+}
+
+// nopEngine is tiersOnly that bootstraps without writing anything: for
+// evaluations whose outputs are not read.
+type nopEngine struct{ tiersOnly }
+
+func (nopEngine) Bootstrap(_, _ []*tfhe.TLWE, _ torus.Torus32) error { return nil }
+func (nopEngine) BootstrapNoKeySwitch(_, _ []*tfhe.TLWE, _ torus.Torus32) error {
+	return nil
+}
+func (nopEngine) KeySwitch(_, _ []*tfhe.TLWE) error { return nil }
+
+// TestEvalWideMemory: an evaluation takes, beyond the plan, one pointer a
+// set and input bit (the caller gives a sample each) and memory in the
+// gates and outputs, not tables of the input bits: XORLinear kept the
+// level of every input sample and released each, XORBootstrapped
+// flagged every input wire as not its own and released each.
+func TestEvalWideMemory(t *testing.T) {
+	const nin, sets = 1 << 18, 2
+	ev, err := NewEvaluator(nopEngine{tiersOnly{[]int{16, 66, 132, 264}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev.DefaultMaxXORTerms()
+	rng := rand.New(rand.NewPCG(1, 2))
+	sample := func() *tfhe.TLWE {
+		x := tfhe.NewTLWE(ev.n)
+		for i := range x.Value {
+			x.Value[i] = torus.Torus32(rng.Uint32())
+		}
+		return x
+	}
+	// Gates read inputs 0 … 7: samples of their own; the others share one.
+	shared := sample()
+	inputs := make([][][]*tfhe.TLWE, sets)
+	for k := range inputs {
+		in := make([]*tfhe.TLWE, nin-1)
+		for i := range in {
+			in[i] = shared
+			if i < 8 {
+				in[i] = sample()
+			}
+		}
+		inputs[k] = [][]*tfhe.TLWE{in, {sample()}}
+	}
+	for _, src := range []string{
+		fmt.Sprintf("0 %d\n2 %d 1\n1 1\n", nin, nin-1),
+		fmt.Sprintf("4 %d\n2 %d 1\n1 3\n\n2 1 0 1 %d XOR\n2 1 %d 2 %d XOR\n2 1 %d 3 %d AND\n1 1 %d %d INV\n",
+			nin+4, nin-1, nin, nin, nin+1, nin+1, nin+2, nin+2, nin+3),
+	} {
+		c, err := Parse(strings.NewReader(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// One pointer a set and input bit, and 256 KiB: the outputs take
+		// a sample (2.5 KiB) a set and bit, the rest a few KiB.
+		limit := uint64(8*sets*nin + 1<<18)
+		for _, opts := range []CircuitOptions{{}, {XOR: XORBootstrapped}} {
+			// The plan first: its memory is TestPlanHostileMemory's.
+			if _, err := ev.PlanCircuits(c, sets, opts); err != nil {
+				t.Fatal(err)
+			}
+			var out [][][]*tfhe.TLWE
+			got := allocated(func() { out, err = ev.EvalCircuits(context.Background(), c, inputs, opts) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(out) != sets || len(out[0]) != 1 || len(out[0][0]) != c.numOutputBits() {
+				t.Fatalf("%v: outputs %v", opts.XOR, out)
+			}
+			if got > limit {
+				t.Errorf("%v, %d input bits: the evaluation of %v allocated %d bytes (limit %d)", opts.XOR, nin, c, got, limit)
+			}
+		}
 	}
 }

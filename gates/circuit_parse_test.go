@@ -631,13 +631,6 @@ func TestParseWideMAND(t *testing.T) {
 // gate count of 65,536 in a few bytes reserves little.
 func TestParseHostileHeaderMemory(t *testing.T) {
 	const limit = 1 << 20
-	allocated := func(f func()) uint64 {
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		f()
-		runtime.ReadMemStats(&after)
-		return after.TotalAlloc - before.TotalAlloc
-	}
 	for _, tc := range []struct {
 		src   string
 		valid bool
@@ -672,4 +665,13 @@ func TestParseHostileHeaderMemory(t *testing.T) {
 	if got > limit {
 		t.Errorf("NewCircuit of %d input bits and no gate: %d bytes allocated", MaxWires, got)
 	}
+}
+
+// allocated returns the bytes the program allocated while f ran.
+func allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
 }

@@ -165,7 +165,11 @@ func (f *noiseFigures) xorFailure(w int) float64 {
 // muxFailure is Log2GateFailureMux(k), k clamped to [0, 2] as it clamps.
 func (f *noiseFigures) muxFailure(k int) float64 { return f.mux[min(max(k, 0), 2)] }
 
-// PlanCircuit returns how EvalCircuitWith would evaluate c with opts.
+// PlanCircuit returns how EvalCircuitWith would evaluate c with opts. It
+// takes memory in c's gates, not in its wires: a circuit of few gates
+// and millions of input bits, which a file of 30 bytes can declare, is
+// planned in a few kilobytes, so that a server can plan a circuit it is
+// given to check its cost before it runs it.
 func (ev *Evaluator) PlanCircuit(c *Circuit, opts CircuitOptions) (CircuitPlan, error) {
 	return ev.planCircuits("PlanCircuit", c, 1, opts)
 }
@@ -416,12 +420,15 @@ func (ev *Evaluator) evalLinear(ctx context.Context, name string, c *Circuit, p 
 			i += copy(sets[k][i:], v)
 		}
 	}
-	written := make([]int32, ps) // level writing each sample; inputs 0
+	// written[id − p.inputs] is the level writing sample id, which is not
+	// an input (level 0).
+	written := make([]int32, ps-p.inputs)
 	for lv, l := range p.levels {
 		for k := range l.ops {
-			written[l.ops[k].out] = int32(lv)
+			written[int(l.ops[k].out)-p.inputs] = int32(lv)
 		}
 	}
+	writtenBefore := func(id int32, lv int32) bool { return int(id) < p.inputs || written[int(id)-p.inputs] < lv }
 	pool := samplePool{n: ev.n}
 	seen := rotationsFor(c)
 	falseSample := tfhe.NewTLWE(ev.n)
@@ -485,13 +492,13 @@ func (ev *Evaluator) evalLinear(ctx context.Context, name string, c *Circuit, p 
 		ok := true
 		if o.refresh() {
 			for _, id := range o.sum {
-				ok = ok && written[id] < lv-1
+				ok = ok && writtenBefore(id, lv-1)
 			}
 			return ok
 		}
 		for k := range o.op.Arity() {
 			if id := o.in[k].id; id >= 0 {
-				ok = ok && written[id] < lv-1
+				ok = ok && writtenBefore(id, lv-1)
 			}
 		}
 		return ok
@@ -564,10 +571,8 @@ func (ev *Evaluator) evalLinear(ctx context.Context, name string, c *Circuit, p 
 			pool.put(y)
 		}
 		for _, samples := range sets {
-			for _, id := range lv.release {
-				if int(id) >= p.inputs {
-					pool.put(samples[id])
-				}
+			for _, id := range lv.release { // samples the plan wrote
+				pool.put(samples[id])
 				samples[id] = nil
 			}
 		}

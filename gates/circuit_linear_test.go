@@ -1,6 +1,7 @@
 package gates
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -937,4 +938,43 @@ func TestEvalWideMemory(t *testing.T) {
 			}
 		}
 	}
+}
+
+// FuzzPlan checks that what is done with whatever Parse accepts before
+// ciphertexts are given (planSteps) takes memory in the netlist's length,
+// not in the wires its header declares, and gives linear plans of a valid
+// structure (checkPlanShape), for circuits of millions of input bits too,
+// which FuzzParse does not plan. FuzzParse checks the plans of the others
+// against Eval.
+func FuzzPlan(f *testing.F) {
+	for _, s := range seedCorpus(f) {
+		f.Add(s)
+	}
+	for _, s := range slices.Concat(hostileWide, wideCircuits) {
+		f.Add([]byte(s))
+	}
+	ev, err := NewEvaluator(tiersOnly{[]int{16, 66, 132, 264}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	ev.DefaultMaxXORTerms()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := Parse(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		// The plans of the largest published circuits take about 25 bytes
+		// a byte of netlist (SHA-256: 90 MB with tiers); a table of the
+		// declared wires would take 4 to 32 bytes a wire.
+		limit := uint64(1<<20 + 1024*len(data))
+		var plans []*linearPlan
+		for _, s := range planSteps(ev, c, 2+len(data)%3, []int{1 + len(data)%4, 8}, &plans) {
+			if got := allocated(s.run); got > limit {
+				t.Fatalf("%s of %v, %d bytes of netlist: %d bytes allocated (limit %d)", s.name, c, len(data), got, limit)
+			}
+		}
+		for _, p := range plans {
+			checkPlanShape(t, c, p)
+		}
+	})
 }

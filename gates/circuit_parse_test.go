@@ -540,8 +540,9 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("1 16777216\n8388607 8388608 1\n\n2 1 0 16777214 16777215 AND\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		// Headers announcing millions of wires can be valid, but Eval and
-		// the plans of checkSchedule and checkLinearPlan take memory a
-		// wire (tens of milliseconds each, which stalls the fuzzer).
+		// the plaintext evaluations of checkSchedule and checkLinearPlan
+		// take memory a wire (tens of milliseconds each, which stalls the
+		// fuzzer). FuzzPlan plans them.
 		wide := false
 		for line := range bytes.Lines(data) {
 			f := bytes.Fields(line)

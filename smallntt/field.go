@@ -18,6 +18,9 @@ func Add(a, b uint64) uint64 {
 	s, c := bits.Add64(a, b, 0)
 	// a + b − 2^64 ≡ s + ε; cannot overflow because a + b < 2P.
 	s += epsilon & -c
+	if reduceByMask {
+		return Reduce(s)
+	}
 	if s >= P {
 		s -= P
 	}
@@ -84,6 +87,9 @@ func Mul(a, b uint64) uint64 {
 	t, br := bits.Sub64(lo, hi>>32, 0)
 	r, c := bits.Add64(t-uint64(uint32(-br)), uint64(uint32(hi))<<32-uint64(uint32(hi)), 0)
 	r += uint64(uint32(-c))
+	if reduceByMask {
+		return Reduce(r)
+	}
 	if r >= P {
 		r -= P
 	}

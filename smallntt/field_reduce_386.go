@@ -11,3 +11,6 @@ func Reduce(a uint64) uint64 {
 	d, br := bits.Sub64(a, P, 0)
 	return d + P&-br
 }
+
+// reduceByMask: see field_reduce.go.
+const reduceByMask = true

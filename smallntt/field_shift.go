@@ -73,6 +73,9 @@ func shlMidC(a uint64, s uint) uint64 {
 	t, br := bits.Sub64(a<<(s&63), hi>>32, 0)
 	r, c := bits.Add64(t-uint64(uint32(-br)), uint64(uint32(hi))<<32-uint64(uint32(hi)), 0)
 	r += uint64(uint32(-c))
+	if reduceByMask {
+		return Reduce(r)
+	}
 	if r >= P {
 		r -= P
 	}

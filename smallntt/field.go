@@ -69,15 +69,13 @@ func reduce128Lazy(hi, lo uint64) uint64 {
 // Reduce192 returns (w·2^128 + y·2^64 + z) mod P for any w, y, z; output
 // canonical. Since 2^128 ≡ −2^32 (DESIGN.md §3: x ≡ 2^32·(y − w) + (z − y)),
 // x ≡ (y·2^64 + z) − w·2^32: the first part by the 128-bit rule, and
-// w·2^32 is w<<32 (< P) when w < 2^32 — the usual case for a sum of a few
-// shifted terms — and (w>>32)·2^64 + (w<<32) reduced again otherwise. The
-// matrix small transforms call it once per output.
+// w·2^32 = (w>>32)·2^64 + (w<<32 mod 2^64) by it too, whatever w. (It used
+// to take w < 2^32, the usual case for a sum of a few shifted terms, as a
+// case of its own, w·2^32 = w<<32 < P: a branch on w, derived from the
+// values transformed, on every architecture. Both forms give the same
+// canonical result.) The matrix small transforms call it once per output.
 func Reduce192(w, y, z uint64) uint64 {
-	r := reduce128Lazy(y, z)
-	if w>>32 == 0 {
-		return Reduce(subT(r, w<<32))
-	}
-	return Reduce(subLazy(r, reduce128Lazy(w>>32, w<<32)))
+	return Reduce(subLazy(reduce128Lazy(y, z), reduce128Lazy(w>>32, w<<32)))
 }
 
 // Mul returns a·b mod P. a, b any; output canonical. (Reduce128 written

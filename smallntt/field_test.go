@@ -78,7 +78,7 @@ func TestFieldAgainstBig(t *testing.T) {
 			if r := Reduce128(a, b); r != bmod(x.Add(x, bu(b))) {
 				t.Errorf("Reduce128(%d, %d) = %d", a, b, r)
 			}
-			for _, c := range []uint64{0, 1, b ^ a, ^uint64(0)} {
+			for _, c := range []uint64{0, 1, 1<<32 - 1, 1 << 32, b ^ a, ^uint64(0)} {
 				x := new(big.Int).Lsh(bu(c), 128)
 				x.Add(x, new(big.Int).Lsh(bu(a), 64))
 				x.Add(x, bu(b))

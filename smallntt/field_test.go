@@ -168,3 +168,56 @@ func TestExpInvInt64(t *testing.T) {
 		t.Error("ToInt64Centered of non-canonical input")
 	}
 }
+
+// fieldCopies are the field operations as function values: standalone
+// copies, not inlined, which tfhe.TestConstantTimeCode reads for branches
+// in this package's test binary (where they are inlined, it reads the
+// functions they are inlined into). TestFieldCopies checks that they
+// compute what the inlined code does.
+var fieldCopies = struct {
+	reduce, neg                                                                    func(uint64) uint64
+	fromInt64                                                                      func(int64) uint64
+	toInt64Centered                                                                func(uint64) int64
+	add, sub, mul, mulLazy, addLazy, subLazy, addT, subT, reduce128, reduce128Lazy func(a, b uint64) uint64
+	reduce192                                                                      func(w, y, z uint64) uint64
+	shlLo, shlMid, shlHi, shlLoC, shlMidC                                          func(uint64, uint) uint64
+}{Reduce, Neg, FromInt64, ToInt64Centered, Add, Sub, Mul, mulLazy, addLazy, subLazy, addT, subT, Reduce128, reduce128Lazy,
+	Reduce192, shlLo, shlMid, shlHi, shlLoC, shlMidC}
+
+func TestFieldCopies(t *testing.T) {
+	c := fieldCopies
+	rng := rand.New(rand.NewPCG(37, 38))
+	vals := edgeValues(rng, 10)
+	for _, a := range vals {
+		if c.reduce(a) != Reduce(a) || c.neg(a) != Neg(a) || c.fromInt64(int64(a)) != FromInt64(int64(a)) ||
+			c.toInt64Centered(a) != ToInt64Centered(a) {
+			t.Errorf("Reduce, Neg, FromInt64 or ToInt64Centered of %d: copy ≠ inlined", a)
+		}
+		for s := uint(0); s < 96; s++ {
+			var got, want uint64
+			switch {
+			case s <= 32:
+				got, want = c.shlLo(a, s)^c.shlLoC(a, s), shlLo(a, s)^shlLoC(a, s)
+			case s < 64:
+				got, want = c.shlMid(a, s)^c.shlMidC(a, s), shlMid(a, s)^shlMidC(a, s)
+			default:
+				got, want = c.shlHi(a, s), shlHi(a, s)
+			}
+			if got != want {
+				t.Errorf("shifts of %d by %d: copy ≠ inlined", a, s)
+			}
+		}
+		for _, b := range vals {
+			for i, f := range []struct{ copy, inl uint64 }{
+				{c.add(a, b), Add(a, b)}, {c.sub(a, b), Sub(a, b)}, {c.mul(a, b), Mul(a, b)},
+				{c.mulLazy(a, b), mulLazy(a, b)}, {c.addLazy(a, b), addLazy(a, b)}, {c.subLazy(a, b), subLazy(a, b)},
+				{c.addT(a, b), addT(a, b)}, {c.subT(a, b), subT(a, b)}, {c.reduce128(a, b), Reduce128(a, b)},
+				{c.reduce128Lazy(a, b), reduce128Lazy(a, b)}, {c.reduce192(a^b, a, b), Reduce192(a^b, a, b)},
+			} {
+				if f.copy != f.inl {
+					t.Errorf("operation %d of (%d, %d): copy %d ≠ inlined %d", i, a, b, f.copy, f.inl)
+				}
+			}
+		}
+	}
+}

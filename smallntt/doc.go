@@ -53,6 +53,22 @@
 // exactly when max|a|·max|b|·N ≤ (P−1)/2 (DESIGN.md §3) and returns an error
 // wrapping ErrBound otherwise.
 //
+// # Constant time
+//
+// The client computes with its secret key through this package (the key's
+// transform, its products with the masks of its ciphertexts and their
+// inverse transforms: tfhe's key generation, encryption and decryption,
+// DESIGN.md §2), so what that uses takes no branch and no memory address
+// from the values, on amd64, arm64 and 386: the field operations, Forward
+// and Inverse of Hybrid plans (every DefaultPlan; the Go kernels and the
+// AVX2 and AVX-512 assembly) and MulAdd. Their loops and cases depend on N
+// and the plan only. tfhe.TestConstantTimeCode reads the compiled Go code
+// and TestAssemblyConstantTime the assembly (MulSum's too). Not read, and
+// not on the client's path (the server's data are public): the Matrix and
+// Butterfly plans, ForwardDigits, MulSum's Go code, MulTo, MulInt64 (its
+// bound check, MaxAbs, branches on the values), Exp, Inv and Pow (they
+// loop over the exponent's bits) and MulPow2 (it branches on the shift).
+//
 // # Generated files and build tags
 //
 // hybrid_kernels.go (Go), hybrid_amd64.s and hybrid_avx2_amd64.go (AVX2),

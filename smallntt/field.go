@@ -39,12 +39,16 @@ func Sub(a, b uint64) uint64 {
 
 // Neg returns −a mod P. a canonical; output canonical.
 //
-// Neg, Reduce, FromInt64 and ToInt64Centered take their case without a
-// branch: Reduce's conditional subtraction compiles to a conditional move
-// on amd64 and arm64 and is a mask on 386 (field_reduce*.go), the others
-// use masks. Reduce and ToInt64Centered meet products with the
-// secret key in encryption, and FromInt64 converts the key for its
-// transform (tfhe.TestConstantTimeCode reads their compiled code).
+// No field operation branches on its values: the transform of the secret
+// key, its products with the masks in encryption and their inverse
+// transforms are made of them (DESIGN.md §2). A conditional subtraction
+// (Reduce's, and the last step of Add, Mul and shlMidC) compiles to a
+// conditional move on amd64 and arm64 and is a mask on 386
+// (field_reduce*.go); Neg, FromInt64, ToInt64Centered and the carry
+// corrections use masks; Reduce192 takes no case (tfhe.TestConstantTimeCode
+// reads their compiled code). Exp, Inv and Pow loop over the exponent's
+// bits and MulPow2 branches on the shift: public wherever the module uses
+// them.
 func Neg(a uint64) uint64 { return Reduce(P - a) }
 
 // Reduce128 returns (hi·2^64 + lo) mod P for any hi, lo (DESIGN.md §3):

@@ -1,39 +1,21 @@
 package main
 
 import (
-	"errors"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/goldfhe/goldfhe/examples/internal/selfexec"
 )
 
 // TestMain runs the program itself when the test binary is started with
 // GOLDFHE_CIRCUIT_MAIN set (TestCommandLine), so that its exit codes and
 // output can be checked.
-func TestMain(m *testing.M) {
-	if os.Getenv("GOLDFHE_CIRCUIT_MAIN") == "1" {
-		main()
-		os.Exit(0)
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { selfexec.Main(m, "GOLDFHE_CIRCUIT_MAIN", main) }
 
 // run starts the program with args and returns its exit code and output.
 func run(t *testing.T, args ...string) (int, string) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), "GOLDFHE_CIRCUIT_MAIN=1")
-	out, err := cmd.CombinedOutput()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return 0, string(out)
-	case errors.As(err, &ee):
-		return ee.ExitCode(), string(out)
-	}
-	t.Fatal(err)
-	return 0, ""
+	return selfexec.Run(t, "GOLDFHE_CIRCUIT_MAIN", args...)
 }
 
 // TestCommandLine: bad flags exit with 2 and say why before any key is

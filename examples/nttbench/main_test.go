@@ -3,14 +3,14 @@ package main
 import (
 	"bytes"
 	"encoding/csv"
-	"errors"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/goldfhe/goldfhe/examples/internal/selfexec"
 )
 
 // TestRunCPU runs the whole program on the CPU plans in a tiny
@@ -131,13 +131,7 @@ func TestParseFlagsErrors(t *testing.T) {
 // TestMain runs the program itself when the test binary is started with
 // GOLDFHE_NTTBENCH_MAIN set (TestCommandLine), so that its exit status and
 // what it leaves in -out can be checked.
-func TestMain(m *testing.M) {
-	if os.Getenv("GOLDFHE_NTTBENCH_MAIN") == "1" {
-		main()
-		os.Exit(0)
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { selfexec.Main(m, "GOLDFHE_NTTBENCH_MAIN", main) }
 
 // TestCommandLine: every bad flag exits with status 2, says why and
 // leaves -out as an earlier run left it; a failure of the run exits with
@@ -145,18 +139,7 @@ func TestMain(m *testing.M) {
 func TestCommandLine(t *testing.T) {
 	run := func(args ...string) (int, string) {
 		t.Helper()
-		cmd := exec.Command(os.Args[0], args...)
-		cmd.Env = append(os.Environ(), "GOLDFHE_NTTBENCH_MAIN=1")
-		out, err := cmd.CombinedOutput()
-		var ee *exec.ExitError
-		switch {
-		case err == nil:
-			return 0, string(out)
-		case errors.As(err, &ee):
-			return ee.ExitCode(), string(out)
-		}
-		t.Fatal(err)
-		return 0, ""
+		return selfexec.Run(t, "GOLDFHE_NTTBENCH_MAIN", args...)
 	}
 	const earlier = "an earlier run's results\n"
 	outDir := func() string {

@@ -281,7 +281,7 @@ func encodeDiv(mu int64, msgSpace int64) Torus32 {
 }
 
 // TestEncodeMatchesDivision: Encode by a reciprocal (encodeMod) gives the
-// bits of the division it replaced: for every message space up to 2^11
+// bits of the division it replaced: for every message space up to 2^10
 // (2^12 without -short), every message in [−2y, 2y) and the ends of int64;
 // for spaces near powers of two and random ones up to 2^63 − 1, messages
 // near 0, the multiples of the space, the rounding ties and the ends, and

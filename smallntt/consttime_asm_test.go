@@ -167,7 +167,10 @@ func (f *asmFunc) check() []string {
 		if m == nil {
 			return true // not a memory operand
 		}
-		return !secret[m[1]] && (m[2] == "" || !secret[m[2]])
+		// A base or index must be a public GP register: a vector index
+		// (VSIB, a gather's) holds values.
+		reg := func(r string) bool { return asmGP.MatchString(r) && !secret[r] }
+		return reg(m[1]) && (m[2] == "" || reg(m[2]))
 	}
 	for changed := true; changed; {
 		changed = false
@@ -254,6 +257,7 @@ func TestAssemblyConstantTimeCatches(t *testing.T) {
 		{"through a stack slot", "\tMOVQ (DI), AX\n\tMOVQ AX, 8(SP)\n\tMOVQ 8(SP), R9\n\tCMPQ R9, CX\n\tJLT loop\n\tRET\n", true},
 		{"secret index", "\tMOVQ (DI), AX\n\tANDQ $7, AX\n\tMOVQ (DI)(AX*8), R8\n\tRET\n", true},
 		{"mask to register", "\tKMOVW K1, AX\n\tLEAQ (DI)(AX*8), R8\n\tMOVQ (R8), R9\n\tRET\n", true},
+		{"gather by values", "\tVMOVDQU (DI), Y1\n\tVPCMPEQQ Y2, Y2, Y2\n\tVPGATHERQQ Y2, (DI)(Y1*8), Y0\n\tRET\n", true},
 		{"flags of a vector op", "\tVPTEST Y0, Y0\n\tJNZ loop\n\tRET\n", true},
 		{"division", "\tMOVQ CX, AX\n\tDIVQ CX\n\tRET\n", true},
 		{"indirect jump", "\tJMP AX\n", true},

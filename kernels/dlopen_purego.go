@@ -2,17 +2,27 @@
 
 package kernels
 
-import "github.com/ebitengine/purego"
+import (
+	"runtime"
+
+	"github.com/ebitengine/purego"
+)
 
 // dlopen opens a shared library through purego (no cgo). RTLD_LOCAL: its
 // symbols are looked up through the handle only, and an unusable library
-// loadFirst leaves loaded does not interpose on the next one's.
+// loadFirst leaves loaded does not interpose on the next one's. The thread
+// is locked because purego reads dlerror, which is per thread, after the
+// call: a goroutine moved in between would read an empty message.
 func dlopen(path string) (uintptr, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	return purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
 }
 
 // dlsym looks a symbol up; a missing one is an error, never a panic.
 func dlsym(h uintptr, name string) (uintptr, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	return purego.Dlsym(h, name)
 }
 

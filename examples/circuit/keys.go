@@ -57,10 +57,10 @@ func keys(p tfhe.Params, seedHex, dir string, grouping int) (sk *tfhe.SecretKey,
 		case err == nil:
 			if !sk.Params().Equal(p) {
 				k, want := tfhe.DistinctNames(sk.Params(), p)
-				return nil, nil, fmt.Errorf("the keys in %s are for %s, not %s (-params)", dir, k, want)
+				return nil, nil, fmt.Errorf("the keys in %s are for %s, not %s: pass -params %s to use them, or another -keys folder for new keys", dir, k, want, sk.Params().Name())
 			}
 			if grouping != 0 && ck.Grouping() != grouping {
-				return nil, nil, fmt.Errorf("the cloud key in %s has grouping %d, not %d (-grouping)", dir, ck.Grouping(), grouping)
+				return nil, nil, fmt.Errorf("the cloud key in %s has grouping %d, not %d: drop -grouping to use it, or pass another -keys folder for new keys", dir, ck.Grouping(), grouping)
 			}
 			fmt.Printf("keys     loaded from %s\n", dir)
 			if seedHex != "" {

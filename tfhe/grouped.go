@@ -57,7 +57,7 @@ type cloudKeyConfig struct {
 // ⌈n/3⌉ steps (210 for TFHELib128), each seven multiply-accumulates of
 // one decomposition. The noise grows with the terms per group
 // (NoiseEstimateGrouped; log2 of the gate failure probability for g = 1,
-// 2, 3: TFHELib128 −420, −250, −187; TFHErsDefault −344, −334, −326;
+// 2, 3: TFHELib128 −420, −250, −188; TFHErsDefault −343, −333, −326;
 // CuFHE80 −371, −171, −119): keep g = 1 for parameter sets without a wide
 // margin. GenerateCloudKey refuses a g whose grouped products could exceed
 // the NTT's exactness bound (checkGrouping; DESIGN.md §3).

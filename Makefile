@@ -53,7 +53,9 @@ bench:
 
 # The NTT benchmark (examples/nttbench): the paper's Tables 1 and 2 (and
 # N = 512, 2048) for batch sizes 1 to 65,536 on GPU 0, or on the CPU plans
-# without one; results, summary and plots in nttbench-out/.
+# (batches up to 256) without one; results, summary and plots in
+# nttbench-out/. BENCHFLAGS adds nttbench's flags, which are not bench's
+# (go run ./examples/nttbench -h), e.g. BENCHFLAGS="-quick -sizes 1024".
 bench-ntt:
 	CGO_ENABLED=0 $(GO) run ./examples/nttbench -out nttbench-out $(BENCHFLAGS)
 

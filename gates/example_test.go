@@ -141,7 +141,8 @@ func Example_clientAndServer() {
 }
 
 // adder2 is a 2-bit adder in Bristol Fashion: inputs a (wires 0–1) and b
-// (2–3), outputs the sum (10, 9) and the carry (11).
+// (2–3), outputs the sum (9–10, least significant bit first) and the carry
+// (11).
 const adder2 = `8 12
 2 2 2
 2 2 1

@@ -67,16 +67,17 @@ BENCHTIME ?= 1s
 bench-cpu:
 	CGO_ENABLED=0 $(GO) test -run '^$$' -bench '$(BENCH)' -benchtime $(BENCHTIME) -benchmem ./smallntt/ ./tfhe/ ./bootstrap/
 
-# Fuzzing of every decoder of outside data (netlists, hex inputs, serialized
-# keys and ciphertexts) and of the NTT against the naive product: FUZZTIME
-# per target.
+# Fuzzing of every decoder of outside data (netlists and their plans, hex
+# inputs, serialized keys and ciphertexts, kernel images) and of the NTT
+# against the naive product: every Fuzz function of the module, found by
+# `go test -list` so that a new one is never left out, FUZZTIME each.
 FUZZTIME ?= 60s
-FUZZ_TARGETS := ./gates:FuzzParse ./gates:FuzzHexBits ./tfhe:FuzzUnmarshal ./smallntt:FuzzNegacyclic
 fuzz:
-	@set -e; for t in $(FUZZ_TARGETS); do \
-		pkg=$${t%%:*}; fn=$${t##*:}; \
-		echo "== $$fn ($$pkg, $(FUZZTIME))"; \
-		CGO_ENABLED=0 $(GO) test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 5s $$pkg; \
+	@set -e; for pkg in $$(CGO_ENABLED=0 $(GO) list $(PKGS)); do \
+		for fn in $$(CGO_ENABLED=0 $(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
+			echo "== $$fn ($$pkg, $(FUZZTIME))"; \
+			CGO_ENABLED=0 $(GO) test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 5s $$pkg; \
+		done; \
 	done
 
 # Builds the committed multi-architecture fatbin; run where nvcc exists (the GPU machine).

@@ -501,21 +501,23 @@ func badFlag(format string, args ...any) {
 // gpuDevices reads -gpus: nil for 1 (GPU 0 alone, or the CPU engine),
 // devices 0 to n-1 for n, every device for "all". More GPUs than the host
 // has is an error; with no GPU at all, -engine auto takes the CPU engine
-// (New says why) and -engine gpu fails.
+// (New says why) and -engine gpu fails here, before keys are made for it.
 func gpuDevices(flagValue string, use bootstrap.Use) ([]int, error) {
 	n, all, err := parseGPUs(flagValue)
 	if err != nil {
 		return nil, err
 	}
-	if use == bootstrap.UseCPU || n == 1 {
+	if use == bootstrap.UseCPU || (n == 1 && use == bootstrap.UseAuto) {
 		return nil, nil
 	}
 	devices, err := bootstrap.GPUDevices()
 	switch {
 	case err != nil && use == bootstrap.UseGPU:
-		return nil, err
+		return nil, fmt.Errorf("-engine gpu: %w (-engine auto takes the CPU engine where no GPU is usable)", err)
 	case err != nil:
 		return nil, nil // no GPU: New takes the CPU engine and says why
+	case n == 1:
+		return nil, nil
 	case all:
 		return devices, nil
 	case n > len(devices):

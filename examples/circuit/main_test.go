@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goldfhe/goldfhe/bootstrap"
 	"github.com/goldfhe/goldfhe/examples/internal/selfexec"
 )
 
@@ -38,5 +39,17 @@ func TestCommandLine(t *testing.T) {
 		if code != tc.code || !strings.Contains(out, tc.msg) {
 			t.Errorf("%v: exit %d, output\n%s\nwant exit %d and %q", tc.args, code, out, tc.code, tc.msg)
 		}
+	}
+}
+
+// TestEngineGPUWithoutGPU: -engine gpu on a machine without a usable GPU
+// fails before any key is made, and names -engine auto.
+func TestEngineGPUWithoutGPU(t *testing.T) {
+	if _, err := bootstrap.GPUDevices(); err == nil {
+		t.Skip("a GPU is usable here")
+	}
+	code, out := run(t, "-circuit", "adder64", "-engine", "gpu")
+	if code != 1 || !strings.Contains(out, "-engine auto") || strings.Contains(out, "generating") {
+		t.Errorf("exit %d, output\n%s\nwant exit 1, -engine auto named and no key generated", code, out)
 	}
 }

@@ -47,6 +47,12 @@ func main() {
 	if err != nil {
 		badFlag("-engine: %v", err)
 	}
+	if use == bootstrap.UseGPU {
+		// A machine without a GPU fails now rather than after the keys.
+		if _, err := bootstrap.GPUDevices(); err != nil {
+			log.Fatalf("-engine gpu: %v (-engine auto takes the CPU engine where no GPU is usable)", err)
+		}
+	}
 	fmt.Println("goldfhe demo:", p)
 	failed := false
 	check := func(ok bool) string {

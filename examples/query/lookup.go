@@ -1,0 +1,123 @@
+package main
+
+import (
+	"github.com/goldfhe/goldfhe/gates"
+)
+
+// lookupCircuit returns the circuit of a lookup in t. Its one input value is
+// the query key (t.keyBits wires, least significant bit first), its one
+// output value the value of the record whose key equals the query, or zero
+// when none does (t.valueBits wires, least significant bit first).
+//
+// The circuit is the server's, made from its plaintext table alone; its
+// gates do not depend on the query, so evaluating it under encryption
+// tells the server nothing of the key or of the answer.
+//
+//   - Record r matches when every query bit q_j equals its key bit k_j:
+//     q_j XNOR k_j is q_j or NOT q_j, a free gate, since k_j is plaintext,
+//     and the match is the AND of those literals, a balanced tree of
+//     keyBits−1 ANDs in ⌈log2(keyBits)⌉ levels. The trees pair bits the
+//     same way for every record, so records whose keys share a group of
+//     bits share that group's AND: one gate per distinct (left, right).
+//   - Output bit i is the XOR of the matches of the records whose value
+//     has bit i set (at most one record matches, so the XOR is their OR),
+//     or the constant 0 when no record has it. Under gates.XORLinear these
+//     XORs cost no bootstrap but the refreshes that the plan inserts where
+//     a sum would grow too noisy, and one at each output.
+func lookupCircuit(t *table) (*gates.Circuit, error) {
+	n := &netlist{nwires: t.keyBits, ands: map[[2]int]int{}}
+	not := make([]int, t.keyBits) // wire of NOT q_j, made when first needed
+	for j := range not {
+		not[j] = -1
+	}
+	literal := func(j int, bit bool) int {
+		if bit {
+			return j
+		}
+		if not[j] < 0 {
+			not[j] = n.gate(gates.OpNOT, j)
+		}
+		return not[j]
+	}
+	matches := make([]int, len(t.records))
+	lits := make([]int, t.keyBits)
+	for r, rec := range t.records {
+		for j := range lits {
+			lits[j] = literal(j, rec.key>>j&1 == 1)
+		}
+		matches[r] = n.tree(gates.OpAND, lits)
+	}
+	out := make([]int, t.valueBits)
+	var terms []int
+	for i := range out {
+		terms = terms[:0]
+		for r, rec := range t.records {
+			if rec.value>>i&1 == 1 {
+				terms = append(terms, matches[r])
+			}
+		}
+		out[i] = n.tree(gates.OpXOR, terms)
+	}
+	// The output value must sit on the circuit's last wires: free copies
+	// (or constants) of the sums, in order.
+	for _, w := range out {
+		if w < 0 {
+			n.gate(gates.OpZero)
+		} else {
+			n.gate(gates.OpCopy, w)
+		}
+	}
+	return gates.NewCircuit(gates.BristolFashion, n.nwires, []int{t.keyBits}, []int{t.valueBits}, n.gates)
+}
+
+// netlist collects gates for gates.NewCircuit, numbering their output wires
+// after the input wires in the order the gates are made.
+type netlist struct {
+	nwires int
+	gates  []gates.Gate
+	ands   map[[2]int]int // the wire of AND(a, b) by {a, b}, a < b
+}
+
+// gate adds op on the wires in and returns the wire it writes.
+func (n *netlist) gate(op gates.Op, in ...int) int {
+	g := gates.Gate{Op: op, In: [3]int{-1, -1, -1}, Out: n.nwires}
+	copy(g.In[:], in)
+	n.gates = append(n.gates, g)
+	n.nwires++
+	return g.Out
+}
+
+// tree combines the wires ws with op (AND or XOR) as a balanced binary tree,
+// pairing neighbours level by level, and returns its root: ws[0] itself
+// for one wire, −1 for none. ANDs of the same two wires are made once.
+// ws is overwritten.
+func (n *netlist) tree(op gates.Op, ws []int) int {
+	if len(ws) == 0 {
+		return -1
+	}
+	for len(ws) > 1 {
+		next := ws[:0]
+		for i := 0; i+1 < len(ws); i += 2 {
+			next = append(next, n.pair(op, ws[i], ws[i+1]))
+		}
+		if len(ws)%2 == 1 {
+			next = append(next, ws[len(ws)-1])
+		}
+		ws = next
+	}
+	return ws[0]
+}
+
+// pair returns op(a, b), reusing an AND of the same wires.
+func (n *netlist) pair(op gates.Op, a, b int) int {
+	if op != gates.OpAND {
+		return n.gate(op, a, b)
+	}
+	k := [2]int{min(a, b), max(a, b)}
+	if w, ok := n.ands[k]; ok {
+		return w
+	}
+	w := n.gate(op, a, b)
+	n.ands[k] = w
+	return w
+}

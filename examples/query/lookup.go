@@ -23,8 +23,11 @@ import (
 //     has bit i set (at most one record matches, so the XOR is their OR),
 //     or the constant 0 when no record has it. Under gates.XORLinear these
 //     XORs cost no bootstrap but the refreshes that the plan inserts where
-//     a sum would grow too noisy, and one at each output.
-func lookupCircuit(t *table) (*gates.Circuit, error) {
+//     a sum would pass maxTerms terms, and one at each output. How many it
+//     inserts depends on how the XORs are associated: grouped by maxTerms
+//     (xorSum), the fewest; as one balanced tree (maxTerms 0), up to a
+//     30% more with a key grouped by 3 (TestLookupRefreshes).
+func lookupCircuit(t *table, maxTerms int) (*gates.Circuit, error) {
 	n := &netlist{nwires: t.keyBits, ands: map[[2]int]int{}}
 	not := make([]int, t.keyBits) // wire of NOT q_j, made when first needed
 	for j := range not {
@@ -56,7 +59,7 @@ func lookupCircuit(t *table) (*gates.Circuit, error) {
 				terms = append(terms, matches[r])
 			}
 		}
-		out[i] = n.tree(gates.OpXOR, terms)
+		out[i] = n.xorSum(terms, maxTerms)
 	}
 	// The output value must sit on the circuit's last wires: free copies
 	// (or constants) of the sums, in order.
@@ -106,6 +109,27 @@ func (n *netlist) tree(op gates.Op, ws []int) int {
 		ws = next
 	}
 	return ws[0]
+}
+
+// xorSum returns the XOR of the wires ws (−1 for none) as a tree whose
+// nodes XOR at most maxTerms children, each a balanced tree. XORLinear
+// refreshes a sum where it would pass maxTerms terms, as it meets the
+// gates; in this shape it refreshes about the fewest sums,
+// ⌈(len(ws)−1)/(maxTerms−1)⌉ with the output's, in about
+// log(len(ws))/log(maxTerms) levels, where one balanced tree can take a
+// third more (TestLookupRefreshes). maxTerms < 2 gives one balanced tree.
+// ws is overwritten.
+func (n *netlist) xorSum(ws []int, maxTerms int) int {
+	if maxTerms < 2 || len(ws) <= maxTerms {
+		return n.tree(gates.OpXOR, ws)
+	}
+	var sums []int
+	for len(ws) > 0 {
+		k := min(maxTerms, len(ws))
+		sums = append(sums, n.tree(gates.OpXOR, ws[:k]))
+		ws = ws[k:]
+	}
+	return n.xorSum(sums, maxTerms)
 }
 
 // pair returns op(a, b), reusing an AND of the same wires.

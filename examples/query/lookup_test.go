@@ -4,12 +4,14 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/goldfhe/goldfhe/bootstrap"
 	"github.com/goldfhe/goldfhe/gates"
+	"github.com/goldfhe/goldfhe/tfhe"
 )
 
-// TestLookupCircuit evaluates the lookup circuit in plaintext on every key
-// of narrow tables (full ones, one record, odd widths) and on the records'
-// keys and random keys of wide ones, against the table's lookup.
+// TestLookupCircuit evaluates the lookup circuit in plaintext against the
+// table's lookup, for narrow tables (full ones, one record, odd widths) and
+// wide ones, and XOR sums shaped for several bounds.
 func TestLookupCircuit(t *testing.T) {
 	for _, tc := range []struct{ n, kb, vb int }{
 		{1, 1, 1}, {2, 1, 3}, {1, 4, 4}, {5, 3, 8}, {8, 3, 5}, {16, 4, 16},
@@ -19,35 +21,105 @@ func TestLookupCircuit(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, err := lookupCircuit(tb)
-		if err != nil {
-			t.Fatalf("%v: %v", tc, err)
-		}
-		if got, want := c.Count(gates.OpAND), tc.n*(tc.kb-1); got > want {
-			t.Errorf("%v: %d ANDs, more than a tree per record (%d)", tc, got, want)
-		}
-		keys := []uint64{}
-		if tc.kb <= 8 {
-			for k := range uint64(1) << tc.kb {
-				keys = append(keys, k)
-			}
-		} else {
-			r := rand.New(rand.NewPCG(1, 2))
-			for _, rec := range tb.records {
-				keys = append(keys, rec.key, rec.key^1, r.Uint64()&mask(tc.kb))
-			}
-		}
-		for _, key := range keys {
-			out, err := c.Eval(gates.Uint64Bits(key, tc.kb))
+		for _, maxTerms := range []int{0, 2, 3, 9} {
+			c, err := lookupCircuit(tb, maxTerms)
 			if err != nil {
-				t.Fatal(err)
+				t.Fatalf("%v: %v", tc, err)
 			}
-			if got, want := gates.BitsUint64(out[0]), valueOf(tb.lookup(key)); got != want {
-				t.Fatalf("%v: key %x gives %x, the table %x", tc, key, got, want)
+			if got, most := c.Count(gates.OpAND), tc.n*(tc.kb-1); got > most {
+				t.Errorf("%v: %d ANDs, more than a tree per record (%d)", tc, got, most)
 			}
+			checkLookup(t, tb, c)
+		}
+	}
+}
+
+// checkLookup fails t unless c gives tb's lookup on every key of a narrow
+// table, and on the records' keys, their neighbours and random keys of a
+// wide one.
+func checkLookup(t *testing.T, tb *table, c *gates.Circuit) {
+	t.Helper()
+	var keys []uint64
+	if tb.keyBits <= 8 {
+		for k := range uint64(1) << tb.keyBits {
+			keys = append(keys, k)
+		}
+	} else {
+		r := rand.New(rand.NewPCG(1, 2))
+		for _, rec := range tb.records {
+			keys = append(keys, rec.key, rec.key^1, r.Uint64()&mask(tb.keyBits))
+		}
+	}
+	for _, key := range keys {
+		out, err := c.Eval(gates.Uint64Bits(key, tb.keyBits))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := gates.BitsUint64(out[0]), valueOf(tb.lookup(key)); got != want {
+			t.Fatalf("%d records of %d → %d bits: key %x gives %x, the table %x",
+				len(tb.records), tb.keyBits, tb.valueBits, key, got, want)
 		}
 	}
 }
 
 // valueOf returns a lookup's value.
 func valueOf(v uint64, _ int) uint64 { return v }
+
+// TestLookupRefreshes: with its XOR sums grouped by the evaluator's bound
+// m (DefaultMaxXORTerms), the plan refreshes fewer sums than with balanced
+// trees, and at most 2% more than ⌈(T−1)/(m−1)⌉ for each output bit of
+// T > 1 terms, the fewest without sums shared between bits (the planner
+// may refresh one more where that readies a sum a level sooner); for
+// CuFHE80 keys of each grouping (so each bound), which are quick to make.
+func TestLookupRefreshes(t *testing.T) {
+	sk, err := tfhe.GenerateSecretKey(tfhe.CuFHE80)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, err := generateTable(256, 16, 16, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for g := 1; g <= tfhe.MaxGrouping; g++ {
+		ck, err := tfhe.GenerateCloudKey(sk, tfhe.WithGrouping(g))
+		if err != nil {
+			t.Fatal(err)
+		}
+		eng, err := bootstrap.NewCPU(ck, bootstrap.CPUOptions{Workers: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer eng.Close()
+		ev, err := gates.NewEvaluator(eng)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := ev.DefaultMaxXORTerms()
+		fewest := 0
+		for i := range tb.valueBits {
+			terms := 0
+			for _, r := range tb.records {
+				terms += int(r.value >> i & 1)
+			}
+			if terms > 1 {
+				fewest += (terms - 2 + m - 1) / (m - 1)
+			}
+		}
+		refreshes := map[int]int{}
+		for _, maxTerms := range []int{0, m} {
+			c, err := lookupCircuit(tb, maxTerms)
+			if err != nil {
+				t.Fatal(err)
+			}
+			plan, err := ev.PlanCircuit(c, gates.CircuitOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			refreshes[maxTerms] = plan.Refreshes
+		}
+		t.Logf("grouping %d, %d terms: %d refreshes grouped, %d balanced, %d at least", g, m, refreshes[m], refreshes[0], fewest)
+		if refreshes[m] > fewest*102/100 || refreshes[m] >= refreshes[0] {
+			t.Errorf("grouping %d, %d terms: %d refreshes, more than 2%% above %d or not below %d (balanced trees)", g, m, refreshes[m], fewest, refreshes[0])
+		}
+	}
+}

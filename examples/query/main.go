@@ -230,15 +230,19 @@ func main() {
 		plan.Bootstraps, plan.Instances, plan.Refreshes, plan.LargestSum, plan.Levels-1, plan.Log2Failure, plan.Log2EvalFailure())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	// The first Ctrl-C stops the evaluation between levels; then the
+	// handler goes, so that a second one ends the program at once.
+	go func() { <-ctx.Done(); stop() }()
 	start = time.Now()
 	outs, err := ev.EvalCircuits(ctx, c, sets, opts)
 	if err != nil {
 		log.Fatal(err)
 	}
 	el := time.Since(start)
-	fmt.Printf("server   %d queries answered in %v (%d bootstraps in %d levels): %v a query, %v a bootstrap\n",
+	fmt.Printf("server   %d queries answered in %v (%d bootstraps in %d levels): %v a query, %v a bootstrap; an answer is %d bytes\n",
 		len(keys), el.Round(time.Millisecond), plan.Bootstraps, plan.Levels-1,
-		(el / time.Duration(len(keys))).Round(time.Millisecond), (el / time.Duration(max(plan.Bootstraps, 1))).Round(time.Microsecond))
+		(el / time.Duration(len(keys))).Round(time.Millisecond), (el / time.Duration(max(plan.Bootstraps, 1))).Round(time.Microsecond),
+		t.valueBits*sampleBytes(p))
 
 	// The client decrypts its answers.
 	ok = true
@@ -342,15 +346,13 @@ func answer(k int, key, got, want uint64, t *table, how string) bool {
 	return ok
 }
 
-// summary reports the outcome and exits 1 if an answer was wrong.
+// summary reports the outcome of n answers and exits 1 if one was wrong.
 func summary(n int, ok bool) {
 	if !ok {
 		fmt.Println("Some answers were WRONG.")
 		os.Exit(1)
 	}
-	if n > shown {
-		fmt.Printf("answers  all %d match the table\n", n)
-	}
+	fmt.Printf("answers  all %d match a plaintext lookup\n", n)
 }
 
 // sampleBytes is the size of one encoded TLWE sample of p (MarshalBinary):

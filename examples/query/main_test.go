@@ -30,6 +30,7 @@ func TestEncryptedLookup(t *testing.T) {
 		"key 5 → a7  decrypted, matches the table",
 		"key e → 00  decrypted, zero: no record has the key",
 		"CPU: requested (UseCPU)",
+		"answers  all 2 match a plaintext lookup",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q", want)
@@ -56,7 +57,7 @@ func TestPlain(t *testing.T) {
 			"key 0 → 42  plaintext, matches",
 		}},
 		{[]string{"-records", "16", "-key-bits", "4", "-queries", "3"}, []string{"(record", "plaintext, matches"}}, // every key: no free one
-		{[]string{"-records", "40", "-key-bits", "12", "-value-bits", "32", "-queries", "20"}, []string{"plaintext, zero", "answers  all 20 match"}},
+		{[]string{"-records", "40", "-key-bits", "12", "-value-bits", "32", "-queries", "20"}, []string{"plaintext, zero", "answers  all 20 match a plaintext lookup"}},
 		{[]string{"-records", "3", "-key-bits", "64", "-value-bits", "64", "-queries", "2"}, []string{"plaintext, matches", "plaintext, zero"}},
 	} {
 		code, out := run(t, append(tc.args, "-plain")...)

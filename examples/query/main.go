@@ -40,10 +40,11 @@
 // `go run ./examples/query -engine cpu`: the default table's circuit has
 // 186 ANDs, and each query takes 226 bootstraps (those ANDs and 40
 // refreshes of XOR sums, TFHELib128 with a key grouped by 2) in 6 levels:
-// 7.7 s for the two queries, 17 ms a bootstrap. A CPU gains little from
-// batching: with -queries 8, 28.8 s, 3.6 s a query. -grouping 1 allows
-// longer sums (16 terms, not 9): 211 bootstraps a query, 7.3 s for two.
-// The keys take a quarter of a second.
+// 4.1–4.4 s for the two queries, 9–10 ms a bootstrap (up to 7.7 s while
+// other jobs shared the machine). A CPU gains nothing from batching:
+// -queries 8 took 21.4 s, 2.7 s a query. -grouping 1 allows longer sums
+// (16 terms, not 9) but bootstraps a little slower: 211 bootstraps a
+// query, 4.3 s for two. The keys take a quarter of a second.
 //
 // Exit status 0 when every answer matched the plaintext lookup, 1 otherwise
 // or on an error (a table file that cannot be read included), 2 for bad

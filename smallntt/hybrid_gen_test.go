@@ -23,6 +23,8 @@ var updateKernels = flag.Bool("update-kernels", false, "rewrite hybrid_kernels.g
 //   - hyColInvTw{f}, hyColInvCyc{f}: the reverse: each input multiplied by T
 //     as it is read, the Gentleman–Sande network, natural order written back,
 //     canonical;
+//   - hyColFwdDigits{f}: hyColFwdTw{f} on the signed digits of w
+//     (ForwardDigits' first stage without AVX2, see genDigitKernel);
 //   - hyFwd{f}, hyInv{f}: the cyclic network on f consecutive positions
 //     without twiddle table (the last stage, t = 1); hyFwd makes its outputs
 //     canonical.
@@ -68,6 +70,7 @@ func genHybridKernels() []byte {
 			}
 			w("}\n}\n\n")
 		}
+		genDigitKernel(w, f)
 		// Contiguous kernels for the last stage.
 		w("// hyFwd%d is the cyclic %d-point network on a: inputs any, outputs canonical.\n", f, f)
 		w("func hyFwd%d(a *[%d]uint64) {\n", f, f)
@@ -149,11 +152,56 @@ func negative(e int) bool {
 	return s1 < 0 && s0 >= 96
 }
 
+// genDigitKernel writes hyColFwdDigits{f}, a digitKernel: hyColFwdTw{f}
+// on d_i = ((w[c+t·i] >> shift) mod 2^β) − half, with mask = 2^β − 1 and
+// half = 2^(β−1) ≤ 2^13 (β ≤ 14, as ForwardDigits asks). The digits are
+// read from w as the transform needs them instead of written out and read
+// back, and the first level, whose twiddle is ψ_128^32 = 2^48 for every
+// f, runs in plain signed arithmetic: |d_j ± 2^48·d_{j+f/2}| ≤ 2^13 +
+// 2^61 < 2^63, so each output is exact in an int64 and FromInt64 makes it
+// canonical, in place of a shift reduced twice and two corrected
+// additions. Levels 2 and on are genForwardLevels'. It prefetches nothing
+// and returns pf.
+func genDigitKernel(w func(string, ...any), f int) {
+	if s0, s1 := psiShifts(hyNetExp(1, 0, true)); s0 != 48 || s1 >= 0 {
+		panic("genDigitKernel: the first twisted level is not a shift by 48")
+	}
+	w("// hyColFwdDigits%d is hyColFwdTw%d on the digits ((w[c+t·i] >> shift) & mask) −\n", f, f)
+	w("// half of w (half ≤ 2^13), its first level in signed arithmetic. Outputs any.\n")
+	w("func hyColFwdDigits%d(blk, T []uint64, t int, w []uint32, shift, mask, half uint64, pf []uint64) []uint64 {\n", f)
+	w("_ = T[len(blk)-1]\n")
+	w("_ = w[len(blk)-1]\n")
+	w("s, h := shift&31, int64(half)\n")
+	w("for c := 0; c < t; c++ {\n")
+	for i := 0; i < f; i++ {
+		w("d%d := int64(uint64(w[c+%d*t])>>s&mask) - h\n", i, i)
+	}
+	w("// level m=1, exact in int64\n")
+	for j := 0; j < f/2; j++ {
+		w("x%d, x%d := FromInt64(d%d+d%d<<48), FromInt64(d%d-d%d<<48)\n", j, j+f/2, j, j+f/2, j, j+f/2)
+	}
+	genForwardLevels(w, f, true, 2)
+	for k := 0; k < f; k++ {
+		r := brv(k, brvLog(f))
+		w("blk[c+%d*t] = mulLazy(x%d, T[c+%d*t])\n", r, r, r)
+	}
+	w("}\nreturn pf\n}\n\n")
+}
+
 // genForwardNetwork writes the Cooley–Tukey levels on x0…x{f−1}: (x, y) →
 // (x + c·y, x − c·y), c·y canonical so one correction suffices.
 func genForwardNetwork(w func(string, ...any), f int, twisted bool) {
+	genForwardLevels(w, f, twisted, 1)
+}
+
+// genForwardLevels writes genForwardNetwork's levels m = from, 2·from, …
+// (from a power of two).
+func genForwardLevels(w func(string, ...any), f int, twisted bool, from int) {
+	if from >= f {
+		return
+	}
 	w("var u, v uint64\n")
-	for m := 1; m < f; m *= 2 {
+	for m := from; m < f; m *= 2 {
 		h := f / (2 * m)
 		w("// level m=%d\n", m)
 		for g := 0; g < m; g++ {

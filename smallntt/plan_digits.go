@@ -9,13 +9,13 @@ import "fmt"
 //	d_i[j] = ((w[j] >> (32 − (i+1)·beta)) mod 2^beta) − 2^(beta−1)
 //
 // that is, the gadget decomposition of DESIGN.md §2 once the caller has added
-// the gadget offset to w. The digits are never written out: on amd64 with
-// AVX2 a Hybrid plan whose first stage has 8 to 32 rows reads them from w
-// inside its first stage, where, being small, they go through the first
-// butterfly level in plain signed arithmetic (colKernelDigits in
-// hybrid_avx2_gen_test.go; beta ≤ 14). Every other plan and beta writes
-// them into dst[i] and calls Forward. The results are the same bits either
-// way (TestForwardDigits). len(w) and every len(dst[i]) must be N, 1 ≤ beta
+// the gadget offset to w. The digits are never written out: a Hybrid plan
+// reads them from w inside its first stage, where, being small, they go
+// through the first butterfly level in plain signed arithmetic (beta ≤ 14;
+// colKernelDigits in hybrid_avx2_gen_test.go on amd64 with AVX2 for a
+// first stage of 8 to 32 rows, genDigitKernel's Go kernels otherwise).
+// Other plans and beta write them into dst[i] and call Forward. The
+// results are the same bits either way (TestForwardDigits). len(w) and every len(dst[i]) must be N, 1 ≤ beta
 // and len(dst)·beta ≤ 32; dst canonical. It allocates nothing.
 func (p *Plan) ForwardDigits(dst []NTTPoly, w []uint32, beta int) {
 	p.ForwardDigitsPrefetch(dst, w, beta, nil)
@@ -58,8 +58,8 @@ func (p *Plan) ForwardDigitsPrefetch(dst []NTTPoly, w []uint32, beta int, pf []u
 }
 
 // digitKernel is a first-stage column kernel reading digits from w
-// (accelDigits). It prefetches the start of pf or nothing, and returns the
-// rest.
+// (accelDigits, or colFwdDigits in Go). It prefetches the start of pf or
+// nothing, and returns the rest.
 type digitKernel func(blk, T []uint64, t int, w []uint32, shift, mask, half uint64, pf []uint64) []uint64
 
 // forwardDigitsHybrid is forwardHybrid with the first stage's input the

@@ -55,6 +55,8 @@ var (
 	colFwdCyc = map[int]colKernel{4: hyColFwdCyc4, 8: hyColFwdCyc8, 16: hyColFwdCyc16, 32: hyColFwdCyc32, 64: hyColFwdCyc64}
 	colInvTw  = map[int]colKernel{4: hyColInvTw4, 8: hyColInvTw8, 16: hyColInvTw16, 32: hyColInvTw32, 64: hyColInvTw64}
 	colInvCyc = map[int]colKernel{4: hyColInvCyc4, 8: hyColInvCyc8, 16: hyColInvCyc16, 32: hyColInvCyc32, 64: hyColInvCyc64}
+	// colFwdDigits are ForwardDigits' first-stage kernels in Go.
+	colFwdDigits = map[int]digitKernel{4: hyColFwdDigits4, 8: hyColFwdDigits8, 16: hyColFwdDigits16, 32: hyColFwdDigits32, 64: hyColFwdDigits64}
 )
 
 // hybridStage holds a stage's kernels: fwd/inv for Forward/Inverse (twisted
@@ -64,7 +66,7 @@ var (
 // bits.
 type hybridStage struct {
 	fwd, inv, fwdCyc, invCyc colKernel
-	fwdDigits                digitKernel // first stage, AVX2 only (ForwardDigits)
+	fwdDigits                digitKernel // first stage (ForwardDigits, beta ≤ 14)
 	lastFwd, lastInv         func(a []uint64)
 	lastFwdPF                func(a, pf []uint64) []uint64 // lastFwd that prefetches, AVX-512 only
 	accel                    bool
@@ -95,6 +97,9 @@ func newHybridStage(st *stage, first, last bool) *hybridStage {
 	h.fwd, h.inv = pick(colFwdCyc[st.f], false, false), pick(colInvCyc[st.f], false, true)
 	if first {
 		h.fwdDigits = accelDigits(st.f)
+		if h.fwdDigits == nil {
+			h.fwdDigits = colFwdDigits[st.f]
+		}
 		h.fwdCyc, h.invCyc = h.fwd, h.inv
 		h.fwd, h.inv = pick(colFwdTw[st.f], true, false), pick(colInvTw[st.f], true, true)
 	}

@@ -37,27 +37,30 @@ func MulSum(dst []uint64, x []uint64, xStride int, y []uint64, yStride int, rows
 	}
 }
 
-// mulSumGeneric is MulSum in Go. Rows go in chunks of up to six, the
-// external product of TFHELib128 in one pass (arm64 keeps the twelve
-// slices in registers; amd64 reloads a few from the stack and still beats
-// chunks of four and two by 25% on 6 rows). Each chunk adds its products
-// to dst's value so far (keep: all ones after the first chunk; zero for
-// the first, whose dst is not read into the sum) in three 64-bit limbs
-// and reduces once per output (reduce192Lazy): a later chunk costs its
-// products and one reduction. Up to six products of any inputs and a
-// value of dst sum to less than 7·2^128, so top ≤ 6.
+// mulSumGeneric is MulSum in Go. The first six rows go in one pass
+// (mulSum6: the external product of TFHELib128; arm64 keeps the twelve
+// slices in registers, amd64 reloads a few from the stack and still beats
+// chunks of four and two by 25%), the others in chunks of up to four. A
+// later chunk adds its products to dst's value so far (keep: all ones
+// after the first chunk; zero for a first one, whose dst is not read into
+// the sum) in three 64-bit limbs and reduces once per output
+// (reduce192Lazy): it costs its products and one reduction. Six products
+// of any inputs, or four and a value of dst, sum to less than 6·2^128, so
+// top ≤ 5. The limbs are summed in carry chains (top, _ = bits.Add64(top,
+// 0, c): one ADC on amd64 and arm64, where top += c materialises c).
 func mulSumGeneric(dst []uint64, x []uint64, xStride int, y []uint64, yStride int, rows int) {
 	n := len(dst)
 	row := func(s []uint64, stride, r int) []uint64 { return s[r*stride : r*stride+n] }
-	keep := uint64(0)
-	for r := 0; r < rows; keep = ^uint64(0) {
+	r, keep := 0, uint64(0)
+	if rows >= 6 {
+		mulSum6(dst, row(x, xStride, 0), row(x, xStride, 1), row(x, xStride, 2),
+			row(x, xStride, 3), row(x, xStride, 4), row(x, xStride, 5),
+			row(y, yStride, 0), row(y, yStride, 1), row(y, yStride, 2),
+			row(y, yStride, 3), row(y, yStride, 4), row(y, yStride, 5))
+		r, keep = 6, ^uint64(0)
+	}
+	for ; r < rows; keep = ^uint64(0) {
 		switch k := rows - r; {
-		case k >= 6:
-			mulSum6(dst, row(x, xStride, r), row(x, xStride, r+1), row(x, xStride, r+2),
-				row(x, xStride, r+3), row(x, xStride, r+4), row(x, xStride, r+5),
-				row(y, yStride, r), row(y, yStride, r+1), row(y, yStride, r+2),
-				row(y, yStride, r+3), row(y, yStride, r+4), row(y, yStride, r+5), keep)
-			r += 6
 		case k >= 4:
 			mulSum4(dst, row(x, xStride, r), row(x, xStride, r+1), row(x, xStride, r+2), row(x, xStride, r+3),
 				row(y, yStride, r), row(y, yStride, r+1), row(y, yStride, r+2), row(y, yStride, r+3), keep)
@@ -115,7 +118,8 @@ func mulSum2(acc, x0, x1, y0, y1 []uint64, keep uint64) {
 		hi, top := bits.Add64(h0, h1, c)
 		lo, c = bits.Add64(lo, acc[j]&keep, 0)
 		hi, c = bits.Add64(hi, 0, c)
-		acc[j] = Reduce(reduce192Lazy(lo, hi, top+c))
+		top, _ = bits.Add64(top, 0, c)
+		acc[j] = Reduce(reduce192Lazy(lo, hi, top))
 	}
 }
 
@@ -131,10 +135,11 @@ func mulSum3(acc, x0, x1, x2, y0, y1, y2 []uint64, keep uint64) {
 		hi, top := bits.Add64(h0, h1, c)
 		lo, c = bits.Add64(lo, l2, 0)
 		hi, c = bits.Add64(hi, h2, c)
-		top += c
+		top, _ = bits.Add64(top, 0, c)
 		lo, c = bits.Add64(lo, acc[j]&keep, 0)
 		hi, c = bits.Add64(hi, 0, c)
-		acc[j] = Reduce(reduce192Lazy(lo, hi, top+c))
+		top, _ = bits.Add64(top, 0, c)
+		acc[j] = Reduce(reduce192Lazy(lo, hi, top))
 	}
 }
 
@@ -152,18 +157,20 @@ func mulSum4(acc, x0, x1, x2, x3, y0, y1, y2, y3 []uint64, keep uint64) {
 		hi, top := bits.Add64(h0, h1, c)
 		lo, c = bits.Add64(lo, l2, 0)
 		hi, c = bits.Add64(hi, h2, c)
-		top += c
+		top, _ = bits.Add64(top, 0, c)
 		lo, c = bits.Add64(lo, l3, 0)
 		hi, c = bits.Add64(hi, h3, c)
-		top += c
+		top, _ = bits.Add64(top, 0, c)
 		lo, c = bits.Add64(lo, acc[j]&keep, 0)
 		hi, c = bits.Add64(hi, 0, c)
-		acc[j] = Reduce(reduce192Lazy(lo, hi, top+c))
+		top, _ = bits.Add64(top, 0, c)
+		acc[j] = Reduce(reduce192Lazy(lo, hi, top))
 	}
 }
 
-// mulSum6 is mulSum1 for the sum of six products.
-func mulSum6(acc, x0, x1, x2, x3, x4, x5, y0, y1, y2, y3, y4, y5 []uint64, keep uint64) {
+// mulSum6 sets acc[j] to the sum of six products mod P, canonical (the
+// first chunk only: it does not read acc).
+func mulSum6(acc, x0, x1, x2, x3, x4, x5, y0, y1, y2, y3, y4, y5 []uint64) {
 	n := len(acc)
 	x0, x1, x2, x3, x4, x5 = x0[:n], x1[:n], x2[:n], x3[:n], x4[:n], x5[:n]
 	y0, y1, y2, y3, y4, y5 = y0[:n], y1[:n], y2[:n], y3[:n], y4[:n], y5[:n]
@@ -175,21 +182,19 @@ func mulSum6(acc, x0, x1, x2, x3, x4, x5, y0, y1, y2, y3, y4, y5 []uint64, keep 
 		h2, l2 := bits.Mul64(x2[j], y2[j])
 		lo, c = bits.Add64(lo, l2, 0)
 		hi, c = bits.Add64(hi, h2, c)
-		top += c
+		top, _ = bits.Add64(top, 0, c)
 		h3, l3 := bits.Mul64(x3[j], y3[j])
 		lo, c = bits.Add64(lo, l3, 0)
 		hi, c = bits.Add64(hi, h3, c)
-		top += c
+		top, _ = bits.Add64(top, 0, c)
 		h4, l4 := bits.Mul64(x4[j], y4[j])
 		lo, c = bits.Add64(lo, l4, 0)
 		hi, c = bits.Add64(hi, h4, c)
-		top += c
+		top, _ = bits.Add64(top, 0, c)
 		h5, l5 := bits.Mul64(x5[j], y5[j])
 		lo, c = bits.Add64(lo, l5, 0)
 		hi, c = bits.Add64(hi, h5, c)
-		top += c
-		lo, c = bits.Add64(lo, acc[j]&keep, 0)
-		hi, c = bits.Add64(hi, 0, c)
-		acc[j] = Reduce(reduce192Lazy(lo, hi, top+c))
+		top, _ = bits.Add64(top, 0, c)
+		acc[j] = Reduce(reduce192Lazy(lo, hi, top))
 	}
 }

@@ -113,7 +113,8 @@ type headerLines struct{ counts, inputs, outputs int }
 // after the gates that write its inputs, each wire that is not an input
 // written by one gate. It computes the level schedule.
 // format is recorded for WriteTo; BristolOld needs exactly two inputs and one
-// output.
+// output. A Builder makes the gates of a program's own circuit and numbers
+// their wires.
 func NewCircuit(format Format, nwires int, inputs, outputs []int, gates []Gate) (*Circuit, error) {
 	return build(format, nwires, inputs, outputs, gates, headerLines{})
 }

@@ -42,10 +42,13 @@
 // Parse reads netlists in Bristol Fashion (the format of the SCALE-MAMBA
 // circuits, specified in the comment at the top of src/GC/Circuit.h of
 // SCALE-MAMBA; see https://nigelsmart.github.io/MPC.html) and in the original Bristol
-// format of Tillich and Smart. A Circuit is validated and grouped into levels
-// by bootstrap depth: all bootstrapped gates of a level go to the engine as
-// one batch, and the free gates (INV, EQ, EQW) are folded into the level where
-// their input appears. Circuit.Eval evaluates in plaintext, for checking;
+// format of Tillich and Smart. A program that computes its own circuit
+// makes it gate by gate with a Builder, which numbers the wires and puts
+// the inputs on the first and the outputs on the last, as Bristol Fashion
+// has them (NewCircuit takes gates whose wires are numbered so already).
+// A Circuit is validated and grouped into levels by bootstrap depth: all
+// bootstrapped gates of a level go to the engine as one batch, and the free
+// gates (INV, EQ, EQW) are folded into the level where their input appears. Circuit.Eval evaluates in plaintext, for checking;
 // Evaluator.EvalCircuit under encryption, one engine batch per level, and
 // Evaluator.EvalCircuits on many sets of inputs, each level of all sets
 // one batch (what a GPU needs to run at its full rate).

@@ -259,6 +259,36 @@ func ExampleCircuit_Eval() {
 	// 69c4e0d86a7b0430d8cdb78070b4c55a
 }
 
+// A circuit made by a program: a 2-bit adder, whose 3-bit sum is its one
+// output value, evaluated in plaintext. Build puts the inputs on the first
+// wires and copies the outputs to the last, as Bristol Fashion has them.
+func ExampleBuilder() {
+	b := gates.NewBuilder(2, 2) // x and y, least significant bit first
+	x, y := b.Input(0), b.Input(1)
+	s0 := b.Gate(gates.OpXOR, x[0], y[0])
+	c0 := b.Gate(gates.OpAND, x[0], y[0])
+	t := b.Gate(gates.OpXOR, x[1], y[1])
+	s1 := b.Gate(gates.OpXOR, t, c0)
+	c1 := b.Gate(gates.OpOR, b.Gate(gates.OpAND, x[1], y[1]), b.Gate(gates.OpAND, t, c0))
+	c, err := b.Build([]int{s0, s1, c1})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(c)
+	for _, v := range [][2]uint64{{3, 2}, {1, 1}, {3, 3}} {
+		out, err := c.Eval(gates.Uint64Bits(v[0], 2), gates.Uint64Bits(v[1], 2))
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Printf("%d + %d = %d\n", v[0], v[1], gates.BitsUint64(out[0]))
+	}
+	// Output:
+	// Bristol Fashion circuit: inputs [2 2], outputs [3], 14 wires, 10 gates, 7 bootstraps in 3 levels
+	// 3 + 2 = 5
+	// 1 + 1 = 2
+	// 3 + 3 = 6
+}
+
 // Errors name the netlist line.
 func ExampleParse() {
 	_, err := gates.Parse(strings.NewReader("2 4\n1 2\n1 1\n\n2 1 0 3 2 XOR\n2 1 0 1 3 AND\n"))

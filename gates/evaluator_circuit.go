@@ -82,6 +82,8 @@ type CircuitPlan struct {
 	// Levels counts level 0, the free gates on the inputs, which makes no
 	// engine call, and then one engine batch a level: with every XOR
 	// bootstrapped it is Circuit.Depth() + 1, as LevelStats.Levels is.
+	// The bootstrapped levels (engine batches), the figure to print as
+	// the evaluation's depth, are Levels−1.
 	Levels     int
 	Bootstraps int // bootstraps in all (a MUX counts 2), refreshes included
 	Refreshes  int // XORLinear: sums bootstrapped

@@ -28,17 +28,18 @@ import (
 //     (xorSum), the fewest; as one balanced tree (maxTerms 0), up to a
 //     30% more with a key grouped by 3 (TestLookupRefreshes).
 func lookupCircuit(t *table, maxTerms int) (*gates.Circuit, error) {
-	n := &netlist{nwires: t.keyBits, ands: map[[2]int]int{}}
+	b := &lookupBuilder{Builder: gates.NewBuilder(t.keyBits), ands: map[[2]int]int{}}
+	q := b.Input(0)
 	not := make([]int, t.keyBits) // wire of NOT q_j, made when first needed
 	for j := range not {
 		not[j] = -1
 	}
 	literal := func(j int, bit bool) int {
 		if bit {
-			return j
+			return q[j]
 		}
 		if not[j] < 0 {
-			not[j] = n.gate(gates.OpNOT, j)
+			not[j] = b.Gate(gates.OpNOT, q[j])
 		}
 		return not[j]
 	}
@@ -48,9 +49,10 @@ func lookupCircuit(t *table, maxTerms int) (*gates.Circuit, error) {
 		for j := range lits {
 			lits[j] = literal(j, rec.key>>j&1 == 1)
 		}
-		matches[r] = n.tree(gates.OpAND, lits)
+		matches[r] = b.tree(gates.OpAND, lits)
 	}
 	out := make([]int, t.valueBits)
+	zero := -1 // the constant 0, made when first needed
 	var terms []int
 	for i := range out {
 		terms = terms[:0]
@@ -59,49 +61,36 @@ func lookupCircuit(t *table, maxTerms int) (*gates.Circuit, error) {
 				terms = append(terms, matches[r])
 			}
 		}
-		out[i] = n.xorSum(terms, maxTerms)
-	}
-	// The output value must sit on the circuit's last wires: free copies
-	// (or constants) of the sums, in order.
-	for _, w := range out {
-		if w < 0 {
-			n.gate(gates.OpZero)
-		} else {
-			n.gate(gates.OpCopy, w)
+		if out[i] = b.xorSum(terms, maxTerms); out[i] < 0 {
+			if zero < 0 {
+				zero = b.Gate(gates.OpZero)
+			}
+			out[i] = zero
 		}
 	}
-	return gates.NewCircuit(gates.BristolFashion, n.nwires, []int{t.keyBits}, []int{t.valueBits}, n.gates)
+	// Build copies the output value onto the circuit's last wires.
+	return b.Build(out)
 }
 
-// netlist collects gates for gates.NewCircuit, numbering their output wires
-// after the input wires in the order the gates are made.
-type netlist struct {
-	nwires int
-	gates  []gates.Gate
-	ands   map[[2]int]int // the wire of AND(a, b) by {a, b}, a < b
-}
-
-// gate adds op on the wires in and returns the wire it writes.
-func (n *netlist) gate(op gates.Op, in ...int) int {
-	g := gates.Gate{Op: op, In: [3]int{-1, -1, -1}, Out: n.nwires}
-	copy(g.In[:], in)
-	n.gates = append(n.gates, g)
-	n.nwires++
-	return g.Out
+// lookupBuilder is a gates.Builder that makes an AND of the same two wires
+// once.
+type lookupBuilder struct {
+	*gates.Builder
+	ands map[[2]int]int // the wire of AND(a, b) by {a, b}, a < b
 }
 
 // tree combines the wires ws with op (AND or XOR) as a balanced binary tree,
 // pairing neighbours level by level, and returns its root: ws[0] itself
 // for one wire, −1 for none. ANDs of the same two wires are made once.
 // ws is overwritten.
-func (n *netlist) tree(op gates.Op, ws []int) int {
+func (b *lookupBuilder) tree(op gates.Op, ws []int) int {
 	if len(ws) == 0 {
 		return -1
 	}
 	for len(ws) > 1 {
 		next := ws[:0]
 		for i := 0; i+1 < len(ws); i += 2 {
-			next = append(next, n.pair(op, ws[i], ws[i+1]))
+			next = append(next, b.pair(op, ws[i], ws[i+1]))
 		}
 		if len(ws)%2 == 1 {
 			next = append(next, ws[len(ws)-1])
@@ -119,29 +108,29 @@ func (n *netlist) tree(op gates.Op, ws []int) int {
 // log(len(ws))/log(maxTerms) levels, where one balanced tree can take a
 // third more (TestLookupRefreshes). maxTerms < 2 gives one balanced tree.
 // ws is overwritten.
-func (n *netlist) xorSum(ws []int, maxTerms int) int {
+func (b *lookupBuilder) xorSum(ws []int, maxTerms int) int {
 	if maxTerms < 2 || len(ws) <= maxTerms {
-		return n.tree(gates.OpXOR, ws)
+		return b.tree(gates.OpXOR, ws)
 	}
 	var sums []int
 	for len(ws) > 0 {
 		k := min(maxTerms, len(ws))
-		sums = append(sums, n.tree(gates.OpXOR, ws[:k]))
+		sums = append(sums, b.tree(gates.OpXOR, ws[:k]))
 		ws = ws[k:]
 	}
-	return n.xorSum(sums, maxTerms)
+	return b.xorSum(sums, maxTerms)
 }
 
-// pair returns op(a, b), reusing an AND of the same wires.
-func (n *netlist) pair(op gates.Op, a, b int) int {
+// pair returns op(x, y), reusing an AND of the same wires.
+func (b *lookupBuilder) pair(op gates.Op, x, y int) int {
 	if op != gates.OpAND {
-		return n.gate(op, a, b)
+		return b.Gate(op, x, y)
 	}
-	k := [2]int{min(a, b), max(a, b)}
-	if w, ok := n.ands[k]; ok {
+	k := [2]int{min(x, y), max(x, y)}
+	if w, ok := b.ands[k]; ok {
 		return w
 	}
-	w := n.gate(op, a, b)
-	n.ands[k] = w
+	w := b.Gate(op, x, y)
+	b.ands[k] = w
 	return w
 }

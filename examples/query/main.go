@@ -266,11 +266,14 @@ func newCircuit(t *table, maxTerms int) (*gates.Circuit, error) {
 		return nil, err
 	}
 	shape := ""
+	if c.Count(gates.OpZero) > 0 {
+		shape = ", a ZERO for the value bits no record has" // one gate, copied to each
+	}
 	if maxTerms > 0 {
-		shape = fmt.Sprintf(", XOR sums in groups of %d", maxTerms)
+		shape += fmt.Sprintf(", XOR sums in groups of %d", maxTerms)
 	}
 	fmt.Printf("circuit  %d gates (%d AND, %d XOR, %d NOT, %d output copies%s), made in %v\n",
-		c.NumGates(), c.Count(gates.OpAND), c.Count(gates.OpXOR), c.Count(gates.OpNOT), c.Count(gates.OpCopy)+c.Count(gates.OpZero),
+		c.NumGates(), c.Count(gates.OpAND), c.Count(gates.OpXOR), c.Count(gates.OpNOT), c.Count(gates.OpCopy),
 		shape, time.Since(start).Round(time.Microsecond))
 	fmt.Printf("cost     %d bootstraps in %d levels a query with every XOR bootstrapped\n", c.Bootstraps(), c.Depth())
 	return c, nil

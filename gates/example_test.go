@@ -262,6 +262,7 @@ func ExampleCircuit_Eval() {
 // A circuit made by a program: a 2-bit adder, whose 3-bit sum is its one
 // output value, evaluated in plaintext. Build puts the inputs on the first
 // wires and copies the outputs to the last, as Bristol Fashion has them.
+// README's "Circuits of your own" shows its first lines.
 func ExampleBuilder() {
 	b := gates.NewBuilder(2, 2) // x and y, least significant bit first
 	x, y := b.Input(0), b.Input(1)
@@ -270,7 +271,7 @@ func ExampleBuilder() {
 	t := b.Gate(gates.OpXOR, x[1], y[1])
 	s1 := b.Gate(gates.OpXOR, t, c0)
 	c1 := b.Gate(gates.OpOR, b.Gate(gates.OpAND, x[1], y[1]), b.Gate(gates.OpAND, t, c0))
-	c, err := b.Build([]int{s0, s1, c1})
+	c, err := b.Build([]int{s0, s1, c1}) // any wires: inputs, repeats, a ZERO gate's
 	if err != nil {
 		log.Fatal(err)
 	}

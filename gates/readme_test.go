@@ -92,3 +92,37 @@ func body(t *testing.T, name, s, start string) []string {
 	}
 	return strings.Split(s[:j], "\n")
 }
+
+// TestReadmeBuilderIsExample: the Builder code of the README's "Circuits
+// of your own" is the first lines of ExampleBuilder, so that it compiles
+// and runs.
+func TestReadmeBuilderIsExample(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	example, err := os.ReadFile("example_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := string(readme)
+	i := strings.Index(r, "### Circuits of your own")
+	if i < 0 {
+		t.Fatal(`README.md has no "### Circuits of your own"`)
+	}
+	j := strings.Index(r[i:], "```go\n")
+	if j < 0 {
+		t.Fatal(`README's "Circuits of your own" has no go block`)
+	}
+	src := r[i+j+len("```go\n"):]
+	got := strings.Split(strings.TrimSuffix(src[:strings.Index(src, "```")], "\n"), "\n")
+	want := body(t, "example_test.go", string(example), "func ExampleBuilder() {\n")
+	if len(want) < len(got) {
+		t.Fatalf("README's Builder code has %d lines, ExampleBuilder %d", len(got), len(want))
+	}
+	for k, l := range got {
+		if w := strings.TrimPrefix(want[k], "\t"); l != w {
+			t.Fatalf("README's Builder code and ExampleBuilder differ at line %d:\nREADME:  %q\nExample: %q", k+1, l, w)
+		}
+	}
+}

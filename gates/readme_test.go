@@ -18,27 +18,9 @@ import (
 // imports included), and its body must match Example's line for line, but
 // for the README's "// true" notes where Example has its Output block.
 func TestReadmeFirstProgramIsExample(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	example, err := os.ReadFile("example_test.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := string(readme)
-	i := strings.Index(r, "## A first program")
-	if i < 0 {
-		t.Fatal(`README.md has no "## A first program"`)
-	}
+	section, src, example := readmeBlock(t, "## A first program")
 	// It compiles: type-checked from source, imports included (an unused
 	// or missing one is an error).
-	j := strings.Index(r[i:], "```go\n")
-	if j < 0 {
-		t.Fatal("README's first program has no go block")
-	}
-	src := r[i+j+len("```go\n"):]
-	src = src[:strings.Index(src, "```")]
 	fset := token.NewFileSet()
 	file, err := parser.ParseFile(fset, "README.md", src, 0)
 	if err != nil {
@@ -48,8 +30,8 @@ func TestReadmeFirstProgramIsExample(t *testing.T) {
 	if _, err := conf.Check("main", fset, []*ast.File{file}, nil); err != nil {
 		t.Fatalf("README's first program does not compile: %v", err)
 	}
-	got := body(t, "README.md", r[i:], "func main() {\n")
-	want := body(t, "example_test.go", string(example), "func Example() {\n")
+	got := body(t, "README.md", section, "func main() {\n")
+	want := body(t, "example_test.go", example, "func Example() {\n")
 	note := regexp.MustCompile(`\s+// (true|false)$`)
 	var g, w []string
 	for _, l := range got {
@@ -77,6 +59,36 @@ func TestReadmeFirstProgramIsExample(t *testing.T) {
 	}
 }
 
+// readmeBlock returns the README from its heading on, the text of the
+// first go code block after that heading, and example_test.go.
+func readmeBlock(t *testing.T, heading string) (section, src, example string) {
+	t.Helper()
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, err := os.ReadFile("example_test.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := string(readme)
+	i := strings.Index(r, heading)
+	if i < 0 {
+		t.Fatalf("README.md has no %q", heading)
+	}
+	section = r[i:]
+	j := strings.Index(section, "```go\n")
+	if j < 0 {
+		t.Fatalf("README's %q has no go block", heading)
+	}
+	src = section[j+len("```go\n"):]
+	k := strings.Index(src, "```")
+	if k < 0 {
+		t.Fatalf("README's %q has an unclosed go block", heading)
+	}
+	return section, src[:k], string(ex)
+}
+
 // body returns the lines of the function that starts at the first start in
 // s, up to its closing brace at column 0.
 func body(t *testing.T, name, s, start string) []string {
@@ -97,26 +109,9 @@ func body(t *testing.T, name, s, start string) []string {
 // of your own" is the first lines of ExampleBuilder, so that it compiles
 // and runs.
 func TestReadmeBuilderIsExample(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	example, err := os.ReadFile("example_test.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := string(readme)
-	i := strings.Index(r, "### Circuits of your own")
-	if i < 0 {
-		t.Fatal(`README.md has no "### Circuits of your own"`)
-	}
-	j := strings.Index(r[i:], "```go\n")
-	if j < 0 {
-		t.Fatal(`README's "Circuits of your own" has no go block`)
-	}
-	src := r[i+j+len("```go\n"):]
-	got := strings.Split(strings.TrimSuffix(src[:strings.Index(src, "```")], "\n"), "\n")
-	want := body(t, "example_test.go", string(example), "func ExampleBuilder() {\n")
+	_, src, example := readmeBlock(t, "### Circuits of your own")
+	got := strings.Split(strings.TrimSuffix(src, "\n"), "\n")
+	want := body(t, "example_test.go", example, "func ExampleBuilder() {\n")
 	if len(want) < len(got) {
 		t.Fatalf("README's Builder code has %d lines, ExampleBuilder %d", len(got), len(want))
 	}

@@ -62,10 +62,11 @@ func NewBuilder(inputWidths ...int) *Builder {
 			b.fail("input %d has width %d; a value has at least 1 bit", i+1, n)
 			return b
 		}
-		if total += n; total > MaxWires {
+		if n > MaxWires-total { // not total+n: a width near MaxInt would wrap
 			b.fail("the inputs have more than %d bits (MaxWires)", MaxWires)
 			return b
 		}
+		total += n
 	}
 	b.inputs, b.nin = append([]int(nil), inputWidths...), total
 	return b

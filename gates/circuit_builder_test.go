@@ -3,6 +3,7 @@ package gates_test
 import (
 	"bytes"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -190,6 +191,11 @@ func TestBuilderErrors(t *testing.T) {
 		}, "input 1 has width 0"},
 		{"too many input bits", func() (*gates.Circuit, error) {
 			return gates.NewBuilder(gates.MaxWires, 1).Build()
+		}, "the inputs have more than 16777216 bits (MaxWires)"},
+		{"inputs wider than an int holds", func() (*gates.Circuit, error) {
+			b := gates.NewBuilder(1, math.MaxInt)
+			b.Input(1)
+			return b.Build()
 		}, "the inputs have more than 16777216 bits (MaxWires)"},
 		{"input index", func() (*gates.Circuit, error) {
 			b := gates.NewBuilder(2)

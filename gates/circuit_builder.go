@@ -47,6 +47,7 @@ import "fmt"
 // again.
 type Builder struct {
 	inputs []int  // widths of the input values
+	base   []int  // the first wire of each input value
 	nin    int    // input bits: wires 0 … nin−1
 	gates  []Gate // gate i writes wire nin+i
 	err    error  // the first error, returned by Build
@@ -57,7 +58,9 @@ type Builder struct {
 func NewBuilder(inputWidths ...int) *Builder {
 	b := &Builder{}
 	total := 0
+	base := make([]int, len(inputWidths))
 	for i, n := range inputWidths {
+		base[i] = total
 		if n < 1 {
 			b.fail("input %d has width %d; a value has at least 1 bit", i+1, n)
 			return b
@@ -68,7 +71,7 @@ func NewBuilder(inputWidths ...int) *Builder {
 		}
 		total += n
 	}
-	b.inputs, b.nin = append([]int(nil), inputWidths...), total
+	b.inputs, b.base, b.nin = append([]int(nil), inputWidths...), base, total
 	return b
 }
 
@@ -88,13 +91,9 @@ func (b *Builder) Input(i int) []int {
 		b.fail("Input(%d): the circuit has %d input values", i, len(b.inputs))
 		return nil
 	}
-	base := 0
-	for _, n := range b.inputs[:i] {
-		base += n
-	}
 	w := make([]int, b.inputs[i])
 	for j := range w {
-		w[j] = base + j
+		w[j] = b.base[i] + j
 	}
 	return w
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/goldfhe/goldfhe/gates"
 )
@@ -297,6 +298,29 @@ func TestBuilderErrors(t *testing.T) {
 				t.Errorf("error %q, want %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestBuilderManyInputs: Input takes the same time whatever its index, so
+// that a circuit of a million one-bit input values (MaxWires allows
+// sixteen) is built in well under a second, not hours.
+func TestBuilderManyInputs(t *testing.T) {
+	widths := make([]int, 1<<20)
+	for i := range widths {
+		widths[i] = 1
+	}
+	b := gates.NewBuilder(widths...)
+	start := time.Now()
+	for i := range widths {
+		if w := b.Input(i); len(w) != 1 || w[0] != i {
+			t.Fatalf("Input(%d) = %v, want [%d]", i, w, i)
+		}
+		if i%4096 == 0 && time.Since(start) > 20*time.Second {
+			t.Fatalf("Input of %d values of %d took %v", i, len(widths), time.Since(start))
+		}
+	}
+	if _, err := b.Build(b.Input(len(widths) - 1)); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -140,13 +140,6 @@ func main() {
 	} else {
 		keys = pickQueries(t, *queries, *tableSeed)
 	}
-	if use == bootstrap.UseGPU {
-		// A machine without a GPU fails now rather than after the keys.
-		if _, err := bootstrap.GPUDevices(); err != nil {
-			log.Fatalf("-engine gpu: %v (-engine auto takes the CPU engine where no GPU is usable)", err)
-		}
-	}
-
 	want := make([]uint64, len(keys))
 	for k, key := range keys {
 		v, i := t.lookup(key)
@@ -177,6 +170,14 @@ func main() {
 		}
 		summary(len(keys), ok)
 		return
+	}
+
+	if use == bootstrap.UseGPU {
+		// A machine without a GPU fails now rather than after the keys
+		// (-plain, which makes neither keys nor engine, does not ask).
+		if _, err := bootstrap.GPUDevices(); err != nil {
+			log.Fatalf("-engine gpu: %v (-engine auto takes the CPU engine where no GPU is usable)", err)
+		}
 	}
 
 	// The client: keys. The secret key stays here; the cloud key goes to

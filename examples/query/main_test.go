@@ -115,3 +115,16 @@ func TestEngineGPUWithoutGPU(t *testing.T) {
 		t.Errorf("exit %d, output\n%s\nwant exit 1, -engine auto named and no key made", code, out)
 	}
 }
+
+// TestPlainEngineGPUWithoutGPU: -plain makes no keys and no engine, so
+// -engine gpu does not stop it on a machine without a usable GPU (as in
+// examples/circuit).
+func TestPlainEngineGPUWithoutGPU(t *testing.T) {
+	if _, err := bootstrap.GPUDevices(); err == nil {
+		t.Skip("a GPU is usable here")
+	}
+	code, out := run(t, append(tiny, "-plain", "-engine", "gpu", "-query", "5")...)
+	if code != 0 || !strings.Contains(out, "key 5 → a7  plaintext, matches") {
+		t.Errorf("exit %d, output\n%s\nwant exit 0 and the plaintext answer", code, out)
+	}
+}

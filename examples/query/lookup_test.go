@@ -30,6 +30,9 @@ func TestLookupCircuit(t *testing.T) {
 				t.Errorf("%v: %d ANDs, more than a tree per record (%d)", tc, got, most)
 			}
 			checkLookup(t, tb, c)
+			if got, most := c.NumWires(), lookupWires(tb); got > most {
+				t.Errorf("%v: %d wires, more than lookupWires' %d", tc, got, most)
+			}
 		}
 	}
 }

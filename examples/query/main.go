@@ -140,6 +140,12 @@ func main() {
 	} else {
 		keys = pickQueries(t, *queries, *tableSeed)
 	}
+	if !*plain {
+		if err := checkQueryMemory(t, len(keys), p); err != nil {
+			badFlag("%v", err)
+		}
+	}
+
 	want := make([]uint64, len(keys))
 	for k, key := range keys {
 		v, i := t.lookup(key)
@@ -313,6 +319,32 @@ func parseQueries(s string, keyBits int) ([]uint64, error) {
 		keys[i] = k
 	}
 	return keys, nil
+}
+
+// maxQueryBytes bounds the samples of one evaluation, as examples/circuit's
+// maxSetBytes does: 1 TiB, more than any machine holds.
+const maxQueryBytes = 1 << 40
+
+// lookupWires is the most wires lookupCircuit makes for t, whatever the
+// shape of its sums: the key's inputs and their NOTs, a tree of keyBits−1
+// ANDs a record, an XOR a record and value bit, a ZERO and the output
+// copies.
+func lookupWires(t *table) int {
+	k, v, r := t.keyBits, t.valueBits, len(t.records)
+	return 2*k + r*(k-1) + r*v + 1 + v
+}
+
+// checkQueryMemory refuses a number of queries whose samples could not
+// fit any machine's memory, before keys are made for them: an encrypted
+// evaluation holds a sample of n+1 words (and a pointer) for each wire of
+// each query at worst, and the largest table's circuit has millions.
+func checkQueryMemory(t *table, queries int, p tfhe.Params) error {
+	wires, sample := lookupWires(t), (p.LWEDimension()+1)*4
+	if perQuery := float64(wires) * float64(sample); float64(queries)*perQuery > maxQueryBytes {
+		return fmt.Errorf("%s of a table of %d records: up to %.3g GiB of samples (%d wires of %d bytes a query); the most is %d",
+			count(queries, "query", "queries"), len(t.records), float64(queries)*perQuery/(1<<30), wires, sample, int(maxQueryBytes/perQuery))
+	}
+	return nil
 }
 
 // pickQueries returns n keys, alternately one of the table's and one that

@@ -86,6 +86,8 @@ func TestCommandLine(t *testing.T) {
 		{[]string{"-records", "0"}, 2, "-records must be 1 to 65536"},
 		{[]string{"-records", "17", "-key-bits", "4"}, 2, "-records must be 1 to 16 for 4-bit keys"},
 		{[]string{"-queries", "0"}, 2, "-queries must be 1 to"},
+		{[]string{"-records", "65536", "-key-bits", "64", "-value-bits", "64", "-queries", "4096"}, 2,
+			"4096 queries of a table of 65536 records: up to"},
 		{[]string{"-query", "1,10000"}, 2, "-query: key 2: gates: a 5-digit hex number does not fit in 16 bits"},
 		{[]string{"-query", "1,,2"}, 2, "-query: key 2: gates: not a hex number"},
 		{[]string{"-query", "zz"}, 2, "-query: key 1: gates: not a hex number: byte 0 of 2"},

@@ -28,6 +28,10 @@ import (
 // of error σ; tfhe.NoiseEstimate.Log2XORSumFailure), so sums are kept to
 // at most MaxXORTerms terms: an XOR whose result would have more refreshes
 // an input first (the one after whose refresh the sum is ready soonest).
+// A tree of XORs whose inner wires are read only by the tree and whose
+// leaves are single samples is summed as a whole instead, its earliest
+// terms refreshed together first, so that its shape does not decide its
+// refreshes (circuit_xortree.go).
 // A MUX output counts as two terms: its error variance (two blind
 // rotations before one key switching) is up to twice a gate output's.
 // With |S| ≤ 2 the refresh's noise is exactly the bootstrapped XOR gate's;
@@ -254,6 +258,12 @@ func (lw *linWires) input(w int) linWire {
 func (lw *linWires) set(w int, x linWire) { lw.past[w-lw.nin] = x }
 
 func buildLinearPlan(c *Circuit, maxTerms int, tiers []int) *linearPlan {
+	return buildPlan(c, maxTerms, tiers, true)
+}
+
+// buildPlan builds the linear plan, summing XOR trees whole (xorTrees) or
+// gate by gate as the planner did before it did (for tests).
+func buildPlan(c *Circuit, maxTerms int, tiers []int, xorTrees bool) *linearPlan {
 	nin := c.numInputBits()
 	p := &linearPlan{terms: maxTerms, inputs: nin}
 	// Samples 0 … nin−1 are the input bits, of level 0 and no MUX
@@ -361,9 +371,91 @@ func buildLinearPlan(c *Circuit, maxTerms int, tiers []int) *linearPlan {
 		wires.set(w, x)
 		foldFree(x)
 	}
+	var inner []bool
+	if xorTrees {
+		inner = innerXORWires(c, nin)
+	}
+	isInner := func(w int) bool { return xorTrees && w >= nin && inner[w-nin] }
+	trees := map[int]*xorTree{} // by the inner wire of the root
+	// sumTree makes wire w the sum of tree t's leaves (xorTreePlanner).
+	sumTree := func(w int, t *xorTree, line int) {
+		ls := t.leaves
+		for i := range ls {
+			ls[i].level, ls[i].weight, ls[i].seq = ready(ls[i].terms), weight(ls[i].terms), i
+		}
+		sum := xorAll(ls)
+		if weight(sum) > maxTerms {
+			seq := len(ls)
+			ls = groupTerms(ls, maxTerms, func(group []treeItem) treeItem {
+				if len(group) == 1 && group[0].wire >= 0 {
+					refresh(group[0].wire, line, true)
+					it := group[0]
+					it.terms = wires.get(it.wire).terms
+					it.level, it.weight = ready(it.terms), weight(it.terms)
+					return it
+				}
+				s := xorAll(group)
+				it := treeItem{wire: -1, terms: s, seq: seq}
+				seq++
+				if weight(s) >= 2 {
+					key := sumKey(s)
+					id, ok := refreshed[key]
+					if !ok {
+						id = newSample(ready(s) + 1)
+						add(written[int(id)-nin], linOp{sum: s, out: id, line: line})
+						refreshed[key] = id
+						p.refreshes++
+					}
+					it.terms = []int32{id}
+				}
+				it.level, it.weight = ready(it.terms), weight(it.terms)
+				return it
+			})
+			sum = xorAll(ls)
+		}
+		x := linWire{terms: sum, neg: t.neg}
+		wires.set(w, x)
+		for range t.gates {
+			foldFree(x)
+		}
+	}
 	for _, g := range c.gates {
 		switch g.Op {
 		case OpXOR, OpXNOR:
+			if isInner(g.In[0]) || isInner(g.In[1]) || isInner(g.Out) {
+				// A gate of an XOR tree: its leaves are gathered up to the
+				// root, which sums them (sumTree).
+				var t *xorTree
+				for _, w := range g.In[:2] {
+					if isInner(w) {
+						u := trees[w]
+						delete(trees, w)
+						if t == nil {
+							t = u
+						} else {
+							t = t.merge(u)
+						}
+					}
+				}
+				if t == nil {
+					t = &xorTree{}
+				}
+				for _, w := range g.In[:2] {
+					if !isInner(w) {
+						x := wires.get(w)
+						t.leaves = append(t.leaves, treeItem{wire: w, terms: x.terms})
+						t.neg = t.neg != x.neg
+					}
+				}
+				t.neg = t.neg != (g.Op == OpXNOR)
+				t.gates++
+				if isInner(g.Out) {
+					trees[g.Out] = t
+				} else {
+					sumTree(g.Out, t, g.Line)
+				}
+				continue
+			}
 			x, y := wires.get(g.In[0]), wires.get(g.In[1])
 			sum := symDiff(x.terms, y.terms)
 			if weight(sum) > maxTerms {

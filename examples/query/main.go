@@ -20,9 +20,9 @@
 // plans the evaluation, refreshing sums where their noise needs it, and
 // the program prints that plan. The server groups each sum by the
 // evaluator's bound on its terms (Evaluator.DefaultMaxXORTerms), in which
-// shape the plan refreshes about the fewest sums (one balanced tree can
-// take 30% more). The circuit's gates depend on the table only, never on
-// the query.
+// shape the plan refreshes about the fewest sums (as it now does for one
+// balanced tree, which planned gate by gate took 30% more). The circuit's
+// gates depend on the table only, never on the query.
 //
 // Several queries (-queries N, or N keys in -query) are evaluated together
 // by gates.EvalCircuits: every level of every query is one engine batch,

@@ -31,15 +31,16 @@ import "fmt"
 // (Circuit.Bootstraps), but NumGates and Count count every gate made.
 //
 // Under XORLinear (Evaluator.EvalCircuit's default) an XOR costs no
-// bootstrap, but the planner refreshes (bootstraps) an input of an XOR
-// whose sum would pass MaxXORTerms terms, so the shape of a long XOR
-// decides its refreshes. To XOR n wires, XOR them in groups of m =
-// Evaluator.DefaultMaxXORTerms, each group a balanced tree, then the
-// groups' sums in groups of m, and so on (examples/query's xorSum): about
-// the fewest refreshes, ⌈(n−1)/(m−1)⌉ with the output's, in about
-// log_m(n) levels. One balanced tree of the n wires takes more (256 wires
-// and 14 terms: 32 refreshes, not 20), and a chain ((a⊕b)⊕c)⊕… as few
-// but a level each. Evaluator.PlanCircuit reports what a circuit costs.
+// bootstrap; a sum is refreshed (bootstrapped) where an AND-like gate or
+// an output reads it and where it would pass MaxXORTerms terms. The
+// planner takes a tree of XORs whose inner wires nothing else reads and
+// whose leaves are inputs or gate outputs as one sum, whatever its shape:
+// XOR n such wires as one balanced tree, or any tree, and it takes the
+// fewest refreshes, ⌈(n−1)/(m−1)⌉ with the output's for m =
+// Evaluator.DefaultMaxXORTerms, in about log_m(n) levels. A tree whose
+// inner sums are also read elsewhere, or that XORs sums other gates read,
+// is planned gate by gate, and there its shape still decides its
+// refreshes. Evaluator.PlanCircuit reports what a circuit costs.
 //
 // A Builder is not safe for concurrent use. The Circuit that Build returns
 // shares no memory with it: it is immutable and safe for concurrent use,

@@ -21,14 +21,13 @@ import (
 //     bits share that group's AND: one gate per distinct (left, right).
 //   - Output bit i is the XOR of the matches of the records whose value
 //     has bit i set (at most one record matches, so the XOR is their OR),
-//     or the constant 0 when no record has it. Under gates.XORLinear these
-//     XORs cost no bootstrap but the refreshes that the plan inserts where
-//     a sum would pass maxTerms terms, and one at each output. The planner
-//     sums a tree of XORs as a whole, so grouped by maxTerms (xorSum) or as
-//     one balanced tree (maxTerms 0) they take about the fewest
-//     (TestLookupRefreshes); planned gate by gate, balanced trees took up to
-//     30% more with a key grouped by 3.
-func lookupCircuit(t *table, maxTerms int) (*gates.Circuit, error) {
+//     or the constant 0 when no record has it: one balanced tree of XORs.
+//     Under gates.XORLinear these XORs cost no bootstrap but the refreshes
+//     the plan inserts where a sum would pass the evaluator's bound on its
+//     terms, and one at each output; the planner sums a tree of XORs over
+//     gate outputs as a whole, so this shape takes about the fewest
+//     (TestLookupRefreshes).
+func lookupCircuit(t *table) (*gates.Circuit, error) {
 	b := &lookupBuilder{Builder: gates.NewBuilder(t.keyBits), ands: map[[2]int]int{}}
 	q := b.Input(0)
 	not := make([]int, t.keyBits) // wire of NOT q_j, made when first needed
@@ -62,7 +61,7 @@ func lookupCircuit(t *table, maxTerms int) (*gates.Circuit, error) {
 				terms = append(terms, matches[r])
 			}
 		}
-		if out[i] = b.xorSum(terms, maxTerms); out[i] < 0 {
+		if out[i] = b.tree(gates.OpXOR, terms); out[i] < 0 {
 			if zero < 0 {
 				zero = b.Gate(gates.OpZero)
 			}
@@ -99,28 +98,6 @@ func (b *lookupBuilder) tree(op gates.Op, ws []int) int {
 		ws = next
 	}
 	return ws[0]
-}
-
-// xorSum returns the XOR of the wires ws (−1 for none) as a tree whose
-// nodes XOR at most maxTerms children, each a balanced tree. XORLinear
-// refreshes a sum where it would pass maxTerms terms, as it meets the
-// gates; in this shape it refreshes about the fewest sums,
-// ⌈(len(ws)−1)/(maxTerms−1)⌉ with the output's, in about
-// log(len(ws))/log(maxTerms) levels. maxTerms < 2 gives one balanced
-// tree, which the planner, summing an XOR tree as a whole, now refreshes
-// as few times; planned gate by gate it took up to a third more
-// (TestLookupRefreshes). ws is overwritten.
-func (b *lookupBuilder) xorSum(ws []int, maxTerms int) int {
-	if maxTerms < 2 || len(ws) <= maxTerms {
-		return b.tree(gates.OpXOR, ws)
-	}
-	var sums []int
-	for len(ws) > 0 {
-		k := min(maxTerms, len(ws))
-		sums = append(sums, b.tree(gates.OpXOR, ws[:k]))
-		ws = ws[k:]
-	}
-	return b.xorSum(sums, maxTerms)
 }
 
 // pair returns op(x, y), reusing an AND of the same wires.

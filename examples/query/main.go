@@ -17,12 +17,10 @@
 // the query bits, each taken as is or negated for free as the key bit is 1
 // or 0; output bit i is the XOR of the matches of the records whose value
 // has bit i set. The XORs cost no bootstrap (gates.XORLinear): the library
-// plans the evaluation, refreshing sums where their noise needs it, and
-// the program prints that plan. The server groups each sum by the
-// evaluator's bound on its terms (Evaluator.DefaultMaxXORTerms), in which
-// shape the plan refreshes about the fewest sums (as it now does for one
-// balanced tree, which planned gate by gate took 30% more). The circuit's
-// gates depend on the table only, never on the query.
+// plans the evaluation, refreshing sums where their noise needs it (each
+// output bit's XOR tree summed as a whole, about the fewest refreshes),
+// and the program prints that plan. The circuit's gates depend on the
+// table only, never on the query.
 //
 // Several queries (-queries N, or N keys in -query) are evaluated together
 // by gates.EvalCircuits: every level of every query is one engine batch,
@@ -159,13 +157,14 @@ func main() {
 		}
 	}
 
+	// The server's circuit, from its table alone.
+	c, err := newCircuit(t)
+	if err != nil {
+		log.Fatal(err)
+	}
 	if *plain {
 		// The circuit in plaintext, to check a table and its queries
 		// without keys.
-		c, err := newCircuit(t, 0)
-		if err != nil {
-			log.Fatal(err)
-		}
 		ok := true
 		for k, key := range keys {
 			out, err := c.Eval(gates.Uint64Bits(key, t.keyBits))
@@ -203,8 +202,7 @@ func main() {
 	}
 	fmt.Printf("keys     %s, grouping %d, made in %v\n", p.Name(), *grouping, time.Since(start).Round(time.Millisecond))
 
-	// The server: an engine from the cloud key alone, and its table as a
-	// circuit whose XOR sums are shaped for the engine's noise bound.
+	// The server: an engine from the cloud key alone.
 	start = time.Now()
 	eng, err := bootstrap.New(ck, bootstrap.Options{Use: use})
 	if err != nil {
@@ -216,10 +214,6 @@ func main() {
 		log.Fatal(err)
 	}
 	fmt.Printf("engine   %s, ready in %v\n         %s\n", eng.Name(), time.Since(start).Round(time.Millisecond), eng.Reason())
-	c, err := newCircuit(t, ev.DefaultMaxXORTerms())
-	if err != nil {
-		log.Fatal(err)
-	}
 
 	// The client encrypts each key: one set of circuit inputs a query.
 	start = time.Now()
@@ -270,20 +264,16 @@ func main() {
 	summary(len(keys), ok)
 }
 
-// newCircuit makes the lookup circuit of t, its XOR sums shaped for
-// maxTerms terms a refresh (0: balanced trees), and prints what it holds.
-func newCircuit(t *table, maxTerms int) (*gates.Circuit, error) {
+// newCircuit makes the lookup circuit of t and prints what it holds.
+func newCircuit(t *table) (*gates.Circuit, error) {
 	start := time.Now()
-	c, err := lookupCircuit(t, maxTerms)
+	c, err := lookupCircuit(t)
 	if err != nil {
 		return nil, err
 	}
 	shape := ""
 	if c.Count(gates.OpZero) > 0 {
 		shape = ", a ZERO for the value bits no record has" // one gate, copied to each
-	}
-	if maxTerms > 0 {
-		shape += fmt.Sprintf(", XOR sums in groups of %d", maxTerms)
 	}
 	fmt.Printf("circuit  %d gates (%d AND, %d XOR, %d NOT, %d output copies%s), made in %v\n",
 		c.NumGates(), c.Count(gates.OpAND), c.Count(gates.OpXOR), c.Count(gates.OpNOT), c.Count(gates.OpCopy),

@@ -261,5 +261,15 @@ func groupTerms(items []treeItem, m int, refresh func(group []treeItem) treeItem
 		}
 		push(refresh(group))
 	}
-	return *h
+	// The live terms only: a term that cancelled out may still be in the
+	// heap, its partner popped (skipped) before it, which would count it
+	// once in the sum.
+	var left []treeItem
+	for {
+		it, ok := pop()
+		if !ok {
+			return left
+		}
+		left = append(left, it)
+	}
 }

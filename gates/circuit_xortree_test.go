@@ -174,3 +174,53 @@ func TestGroupTermsOptimal(t *testing.T) {
 		}
 	}
 }
+
+// TestXORTreeRepeatedLeaf: a tree whose leaves hold one sample twice, a
+// ⊕ b ⊕ c ⊕ a ⊕ d ⊕ e, all ready at one level. The two a cancel; at 3
+// terms groupTerms popped the first a (skipped as cancelled) and refreshed
+// b ⊕ c, and returned the heap with the second a still in it, which the
+// tree's sum then counted once: a ⊕ d ⊕ e ⊕ r, the wrong bit and 4 terms.
+func TestXORTreeRepeatedLeaf(t *testing.T) {
+	b := NewBuilder(12)
+	in := b.Input(0)
+	and := func(i int) int { return b.Gate(OpAND, in[2*i], in[2*i+1]) }
+	a, bb, c, d, e := and(0), and(1), and(2), and(3), and(4)
+	s := a
+	for _, w := range []int{bb, c, a, d, e} {
+		s = b.Gate(OpXOR, s, w)
+	}
+	circ, err := b.Build([]int{s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for m := 2; m <= 6; m++ {
+		checkLinearPlan(t, circ, m, nil, 8, rand.New(rand.NewPCG(1, uint64(m))))
+	}
+	// The same at the level of groupTerms: what it returns sums to the
+	// items' sum.
+	items := make([]treeItem, 6)
+	for i, s := range []int32{0, 1, 2, 0, 3, 4} {
+		items[i] = treeItem{wire: -1, terms: []int32{s}, level: 1, weight: 1, seq: i}
+	}
+	next := int32(100)
+	sums := map[int32][]int32{}
+	left := groupTerms(items, 3, func(group []treeItem) treeItem {
+		next++
+		sums[next] = xorAll(group)
+		return treeItem{wire: -1, terms: []int32{next}, level: 2, weight: 1, seq: int(next)}
+	})
+	var got []int32
+	for _, it := range left {
+		for _, id := range it.terms {
+			if s, ok := sums[id]; ok {
+				got = append(got, s...)
+			} else {
+				got = append(got, id)
+			}
+		}
+	}
+	slices.Sort(got)
+	if len(left) > 3 || !slices.Equal(got, []int32{1, 2, 3, 4}) {
+		t.Errorf("groupTerms of a b c a d e at 3 terms: %d terms left, of samples %v; want at most 3, of b c d e", len(left), got)
+	}
+}

@@ -508,6 +508,19 @@ func seedCorpus(t testing.TB) [][]byte {
 		[]byte("0 3\n1 1 1\n"),
 		[]byte(""),
 	}
+	// XOR trees summed whole: a ⊕ b ⊕ c ⊕ a ⊕ d ⊕ e of AND outputs, whose
+	// repeated a left a cancelled term in the sum at 3 terms
+	// (TestXORTreeRepeatedLeaf), and random circuits rich in them.
+	seeds = append(seeds, []byte("11 23\n1 12\n1 1\n\n2 1 0 1 12 AND\n2 1 2 3 13 AND\n2 1 4 5 14 AND\n"+
+		"2 1 6 7 15 AND\n2 1 8 9 16 AND\n2 1 12 13 17 XOR\n2 1 17 14 18 XOR\n2 1 18 12 19 XOR\n"+
+		"2 1 19 15 20 XOR\n2 1 20 16 21 XOR\n1 1 21 22 EQW\n"))
+	for i := range 4 {
+		var b bytes.Buffer
+		if _, err := RandomXORTreeCircuit(rand.New(rand.NewPCG(uint64(i), 99))).WriteTo(&b); err != nil {
+			t.Fatal(err)
+		}
+		seeds = append(seeds, b.Bytes())
+	}
 	// The small published circuits.
 	for _, name := range []string{"zero_equal.txt", "neg64.txt", "adder64.txt", "adder_32bit.txt", "int_gt64_size.bristol"} {
 		data, err := os.ReadFile(filepath.Join("circuits", name))

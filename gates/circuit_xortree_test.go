@@ -3,6 +3,7 @@ package gates
 import (
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 )
@@ -222,5 +223,227 @@ func TestXORTreeRepeatedLeaf(t *testing.T) {
 	slices.Sort(got)
 	if len(left) > 3 || !slices.Equal(got, []int32{1, 2, 3, 4}) {
 		t.Errorf("groupTerms of a b c a d e at 3 terms: %d terms left, of samples %v; want at most 3, of b c d e", len(left), got)
+	}
+}
+
+// RandomXORTreeCircuit returns a random circuit rich in XOR trees: deep,
+// wide, chains and random shapes, XNORs, leaves that are inputs, gate and
+// MUX outputs (2 terms), NOTs and copies, constants, gates that read one
+// wire twice (copies, NOTs, constants, XORs of two sums), repeated leaves,
+// trees whose leaves are sums, and inner wires also read by an AND, a NOT,
+// a copy, a later tree or an output; output wires are written anywhere in
+// the gates. It is exported for the encrypted tests of gates_test
+// (TestXORTreeRandomOracle, TestXORTreeRandomCPU).
+func RandomXORTreeCircuit(rng *rand.Rand) *Circuit {
+	nin := 2 + rng.IntN(10)
+	var gs []Gate
+	next := nin
+	gate := func(op Op, in ...int) int {
+		g := Gate{Op: op, Out: next, In: [3]int{-1, -1, -1}}
+		copy(g.In[:], in)
+		gs = append(gs, g)
+		next++
+		return next - 1
+	}
+	pool := make([]int, nin) // wires to draw leaves from
+	for i := range pool {
+		pool[i] = i
+	}
+	var all []int                // every wire a gate writes
+	single := slices.Clone(pool) // wires that are one sample (no XOR's)
+	pure := false                // the tree being made draws from single
+	pick := func() int {
+		p := pool
+		if pure {
+			p = single
+		}
+		if rng.IntN(3) == 0 && len(p) > 4 {
+			return p[len(p)-1-rng.IntN(4)] // recent ones: repeated leaves
+		}
+		return p[rng.IntN(len(p))]
+	}
+	binOps := []Op{OpAND, OpNAND, OpOR, OpNOR, OpANDNY, OpANDYN, OpORNY, OpORYN}
+	leaf := func() int {
+		switch r := rng.IntN(20); {
+		case r < 4:
+			return pick()
+		case r < 9:
+			return gate(binOps[rng.IntN(len(binOps))], pick(), pick())
+		case r < 12:
+			return gate(OpMUX, pick(), pick(), pick())
+		case r < 14:
+			return gate(OpNOT, pick())
+		case r < 15:
+			return gate(OpCopy, pick())
+		case r < 16:
+			return gate([]Op{OpZero, OpOne}[rng.IntN(2)])
+		case r < 17:
+			x := pick()
+			return gate(binOps[rng.IntN(len(binOps))], x, x) // a copy, a NOT or a constant
+		case r < 18:
+			x := pick()
+			return gate(OpMUX, pick(), x, gate(OpNOT, x)) // an XOR of two sums
+		case r < 19:
+			return gate(OpAND, pick(), gate(OpOne)) // a copy of a wire
+		default:
+			if pure {
+				return gate(OpAND, pick(), pick())
+			}
+			return gate(OpXOR, pick(), pick())
+		}
+	}
+	trees := 1 + rng.IntN(6)
+	for range trees {
+		pure = rng.IntN(3) > 0
+		n := 1 + rng.IntN(24)
+		if rng.IntN(4) == 0 {
+			n += rng.IntN(60)
+		}
+		ls := make([]int, n)
+		for i := range ls {
+			ls[i] = leaf()
+			if i > 0 && rng.IntN(6) == 0 {
+				ls[i] = ls[rng.IntN(i)] // a repeated leaf
+			}
+		}
+		for _, w := range ls {
+			if w >= nin {
+				pool = append(pool, w)
+				if pure && gs[w-nin].Op != OpXOR {
+					single = append(single, w)
+				}
+			}
+		}
+		chain := rng.IntN(3) == 0
+		for len(ls) > 1 {
+			i, j := 0, 1
+			if !chain {
+				i = rng.IntN(len(ls))
+				j = rng.IntN(len(ls) - 1)
+				if j >= i {
+					j++
+				}
+			}
+			op := OpXOR
+			if rng.IntN(4) == 0 {
+				op = OpXNOR
+			}
+			w := gate(op, ls[i], ls[j])
+			switch rng.IntN(30) {
+			case 0:
+				gate(OpAND, w, pick()) // an inner wire read twice
+			case 1:
+				gate(OpNOT, w)
+			case 2:
+				gate(OpCopy, w)
+			case 3:
+				pool = append(pool, w) // maybe read by a later tree
+			}
+			if i > j {
+				i, j = j, i
+			}
+			ls = slices.Delete(ls, j, j+1)
+			ls[i] = w
+		}
+		pool = append(pool, ls[0])
+		if rng.IntN(3) == 0 {
+			w := gate(OpAND, ls[0], pick())
+			pool, single = append(pool, w), append(single, w)
+		}
+	}
+	if next == nin {
+		gate(OpAND, pick(), pick())
+	}
+	for w := nin; w < next; w++ {
+		all = append(all, w)
+	}
+	// Outputs: distinct written wires, the tree roots' more often, some
+	// inner wires; they take the last wire numbers, written anywhere.
+	nout := 1 + rng.IntN(min(8, len(all)))
+	outs := []int{next - 1}
+	if w := pool[len(pool)-1]; w >= nin {
+		outs[0] = w
+	}
+	for len(outs) < nout {
+		w := all[rng.IntN(len(all))]
+		if rng.IntN(2) == 0 {
+			w = pool[rng.IntN(len(pool))]
+		}
+		if w >= nin && !slices.Contains(outs, w) {
+			outs = append(outs, w)
+		}
+	}
+	nout = len(outs)
+	phys := make([]int, next)
+	for i := range nin {
+		phys[i] = i
+	}
+	k := nin
+	for w := nin; w < next; w++ {
+		if j := slices.Index(outs, w); j >= 0 {
+			phys[w] = next - nout + j
+		} else {
+			phys[w] = k
+			k++
+		}
+	}
+	for i := range gs {
+		g := &gs[i]
+		for a := range g.Op.Arity() {
+			g.In[a] = phys[g.In[a]]
+		}
+		g.Out = phys[g.Out]
+	}
+	c, err := NewCircuit(BristolFashion, next, []int{nin}, []int{nout}, gs)
+	if err != nil {
+		panic(err)
+	}
+	return c
+}
+
+// checkTreePlan checks c's plans: shape and plaintext evaluation
+// (checkLinearPlan), with and without tiers, the same when built again,
+// every gate counted once (free or bootstrapped), and the gate-by-gate
+// plan's evaluation too.
+func checkTreePlan(t *testing.T, c *Circuit, rng *rand.Rand) {
+	t.Helper()
+	for _, m := range []int{2, 3, 4, 5, 9, 14, 16} {
+		checkLinearPlan(t, c, m, nil, 3, rng)
+		checkLinearPlan(t, c, m, []int{1 + rng.IntN(4), 8 + rng.IntN(8)}, 1, rng)
+		p := buildLinearPlan(c, m, nil)
+		if q := buildLinearPlan(c, m, nil); !reflect.DeepEqual(p, q) {
+			t.Fatalf("terms %d: two builds of the plan differ", m)
+		}
+		n := 0
+		for _, l := range p.levels {
+			n += l.free
+			for _, o := range l.ops {
+				if !o.refresh() {
+					n++
+				}
+			}
+		}
+		if n != len(c.gates) {
+			t.Fatalf("terms %d: %d gates counted in the levels, the circuit has %d", m, n, len(c.gates))
+		}
+		old := buildPlan(c, m, nil, false)
+		checkPlanShape(t, c, old)
+	}
+}
+
+// TestXORTreeRandom checks the plans of random circuits rich in XOR trees
+// (RandomXORTreeCircuit) at 2 … 16 terms: every refresh within the bound,
+// by weight; the plaintext evaluation against Eval; identical when built
+// again.
+func TestXORTreeRandom(t *testing.T) {
+	n := 3000
+	if testing.Short() {
+		n = 300
+	}
+	for i := range n {
+		rng := rand.New(rand.NewPCG(uint64(i), 77))
+		c := RandomXORTreeCircuit(rng)
+		checkSchedule(t, c)
+		checkTreePlan(t, c, rng)
 	}
 }

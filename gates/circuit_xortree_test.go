@@ -447,3 +447,101 @@ func TestXORTreeRandom(t *testing.T) {
 		checkTreePlan(t, c, rng)
 	}
 }
+
+// TestGroupTermsSum: for random terms (samples of weight 1 or 2, a MUX
+// output's, repeated samples, sums of several samples), every group that
+// groupTerms refreshes weighs at most m, a group of one is a leaf of weight
+// 2 or more, and what it returns weighs at most m and sums, its refreshes
+// expanded, to the terms' sum. Refreshes of a sum made before are reused,
+// as the plan's refreshed map does.
+func TestGroupTermsSum(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	n := 200000
+	if testing.Short() {
+		n = 20000
+	}
+	const samples = 30
+	for iter := range n {
+		m := 2 + rng.IntN(8)
+		var mux [samples]bool
+		var level [samples]int32
+		for s := range samples {
+			mux[s], level[s] = rng.IntN(4) == 0, int32(rng.IntN(4))
+		}
+		sums := map[int32][]int32{} // a refresh's samples
+		weight := func(terms []int32) int {
+			w := len(terms)
+			for _, id := range terms {
+				if id < samples && mux[id] {
+					w++
+				}
+			}
+			return w
+		}
+		expand := func(items []treeItem) []int32 {
+			var all []treeItem
+			for _, it := range items {
+				for _, id := range it.terms {
+					if s, ok := sums[id]; ok {
+						all = append(all, treeItem{terms: s})
+					} else {
+						all = append(all, treeItem{terms: []int32{id}})
+					}
+				}
+			}
+			return xorAll(all)
+		}
+		items := make([]treeItem, 1+rng.IntN(40))
+		for i := range items {
+			terms := []int32{int32(rng.IntN(samples))}
+			if rng.IntN(6) == 0 { // a leaf that is a sum within the bound
+				for range 1 + rng.IntN(3) {
+					terms = append(terms, int32(rng.IntN(samples)))
+				}
+				slices.Sort(terms)
+				if terms = slices.Compact(terms); weight(terms) > m {
+					terms = terms[:1]
+				}
+			}
+			lv := int32(0)
+			for _, id := range terms {
+				lv = max(lv, level[id])
+			}
+			items[i] = treeItem{wire: i, terms: terms, level: lv, weight: weight(terms), seq: i}
+		}
+		want := xorAll(items)
+		if weight(want) <= m {
+			continue
+		}
+		next := int32(samples)
+		made := map[string]int32{}
+		left := groupTerms(slices.Clone(items), m, func(group []treeItem) treeItem {
+			s := xorAll(group)
+			if w := weight(s); w > m || len(group) == 1 && (group[0].wire < 0 || w < 2) {
+				t.Fatalf("iter %d, m %d: a refresh of %v (weight %d)", iter, m, group, w)
+			}
+			lv := int32(0)
+			for _, it := range group {
+				lv = max(lv, it.level)
+			}
+			if weight(s) < 2 {
+				return treeItem{wire: -1, terms: s, level: lv, weight: weight(s), seq: 1 << 20}
+			}
+			e := expand(group)
+			id, ok := made[sumKey(e)]
+			if !ok {
+				id = next
+				next++
+				made[sumKey(e)], sums[id] = id, e
+			}
+			return treeItem{wire: -1, terms: []int32{id}, level: lv + 1, weight: 1, seq: int(id)}
+		})
+		w := 0
+		for _, it := range left {
+			w += it.weight
+		}
+		if got := expand(left); w > m || !slices.Equal(got, want) {
+			t.Fatalf("iter %d, m %d: %v left, of weight %d, summing to %v; want at most %d, %v", iter, m, left, w, got, m, want)
+		}
+	}
+}

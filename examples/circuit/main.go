@@ -62,6 +62,7 @@ import (
 	"time"
 
 	"github.com/goldfhe/goldfhe/bootstrap"
+	"github.com/goldfhe/goldfhe/examples/internal/enginecheck"
 	"github.com/goldfhe/goldfhe/gates"
 	"github.com/goldfhe/goldfhe/gates/circuits"
 	"github.com/goldfhe/goldfhe/tfhe"
@@ -513,7 +514,7 @@ func gpuDevices(flagValue string, use bootstrap.Use) ([]int, error) {
 	devices, err := bootstrap.GPUDevices()
 	switch {
 	case err != nil && use == bootstrap.UseGPU:
-		return nil, fmt.Errorf("-engine gpu: %w (-engine auto takes the CPU engine where no GPU is usable)", err)
+		return nil, enginecheck.NoGPU(err)
 	case err != nil:
 		return nil, nil // no GPU: New takes the CPU engine and says why
 	case n == 1:

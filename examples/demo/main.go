@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/goldfhe/goldfhe/bootstrap"
+	"github.com/goldfhe/goldfhe/examples/internal/enginecheck"
 	"github.com/goldfhe/goldfhe/gates"
 	"github.com/goldfhe/goldfhe/tfhe"
 )
@@ -47,11 +48,10 @@ func main() {
 	if err != nil {
 		badFlag("-engine: %v", err)
 	}
-	if use == bootstrap.UseGPU {
-		// A machine without a GPU fails now rather than after the keys.
-		if _, err := bootstrap.GPUDevices(); err != nil {
-			log.Fatalf("-engine gpu: %v (-engine auto takes the CPU engine where no GPU is usable)", err)
-		}
+	// -engine gpu on a machine without a GPU fails now rather than after
+	// the keys.
+	if err := enginecheck.Require(use); err != nil {
+		log.Fatal(err)
 	}
 	fmt.Println("goldfhe demo:", p)
 	failed := false

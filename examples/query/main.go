@@ -67,6 +67,7 @@ import (
 	"time"
 
 	"github.com/goldfhe/goldfhe/bootstrap"
+	"github.com/goldfhe/goldfhe/examples/internal/enginecheck"
 	"github.com/goldfhe/goldfhe/gates"
 	"github.com/goldfhe/goldfhe/tfhe"
 )
@@ -177,12 +178,10 @@ func main() {
 		return
 	}
 
-	if use == bootstrap.UseGPU {
-		// A machine without a GPU fails now rather than after the keys
-		// (-plain, which makes neither keys nor engine, does not ask).
-		if _, err := bootstrap.GPUDevices(); err != nil {
-			log.Fatalf("-engine gpu: %v (-engine auto takes the CPU engine where no GPU is usable)", err)
-		}
+	// -engine gpu on a machine without a GPU fails now rather than after
+	// the keys (-plain, which makes neither keys nor engine, does not ask).
+	if err := enginecheck.Require(use); err != nil {
+		log.Fatal(err)
 	}
 
 	// The client: keys. The secret key stays here; the cloud key goes to

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/goldfhe/goldfhe/tfhe"
+	"github.com/stretchr/testify/assert"
 )
 
 // TestCheckAliases: every way a batch can use one sample twice is found,
@@ -15,12 +16,8 @@ func TestCheckAliases(t *testing.T) {
 	for _, n := range []int{2, 5, smallAliasBatch, smallAliasBatch + 1, 64, 1000} {
 		fresh := func() ([]*tfhe.TLWE, []*tfhe.TLWE) { return newTLWEs(n, dim), newTLWEs(n, dim) }
 		out, in := fresh()
-		if err := checkAliases(out, in, true); err != nil {
-			t.Errorf("n=%d: disjoint samples: %v", n, err)
-		}
-		if err := checkAliases(in, in, true); err != nil {
-			t.Errorf("n=%d: in place: %v", n, err)
-		}
+		assert.NoErrorf(t, checkAliases(out, in, true), "n=%d: disjoint samples", n)
+		assert.NoErrorf(t, checkAliases(in, in, true), "n=%d: in place", n)
 		for _, pair := range [][2]int{{0, 1}, {0, n - 1}, {n / 2, n - 1}, {n - 2, n - 1}} {
 			i, j := pair[0], pair[1]
 			if i == j {
@@ -48,16 +45,12 @@ func TestCheckAliases(t *testing.T) {
 			}
 			out, in = fresh()
 			in[j] = in[i] // one input read twice: allowed
-			if err := checkAliases(out, in, true); err != nil {
-				t.Errorf("n=%d: inputs %d and %d one sample: %v", n, i, j, err)
-			}
+			assert.NoErrorf(t, checkAliases(out, in, true), "n=%d: inputs %d and %d one sample", n, i, j)
 		}
 		// Without in-place (the key-switching calls): not even out[i] over
 		// in[i]'s array.
 		out, in = fresh()
-		if err := checkAliases(out, in, false); err != nil {
-			t.Errorf("n=%d, not in place: disjoint samples: %v", n, err)
-		}
+		assert.NoErrorf(t, checkAliases(out, in, false), "n=%d, not in place: disjoint samples", n)
 		out[n-1] = &tfhe.TLWE{Value: in[n-1].Value[:2]}
 		if err := checkAliases(out, in, false); err == nil || !strings.Contains(err.Error(), "is the sample of input") {
 			t.Errorf("n=%d, not in place: output %d over input %d's array: %v", n, n-1, n-1, err)
@@ -75,9 +68,7 @@ func TestCheckAliases(t *testing.T) {
 // TestCheckAliasesOne: a batch of one is in place or not.
 func TestCheckAliasesOne(t *testing.T) {
 	in := newTLWEs(1, 3)
-	if err := checkAliases(in, in, true); err != nil {
-		t.Errorf("one sample in place: %v", err)
-	}
+	assert.NoError(t, checkAliases(in, in, true), "one sample in place")
 	if err := checkAliases(in, in, false); err == nil {
 		t.Error("one sample in place where it may not be: no error")
 	}
@@ -112,9 +103,7 @@ func TestEnginesRefuseAliases(t *testing.T) {
 				}
 			}
 		}
-		if err := e.Bootstrap(in, in, mu8); err != nil {
-			t.Errorf("%s: in place: %v", name, err)
-		}
+		assert.NoErrorf(t, e.Bootstrap(in, in, mu8), "%s: in place", name)
 		// Key switching into a view of its own input's array.
 		ext := newTLWEs(1, toyParams.ExtractedLWEDimension())
 		view := []*tfhe.TLWE{{Value: ext[0].Value[:n+1]}}

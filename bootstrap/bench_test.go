@@ -7,18 +7,15 @@ import (
 
 	"github.com/goldfhe/goldfhe/smallntt"
 	"github.com/goldfhe/goldfhe/tfhe"
+	"github.com/stretchr/testify/require"
 )
 
 // benchPlans are the butterfly baseline and smallntt's default plan.
 func benchPlans(b *testing.B, n int) []*smallntt.Plan {
 	bf, err := smallntt.NewPlan(n, smallntt.Butterfly)
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	def, err := smallntt.DefaultPlan(n)
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	return []*smallntt.Plan{bf, def}
 }
 

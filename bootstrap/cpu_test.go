@@ -15,6 +15,8 @@ import (
 	"github.com/goldfhe/goldfhe/smallntt"
 	"github.com/goldfhe/goldfhe/tfhe"
 	"github.com/goldfhe/goldfhe/torus"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 var mu8 = torus.Encode(1, 8)
@@ -34,17 +36,11 @@ func TestCPUGates(t *testing.T) {
 				e := newCPU(t, kp.ck, CPUOptions{})
 				in, want := nandInputs(t, p, newEncryptor(t, kp.sk, ki), count)
 				out := newTLWEs(count, p.LWEDimension())
-				if err := e.Bootstrap(out, in, mu8); err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, e.Bootstrap(out, in, mu8))
 				ext := newTLWEs(count, p.ExtractedLWEDimension())
-				if err := e.BootstrapNoKeySwitch(ext, in, mu8); err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, e.BootstrapNoKeySwitch(ext, in, mu8))
 				ks := newTLWEs(count, p.LWEDimension())
-				if err := e.KeySwitch(ks, ext); err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, e.KeySwitch(ks, ext))
 				for i := range out {
 					if got := kp.sk.DecryptBool(out[i]); got != want[i] {
 						t.Fatalf("key %d, gate %d: NAND = %v, want %v", ki, i, got, want[i])
@@ -57,9 +53,7 @@ func TestCPUGates(t *testing.T) {
 					}
 				}
 				// In place: out[i] = in[i].
-				if err := e.Bootstrap(in, in, mu8); err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, e.Bootstrap(in, in, mu8))
 				for i := range in {
 					if !equalTLWE(in[i], out[i]) {
 						t.Fatalf("in-place bootstrap differs at %d", i)
@@ -93,13 +87,9 @@ func testCPUGroupedGates(t *testing.T, p tfhe.Params, g int) {
 	in, want := nandInputs(t, p, newEncryptor(t, kp.sk, 5), count)
 	var first []*tfhe.TLWE
 	bf, err := smallntt.NewPlan(p.PolyDegree(), smallntt.Butterfly)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	def, err := smallntt.DefaultPlan(p.PolyDegree())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, plan := range []*smallntt.Plan{bf, def} {
 		e := newCPU(t, kp.ck, CPUOptions{Plan: plan})
 		if want := fmt.Sprintf("/grouping=%d", g); !strings.HasSuffix(e.Name(), want) {
@@ -109,9 +99,7 @@ func testCPUGroupedGates(t *testing.T, p tfhe.Params, g int) {
 			t.Errorf("KeyGrouping = %d, Grouping = %d, want %d", kg, e.Grouping(), g)
 		}
 		out := newTLWEs(count, p.LWEDimension())
-		if err := e.Bootstrap(out, in, mu8); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, e.Bootstrap(out, in, mu8))
 		for i := range out {
 			if got := kp.sk.DecryptBool(out[i]); got != want[i] {
 				t.Fatalf("%v: gate %d: NAND = %v, want %v", plan, i, got, want[i])
@@ -187,9 +175,7 @@ func TestCPUPlansBitIdentical(t *testing.T) {
 				// Each plan costs a bootstrapping-key transform and a few
 				// bootstraps: keep the first (a matrix plan) and the default.
 				def, err := smallntt.DefaultPlan(p.PolyDegree())
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				plans = []*smallntt.Plan{plans[0], def}
 				count = 2
 			}
@@ -197,23 +183,15 @@ func TestCPUPlansBitIdentical(t *testing.T) {
 			in, _ := nandInputs(t, p, newEncryptor(t, kp.sk, 7), count)
 			ref := newTLWEs(count, p.LWEDimension())
 			refPlan, err := smallntt.NewPlan(p.PolyDegree(), smallntt.Butterfly)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := newCPU(t, kp.ck, CPUOptions{Plan: refPlan}).Bootstrap(ref, in, mu8); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
+			require.NoError(t, newCPU(t, kp.ck, CPUOptions{Plan: refPlan}).Bootstrap(ref, in, mu8))
 			for _, plan := range plans {
 				e, err := NewCPU(kp.ck, CPUOptions{Plan: plan})
-				if err != nil {
-					t.Fatalf("%v: %v", plan, err)
-				}
+				require.NoErrorf(t, err, "%v", plan)
 				out := newTLWEs(count, p.LWEDimension())
 				err = e.Bootstrap(out, in, mu8)
 				e.Close()
-				if err != nil {
-					t.Fatalf("%v: %v", plan, err)
-				}
+				require.NoErrorf(t, err, "%v", plan)
 				for i := range out {
 					if !equalTLWE(out[i], ref[i]) {
 						t.Fatalf("%v: output %d differs from the butterfly plan's", plan, i)
@@ -274,9 +252,7 @@ func digestRun(t testing.TB, e Engine, kp keyPair, rounds int) string {
 			tfhe.SubTLWETo(in[i], in[i], bits[i])
 			tfhe.SubTLWETo(in[i], in[i], bits[(i+1)%count])
 		}
-		if err := e.Bootstrap(out, in, mu8); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, e.Bootstrap(out, in, mu8))
 		var b [4]byte
 		next := make([]bool, count)
 		for i := range out {
@@ -306,9 +282,7 @@ func TestCPUWorkersIndependent(t *testing.T) {
 		if e.Workers() != w || !strings.Contains(e.Name(), fmt.Sprintf("workers=%d", w)) {
 			t.Fatalf("engine %q does not report %d workers", e.Name(), w)
 		}
-		if err := e.Bootstrap(out, in, mu8); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, e.Bootstrap(out, in, mu8))
 		for i := range out {
 			if kp.sk.DecryptBool(out[i]) != want[i] || (ref != nil && !equalTLWE(out[i], ref[i])) {
 				t.Fatalf("workers=%d: output %d wrong or different", w, i)
@@ -345,9 +319,7 @@ func TestCPUConcurrent(t *testing.T) {
 	wg.Wait()
 
 	e2, err := NewCPU(kp.ck, CPUOptions{Workers: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	in, _ := nandInputs(t, p, newEncryptor(t, kp.sk, 30), 4)
 	for range 3 {
 		wg.Go(func() {
@@ -361,9 +333,7 @@ func TestCPUConcurrent(t *testing.T) {
 	}
 	e2.Close()
 	wg.Wait()
-	if err := e2.Close(); err != nil {
-		t.Errorf("second Close: %v", err)
-	}
+	assert.NoError(t, e2.Close(), "second Close")
 }
 
 // TestCPUErrors feeds bad input to every method: errors, never panics, and
@@ -403,9 +373,7 @@ func TestCPUErrors(t *testing.T) {
 			}
 		}()
 	}
-	if err := e.Bootstrap(nil, nil, mu8); err != nil {
-		t.Errorf("empty batch: %v", err)
-	}
+	assert.NoError(t, e.Bootstrap(nil, nil, mu8), "empty batch")
 
 	// Uninitialized and closed engines.
 	var zero CPU

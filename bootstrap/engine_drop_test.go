@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // collected runs the garbage collector until done reports true, for a few
@@ -52,21 +54,15 @@ func TestCPUDropped(t *testing.T) {
 			var c *cpuCore
 			if selected {
 				s, err := New(kp.ck, Options{Use: UseCPU, CPU: CPUOptions{Workers: workers}})
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				e, c = s, s.Engine.(*CPU).c
 			} else {
 				cpu, err := NewCPU(kp.ck, CPUOptions{Workers: workers})
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				e, c = cpu, cpu.c
 			}
 			c.stopHook = func() { stopped.Add(1) }
-			if err := e.Bootstrap(newTLWEs(8, n), newTLWEs(8, n), mu8); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, e.Bootstrap(newTLWEs(8, n), newTLWEs(8, n), mu8))
 		}()
 		if !collected(func() bool { return stopped.Load() == workers }) {
 			t.Errorf("dropped (through a Selected: %v): %d of %d workers stopped", selected, stopped.Load(), workers)
@@ -87,20 +83,14 @@ func TestMultiDropped(t *testing.T) {
 		var engines []Engine
 		for range k {
 			e, err := NewCPU(kp.ck, CPUOptions{Workers: 1})
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			e.c.stopHook = func() { stopped.Add(1) }
 			engines = append(engines, e)
 		}
 		m, err := NewMulti(engines...)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		// Shares for two worker goroutines, which stay idle after.
-		if err := m.Bootstrap(newTLWEs(3*k, n), newTLWEs(3*k, n), mu8); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, m.Bootstrap(newTLWEs(3*k, n), newTLWEs(3*k, n), mu8))
 		if stacksIn(worker) == 0 {
 			t.Fatal("no share worker after a call")
 		}
@@ -118,12 +108,8 @@ func TestMultiDroppedClosesEngines(t *testing.T) {
 	n := toyParams.LWEDimension()
 	func() {
 		m, err := newMulti(es)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := m.Bootstrap(newTLWEs(9, n), newTLWEs(9, n), 0); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
+		require.NoError(t, m.Bootstrap(newTLWEs(9, n), newTLWEs(9, n), 0))
 	}()
 	closes := func() (c []int) {
 		for _, r := range rs {
@@ -176,9 +162,7 @@ func TestDroppedDuringCall(t *testing.T) {
 	t.Run("CPU", func(t *testing.T) {
 		var stopped atomic.Int32
 		e, err := NewCPU(kp.ck, CPUOptions{Workers: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		e.c.stopHook = func() { stopped.Add(1) }
 		e.c.callHook = collect
 		call(t, e)
@@ -189,9 +173,7 @@ func TestDroppedDuringCall(t *testing.T) {
 	t.Run("Multi", func(t *testing.T) {
 		rs, es := recorders(toyParams, 2)
 		m, err := newMulti(es)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		m.c.callHook = collect
 		call(t, m)
 		if !collected(func() bool { rs[0].mu.Lock(); defer rs[0].mu.Unlock(); return rs[0].closed == 1 }) {
@@ -203,9 +185,7 @@ func TestDroppedDuringCall(t *testing.T) {
 		if errors.Is(err, ErrNoGPU) {
 			t.Skipf("no GPU: %v", err)
 		}
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		c := e.c // not the handle: the call is the handle's last use
 		c.callHook = collect
 		call(t, e)

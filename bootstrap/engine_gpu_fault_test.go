@@ -12,6 +12,8 @@ import (
 
 	"github.com/goldfhe/goldfhe/kernels"
 	"github.com/goldfhe/goldfhe/tfhe"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // faultFatbinEnv names the fatbin of `make fault-fatbin`, whose third
@@ -94,9 +96,7 @@ func gpuFaultChild(t *testing.T, name string) {
 	n := p.LWEDimension()
 	opts := Options{Use: UseGPU, GPU: GPUOptions{MaxBatch: maxBatch}}
 	s, err := New(kp.ck, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Logf("%s (%s)", s.Name(), s.Reason())
 	cpu := newCPU(t, kp.ck, CPUOptions{})
 	rng := rand.New(rand.NewPCG(uint64(n), 5))
@@ -156,12 +156,8 @@ func gpuFaultChild(t *testing.T, name string) {
 	}
 
 	// Close releases the engine; the engine is then closed.
-	if err := within(t, "Close after the fault", s.Close); err != nil {
-		t.Errorf("Close after the fault: %v", err)
-	}
-	if err := s.Close(); err != nil {
-		t.Errorf("second Close: %v", err)
-	}
+	assert.NoError(t, within(t, "Close after the fault", s.Close), "Close after the fault")
+	assert.NoError(t, s.Close(), "second Close")
 	if err := s.Bootstrap(one, in[:1], mu8); !errors.Is(err, ErrClosed) {
 		t.Errorf("Bootstrap after Close: %v", err)
 	}
@@ -181,9 +177,7 @@ func gpuFaultChild(t *testing.T, name string) {
 		t.Logf("New(UseGPU) after the fault: %v", err)
 		auto := opts
 		auto.Use = UseAuto
-		if err := within(t, "New(UseAuto) after the fault", func() (err error) { s2, err = New(kp.ck, auto); return err }); err != nil {
-			t.Fatalf("New(UseAuto) after the fault: %v", err)
-		}
+		require.NoError(t, within(t, "New(UseAuto) after the fault", func() (err error) { s2, err = New(kp.ck, auto); return err }), "New(UseAuto) after the fault")
 		if s2.OnGPU() || !strings.HasPrefix(s2.Reason(), "CPU: ") || !strings.Contains(s2.Reason(), "CUDA_ERROR_LAUNCH_FAILED") {
 			t.Fatalf("New(UseAuto) after the fault: OnGPU %v, reason %q", s2.OnGPU(), s2.Reason())
 		}
@@ -193,9 +187,7 @@ func gpuFaultChild(t *testing.T, name string) {
 	}
 	defer s2.Close()
 	out2 := newTLWEs(len(rest), n)
-	if err := within(t, "a call of the new engine", func() error { return s2.Bootstrap(out2, rest, mu8) }); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, within(t, "a call of the new engine", func() error { return s2.Bootstrap(out2, rest, mu8) }))
 	matchCPU(t, cpu, out2, rest, "the engine built after the fault")
 	t.Log("FAULT-HANDLED")
 }
@@ -204,9 +196,7 @@ func gpuFaultChild(t *testing.T, name string) {
 func matchCPU(t *testing.T, cpu *CPU, got, in []*tfhe.TLWE, what string) {
 	t.Helper()
 	want := newTLWEs(len(in), cpu.Params().LWEDimension())
-	if err := cpu.Bootstrap(want, in, mu8); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, cpu.Bootstrap(want, in, mu8))
 	for i := range got {
 		if !equalTLWE(got[i], want[i]) {
 			t.Fatalf("%s: output %d differs from the CPU engine's", what, i)

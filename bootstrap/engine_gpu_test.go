@@ -13,6 +13,8 @@ import (
 	"github.com/goldfhe/goldfhe/smallntt"
 	"github.com/goldfhe/goldfhe/tfhe"
 	"github.com/goldfhe/goldfhe/torus"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // newGPU builds a GPU engine or skips the test, naming why, when there is no
@@ -23,9 +25,7 @@ func newGPU(t testing.TB, ck *tfhe.CloudKey, opts GPUOptions) *GPU {
 	if errors.Is(err, ErrNoGPU) {
 		t.Skipf("no GPU: %v", err)
 	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { e.Close() })
 	return e
 }
@@ -60,9 +60,7 @@ func TestGPUUnavailable(t *testing.T) {
 	}
 	t.Logf("NewGPU: %v", err)
 	s, err := New(kp.ck, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer s.Close()
 	if s.OnGPU() || !strings.HasPrefix(s.Reason(), "CPU: ") || !strings.Contains(s.Reason(), "no usable GPU") {
 		t.Errorf("New fell back with OnGPU = %v, reason %q", s.OnGPU(), s.Reason())
@@ -79,9 +77,7 @@ func TestGPUUnavailable(t *testing.T) {
 func TestNewSelection(t *testing.T) {
 	kp := testKeys(toyParams, 0)
 	s, err := New(kp.ck, Options{Use: UseCPU, CPU: CPUOptions{Workers: 1}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer s.Close()
 	if s.OnGPU() || s.Reason() != "CPU: requested (UseCPU)" || !strings.HasPrefix(s.Name(), "cpu/") {
 		t.Errorf("UseCPU: OnGPU %v, reason %q, name %q", s.OnGPU(), s.Reason(), s.Name())
@@ -306,15 +302,9 @@ func testGPUMatchesCPU(t *testing.T, p tfhe.Params, mode BlindRotation, kp keyPa
 	for _, count := range batches {
 		in, want := mixedInputs(t, p, kp, rng, count)
 		out, ext, ks := newTLWEs(count, n), newTLWEs(count, kn), newTLWEs(count, n)
-		if err := g.Bootstrap(out, in, mu8); err != nil {
-			t.Fatal(err)
-		}
-		if err := g.BootstrapNoKeySwitch(ext, in, mu8); err != nil {
-			t.Fatal(err)
-		}
-		if err := g.KeySwitch(ks, ext); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, g.Bootstrap(out, in, mu8))
+		require.NoError(t, g.BootstrapNoKeySwitch(ext, in, mu8))
+		require.NoError(t, g.KeySwitch(ks, ext))
 		for i := range out {
 			if !equalTLWE(ks[i], out[i]) {
 				t.Fatalf("batch %d, sample %d: GPU KeySwitch(BootstrapNoKeySwitch) ≠ Bootstrap", count, i)
@@ -327,12 +317,8 @@ func testGPUMatchesCPU(t *testing.T, p tfhe.Params, mode BlindRotation, kp keyPa
 		idx := sampleIndices(rng, count)
 		cin := pick(in, idx)
 		cext, cout := newTLWEs(len(idx), kn), newTLWEs(len(idx), n)
-		if err := cpu.BootstrapNoKeySwitch(cext, cin, mu8); err != nil {
-			t.Fatal(err)
-		}
-		if err := cpu.KeySwitch(cout, cext); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, cpu.BootstrapNoKeySwitch(cext, cin, mu8))
+		require.NoError(t, cpu.KeySwitch(cout, cext))
 		for r, i := range idx {
 			if !equalTLWE(ext[i], cext[r]) {
 				t.Fatalf("batch %d, sample %d: GPU BootstrapNoKeySwitch ≠ CPU (%s)", count, i, firstDiff(ext[i], cext[r]))
@@ -348,12 +334,8 @@ func testGPUMatchesCPU(t *testing.T, p tfhe.Params, mode BlindRotation, kp keyPa
 				c.Value[j] = torus.Torus32(rng.Uint32())
 			}
 		}
-		if err := g.KeySwitch(ks, rin); err != nil {
-			t.Fatal(err)
-		}
-		if err := cpu.KeySwitch(cout, pick(rin, idx)); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, g.KeySwitch(ks, rin))
+		require.NoError(t, cpu.KeySwitch(cout, pick(rin, idx)))
 		for r, i := range idx {
 			if !equalTLWE(ks[i], cout[r]) {
 				t.Fatalf("batch %d, sample %d: GPU KeySwitch of a random sample ≠ CPU (%s)", count, i, firstDiff(ks[i], cout[r]))
@@ -396,15 +378,9 @@ func TestGPUSplitAndInPlace(t *testing.T) {
 			in, _ := mixedInputs(t, p, kp, rng, count)
 			n := p.LWEDimension()
 			a, b := newTLWEs(count, n), newTLWEs(count, n)
-			if err := g.Bootstrap(a, in, mu8); err != nil {
-				t.Fatal(err)
-			}
-			if err := small.Bootstrap(b, in, mu8); err != nil {
-				t.Fatal(err)
-			}
-			if err := small.Bootstrap(in, in, mu8); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, g.Bootstrap(a, in, mu8))
+			require.NoError(t, small.Bootstrap(b, in, mu8))
+			require.NoError(t, small.Bootstrap(in, in, mu8))
 			for i := range a {
 				if !equalTLWE(a[i], b[i]) {
 					t.Fatalf("sample %d: split batch differs", i)
@@ -444,22 +420,16 @@ func TestGPUPlans(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	in, _ := mixedInputs(t, toyParams, kp, rng, 9)
 	want := newTLWEs(len(in), toyParams.LWEDimension())
-	if err := ref.Bootstrap(want, in, mu8); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, ref.Bootstrap(want, in, mu8))
 	for _, f := range []func() (*smallntt.Plan, error){
 		func() (*smallntt.Plan, error) { return smallntt.NewPlan(256, smallntt.Matrix, 16, 16) },
 		func() (*smallntt.Plan, error) { return smallntt.NewPlan(256, smallntt.MatrixNoMerge, 4, 4, 4, 4) },
 	} {
 		plan, err := f()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		g := newGPU(t, kp.ck, GPUOptions{Plan: plan})
 		got := newTLWEs(len(in), toyParams.LWEDimension())
-		if err := g.Bootstrap(got, in, mu8); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, g.Bootstrap(got, in, mu8))
 		for i := range got {
 			if !equalTLWE(got[i], want[i]) {
 				t.Fatalf("%v: sample %d differs from %v", plan, i, ref.Plan())
@@ -507,9 +477,7 @@ func testGPUGroupedErrors(t *testing.T, grouping int) {
 		}
 	}
 	bf, err := smallntt.NewPlan(1024, smallntt.Butterfly)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if g, err := NewGPU(kp.ck, GPUOptions{Plan: bf}); err == nil {
 		g.Close()
 		t.Error("grouped key with the butterfly plan: no error")
@@ -523,9 +491,7 @@ func testGPUGroupedErrors(t *testing.T, grouping int) {
 	}
 	// New falls back to the CPU engine and says why.
 	e, err := New(toy.ck, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer e.Close()
 	if !strings.HasPrefix(e.Name(), "cpu/") {
 		t.Errorf("New with a grouped toy key: %s, want the CPU engine", e.Name())
@@ -577,15 +543,9 @@ func TestGPUErrors(t *testing.T) {
 			}
 		}()
 	}
-	if err := g.Bootstrap(nil, nil, mu8); err != nil {
-		t.Errorf("empty batch: %v", err)
-	}
-	if err := g.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := g.Close(); err != nil {
-		t.Errorf("second Close: %v", err)
-	}
+	assert.NoError(t, g.Bootstrap(nil, nil, mu8), "empty batch")
+	require.NoError(t, g.Close())
+	assert.NoError(t, g.Close(), "second Close")
 	if err := g.Bootstrap(good(1), good(1), mu8); !errors.Is(err, ErrClosed) {
 		t.Errorf("Bootstrap after Close: %v", err)
 	}
@@ -602,9 +562,7 @@ func TestGPUConcurrent(t *testing.T) {
 	kp := testKeys(p, 0)
 	newGPU(t, kp.ck, GPUOptions{}) // skip without a GPU
 	s, err := New(kp.ck, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer s.Close()
 	if !s.OnGPU() || !strings.HasPrefix(s.Reason(), "GPU: ") {
 		t.Fatalf("New with a GPU: OnGPU %v, reason %q", s.OnGPU(), s.Reason())
@@ -617,9 +575,7 @@ func TestGPUConcurrent(t *testing.T) {
 	for w := range ins {
 		ins[w], _ = mixedInputs(t, p, kp, rng, count)
 		wants[w] = newTLWEs(count, p.LWEDimension())
-		if err := s.Bootstrap(wants[w], ins[w], mu8); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, s.Bootstrap(wants[w], ins[w], mu8))
 	}
 	var wg sync.WaitGroup
 	errs := make([]error, workers)
@@ -641,9 +597,7 @@ func TestGPUConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, errors.Join(errs...))
 }
 
 // TestGPUConcurrentMerged: goroutines making small calls of three kinds
@@ -677,18 +631,14 @@ func TestGPUConcurrentMerged(t *testing.T) {
 				j.op = opBootstrapNoKS
 			case 3:
 				j.op, j.in = opKeySwitch, newTLWEs(count, ext)
-				if err := cpu.BootstrapNoKeySwitch(j.in, in, mu8); err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, cpu.BootstrapNoKeySwitch(j.in, in, mu8))
 			}
 			outDim := n
 			if j.op == opBootstrapNoKS {
 				outDim = ext
 			}
 			j.out, j.want = newTLWEs(count, outDim), newTLWEs(count, outDim)
-			if err := cpu.c.run(j.op, j.want, j.in, j.mu); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, cpu.c.run(j.op, j.want, j.in, j.mu))
 			jobs[w] = append(jobs[w], j)
 		}
 	}
@@ -720,9 +670,7 @@ func TestGPUConcurrentMerged(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, errors.Join(errs...))
 	merged := g.c.mergedCalls.Load()
 	t.Logf("%d of %d calls ran merged with others", merged, workers*rounds)
 	if merged == 0 {
@@ -829,9 +777,7 @@ func requireGPUs(t testing.TB, n int) int {
 	t.Helper()
 	requireGPU(t)
 	have, err := kernels.DeviceCount()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if have < n {
 		t.Skipf("needs %d GPUs; the driver reports %d", n, have)
 	}
@@ -851,9 +797,7 @@ func TestGPUMulti(t *testing.T) {
 		t.Run(fmt.Sprintf("grouping=%d", grouping), func(t *testing.T) {
 			kp := keyCache(p, 0, grouping)
 			m, err := NewGPUs(kp.ck, nil, GPUOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			defer m.Close()
 			if len(m.Engines()) != devices {
 				t.Fatalf("NewGPUs built %d engines on %d GPUs", len(m.Engines()), devices)
@@ -871,21 +815,11 @@ func TestGPUMulti(t *testing.T) {
 				in, want := mixedInputs(t, p, kp, rng, count)
 				out, ext, ks := newTLWEs(count, n), newTLWEs(count, kn), newTLWEs(count, n)
 				ref, extRef := newTLWEs(count, n), newTLWEs(count, kn)
-				if err := m.Bootstrap(out, in, mu8); err != nil {
-					t.Fatal(err)
-				}
-				if err := m.BootstrapNoKeySwitch(ext, in, mu8); err != nil {
-					t.Fatal(err)
-				}
-				if err := m.KeySwitch(ks, ext); err != nil {
-					t.Fatal(err)
-				}
-				if err := one.Bootstrap(ref, in, mu8); err != nil {
-					t.Fatal(err)
-				}
-				if err := one.BootstrapNoKeySwitch(extRef, in, mu8); err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, m.Bootstrap(out, in, mu8))
+				require.NoError(t, m.BootstrapNoKeySwitch(ext, in, mu8))
+				require.NoError(t, m.KeySwitch(ks, ext))
+				require.NoError(t, one.Bootstrap(ref, in, mu8))
+				require.NoError(t, one.BootstrapNoKeySwitch(extRef, in, mu8))
 				for i := range out {
 					switch {
 					case !equalTLWE(out[i], ref[i]):
@@ -900,9 +834,7 @@ func TestGPUMulti(t *testing.T) {
 				}
 				idx := sampleIndices(rng, count)
 				cout := newTLWEs(len(idx), n)
-				if err := cpu.Bootstrap(cout, pick(in, idx), mu8); err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, cpu.Bootstrap(cout, pick(in, idx), mu8))
 				for r, i := range idx {
 					if !equalTLWE(out[i], cout[r]) {
 						t.Fatalf("batch %d, sample %d: Multi ≠ CPU (%s)", count, i, firstDiff(out[i], cout[r]))
@@ -930,9 +862,7 @@ func TestGPUMulti(t *testing.T) {
 					t.Fatal(errs[c])
 				}
 				ref := newTLWEs(batch, n)
-				if err := one.Bootstrap(ref, ins[c], mu8); err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, one.Bootstrap(ref, ins[c], mu8))
 				for i := range ref {
 					if !equalTLWE(outs[c][i], ref[i]) {
 						t.Fatalf("caller %d, sample %d: wrong output", c, i)
@@ -947,9 +877,7 @@ func TestGPUMulti(t *testing.T) {
 	var engines []Engine
 	for d := range 2 {
 		g, err := NewGPU(kp.ck, GPUOptions{Device: d})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		engines = append(engines, g)
 	}
 	m, err := NewMulti(engines...)
@@ -959,9 +887,7 @@ func TestGPUMulti(t *testing.T) {
 		}
 		t.Fatal(err)
 	}
-	if err := m.Close(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, m.Close())
 }
 
 // BenchmarkGPUMulti measures TFHELib128 grouped by 3 on 1, 2, 4 and 8 GPUs

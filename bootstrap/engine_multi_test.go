@@ -14,6 +14,8 @@ import (
 
 	"github.com/goldfhe/goldfhe/tfhe"
 	"github.com/goldfhe/goldfhe/torus"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestMultiMatchesOneEngine: a Multi of three CPU engines of one key gives
@@ -29,23 +31,13 @@ func TestMultiMatchesOneEngine(t *testing.T) {
 	for _, count := range []int{1, 2, 3, 7, 20} {
 		in, want := nandInputs(t, p, enc, count)
 		got, ref := newTLWEs(count, p.LWEDimension()), newTLWEs(count, p.LWEDimension())
-		if err := m.Bootstrap(got, in, mu8); err != nil {
-			t.Fatal(err)
-		}
-		if err := one.Bootstrap(ref, in, mu8); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, m.Bootstrap(got, in, mu8))
+		require.NoError(t, one.Bootstrap(ref, in, mu8))
 		ext, extRef := newTLWEs(count, p.ExtractedLWEDimension()), newTLWEs(count, p.ExtractedLWEDimension())
-		if err := m.BootstrapNoKeySwitch(ext, in, mu8); err != nil {
-			t.Fatal(err)
-		}
-		if err := one.BootstrapNoKeySwitch(extRef, in, mu8); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, m.BootstrapNoKeySwitch(ext, in, mu8))
+		require.NoError(t, one.BootstrapNoKeySwitch(extRef, in, mu8))
 		ks := newTLWEs(count, p.LWEDimension())
-		if err := m.KeySwitch(ks, ext); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, m.KeySwitch(ks, ext))
 		for i := range got {
 			if !equalTLWE(got[i], ref[i]) || !equalTLWE(ext[i], extRef[i]) || !equalTLWE(ks[i], ref[i]) {
 				t.Fatalf("batch %d, sample %d: the Multi's outputs differ from one engine's", count, i)
@@ -80,15 +72,11 @@ func newCPUMulti(t *testing.T, ck *tfhe.CloudKey, k, workers int) *Multi {
 	var engines []Engine
 	for range k {
 		e, err := NewCPU(ck, CPUOptions{Workers: workers})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		engines = append(engines, e)
 	}
 	m, err := NewMulti(engines...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { m.Close() })
 	return m
 }
@@ -152,9 +140,7 @@ func recorderMulti(t *testing.T, k int) ([]*recorder, *Multi) {
 	t.Helper()
 	rs, es := recorders(toyParams, k)
 	m, err := newMulti(es)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { m.Close() })
 	return rs, m
 }
@@ -181,18 +167,14 @@ func TestMultiSplits(t *testing.T) {
 	p := toyParams
 	rs, es := recorders(p, 3)
 	m, err := newMulti(es)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	n := p.LWEDimension()
 	for _, count := range []int{10, 1, 1, 1, 2, 300} {
 		in, out := newTLWEs(count, n), newTLWEs(count, n)
 		for i := range in {
 			in[i].Value[0] = torus.Torus32(i)
 		}
-		if err := m.Bootstrap(out, in, 7); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, m.Bootstrap(out, in, 7))
 		for i := range out {
 			if out[i].Value[0] != torus.Torus32(i) || out[i].B() != 7 {
 				t.Fatalf("batch %d: output %d not from its own input", count, i)
@@ -217,9 +199,7 @@ func TestMultiSplits(t *testing.T) {
 	// The three one-sample calls went to three different engines.
 	for _, count := range []int{1, 1, 1} {
 		in, out := newTLWEs(count, n), newTLWEs(count, n)
-		if err := m.Bootstrap(out, in, 0); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, m.Bootstrap(out, in, 0))
 	}
 	for i, r := range rs {
 		if got := r.taken(); len(got) != 1 {
@@ -236,9 +216,7 @@ func TestMultiErrors(t *testing.T) {
 	n := p.LWEDimension()
 	rs, es := recorders(p, 2)
 	m, err := newMulti(es)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	in, out := newTLWEs(4, n), newTLWEs(4, n)
 	bad := slices.Clone(in)
 	bad[3] = nil
@@ -316,17 +294,11 @@ func TestMultiErrors(t *testing.T) {
 	}()
 	rs[0].fail, rs[1].panics = nil, nil
 	for range 3 {
-		if err := m.Bootstrap(out[:1], in[:1], 0); err != nil {
-			t.Fatalf("after a panic: %v", err)
-		}
+		require.NoError(t, m.Bootstrap(out[:1], in[:1], 0), "after a panic")
 	}
 
-	if err := m.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Close(); err != nil {
-		t.Errorf("second Close: %v", err)
-	}
+	require.NoError(t, m.Close())
+	assert.NoError(t, m.Close(), "second Close")
 	for i, r := range rs {
 		if r.closed != 1 {
 			t.Errorf("engine %d closed %d times", i, r.closed)
@@ -371,16 +343,12 @@ func TestNewMultiChecks(t *testing.T) {
 		t.Errorf("two groupings: %v", err)
 	}
 	m, err := newMulti([]Engine{&recorder{p: p, tiers: []int{16, 132}}, &recorder{p: p, tiers: []int{16, 132}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if got := m.BatchTiers(); !slices.Equal(got, []int{32, 264}) {
 		t.Errorf("BatchTiers() = %v, want [32 264]", got)
 	}
 	m, err = newMulti([]Engine{&recorder{p: p, tiers: []int{16, 132}}, &recorder{p: p, tiers: []int{16}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if got := m.BatchTiers(); got != nil {
 		t.Errorf("BatchTiers() of unlike engines = %v, want nil", got)
 	}
@@ -388,17 +356,13 @@ func TestNewMultiChecks(t *testing.T) {
 	// Two cloud keys of one secret key: the probe tells them apart.
 	a := testKeys(p, 0)
 	b, err := tfhe.GenerateCloudKeyFromSeed(a.sk, seedOf("another cloud key", 0))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	ea := newCPU(t, a.ck, CPUOptions{Workers: 1})
 	eb := newCPU(t, b, CPUOptions{Workers: 1})
 	if _, err := NewMulti(ea, eb); err == nil || !strings.Contains(err.Error(), "not hold the same cloud key") {
 		t.Errorf("two cloud keys: %v", err)
 	}
-	if err := ea.Bootstrap(nil, nil, 0); err != nil {
-		t.Errorf("a refused engine was closed: %v", err)
-	}
+	assert.NoError(t, ea.Bootstrap(nil, nil, 0), "a refused engine was closed")
 }
 
 // TestMultiConcurrent: goroutines calling one Multi each get their own
@@ -415,9 +379,7 @@ func TestMultiConcurrent(t *testing.T) {
 	for c := range ins {
 		ins[c], _ = nandInputs(t, p, enc, count)
 		refs[c] = newTLWEs(count, p.LWEDimension())
-		if err := one.Bootstrap(refs[c], ins[c], mu8); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, one.Bootstrap(refs[c], ins[c], mu8))
 	}
 	var wg sync.WaitGroup
 	errs := make([]error, callers)
@@ -485,17 +447,13 @@ func TestNewGPUsOptions(t *testing.T) {
 func TestMultiStartWraps(t *testing.T) {
 	_, es := recorders(toyParams, 3)
 	m, err := newMulti(es)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer m.Close()
 	n := toyParams.LWEDimension()
 	for _, start := range []uint32{1 << 31, math.MaxUint32, 0} {
 		m.c.start.Store(start)
 		in, out := newTLWEs(1, n), newTLWEs(1, n)
-		if err := m.Bootstrap(out, in, 7); err != nil {
-			t.Errorf("call count %d: %v", start, err)
-		}
+		assert.NoErrorf(t, m.Bootstrap(out, in, 7), "call count %d", start)
 	}
 }
 
@@ -515,9 +473,7 @@ func TestDeviceErrors(t *testing.T) {
 	if got := err.Error(); got != "device 2: a\ndevice 5: b" {
 		t.Errorf("two unlike: %q", got)
 	}
-	if err := deviceErrors([]int{0, 1}, []error{nil, nil}); err != nil {
-		t.Errorf("none failed: %v", err)
-	}
+	assert.NoError(t, deviceErrors([]int{0, 1}, []error{nil, nil}), "none failed")
 }
 
 // TestMultiAllocs: once its workers are started, calls seldom allocate
@@ -548,9 +504,7 @@ func TestMultiAllocs(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	for range calls {
-		if err := m.Bootstrap(out, in, 0); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, m.Bootstrap(out, in, 0))
 		reset()
 	}
 	runtime.ReadMemStats(&after)
@@ -634,9 +588,7 @@ func TestMultiPanicsBesides(t *testing.T) {
 		})
 	}
 	for range 3 {
-		if err := m.Bootstrap(newTLWEs(1, n), newTLWEs(1, n), 0); err != nil {
-			t.Fatalf("after the panics: %v", err)
-		}
+		require.NoError(t, m.Bootstrap(newTLWEs(1, n), newTLWEs(1, n), 0), "after the panics")
 	}
 }
 
@@ -681,9 +633,7 @@ func TestMultiWorkersEnd(t *testing.T) {
 	if m.c.idle.Load() == 0 {
 		t.Fatal("no idle worker while the Multi is open")
 	}
-	if err := m.Close(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, m.Close())
 	// A worker leaves idle before it ends, so none may be counted now.
 	if w := m.c.idle.Load(); w > 0 {
 		t.Fatalf("%d workers idle after Close", w)

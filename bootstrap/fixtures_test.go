@@ -7,6 +7,7 @@ import (
 
 	"github.com/goldfhe/goldfhe/tfhe"
 	"github.com/goldfhe/goldfhe/torus"
+	"github.com/stretchr/testify/require"
 )
 
 // toyParams is a small, insecure set for fast structural tests.
@@ -71,18 +72,14 @@ func testGroupedKeys(p tfhe.Params, i int) keyPair { return keyCache(p, i, 2) }
 func newCPU(t testing.TB, ck *tfhe.CloudKey, opts CPUOptions) *CPU {
 	t.Helper()
 	e, err := NewCPU(ck, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { e.Close() })
 	return e
 }
 
 func newEncryptor(t testing.TB, sk *tfhe.SecretKey, i int) *tfhe.Encryptor {
 	e, err := tfhe.NewEncryptorFromSeed(sk, seedOf("enc", i))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return e
 }
 

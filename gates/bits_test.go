@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 func bitString(bits []bool) string {
@@ -68,9 +70,7 @@ func TestBitsRoundTrip(t *testing.T) {
 			h := hex.EncodeToString(b)
 			hb, err := HexBits(h, 8*len(b), order)
 			if len(b) == 0 {
-				if err == nil {
-					t.Fatal("HexBits of an empty string succeeded")
-				}
+				require.Error(t, err, "HexBits of an empty string succeeded")
 				continue
 			}
 			if err != nil || bitString(hb) != bitString(bits) {

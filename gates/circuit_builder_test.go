@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/goldfhe/goldfhe/gates"
+	"github.com/stretchr/testify/require"
 )
 
 // addCompare builds, on two n-bit inputs a and b (least significant bit
@@ -45,9 +46,7 @@ func TestBuilderAddCompare(t *testing.T) {
 	for _, n := range []int{1, 4, 13, 64} {
 		b, sum, lt := addCompare(n)
 		c, err := b.Build(sum, []int{lt})
-		if err != nil {
-			t.Fatalf("%d bits: %v", n, err)
-		}
+		require.NoErrorf(t, err, "%d bits", n)
 		if got, want := c.Inputs(), []int{n, n}; !slices.Equal(got, want) {
 			t.Fatalf("%d bits: inputs %v, want %v", n, got, want)
 		}
@@ -73,9 +72,7 @@ func TestBuilderAddCompare(t *testing.T) {
 		}
 		for _, p := range pairs {
 			out, err := c.Eval(gates.Uint64Bits(p[0], n), gates.Uint64Bits(p[1], n))
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			lo, hi := p[0]+p[1], uint64(0) // the n+1-bit sum: low n bits, carry
 			if n == 64 && lo < p[0] || n < 64 && lo>>n == 1 {
 				hi = 1
@@ -110,9 +107,7 @@ func TestBuilderLayout(t *testing.T) {
 		t.Fatalf("gates write wires %d, %d, %d, want 4, 5, 6", w1, w2, w3)
 	}
 	c, err := b.Build([]int{w3, w1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want := []gates.Gate{
 		{Op: gates.OpNAND, In: [3]int{0, 3, -1}, Out: 4},
 		{Op: gates.OpNOT, In: [3]int{4, -1, -1}, Out: 5},
@@ -142,15 +137,11 @@ func TestBuilderOutputs(t *testing.T) {
 		[]int{one},                   // a constant alone
 		[]int{x[1], and, x[1], y[0]}, // wires of the other values again
 	)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for v := range 8 {
 		x0, x1, y0 := v&1 == 1, v&2 == 2, v&4 == 4
 		out, err := c.Eval([]bool{x0, x1}, []bool{y0})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		a := x0 && y0
 		want := [][]bool{{y0, x1, x0}, {a, a, false, a}, {true}, {x1, a, x1, y0}}
 		for i := range want {
@@ -167,9 +158,7 @@ func TestBuilderOutputs(t *testing.T) {
 	b = gates.NewBuilder()
 	one = b.Gate(gates.OpOne)
 	c, err = b.Build([]int{one, b.Gate(gates.OpNOT, one)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if out, err := c.Eval(); err != nil || !slices.Equal(out[0], []bool{true, false}) {
 		t.Fatalf("constants: %v, %v; want [true false]", out, err)
 	}
@@ -284,9 +273,7 @@ func TestBuilderErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := tc.build()
-			if err == nil {
-				t.Fatalf("no error; built %v", c)
-			}
+			require.Errorf(t, err, "no error; built %v", c)
 			if c != nil {
 				t.Errorf("a circuit (%v) with the error", c)
 			}
@@ -330,24 +317,18 @@ func TestBuilderManyInputs(t *testing.T) {
 func TestBuilderBuildTwice(t *testing.T) {
 	b, sum, lt := addCompare(8)
 	c1, err := b.Build(sum)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	text1 := netlist(t, c1)
 	gates1 := c1.Gates()
 	c2, err := b.Build(sum)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if text2 := netlist(t, c2); text2 != text1 {
 		t.Fatalf("the same outputs built twice give two circuits:\n%s\n%s", text1, text2)
 	}
 	// More gates after Build: a ≥ b as ¬(a < b), and a circuit of both.
 	ge := b.Gate(gates.OpNOT, lt)
 	c3, err := b.Build([]int{lt}, []int{ge})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if c3.NumGates() != c1.NumGates()-len(sum)+1+2 {
 		t.Errorf("%d gates after one more and two output copies, from %d with %d copies", c3.NumGates(), c1.NumGates(), len(sum))
 	}
@@ -356,16 +337,12 @@ func TestBuilderBuildTwice(t *testing.T) {
 	}
 	for _, p := range [][2]uint64{{3, 200}, {200, 3}, {7, 7}} {
 		out, err := c3.Eval(gates.Uint64Bits(p[0], 8), gates.Uint64Bits(p[1], 8))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if out[0][0] != (p[0] < p[1]) || out[1][0] != (p[0] >= p[1]) {
 			t.Errorf("%d, %d: < %v, ≥ %v", p[0], p[1], out[0][0], out[1][0])
 		}
 		out, err = c1.Eval(gates.Uint64Bits(p[0], 8), gates.Uint64Bits(p[1], 8))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if got := gates.BitsUint64(out[0]); got != p[0]+p[1] {
 			t.Errorf("first circuit: %d + %d = %d", p[0], p[1], got)
 		}
@@ -386,9 +363,7 @@ func TestBuilderBuildTwice(t *testing.T) {
 func TestBuilderRoundTrip(t *testing.T) {
 	b, sum, lt := addCompare(16)
 	c, err := b.Build([]int{lt}, sum, []int{b.Input(1)[3], lt})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	text := netlist(t, c)
 	p, err := gates.Parse(strings.NewReader(text))
 	if err != nil {
@@ -404,13 +379,9 @@ func TestBuilderRoundTrip(t *testing.T) {
 	for range 50 {
 		x, y := gates.Uint64Bits(r.Uint64N(1<<16), 16), gates.Uint64Bits(r.Uint64N(1<<16), 16)
 		want, err := c.Eval(x, y)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		got, err := p.Eval(x, y)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if !slices.EqualFunc(got, want, slices.Equal) {
 			t.Fatalf("parsed circuit gives %v, built %v", got, want)
 		}

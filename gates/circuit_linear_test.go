@@ -19,6 +19,7 @@ import (
 
 	"github.com/goldfhe/goldfhe/tfhe"
 	"github.com/goldfhe/goldfhe/torus"
+	"github.com/stretchr/testify/require"
 )
 
 // checkLinearPlan checks c's linear plan for sums of at most terms terms
@@ -29,9 +30,7 @@ import (
 func checkLinearPlan(t *testing.T, c *Circuit, terms int, tiers []int, rounds int, rng *rand.Rand) {
 	t.Helper()
 	p, err := c.linearPlan(terms, tiers)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if tiers != nil {
 		asap, _ := c.linearPlan(terms, nil)
 		if len(p.levels) != len(asap.levels) || p.bootstraps != asap.bootstraps || p.samples != asap.samples {
@@ -66,9 +65,7 @@ func checkLinearPlan(t *testing.T, c *Circuit, terms int, tiers []int, rounds in
 			}
 		}
 		want, err := c.Eval(in...)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if got := p.evalPlain(c, in); !slices.EqualFunc(got, want, slices.Equal) {
 			t.Fatalf("terms %d: the linear plan computes %v, Eval %v on %v", terms, got, want, in)
 		}
@@ -220,9 +217,7 @@ func TestLinearPlanShipped(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, name := range files {
 		c, err := ParseFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for _, terms := range []int{2, 3, 9, 16} {
 			if testing.Short() && terms != 9 && c.NumGates() > 10000 {
 				continue
@@ -262,9 +257,7 @@ func TestFillTiers(t *testing.T) {
 	tiers := []int{16, 66, 132, 264}
 	for _, name := range []string{"circuits/aes_128.txt", "circuits/mult64.txt", "circuits/adder64.txt"} {
 		c, err := ParseFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		asap, _ := c.linearPlan(9, nil)
 		filled, _ := c.linearPlan(9, tiers)
 		a, f := tierCost(asap, tiers), tierCost(filled, tiers)
@@ -436,20 +429,14 @@ func (e tiersOnly) BatchTiers() []int               { return e.tiers }
 // up to maxCachedPlans.
 func TestPlanCircuitsTiers(t *testing.T) {
 	c, err := ParseFile(filepath.Join("circuits", "aes_128.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	tiers := []int{16, 66, 132, 264}
 	ev, err := NewEvaluator(tiersOnly{tiers})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	w := ev.DefaultMaxXORTerms()
 	for _, m := range []int{1, 3, 8, 40, 300} {
 		got, err := ev.linearPlan(c, CircuitOptions{}, m)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		want, _ := c.linearPlan(w, instanceTiers(tiers, m))
 		if got != want {
 			t.Errorf("%d sets: not the plan of tiers %v", m, instanceTiers(tiers, m))
@@ -458,9 +445,7 @@ func TestPlanCircuitsTiers(t *testing.T) {
 			t.Errorf("%d sets: the plan of the engine's own tiers", m)
 		}
 		cp, err := ev.PlanCircuits(c, m, CircuitOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if cp.Instances != m || cp.Levels != len(want.levels) || cp.MaxBatch != m*want.maxBatch || cp.Bootstraps != m*want.bootstraps {
 			t.Errorf("%d sets: plan %+v, the linear plan's %d levels, %d a level at most, %d bootstraps", m, cp, len(want.levels), want.maxBatch, want.bootstraps)
 		}
@@ -553,9 +538,7 @@ func TestLinearPlanMuxWeight(t *testing.T) {
 		g(OpMUX, 6, 0, 1, 2), g(OpMUX, 7, 3, 4, 5), g(OpXOR, 8, 6, 7), g(OpNOT, 9, 6), g(OpCopy, 10, 7),
 		g(OpAND, 11, 8, 0), g(OpAND, 12, 9, 10),
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if c.muxIn != 2 {
 		t.Errorf("XORBootstrapped: muxIn %d, want 2 (z reads two MUX outputs)", c.muxIn)
 	}
@@ -572,9 +555,7 @@ func TestLinearPlanMuxWeight(t *testing.T) {
 	} {
 		checkLinearPlan(t, c, tc.terms, nil, 8, rng)
 		p, err := c.linearPlan(tc.terms, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		singles := 0
 		for _, l := range p.levels {
 			for _, o := range l.ops {
@@ -725,9 +706,7 @@ func TestPlanDigest(t *testing.T) {
 	}
 	for _, name := range append(files, "circuits/int_gt64_size.bristol") {
 		c, err := ParseFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		check(filepath.Base(name), []*Circuit{c}, rand.New(rand.NewPCG(7, 8)))
 	}
 	rng := rand.New(rand.NewPCG(9, 10))
@@ -739,9 +718,7 @@ func TestPlanDigest(t *testing.T) {
 	var wide []*Circuit
 	for _, src := range wideCircuits {
 		c, err := Parse(strings.NewReader(src))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		wide = append(wide, c)
 	}
 	check("wide", wide, rng)
@@ -832,15 +809,11 @@ func planSteps(ev *Evaluator, c *Circuit, terms int, tiers []int, plans *[]*line
 func TestPlanHostileMemory(t *testing.T) {
 	const limit = 1 << 20
 	ev, err := NewEvaluator(tiersOnly{[]int{16, 66, 132, 264}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	ev.DefaultMaxXORTerms() // its noise figures, computed once
 	for _, src := range hostileWide {
 		c, err := Parse(strings.NewReader(src))
-		if err != nil {
-			t.Fatalf("%q: %v", src, err)
-		}
+		require.NoErrorf(t, err, "%q", src)
 		var plans []*linearPlan
 		for _, s := range planSteps(ev, c, 2, []int{1, 8}, &plans) {
 			if got := allocated(s.run); got > limit {
@@ -883,9 +856,7 @@ func (nopEngine) KeySwitch(_, _ []*tfhe.TLWE) error { return nil }
 func TestEvalWideMemory(t *testing.T) {
 	const nin, sets = 1 << 18, 2
 	ev, err := NewEvaluator(nopEngine{tiersOnly{[]int{16, 66, 132, 264}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	ev.DefaultMaxXORTerms()
 	rng := rand.New(rand.NewPCG(1, 2))
 	sample := func() *tfhe.TLWE {
@@ -914,9 +885,7 @@ func TestEvalWideMemory(t *testing.T) {
 			nin+4, nin-1, nin, nin, nin+1, nin+1, nin+2, nin+2, nin+3),
 	} {
 		c, err := Parse(strings.NewReader(src))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		// One pointer a set and input bit, and 256 KiB: the outputs take
 		// a sample (2.5 KiB) a set and bit, the rest a few KiB.
 		limit := uint64(8*sets*nin + 1<<18)
@@ -927,9 +896,7 @@ func TestEvalWideMemory(t *testing.T) {
 			}
 			var out [][][]*tfhe.TLWE
 			got := allocated(func() { out, err = ev.EvalCircuits(context.Background(), c, inputs, opts) })
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			if len(out) != sets || len(out[0]) != 1 || len(out[0][0]) != c.numOutputBits() {
 				t.Fatalf("%v: outputs %v", opts.XOR, out)
 			}

@@ -12,6 +12,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // A 2-bit adder in Bristol Fashion: a on wires 0–1, b on 2–3; output 1 is
@@ -89,9 +92,7 @@ func TestParseErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := Parse(strings.NewReader(tc.src))
-			if err == nil {
-				t.Fatalf("Parse succeeded: %v", c)
-			}
+			require.Errorf(t, err, "Parse succeeded: %v", c)
 			var ce *CircuitError
 			if !errors.As(err, &ce) {
 				t.Fatalf("error %v (%T) is not a *CircuitError", err, err)
@@ -108,18 +109,14 @@ func TestParseErrors(t *testing.T) {
 
 func TestParseAdder(t *testing.T) {
 	c, err := Parse(strings.NewReader(strings.ReplaceAll(add2, "\n", "\r\n")))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if c.Format() != BristolFashion || c.NumWires() != 12 || c.NumGates() != 8 || c.Depth() != 3 || c.Bootstraps() != 7 {
 		t.Fatalf("%v: depth %d", c, c.Depth())
 	}
 	for a := range uint64(4) {
 		for b := range uint64(4) {
 			out, err := c.Eval(Uint64Bits(a, 2), Uint64Bits(b, 2))
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			// The sum is a 2-bit value then a carry bit.
 			got := BitsUint64(out[0]) | BitsUint64(out[1])<<2
 			if got != a+b {
@@ -180,9 +177,7 @@ func TestParseGates(t *testing.T) {
 2 1 10 11 12 NAND
 `
 	c, err := Parse(strings.NewReader(src))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	// MAND expands into two ANDs, so 10 gates; output wires 10, 11, 12.
 	if c.NumGates() != 10 || c.Count(OpAND) != 2 || c.Count(OpZero) != 1 || c.Count(OpOne) != 1 {
 		t.Fatalf("%v", c)
@@ -190,9 +185,7 @@ func TestParseGates(t *testing.T) {
 	for x := range uint64(8) {
 		a, b, cc := x&1 == 1, x&2 != 0, x&4 != 0
 		out, err := c.Eval([]bool{a, b}, []bool{cc})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		mux := cc
 		if a {
 			mux = b
@@ -205,9 +198,7 @@ func TestParseGates(t *testing.T) {
 
 	old := "2 5\n2 1 2\n\n2 1 0 0 3 XOR\n1 1 3 4 INV\n"
 	c, err = Parse(strings.NewReader(old))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if c.Format() != BristolOld || fmt.Sprint(c.Inputs(), c.Outputs()) != "[2 1] [2]" {
 		t.Fatalf("%v", c)
 	}
@@ -236,9 +227,7 @@ func TestWriteToRoundTrip(t *testing.T) {
 func checkRoundTrip(t *testing.T, src string) {
 	t.Helper()
 	c, err := Parse(strings.NewReader(src))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	checkWriteRead(t, c)
 }
 
@@ -250,9 +239,7 @@ func checkWriteRead(t *testing.T, c *Circuit) {
 		t.Fatal(err)
 	}
 	c2, err := Parse(bytes.NewReader(buf.Bytes()))
-	if err != nil {
-		t.Fatalf("re-reading %q: %v", buf.String(), err)
-	}
+	require.NoErrorf(t, err, "re-reading %q", buf.String())
 	if !sameCircuit(c, c2) {
 		t.Fatalf("round trip changed the circuit:\n%s\n%v\n%v", buf.String(), c, c2)
 	}
@@ -304,9 +291,7 @@ func TestNewCircuit(t *testing.T) {
 	} {
 		c, err := NewCircuit(tc.format, tc.nwires, tc.in, []int{1}, tc.gates)
 		if tc.msg == "" {
-			if err != nil {
-				t.Errorf("%s: %v", tc.name, err)
-			}
+			assert.NoErrorf(t, err, "%s", tc.name)
 			continue
 		}
 		if err == nil || !strings.Contains(err.Error(), tc.msg) {
@@ -323,9 +308,7 @@ func TestNewCircuit(t *testing.T) {
 	in := []int{2}
 	gs := []Gate{g(OpNAND, 2, 0, 1), g(OpNOT, 3, 2)}
 	c, err := NewCircuit(BristolFashion, 4, in, []int{1}, gs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	in[0], gs[0].Op = 5, OpAND
 	c.Inputs()[0] = 7
 	c.Gates()[0].Op = OpOR
@@ -425,9 +408,7 @@ func checkSchedule(t *testing.T, c *Circuit) {
 		wires[g.Out] = g.Op.Eval(v[0], v[1], v[2])
 	}
 	got, err := c.Eval(inputs...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want := splitOutputs(wires, c.outputs)
 	for i := range want {
 		if !slices.Equal(got[i], want[i]) {
@@ -524,9 +505,7 @@ func seedCorpus(t testing.TB) [][]byte {
 	// The small published circuits.
 	for _, name := range []string{"zero_equal.txt", "neg64.txt", "adder64.txt", "adder_32bit.txt", "int_gt64_size.bristol"} {
 		data, err := os.ReadFile(filepath.Join("circuits", name))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		seeds = append(seeds, data)
 	}
 	return seeds
@@ -623,9 +602,7 @@ func TestParseWideMAND(t *testing.T) {
 		return b.String()
 	}
 	c, err := Parse(strings.NewReader(build(2*n - 1)))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if got := len(c.Gates()); got != n {
 		t.Fatalf("%d gates, want %d", got, n)
 	}

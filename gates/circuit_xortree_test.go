@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // xorTreeCircuit returns a circuit whose one output is the XOR of n AND
@@ -109,9 +111,7 @@ func TestXORTreeSecondReader(t *testing.T) {
 	x := b.Gate(OpXOR, in[0], in[1])
 	y := b.Gate(OpXOR, x, in[2])
 	c, err := b.Build([]int{x, y})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for i, v := range innerXORWires(c, 4) {
 		if v {
 			t.Errorf("wire %d is inner; the XORs' outputs are read by the output copies", 4+i)
@@ -191,9 +191,7 @@ func TestXORTreeRepeatedLeaf(t *testing.T) {
 		s = b.Gate(OpXOR, s, w)
 	}
 	circ, err := b.Build([]int{s})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for m := 2; m <= 6; m++ {
 		checkLinearPlan(t, circ, m, nil, 8, rand.New(rand.NewPCG(1, uint64(m))))
 	}

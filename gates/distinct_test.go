@@ -12,6 +12,7 @@ import (
 	"github.com/goldfhe/goldfhe/gates"
 	"github.com/goldfhe/goldfhe/tfhe"
 	"github.com/goldfhe/goldfhe/torus"
+	"github.com/stretchr/testify/require"
 )
 
 // recorder is the oracle engine that also keeps a copy of every sample it
@@ -89,9 +90,7 @@ func TestBlindRotationsDistinct(t *testing.T) {
 	f := fixtures(toyParams)
 	rec := &recorder{oracle: newOracle(f)}
 	ev, err := gates.NewEvaluator(rec)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	n := toyParams.LWEDimension()
 	out := func() *tfhe.TLWE { return tfhe.NewTLWE(n) }
 
@@ -113,9 +112,7 @@ func TestBlindRotationsDistinct(t *testing.T) {
 		{Op: gates.OpMUX, A: s, B: b, C: d, Out: out()}, // a third site of s + b − 1/8: both forms used
 	}
 	want := []bool{false, false, true, false, true, true, true, true, true, false}
-	if err := ev.Batch(calls); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, ev.Batch(calls))
 	checkDistinctRotations(t, "Batch", rec.take())
 	for i, cl := range calls {
 		if got := f.decrypt(t, cl.Out)[0]; got != want[i] {
@@ -134,9 +131,7 @@ func TestBlindRotationsDistinct(t *testing.T) {
 			{Op: gates.OpMUX, A: sel, B: b, C: d, Out: out()},
 			{Op: gates.OpMUX, A: sel, B: b, C: e, Out: out()},
 		}
-		if err := ev.Batch(four); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, ev.Batch(four))
 		checkDistinctRotations(t, "AND and three MUX of one selector and data", rec.take(), true)
 		// b, c, d, e = 0, 1, 1, 0
 		want := []bool{false, false, false, false}
@@ -166,18 +161,14 @@ func TestBlindRotationsDistinct(t *testing.T) {
 		g(gates.OpXOR, 7, 4, 5), g(gates.OpXOR, 8, 5, 6),
 		g(gates.OpXOR, 9, 7, 3), g(gates.OpAND, 10, 8, 2),
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	// evalCircuit evaluates circ on bits and checks its blind rotations
 	// and its outputs.
 	evalCircuit := func(what string, circ *gates.Circuit, bits []bool, opts gates.CircuitOptions) {
 		t.Helper()
 		want, _ := circ.Eval(bits)
 		got, err := ev.EvalCircuitWith(context.Background(), circ, [][]*tfhe.TLWE{f.encrypt(bits...)}, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		checkDistinctRotations(t, fmt.Sprintf("%s %+v", what, opts), rec.take())
 		if g := f.decrypt(t, got[0]...); !slices.Equal(g, want[0]) {
 			t.Errorf("%s %+v: %v, want %v", what, opts, g, want[0])
@@ -205,9 +196,7 @@ func TestBlindRotationsDistinct(t *testing.T) {
 			gs = append(gs, gt)
 		}
 		circ, err := gates.NewCircuit(gates.BristolFashion, nin+ngates, []int{nin}, []int{min(ngates, 3)}, gs)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		bits := make([]bool, nin)
 		for i := range bits {
 			bits[i] = rng.IntN(2) == 1
@@ -245,9 +234,7 @@ func TestBlindRotationsDistinct(t *testing.T) {
 			calls[i] = gates.Call{Op: op, A: in[0], B: in[1], C: in[2], Out: out()}
 			want[i] = op.Eval(v[0], v[1], v[2])
 		}
-		if err := ev.Batch(calls); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, ev.Batch(calls))
 		checkDistinctRotations(t, fmt.Sprintf("random batch %d", round), rec.take())
 		for i, cl := range calls {
 			if got := f.decrypt(t, cl.Out)[0]; got != want[i] {
@@ -284,9 +271,7 @@ func TestSharedRotationErrors(t *testing.T) {
 		calls[2*i] = gates.Call{Op: gates.OpAND, A: cs[i], B: ca[i], Out: tfhe.NewTLWE(p.LWEDimension())}
 		calls[2*i+1] = gates.Call{Op: gates.OpMUX, A: cs[i], B: ca[i], C: cb[i], Out: tfhe.NewTLWE(p.LWEDimension())}
 	}
-	if err := ev.Batch(calls); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, ev.Batch(calls))
 	mu := torus.Encode(1, 8)
 	errOf := func(c *tfhe.TLWE, bit bool) float64 {
 		w := -mu

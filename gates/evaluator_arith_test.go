@@ -7,6 +7,7 @@ import (
 
 	"github.com/goldfhe/goldfhe/gates"
 	"github.com/goldfhe/goldfhe/tfhe"
+	"github.com/stretchr/testify/require"
 )
 
 // TestAddUintOracle checks the adder's logic on every pair of 4-bit values
@@ -17,13 +18,9 @@ func TestAddUintOracle(t *testing.T) {
 	for x := uint64(0); x < 16; x++ {
 		for y := uint64(0); y < 16; y++ {
 			sum, err := ev.AddUint(f.encryptUint(t, x, 4), f.encryptUint(t, y, 4))
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			got, err := gates.DecryptUint(f.sk, sum)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			if got != x+y || len(sum) != 5 {
 				t.Fatalf("%d + %d = %d in %d bits, want %d in 5", x, y, got, len(sum), x+y)
 			}

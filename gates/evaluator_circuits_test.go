@@ -15,6 +15,7 @@ import (
 	"github.com/goldfhe/goldfhe/gates/circuits"
 	"github.com/goldfhe/goldfhe/tfhe"
 	"github.com/goldfhe/goldfhe/torus"
+	"github.com/stretchr/testify/require"
 )
 
 // randomSets returns m sets of random plaintext inputs for c and their
@@ -66,17 +67,13 @@ func TestEvalCircuitsOracle(t *testing.T) {
 				}
 				ev, _ := gates.NewEvaluator(eng)
 				c, err := circuits.Load(name)
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				tag := fmt.Sprintf("%v tiers %v %s, %d sets", cfg.mode, cfg.tiers, name, m)
 				cts, plain := randomSets(f, c, m, rng)
 				var stats []gates.LevelStats
 				out, err := ev.EvalCircuits(context.Background(), c, cts, gates.CircuitOptions{XOR: cfg.mode,
 					Progress: func(s gates.LevelStats) { stats = append(stats, s) }})
-				if err != nil {
-					t.Fatalf("%s: %v", tag, err)
-				}
+				require.NoErrorf(t, err, "%s", tag)
 				if len(out) != m {
 					t.Fatalf("%s: %d results", tag, len(out))
 				}
@@ -92,9 +89,7 @@ func TestEvalCircuitsOracle(t *testing.T) {
 					}
 				}
 				plan, err := ev.PlanCircuits(c, m, gates.CircuitOptions{XOR: cfg.mode})
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				one, _ := ev.PlanCircuits(c, 1, gates.CircuitOptions{XOR: cfg.mode})
 				if plan.Instances != m || plan.Bootstraps != m*one.Bootstraps || plan.Refreshes != m*one.Refreshes {
 					t.Errorf("%s: plan %+v, one set's %+v", tag, plan, one)
@@ -151,14 +146,10 @@ func TestEvalCircuitsMatchesOne(t *testing.T) {
 		// evaluation keeps apart from one another within a set only.
 		cts[3], plain[3] = cts[0], plain[0]
 		all, err := ev.EvalCircuits(context.Background(), c, cts, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for k := range cts {
 			one, err := ev.EvalCircuitWith(context.Background(), c, cts[k], opts)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			want, _ := c.Eval(plain[k]...)
 			for i := range one {
 				for j := range one[i] {
@@ -198,9 +189,7 @@ func TestEvalCircuitsErrors(t *testing.T) {
 	o := newOracle(f)
 	ev, _ := gates.NewEvaluator(o)
 	c, err := circuits.Load("adder64")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(25, 26))
 	cts, _ := randomSets(f, c, 3, rng)
@@ -270,9 +259,7 @@ func TestEvalCircuitsErrors(t *testing.T) {
 	// A circuit of free gates alone fails too.
 	free, err := gates.NewCircuit(gates.BristolFashion, 3, []int{1}, []int{2}, []gates.Gate{
 		{Op: gates.OpNOT, In: [3]int{0}, Out: 1}, {Op: gates.OpCopy, In: [3]int{0}, Out: 2}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, mode := range []gates.XORMode{gates.XORLinear, gates.XORBootstrapped} {
 		_, err := ev.EvalCircuitWith(ctx, free, [][]*tfhe.TLWE{cts[0][0][:1]}, gates.CircuitOptions{XOR: mode})
 		if !errors.Is(err, bootstrap.ErrClosed) {
@@ -294,13 +281,9 @@ func (panicky) Bootstrap(out, in []*tfhe.TLWE, mu torus.Torus32) error { panic(e
 func TestEvalCircuitsEnginePanic(t *testing.T) {
 	f := fixtures(tfhe.TFHELib128)
 	ev, err := gates.NewEvaluator(panicky{newOracle(f)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	c, err := circuits.Load("adder64")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	cts, _ := randomSets(f, c, 2, rand.New(rand.NewPCG(25, 26)))
 	for _, mode := range []gates.XORMode{gates.XORLinear, gates.XORBootstrapped} {
 		func() {

@@ -11,6 +11,7 @@ import (
 	"github.com/goldfhe/goldfhe/gates"
 	"github.com/goldfhe/goldfhe/gates/circuits"
 	"github.com/goldfhe/goldfhe/tfhe"
+	"github.com/stretchr/testify/require"
 )
 
 // TestGatesCPU checks the truth table of every gate under encryption on the
@@ -23,9 +24,7 @@ func TestGatesCPU(t *testing.T) {
 			ev := f.cpuEvaluator(t)
 			calls, want, names := truthTableCalls(f, allOps)
 			start := time.Now()
-			if err := ev.Batch(calls); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, ev.Batch(calls))
 			t.Logf("%s: %d gates in one batch, %v", ev.Engine().Name(), len(calls), time.Since(start))
 			checkCalls(t, f, calls, want, names)
 
@@ -45,9 +44,7 @@ func TestGatesCPU(t *testing.T) {
 					break
 				}
 			}
-			if err := ev.Batch(next); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, ev.Batch(next))
 			checkCalls(t, f, next, nwant, nnames)
 		})
 	}
@@ -61,9 +58,7 @@ func TestGatesCPUGrouped(t *testing.T) {
 			f := fixtures(p)
 			ev := f.cpuGroupedEvaluator(t)
 			calls, want, names := truthTableCalls(f, allOps)
-			if err := ev.Batch(calls); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, ev.Batch(calls))
 			checkCalls(t, f, calls, want, names)
 		})
 	}
@@ -83,13 +78,9 @@ func TestAdder8CPU(t *testing.T) {
 	for _, pr := range pairs {
 		start := time.Now()
 		sum, err := ev.AddUint(f.encryptUint(t, pr[0], 8), f.encryptUint(t, pr[1], 8))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		got, err := gates.DecryptUint(f.sk, sum)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		t.Logf("%s: %d + %d = %d (37 bootstraps, %v)", p.Name(), pr[0], pr[1], got, time.Since(start))
 		if got != pr[0]+pr[1] {
 			t.Errorf("%d + %d = %d under encryption", pr[0], pr[1], got)
@@ -125,9 +116,7 @@ func TestCircuitsCPU(t *testing.T) {
 	}
 	for _, tc := range cases {
 		c, err := circuits.Load(tc.name)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for _, in := range tc.in {
 			cts := make([][]*tfhe.TLWE, len(in))
 			plain := make([][]bool, len(in))
@@ -137,9 +126,7 @@ func TestCircuitsCPU(t *testing.T) {
 			}
 			start := time.Now()
 			out, err := ev.EvalCircuit(context.Background(), c, cts, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			el := time.Since(start)
 			want, _ := c.Eval(plain...)
 			got := f.decrypt(t, out[0]...)
@@ -180,9 +167,7 @@ func xorTreeCircuit(t testing.TB) *gates.Circuit {
 	gate(gates.OpCopy, u)
 	gate(gates.OpNOT, x)
 	c, err := gates.NewCircuit(gates.BristolFashion, w, []int{8, 8}, []int{4}, gs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return c
 }
 
@@ -200,18 +185,14 @@ func TestLinearXORCPU(t *testing.T) {
 	}
 	for _, opts := range []gates.CircuitOptions{{}, {MaxXORTerms: 3}, {XOR: gates.XORBootstrapped}} {
 		plan, err := ev.PlanCircuit(c, opts)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for range rounds {
 			a, b := rng.Uint64()&0xff, rng.Uint64()&0xff
 			in := [][]bool{gates.Uint64Bits(a, 8), gates.Uint64Bits(b, 8)}
 			want, _ := c.Eval(in...)
 			start := time.Now()
 			out, err := ev.EvalCircuitWith(context.Background(), c, [][]*tfhe.TLWE{f.encrypt(in[0]...), f.encrypt(in[1]...)}, opts)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			t.Logf("%v, %d terms: %d bootstraps (%d refreshes) in %d levels, %v", opts.XOR, plan.MaxXORTerms, plan.Bootstraps, plan.Refreshes, plan.Levels, time.Since(start))
 			if got := f.decrypt(t, out[0]...); !slices.Equal(got, want[0]) {
 				t.Errorf("%+v: a=%#x b=%#x: %v under encryption, %v in plaintext", opts, a, b, got, want[0])

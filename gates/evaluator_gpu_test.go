@@ -12,6 +12,7 @@ import (
 	"github.com/goldfhe/goldfhe/kernels"
 	"github.com/goldfhe/goldfhe/tfhe"
 	"github.com/goldfhe/goldfhe/torus"
+	"github.com/stretchr/testify/require"
 )
 
 // requireGPU skips the test, naming why, when no CUDA device is there
@@ -79,24 +80,16 @@ func TestGatesGPUMatchCPU(t *testing.T) {
 func testGatesMatchCPU(t *testing.T, p tfhe.Params, grouping int, batches []int, newEngine func(*tfhe.CloudKey) (bootstrap.Engine, error)) {
 	f := fixtures(p)
 	ck, err := tfhe.GenerateCloudKeyFromSeed(f.sk, seed(fmt.Sprintf("%s/gpu-ck/%d", p.Name(), grouping)), tfhe.WithGrouping(grouping))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	g, err := newEngine(ck)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer g.Close()
 	c, err := bootstrap.NewCPU(ck, bootstrap.CPUOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer c.Close()
 	rec := &engineRecorder{Engine: g}
 	evG, err := gates.NewEvaluator(rec)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Logf("%s against %s", g.Name(), c.Name())
 
 	rng := rand.New(rand.NewPCG(uint64(p.LWEDimension()), uint64(grouping)))
@@ -147,9 +140,7 @@ func testGatesMatchCPU(t *testing.T, p tfhe.Params, grouping int, batches []int,
 			calls[i] = gates.Call{Op: op, Out: tfhe.NewTLWE(n), A: in[0], B: in[1], C: in[2]}
 			want[i] = op.Eval(v[0], v[1], v[2])
 		}
-		if err := evG.Batch(calls); err != nil {
-			t.Fatalf("batch %d: %s: %v", count, g.Name(), err)
-		}
+		require.NoErrorf(t, evG.Batch(calls), "batch %d: %s", count, g.Name())
 		for i, call := range calls {
 			if got := f.decrypt(t, call.Out)[0]; got != want[i] {
 				t.Fatalf("batch %d, call %d (%v): output decrypts to %v, want %v", count, i, call.Op, got, want[i])
@@ -176,9 +167,7 @@ func testGatesMatchCPU(t *testing.T, p tfhe.Params, grouping int, batches []int,
 			case "KeySwitch":
 				err = c.KeySwitch(out, in)
 			}
-			if err != nil {
-				t.Fatalf("batch %d: CPU %s: %v", count, r.kind, err)
-			}
+			require.NoErrorf(t, err, "batch %d: CPU %s", count, r.kind)
 			for j, i := range idx {
 				if !slices.Equal(out[j].Value, r.out[i].Value) {
 					t.Fatalf("batch %d, %s of %d samples, sample %d: %s's output differs from the CPU engine's", count, r.kind, len(r.in), i, g.Name())

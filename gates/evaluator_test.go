@@ -14,6 +14,8 @@ import (
 	"github.com/goldfhe/goldfhe/gates"
 	"github.com/goldfhe/goldfhe/gates/circuits"
 	"github.com/goldfhe/goldfhe/tfhe"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 var allOps = []gates.Op{
@@ -61,9 +63,7 @@ func TestBatchOracle(t *testing.T) {
 	f := fixtures(tfhe.TFHELib128)
 	o := newOracle(f)
 	ev, err := gates.NewEvaluator(o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	calls, want, names := truthTableCalls(f, allOps)
 	rng := rand.New(rand.NewPCG(5, 6))
 	rng.Shuffle(len(calls), func(i, j int) {
@@ -71,9 +71,7 @@ func TestBatchOracle(t *testing.T) {
 		want[i], want[j] = want[j], want[i]
 		names[i], names[j] = names[j], names[i]
 	})
-	if err := ev.Batch(calls); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, ev.Batch(calls))
 	checkCalls(t, f, calls, want, names)
 	// 10 two-input gates × 4 combinations; MUX: 8 combinations × 2 halves.
 	if got := o.log(); !slices.Equal(got, []string{"B:40", "N:16", "K:8"}) {
@@ -82,24 +80,18 @@ func TestBatchOracle(t *testing.T) {
 
 	// Without MUX: exactly one engine call; free gates alone: none.
 	calls, want, names = truthTableCalls(f, allOps[:len(allOps)-1])
-	if err := ev.Batch(calls); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, ev.Batch(calls))
 	checkCalls(t, f, calls, want, names)
 	if got := o.log(); !slices.Equal(got, []string{"B:40"}) {
 		t.Errorf("engine calls %v", got)
 	}
 	calls, want, names = truthTableCalls(f, allOps[:4])
-	if err := ev.Batch(calls); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, ev.Batch(calls))
 	checkCalls(t, f, calls, want, names)
 	if got := o.log(); len(got) != 0 {
 		t.Errorf("free gates called the engine: %v", got)
 	}
-	if err := ev.Batch(nil); err != nil {
-		t.Errorf("empty batch: %v", err)
-	}
+	assert.NoError(t, ev.Batch(nil), "empty batch")
 }
 
 // TestOneGateOracle checks the named one-gate methods.
@@ -119,9 +111,7 @@ func TestOneGateOracle(t *testing.T) {
 			a, b := x&1 == 1, x&2 != 0
 			cts := f.encrypt(a, b)
 			r, err := tc.fn(cts[0], cts[1])
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			if got := f.decrypt(t, r)[0]; got != tc.op.Eval(a, b, false) {
 				t.Errorf("%v(%v, %v) = %v", tc.op, a, b, got)
 			}
@@ -131,9 +121,7 @@ func TestOneGateOracle(t *testing.T) {
 		s, a, b := x&1 == 1, x&2 != 0, x&4 != 0
 		cts := f.encrypt(s, a, b)
 		r, err := ev.MUX(cts[0], cts[1], cts[2])
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		want := b
 		if s {
 			want = a
@@ -144,13 +132,9 @@ func TestOneGateOracle(t *testing.T) {
 	}
 	for _, b := range []bool{false, true} {
 		c, err := ev.Constant(b)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		n, err := ev.NOT(c)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if got := f.decrypt(t, c, n); got[0] != b || got[1] != !b {
 			t.Errorf("Constant(%v), NOT: %v", b, got)
 		}
@@ -174,9 +158,7 @@ func TestBatchAliasing(t *testing.T) {
 			{Op: gates.OpNOT, A: cb, Out: ca},               // writes a, read by calls 0 and 2
 			{Op: gates.OpMUX, A: ca, B: cb, C: cc, Out: cc}, // reads all three, writes c
 		}
-		if err := ev.Batch(calls); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, ev.Batch(calls))
 		mux := c
 		if a {
 			mux = b
@@ -379,9 +361,7 @@ func encryptInputs(t *testing.T, f *fixture, info circuits.Info, c *gates.Circui
 	plain := make([][]bool, len(in))
 	for i, s := range in {
 		bits, err := gates.HexBits(s, c.Inputs()[i], info.Order)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		plain[i], cts[i] = bits, f.encrypt(bits...)
 	}
 	return cts, plain
@@ -410,16 +390,12 @@ func TestEvalCircuitOracle(t *testing.T) {
 			ev, _ := gates.NewEvaluator(eng)
 			info, _ := circuits.Lookup(name)
 			c, err := circuits.Load(name)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			cts, plain := encryptInputs(t, f, info, c, info.Example.In)
 			var stats []gates.LevelStats
 			out, err := ev.EvalCircuitWith(context.Background(), c, cts, gates.CircuitOptions{XOR: mode,
 				Progress: func(s gates.LevelStats) { stats = append(stats, s) }})
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			want, _ := c.Eval(plain...)
 			for i := range out {
 				got := f.decrypt(t, out[i]...)
@@ -430,9 +406,7 @@ func TestEvalCircuitOracle(t *testing.T) {
 			// One Bootstrap call per level with bootstraps, of the level's
 			// size, and progress reports that add up to the plan.
 			plan, err := ev.PlanCircuit(c, gates.CircuitOptions{XOR: mode})
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			var wantCalls []string
 			bs, refreshes := 0, 0
 			for l, s := range stats {
@@ -511,15 +485,11 @@ func TestEvalCircuitPassThrough(t *testing.T) {
 	// Wires 0, 1 are inputs; 2 = ONE, 3 = w0 ∧ w2, 4 = ¬w3. The output is
 	// the last four wires: 1 (an input wire), 2, 3, 4.
 	c, err := gates.Parse(strings.NewReader("3 5\n1 2\n1 4\n\n1 1 1 2 EQ\n2 1 0 2 3 AND\n1 1 3 4 INV\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for x := range 4 {
 		in := f.encrypt(x&1 == 1, x&2 != 0)
 		out, err := ev.EvalCircuit(context.Background(), c, [][]*tfhe.TLWE{in}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if out[0][0] == in[1] {
 			t.Error("an input sample was returned as an output")
 		}
@@ -632,9 +602,7 @@ func TestEvalCircuitLinearAllOps(t *testing.T) {
 		g(gates.OpCopy, 23, 1), g(gates.OpNOT, 24, 18),
 	}
 	c, err := gates.NewCircuit(gates.BristolFashion, 25, []int{4}, []int{6}, gs)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, cfg := range []struct {
 		opts  gates.CircuitOptions
 		tiers []int
@@ -649,9 +617,7 @@ func TestEvalCircuitLinearAllOps(t *testing.T) {
 			in := gates.Uint64Bits(uint64(x), 4)
 			want, _ := c.Eval(in)
 			out, err := ev.EvalCircuitWith(context.Background(), c, [][]*tfhe.TLWE{f.encrypt(in...)}, cfg.opts)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			if got := f.decrypt(t, out[0]...); !slices.Equal(got, want[0]) {
 				t.Errorf("%+v tiers %v, input %04b: %v, want %v", cfg.opts, cfg.tiers, x, got, want[0])
 			}
@@ -694,17 +660,13 @@ func TestGateOnOneSample(t *testing.T) {
 	f := fixtures(toyParams)
 	o := newOracle(f)
 	ev, err := gates.NewEvaluator(o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, a := range []bool{false, true} {
 		ca := f.encrypt(a)[0]
 		for _, op := range []gates.Op{gates.OpAND, gates.OpNAND, gates.OpOR, gates.OpNOR, gates.OpXOR, gates.OpXNOR,
 			gates.OpANDNY, gates.OpANDYN, gates.OpORNY, gates.OpORYN} {
 			out, err := ev.Gate(op, ca, ca)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			if got, want := f.decrypt(t, out)[0], op.Eval(a, a, false); got != want {
 				t.Errorf("%v(%v, same sample) = %v, want %v", op, a, got, want)
 			}
@@ -715,9 +677,7 @@ func TestGateOnOneSample(t *testing.T) {
 		for _, c := range []bool{false, true} {
 			cc := f.encrypt(c)[0]
 			calls := []gates.Call{{Op: gates.OpMUX, A: ca, B: ca, C: cc, Out: tfhe.NewTLWE(toyParams.LWEDimension())}}
-			if err := ev.Batch(calls); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, ev.Batch(calls))
 			if got := f.decrypt(t, calls[0].Out)[0]; got != (a || c) {
 				t.Errorf("MUX(%v, %v, %v) = %v", a, a, c, got)
 			}
@@ -739,9 +699,7 @@ func TestGateOnCopies(t *testing.T) {
 	f := fixtures(toyParams)
 	o := newOracle(f)
 	ev, err := gates.NewEvaluator(o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	n := toyParams.LWEDimension()
 	for _, a := range []bool{false, true} {
 		ca, cb := f.encrypt(a)[0], f.encrypt(!a)[0]
@@ -749,9 +707,7 @@ func TestGateOnCopies(t *testing.T) {
 		tfhe.NegTLWETo(neg, ca)
 		enc, _ := ca.MarshalBinary()
 		decoded := new(tfhe.TLWE)
-		if err := decoded.UnmarshalBinary(enc); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, decoded.UnmarshalBinary(enc))
 		one, _ := ev.Constant(true)
 		zero, _ := ev.Constant(false)
 		o.log()
@@ -772,9 +728,7 @@ func TestGateOnCopies(t *testing.T) {
 			{"MUX(a, copy of a, b)", gates.OpMUX, []*tfhe.TLWE{ca, ca.Copy(), cb}, a || !a, []string{"B:1"}},
 		} {
 			out, err := ev.Gate(tc.op, tc.in...)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			if got := f.decrypt(t, out)[0]; got != tc.want {
 				t.Errorf("%s, a = %v: %v, want %v", tc.name, a, got, tc.want)
 			}
@@ -807,14 +761,10 @@ func TestPlanEvalFailure(t *testing.T) {
 	f := fixtures(tfhe.TFHELib128)
 	ev, _ := gates.NewEvaluator(groupedOracle{newOracle(f), 2})
 	aes, err := circuits.Load("aes_128")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, instances := range []int{1, 64} {
 		plan, err := ev.PlanCircuits(aes, instances, gates.CircuitOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		want := math.Log2(float64(plan.Bootstraps)) + plan.Log2Failure
 		t.Logf("aes128, %d instances: %d bootstraps, 2^%.2f per bootstrap, 2^%.2f per evaluation", instances, plan.Bootstraps, plan.Log2Failure, plan.Log2EvalFailure())
 		if got := plan.Log2EvalFailure(); math.Abs(got-want) > 1e-9 {

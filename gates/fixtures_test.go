@@ -10,6 +10,7 @@ import (
 	"github.com/goldfhe/goldfhe/gates"
 	"github.com/goldfhe/goldfhe/tfhe"
 	"github.com/goldfhe/goldfhe/torus"
+	"github.com/stretchr/testify/require"
 )
 
 // toyParams is a small, insecure set that keeps encrypted tests fast under
@@ -77,9 +78,7 @@ var fixtures = func() func(p tfhe.Params) *fixture {
 func (f *fixture) cpuEvaluator(t testing.TB) *gates.Evaluator {
 	t.Helper()
 	ev, err := f.cpu()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return ev
 }
 
@@ -88,9 +87,7 @@ func (f *fixture) cpuEvaluator(t testing.TB) *gates.Evaluator {
 func (f *fixture) cpuGroupedEvaluator(t testing.TB) *gates.Evaluator {
 	t.Helper()
 	ev, err := f.cpuGrouped()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return ev
 }
 
@@ -109,18 +106,14 @@ func (f *fixture) encryptUint(t testing.TB, v uint64, width int) []*tfhe.TLWE {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	cts, err := gates.EncryptUint(f.enc, v, width)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return cts
 }
 
 func (f *fixture) decrypt(t testing.TB, cts ...*tfhe.TLWE) []bool {
 	t.Helper()
 	bits, err := gates.DecryptBits(f.sk, cts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return bits
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/goldfhe/goldfhe/gates"
 	"github.com/goldfhe/goldfhe/tfhe"
 	"github.com/goldfhe/goldfhe/torus"
+	"github.com/stretchr/testify/require"
 )
 
 // TestMuxNoise measures the error of MUX outputs on the CPU engine (toy
@@ -54,9 +55,7 @@ func testMuxNoise(t *testing.T, p tfhe.Params, lo, hi float64) {
 		calls[i] = gates.Call{Op: gates.OpMUX, A: cs[i], B: ca[i], C: cb[i], Out: tfhe.NewTLWE(p.LWEDimension())}
 		calls[count+i] = gates.Call{Op: gates.OpAND, A: ca[i], B: cb[i], Out: tfhe.NewTLWE(p.LWEDimension())}
 	}
-	if err := ev.Batch(calls); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, ev.Batch(calls))
 	mu := torus.Encode(1, 8)
 	sd := func(calls []gates.Call, want func(i int) bool) float64 {
 		var sum2 float64
@@ -97,9 +96,7 @@ func TestCircuitPlanMuxFailure(t *testing.T) {
 		g(gates.OpMUX, 6, 0, 1, 2), g(gates.OpMUX, 7, 3, 4, 5), g(gates.OpXOR, 8, 6, 7), g(gates.OpNOT, 9, 6), g(gates.OpCopy, 10, 7),
 		g(gates.OpAND, 11, 8, 0), g(gates.OpAND, 12, 9, 10),
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	f := fixtures(toyParams)
 	ev := f.cpuEvaluator(t)
 	e := toyParams.NoiseEstimate()
@@ -112,9 +109,7 @@ func TestCircuitPlanMuxFailure(t *testing.T) {
 		{gates.CircuitOptions{MaxXORTerms: 4}, max(e.Log2XORSumFailure(4), e.Log2GateFailureMux(2))},
 	} {
 		plan, err := ev.PlanCircuit(c, tc.opts)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if plan.Log2Failure != tc.want || plan.Log2Failure <= e.Log2GateFailure && tc.opts.MaxXORTerms != 2 {
 			t.Errorf("%+v: Log2Failure 2^%.1f, want 2^%.1f (a plain gate 2^%.1f)", tc.opts, plan.Log2Failure, tc.want, e.Log2GateFailure)
 		}
@@ -122,9 +117,7 @@ func TestCircuitPlanMuxFailure(t *testing.T) {
 			in := gates.Uint64Bits(uint64(x), 6)
 			want, _ := c.Eval(in)
 			out, err := ev.EvalCircuitWith(context.Background(), c, [][]*tfhe.TLWE{f.encrypt(in...)}, tc.opts)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			if got := f.decrypt(t, out[0]...); !slices.Equal(got, want[0]) {
 				t.Errorf("%+v, input %06b: %v, want %v", tc.opts, x, got, want[0])
 			}

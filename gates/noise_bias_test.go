@@ -9,6 +9,7 @@ import (
 	"github.com/goldfhe/goldfhe/gates"
 	"github.com/goldfhe/goldfhe/tfhe"
 	"github.com/goldfhe/goldfhe/torus"
+	"github.com/stretchr/testify/require"
 )
 
 // ksBiasParams is an insecure set whose output error is almost all key
@@ -61,26 +62,16 @@ func meanSE(xs []float64) (mean, se float64) {
 func TestGateOutputsUnbiased(t *testing.T) {
 	p := ksBiasParams
 	sk, err := tfhe.GenerateSecretKeyFromSeed(p, seed("bias/sk"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	ck, err := tfhe.GenerateCloudKeyFromSeed(sk, seed("bias/ck4"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	enc, err := tfhe.NewEncryptorFromSeed(sk, seed("bias/enc"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	eng, err := bootstrap.NewCPU(ck, bootstrap.CPUOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer eng.Close()
 	ev, err := gates.NewEvaluator(eng)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	const m, terms = 2048, 8
 	rng := rand.New(rand.NewPCG(7, 8))
 	calls := make([]gates.Call, m)
@@ -94,9 +85,7 @@ func TestGateOutputsUnbiased(t *testing.T) {
 		}
 		c := rng.IntN(2) == 1
 		cts, err := gates.EncryptBits(enc, []bool{a, b, c})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		calls[i] = gates.Call{Op: op, Out: tfhe.NewTLWE(p.LWEDimension()), A: cts[0], B: cts[1], C: cts[2]}
 		want[i] = op.Eval(a, b, c)
 		// AND's input: a + b − 1/8.
@@ -104,9 +93,7 @@ func TestGateOutputsUnbiased(t *testing.T) {
 		tfhe.AddTLWETo(in[i], cts[0], cts[1])
 		in[i].SetB(in[i].B() - torus.Encode(1, 8))
 	}
-	if err := ev.Batch(calls); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, ev.Batch(calls))
 	outs := make([]*tfhe.TLWE, m)
 	for i := range outs {
 		outs[i] = calls[i].Out
@@ -115,9 +102,7 @@ func TestGateOutputsUnbiased(t *testing.T) {
 	for i := range direct {
 		direct[i] = tfhe.NewTLWE(p.LWEDimension())
 	}
-	if err := eng.Bootstrap(direct, in, torus.Encode(1, 8)); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, eng.Bootstrap(direct, in, torus.Encode(1, 8)))
 	wantAND := make([]bool, m)
 	for i := range calls {
 		wantAND[i] = sk.DecryptBool(calls[i].A) && sk.DecryptBool(calls[i].B)
@@ -138,9 +123,7 @@ func TestGateOutputsUnbiased(t *testing.T) {
 		}
 		ks[i] = tfhe.NewTLWE(p.LWEDimension())
 	}
-	if err := eng.KeySwitch(ks, ext); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, eng.KeySwitch(ks, ext))
 	mc, sc := meanSE(outputErrors(t, sk, ks, wantKS))
 	t.Logf("mean error of one-sided key switching (the control): %.2e (%.1f standard errors)", mc, mc/sc)
 	if math.Abs(mc) < 6*sc {

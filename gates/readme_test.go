@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestReadmeFirstProgramIsExample: the README says its first program is
@@ -23,9 +25,7 @@ func TestReadmeFirstProgramIsExample(t *testing.T) {
 	// or missing one is an error).
 	fset := token.NewFileSet()
 	file, err := parser.ParseFile(fset, "README.md", src, 0)
-	if err != nil {
-		t.Fatalf("README's first program: %v", err)
-	}
+	require.NoError(t, err, "README's first program")
 	conf := types.Config{Importer: importer.ForCompiler(fset, "source", nil)}
 	if _, err := conf.Check("main", fset, []*ast.File{file}, nil); err != nil {
 		t.Fatalf("README's first program does not compile: %v", err)
@@ -64,13 +64,9 @@ func TestReadmeFirstProgramIsExample(t *testing.T) {
 func readmeBlock(t *testing.T, heading string) (section, src, example string) {
 	t.Helper()
 	readme, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	ex, err := os.ReadFile("example_test.go")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	r := string(readme)
 	i := strings.Index(r, heading)
 	if i < 0 {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/goldfhe/goldfhe/tfhe"
 	"github.com/goldfhe/goldfhe/torus"
+	"github.com/stretchr/testify/require"
 )
 
 // TestReduceRepeats: for every gate that bootstraps and every way its
@@ -124,17 +125,13 @@ func TestRepeatsCostNothing(t *testing.T) {
 		{"constants", "6 8\n1 2\n1 3\n\n1 1 0 2 EQ\n1 1 1 3 EQ\n2 1 2 2 4 AND\n3 1 0 2 2 5 MUX\n2 1 0 3 7 AND\n1 1 4 6 EQW\n", 0, 0},
 	} {
 		c, err := Parse(strings.NewReader(tc.src))
-		if err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
-		}
+		require.NoErrorf(t, err, "%s", tc.name)
 		checkSchedule(t, c)
 		if c.Bootstraps() != tc.bootstraps {
 			t.Errorf("%s: %d bootstraps with every XOR bootstrapped, want %d", tc.name, c.Bootstraps(), tc.bootstraps)
 		}
 		p, err := c.linearPlan(2, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if p.bootstraps != tc.linearBoots {
 			t.Errorf("%s: %d bootstraps with XOR linear, want %d", tc.name, p.bootstraps, tc.linearBoots)
 		}

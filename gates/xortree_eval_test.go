@@ -9,6 +9,7 @@ import (
 
 	"github.com/goldfhe/goldfhe/gates"
 	"github.com/goldfhe/goldfhe/tfhe"
+	"github.com/stretchr/testify/require"
 )
 
 // evalXORTrees evaluates random circuits rich in XOR trees
@@ -24,9 +25,7 @@ func evalXORTrees(t *testing.T, f *fixture, ev *gates.Evaluator, circuits, sets 
 			tag := fmt.Sprintf("circuit %d (%v), %d terms", i, c, m)
 			cts, plain := randomSets(f, c, sets, rng)
 			out, err := ev.EvalCircuits(context.Background(), c, cts, opts)
-			if err != nil {
-				t.Fatalf("%s: %v", tag, err)
-			}
+			require.NoErrorf(t, err, "%s", tag)
 			for k := range sets {
 				want, _ := c.Eval(plain[k]...)
 				for j := range want {

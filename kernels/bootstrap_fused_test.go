@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/goldfhe/goldfhe/smallntt"
+	"github.com/stretchr/testify/assert"
 )
 
 // refBlindRotate composes the per-step references (refInit,
@@ -298,9 +299,7 @@ func TestBlindRotateFusedArgumentChecks(t *testing.T) {
 		if bk.Fused(other, fs.F1, fs.F2) {
 			t.Error("Fused reports a kernel for l = 4")
 		}
-		if err := bk.BlindRotateFused(nil, sh, fs.F1, fs.F2, in, key, tw, tw, ext, 1, 0); err != nil {
-			t.Errorf("count 0: %v", err)
-		}
+		assert.NoError(t, bk.BlindRotateFused(nil, sh, fs.F1, fs.F2, in, key, tw, tw, ext, 1, 0), "count 0")
 	})
 }
 

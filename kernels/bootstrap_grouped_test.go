@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/goldfhe/goldfhe/smallntt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // Grouped blind rotation (grouping factors 2 and 3; bootstrap_step.cuh):
@@ -333,9 +335,7 @@ func TestBootstrapShapeGrouping(t *testing.T) {
 		if got, want := s.BKLen(), c.samples*6*2*1024; got != want {
 			t.Errorf("n = %d, grouping %d: BKLen %d, want %d", c.n, c.grouping, got, want)
 		}
-		if err := s.Check(); err != nil {
-			t.Errorf("n = %d, grouping %d: %v", c.n, c.grouping, err)
-		}
+		assert.NoErrorf(t, s.Check(), "n = %d, grouping %d", c.n, c.grouping)
 	}
 	for _, g := range []int{-1, 4, 5} {
 		s := sh
@@ -504,9 +504,7 @@ func TestPairKey(t *testing.T) {
 			key := randomWords(rng, sh.BKLen(), true)
 			orig := slices.Clone(key)
 			got, err := PairKey(sh, key)
-			if err != nil {
-				t.Fatalf("k = %d, grouping %d: %v", k, g, err)
-			}
+			require.NoErrorf(t, err, "k = %d, grouping %d", k, g)
 			if !slices.Equal(key, orig) {
 				t.Fatalf("k = %d, grouping %d: PairKey changed its input", k, g)
 			}

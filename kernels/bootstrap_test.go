@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/goldfhe/goldfhe/smallntt"
+	"github.com/stretchr/testify/assert"
 )
 
 // The references below restate each bootstrapping kernel from its
@@ -606,9 +607,7 @@ func testBootstrapArgumentChecks(t *testing.T, l *Library, bk *BootstrapKernels)
 			t.Errorf("%s: error %q lacks the package prefix", name, err)
 		}
 	}
-	if err := bk.Init(nil, sh, in, abar, acc, 1, 0); err != nil {
-		t.Errorf("count 0: %v", err)
-	}
+	assert.NoError(t, bk.Init(nil, sh, in, abar, acc, 1, 0), "count 0")
 }
 
 // TestBootstrapKernelsMissing: a fatbin without bootstrap.cuh (the fake
@@ -623,9 +622,7 @@ func TestBootstrapKernelsMissing(t *testing.T) {
 
 func TestBootstrapShapeCheck(t *testing.T) {
 	for _, s := range bsTestShapes {
-		if err := s.Check(); err != nil {
-			t.Errorf("%s: %v", shapeName(s), err)
-		}
+		assert.NoErrorf(t, s.Check(), "%s", shapeName(s))
 	}
 	good := bsTestShapes[0]
 	for name, f := range map[string]func(*BootstrapShape){

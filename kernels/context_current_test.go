@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"unsafe"
+
+	"github.com/stretchr/testify/require"
 )
 
 // Tests that every call on a Context leaves the calling OS thread's
@@ -29,9 +31,7 @@ func lockThread(t *testing.T) {
 func currentContext(t testing.TB, d *driver) uintptr {
 	t.Helper()
 	var h uintptr
-	if err := d.err("cuCtxGetCurrent", d.call(symCtxGetCurrent, uintptr(unsafe.Pointer(&h)))); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, d.err("cuCtxGetCurrent", d.call(symCtxGetCurrent, uintptr(unsafe.Pointer(&h)))))
 	return h
 }
 
@@ -39,9 +39,7 @@ func currentContext(t testing.TB, d *driver) uintptr {
 // would (cuCtxPushCurrent), until t ends.
 func pushContext(t *testing.T, d *driver, h uintptr) {
 	t.Helper()
-	if err := d.err("cuCtxPushCurrent_v2", d.call(symCtxPushCurrent, h)); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, d.err("cuCtxPushCurrent_v2", d.call(symCtxPushCurrent, h)))
 	t.Cleanup(func() {
 		var popped uintptr
 		if err := d.err("cuCtxPopCurrent_v2", d.call(symCtxPopCurrent, uintptr(unsafe.Pointer(&popped)))); err != nil {
@@ -282,9 +280,7 @@ func TestFailedPop(t *testing.T) {
 			if h := currentContext(t, c.d); h != c.h {
 				t.Fatalf("context %#x current after the failed pop, want %#x", h, c.h)
 			}
-			if err := c.d.err("cuCtxPopCurrent_v2", c.d.call(symCtxPopCurrent, 0)); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, c.d.err("cuCtxPopCurrent_v2", c.d.call(symCtxPopCurrent, 0)))
 			if !tc.sticky {
 				must(t, c.Err())
 				must(t, c.Synchronize())

@@ -9,6 +9,7 @@ import (
 	"github.com/goldfhe/goldfhe/bootstrap"
 	"github.com/goldfhe/goldfhe/kernels"
 	"github.com/goldfhe/goldfhe/tfhe"
+	"github.com/stretchr/testify/require"
 )
 
 // TestFakeGPUEngineDropped: a GPU engine dropped without Close — by
@@ -37,19 +38,13 @@ func TestFakeGPUEngineDropped(t *testing.T) {
 			}
 			func() {
 				e, err := tc.build()
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := e.Bootstrap(newSamples(len(in), k.p.LWEDimension()), in, mu8); err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
+				require.NoError(t, e.Bootstrap(newSamples(len(in), k.p.LWEDimension()), in, mu8))
 				if released() {
 					t.Fatal("an open engine holds no memory or context")
 				}
 				if tc.closed {
-					if err := e.Close(); err != nil {
-						t.Fatal(err)
-					}
+					require.NoError(t, e.Close())
 				}
 			}()
 			// A cleanup runs some time after the collection that finds

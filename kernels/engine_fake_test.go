@@ -32,6 +32,8 @@ import (
 	"github.com/goldfhe/goldfhe/kernels"
 	"github.com/goldfhe/goldfhe/tfhe"
 	"github.com/goldfhe/goldfhe/torus"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // fakeSMs is the fake GPU's SM count in these tests: a wave of the flat
@@ -61,13 +63,9 @@ func newFakeKeys(t testing.TB, p tfhe.Params, grouping int) fakeKeys {
 		return torus.DeriveSeed([torus.SeedSize]byte{}, "kernels-fake-engine/"+p.Name()+"/"+what, uint64(grouping))
 	}
 	sk, err := tfhe.GenerateSecretKeyFromSeed(p, seed("sk"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	ck, err := tfhe.GenerateCloudKeyFromSeed(sk, seed("ck"), tfhe.WithGrouping(grouping))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return fakeKeys{p, sk, ck}
 }
 
@@ -75,9 +73,7 @@ func newFakeKeys(t testing.TB, p tfhe.Params, grouping int) fakeKeys {
 func (k fakeKeys) inputs(t testing.TB, rng *rand.Rand, count int) ([]*tfhe.TLWE, []bool) {
 	t.Helper()
 	enc, err := tfhe.NewEncryptorFromSeed(k.sk, torus.DeriveSeed([torus.SeedSize]byte{}, "kernels-fake-engine/enc", rng.Uint64()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	in, bits := make([]*tfhe.TLWE, count), make([]bool, count)
 	for i := range in {
 		bits[i] = rng.IntN(2) == 1
@@ -115,9 +111,7 @@ func isPoisoned(x *tfhe.TLWE) bool {
 func newFakeGPUEngine(t testing.TB, ck *tfhe.CloudKey, opts bootstrap.GPUOptions) *bootstrap.GPU {
 	t.Helper()
 	g, err := bootstrap.NewGPU(ck, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { g.Close() })
 	return g
 }
@@ -125,9 +119,7 @@ func newFakeGPUEngine(t testing.TB, ck *tfhe.CloudKey, opts bootstrap.GPUOptions
 func newCPUEngine(t testing.TB, ck *tfhe.CloudKey) *bootstrap.CPU {
 	t.Helper()
 	c, err := bootstrap.NewCPU(ck, bootstrap.CPUOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
 	return c
 }
@@ -154,9 +146,7 @@ func noneLeft(t testing.TB, fake *kernels.FakeDriver, when string) {
 func cpuBootstrap(t testing.TB, cpu *bootstrap.CPU, in []*tfhe.TLWE) []*tfhe.TLWE {
 	t.Helper()
 	want := newSamples(len(in), cpu.Params().LWEDimension())
-	if err := cpu.Bootstrap(want, in, mu8); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, cpu.Bootstrap(want, in, mu8))
 	return want
 }
 
@@ -247,25 +237,15 @@ func testFakeGPUEngineMatchesCPU(t *testing.T, k fakeKeys, mode bootstrap.BlindR
 		in, bits := k.inputs(t, rng, count)
 		before := len(fake.Launches())
 		out, ext, ks := poisoned(count, n), poisoned(count, kn), poisoned(count, n)
-		if err := g.Bootstrap(out, in, mu8); err != nil {
-			t.Fatal(err)
-		}
-		if err := g.BootstrapNoKeySwitch(ext, in, mu8); err != nil {
-			t.Fatal(err)
-		}
-		if err := g.KeySwitch(ks, ext); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, g.Bootstrap(out, in, mu8))
+		require.NoError(t, g.BootstrapNoKeySwitch(ext, in, mu8))
+		require.NoError(t, g.KeySwitch(ks, ext))
 		for _, name := range fake.Launches()[before:] {
 			launched[name] = true
 		}
 		cext, cout := newSamples(count, kn), newSamples(count, n)
-		if err := cpu.BootstrapNoKeySwitch(cext, in, mu8); err != nil {
-			t.Fatal(err)
-		}
-		if err := cpu.KeySwitch(cout, cext); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, cpu.BootstrapNoKeySwitch(cext, in, mu8))
+		require.NoError(t, cpu.KeySwitch(cout, cext))
 		sameAs(t, fmt.Sprintf("batch %d, BootstrapNoKeySwitch", count), ext, cext)
 		sameAs(t, fmt.Sprintf("batch %d, Bootstrap", count), out, cout)
 		sameAs(t, fmt.Sprintf("batch %d, KeySwitch", count), ks, cout)
@@ -299,9 +279,7 @@ func TestFakeGPUEngineSplit(t *testing.T) {
 	fake := kernels.UseFakeDriver(t, kernels.FakeOptions{SMs: fakeSMs})
 	cpu := newCPUEngine(t, k.ck)
 	small, err := bootstrap.NewGPU(k.ck, bootstrap.GPUOptions{MaxBatch: 8})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if small.MaxBatch() != 8 {
 		t.Fatalf("MaxBatch() = %d, want 8", small.MaxBatch())
 	}
@@ -309,17 +287,11 @@ func TestFakeGPUEngineSplit(t *testing.T) {
 	in, _ := k.inputs(t, rng, 30)
 	want := cpuBootstrap(t, cpu, in)
 	out := poisoned(len(in), k.p.LWEDimension())
-	if err := small.Bootstrap(out, in, mu8); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, small.Bootstrap(out, in, mu8))
 	sameAs(t, "30 samples in passes of 8", out, want)
-	if err := small.Bootstrap(in, in, mu8); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, small.Bootstrap(in, in, mu8))
 	sameAs(t, "in place", in, want)
-	if err := small.Close(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, small.Close())
 	noneLeft(t, fake, "after Close")
 
 	// A device of 32 MiB: the bootstrapping key (7.0 MB) and the
@@ -332,9 +304,7 @@ func TestFakeGPUEngineSplit(t *testing.T) {
 	t.Logf("on 32 MiB: MaxBatch() = %d", g.MaxBatch())
 	in2, _ := k.inputs(t, rng, 9)
 	out2 := poisoned(len(in2), k.p.LWEDimension())
-	if err := g.Bootstrap(out2, in2, mu8); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, g.Bootstrap(out2, in2, mu8))
 	sameAs(t, "on 32 MiB", out2, cpuBootstrap(t, cpu, in2))
 
 	// A device of 1 MiB: not even the bootstrapping key fits.
@@ -376,9 +346,7 @@ func TestFakeGPUEngineDeviceErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			fake := kernels.UseFakeDriver(t, kernels.FakeOptions{SMs: fakeSMs})
 			g, err := bootstrap.NewGPU(k.ck, bootstrap.GPUOptions{MaxBatch: 8})
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			defer g.Close()
 			fake.FailAfter(t, tc.call, tc.after, tc.code)
 			out := poisoned(len(in), n)
@@ -409,9 +377,7 @@ func TestFakeGPUEngineDeviceErrors(t *testing.T) {
 			again := poisoned(9, n)
 			err = g.Bootstrap(again, in[:9], mu8)
 			if !tc.sticky {
-				if err != nil {
-					t.Fatalf("the call after a recoverable error: %v", err)
-				}
+				require.NoError(t, err, "the call after a recoverable error")
 				sameAs(t, "the call after a recoverable error", again, want[:9])
 			} else {
 				if !errors.Is(err, kernels.ErrLaunchFailed) || !strings.Contains(err.Error(), tc.name) {
@@ -425,9 +391,7 @@ func TestFakeGPUEngineDeviceErrors(t *testing.T) {
 					t.Errorf("KeySwitch after the fault: %v", err)
 				}
 			}
-			if err := g.Close(); err != nil {
-				t.Errorf("Close: %v", err)
-			}
+			assert.NoError(t, g.Close(), "Close")
 			if err := g.Bootstrap(again, in[:9], mu8); !errors.Is(err, bootstrap.ErrClosed) {
 				t.Errorf("Bootstrap after Close: %v", err)
 			}
@@ -448,9 +412,7 @@ func TestFakeGPUEngineConcurrent(t *testing.T) {
 	k := newFakeKeys(t, smallN(tfhe.TFHELib128), 2)
 	kernels.UseFakeDriver(t, kernels.FakeOptions{SMs: fakeSMs})
 	s, err := bootstrap.New(k.ck, bootstrap.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer s.Close()
 	if !s.OnGPU() || !strings.HasPrefix(s.Reason(), "GPU: Fake GPU") {
 		t.Fatalf("New(UseAuto) on the fake GPU: OnGPU %v, %q", s.OnGPU(), s.Reason())
@@ -508,29 +470,21 @@ func TestFakeGPUEngineMergesCalls(t *testing.T) {
 		if i >= 6 {
 			c.mu = mu4
 		}
-		if err := cpu.Bootstrap(c.want, in, c.mu); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, cpu.Bootstrap(c.want, in, c.mu))
 		calls = append(calls, c)
 	}
 	for i := range 2 {
 		in, _ := k.inputs(t, rng, 2+i)
 		c := call{op: "N", mu: mu8, in: in, want: newSamples(len(in), ext), outSize: ext}
-		if err := cpu.BootstrapNoKeySwitch(c.want, in, mu8); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, cpu.BootstrapNoKeySwitch(c.want, in, mu8))
 		calls = append(calls, c)
 	}
 	for i := range 2 {
 		src, _ := k.inputs(t, rng, 3+i)
 		in := newSamples(len(src), ext)
-		if err := cpu.BootstrapNoKeySwitch(in, src, mu8); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, cpu.BootstrapNoKeySwitch(in, src, mu8))
 		c := call{op: "K", in: in, want: newSamples(len(in), n), outSize: n}
-		if err := cpu.KeySwitch(c.want, in); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, cpu.KeySwitch(c.want, in))
 		calls = append(calls, c)
 	}
 	do := func(g *bootstrap.GPU, c call, out []*tfhe.TLWE) error {
@@ -581,9 +535,7 @@ func TestFakeGPUEngineMergesCalls(t *testing.T) {
 			g := newFakeGPUEngine(t, k.ck, bootstrap.GPUOptions{NoMerge: noMerge})
 			outs, errs, firstErr, l := contended(t, fake, g, noMerge, calls, nil)
 			launches[fmt.Sprint(noMerge)] = l
-			if firstErr != nil {
-				t.Fatal(firstErr)
-			}
+			require.NoError(t, firstErr)
 			for i, c := range calls {
 				if errs[i] != nil {
 					t.Fatalf("call %d (%s, %d samples): %v", i, c.op, len(c.in), errs[i])
@@ -597,9 +549,7 @@ func TestFakeGPUEngineMergesCalls(t *testing.T) {
 		fake := kernels.UseFakeDriver(t, kernels.FakeOptions{SMs: fakeSMs})
 		g := newFakeGPUEngine(t, k.ck, bootstrap.GPUOptions{NoMerge: true})
 		start := len(fake.Launches())
-		if err := g.Bootstrap(poisoned(len(first), n), first, mu8); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, g.Bootstrap(poisoned(len(first), n), first, mu8))
 		groups := map[string]*call{}
 		var order []string
 		for _, c := range calls {
@@ -612,9 +562,7 @@ func TestFakeGPUEngineMergesCalls(t *testing.T) {
 		}
 		for _, key := range order {
 			c := *groups[key]
-			if err := do(g, c, poisoned(len(c.in), c.outSize)); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, do(g, c, poisoned(len(c.in), c.outSize)))
 		}
 		launches["groups"] = len(fake.Launches()) - start
 	})
@@ -651,16 +599,12 @@ func TestFakeGPUEngineMergesCalls(t *testing.T) {
 		fake := kernels.UseFakeDriver(t, kernels.FakeOptions{SMs: fakeSMs})
 		g := newFakeGPUEngine(t, k.ck, bootstrap.GPUOptions{})
 		start := len(fake.Launches())
-		if err := g.Bootstrap(poisoned(len(first), n), first, mu8); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, g.Bootstrap(poisoned(len(first), n), first, mu8))
 		firstLaunches := len(fake.Launches()) - start
 		_, errs, firstErr, _ := contended(t, fake, g, false, calls[:4], func() {
 			fake.PanicAtLaunch(firstLaunches)
 		})
-		if firstErr != nil {
-			t.Fatalf("first call: %v", firstErr)
-		}
+		require.NoError(t, firstErr, "first call")
 		panics := 0
 		for i, err := range errs {
 			var p panicked
@@ -685,14 +629,10 @@ func TestFakeGPUEngineMergesCalls(t *testing.T) {
 		}
 		// Afterwards calls, alone or merged, run as before.
 		again := poisoned(len(first), n)
-		if err := g.Bootstrap(again, first, mu8); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, g.Bootstrap(again, first, mu8))
 		sameAs(t, "a call after the panics", again, firstWant)
 		outs, errs, firstErr, _ := contended(t, fake, g, false, calls[:4], nil)
-		if err := errors.Join(append(errs, firstErr)...); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, errors.Join(append(errs, firstErr)...))
 		for i, c := range calls[:4] {
 			sameAs(t, fmt.Sprintf("merged call %d after the panics", i), outs[i], c.want)
 		}
@@ -702,17 +642,13 @@ func TestFakeGPUEngineMergesCalls(t *testing.T) {
 		// after it fail with ErrClosed.
 		fake := kernels.UseFakeDriver(t, kernels.FakeOptions{SMs: fakeSMs})
 		g, err := bootstrap.NewGPU(k.ck, bootstrap.GPUOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		closed := make(chan error, 1)
 		outs, errs, firstErr, _ := contended(t, fake, g, false, calls[:4], func() {
 			go func() { closed <- g.Close() }()
 			waitForStack(t, 1, "(*gpuCore).Close", "[sync.RWMutex.Lock")
 		})
-		if err := errors.Join(append(errs, firstErr, <-closed)...); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, errors.Join(append(errs, firstErr, <-closed)...))
 		for i, c := range calls[:4] {
 			sameAs(t, fmt.Sprintf("call %d", i), outs[i], c.want)
 		}
@@ -828,9 +764,7 @@ func TestFakeGPUEngineMergeStress(t *testing.T) {
 				err = cpu.KeySwitch(kd.want, kd.in)
 			}
 		}
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		kinds = append(kinds, kd)
 	}
 	workers, rounds := 16, 40
@@ -870,9 +804,7 @@ func TestFakeGPUEngineMergeStress(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, errors.Join(errs...))
 }
 
 // TestFakeGPUEngineSyncErrorOrder: a call of four passes (MaxBatch 8, 32
@@ -906,9 +838,7 @@ func TestFakeGPUEngineSyncErrorOrder(t *testing.T) {
 				}
 			}
 			again := poisoned(len(in), n)
-			if err := g.Bootstrap(again, in, mu8); err != nil {
-				t.Fatalf("the call after a recoverable error: %v", err)
-			}
+			require.NoError(t, g.Bootstrap(again, in, mu8), "the call after a recoverable error")
 			sameAs(t, "the call after", again, want)
 		})
 	}
@@ -933,9 +863,7 @@ func TestFakeGPUEngineFailedEnqueue(t *testing.T) {
 	failing := func(call string, code int32) []int {
 		fake := kernels.UseFakeDriver(t, kernels.FakeOptions{SMs: fakeSMs})
 		g, err := bootstrap.NewGPU(k.ck, bootstrap.GPUOptions{MaxBatch: 8})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		var counts []int
 		for after := 0; ; after++ {
 			what := fmt.Sprintf("%s %d failing", call, after)
@@ -966,9 +894,7 @@ func TestFakeGPUEngineFailedEnqueue(t *testing.T) {
 			}
 			counts = append(counts, written)
 		}
-		if err := g.Close(); err != nil {
-			t.Fatalf("Close: %v", err)
-		}
+		require.NoError(t, g.Close(), "Close")
 		if _, frees := fake.Unwaited(); frees != 0 {
 			t.Errorf("%s: %d frees made while a stream had work not waited for", call, frees)
 		}
@@ -1077,9 +1003,7 @@ func TestFakeGPUEngineEmptyCall(t *testing.T) {
 		t.Errorf("an empty call while the GPU is busy: %v", err)
 	}
 	release()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, <-done)
 	fake.FailAfter(t, "cuStreamSynchronize", 0, 214) // CUDA_ERROR_ECC_UNCORRECTABLE: sticky
 	if err := g.Bootstrap(poisoned(len(in), n), in, mu8); !errors.Is(err, kernels.ErrLaunchFailed) {
 		t.Fatalf("the faulting call: %v", err)
@@ -1115,9 +1039,7 @@ func TestFakeGPUEngineMergedKeepsNothing(t *testing.T) {
 	go func() { done <- g.Bootstrap(poisoned(1, n), in[:1], torus.Encode(1, 4)) }()
 	waitForPipeline(t, base+2, false)
 	release()
-	if err := errors.Join(<-done, <-done, <-done); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, errors.Join(<-done, <-done, <-done))
 	deadline := time.Now().Add(10 * time.Second)
 	for freed.Load() < 6 && time.Now().Before(deadline) {
 		runtime.GC()
@@ -1173,9 +1095,7 @@ func TestFakeGPUEngineNewFails(t *testing.T) {
 			}
 			fake.FailAfter(t, "cuMemcpyHtoD_v2", tc.after, tc.code)
 			s, err := bootstrap.New(k.ck, bootstrap.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			defer s.Close()
 			if s.OnGPU() || !strings.HasPrefix(s.Reason(), "CPU: ") || !strings.Contains(s.Reason(), tc.name) {
 				t.Errorf("New(UseAuto): OnGPU %v, reason %q", s.OnGPU(), s.Reason())
@@ -1200,9 +1120,7 @@ func TestFakeGPUEngineMulti(t *testing.T) {
 		t.Fatalf("GPUDevices() = %v, %v; want [0 1]", devs, err)
 	}
 	m, err := bootstrap.NewGPUs(k.ck, nil, bootstrap.GPUOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	engines := m.Engines()
 	if len(engines) != 2 {
 		t.Fatalf("NewGPUs built %d engines on two devices", len(engines))
@@ -1227,32 +1145,24 @@ func TestFakeGPUEngineMulti(t *testing.T) {
 	for _, count := range []int{1, 7, 60} {
 		in, _ := k.inputs(t, rng, count)
 		out := poisoned(count, k.p.LWEDimension())
-		if err := m.Bootstrap(out, in, mu8); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, m.Bootstrap(out, in, mu8))
 		sameAs(t, fmt.Sprintf("Multi, %d samples", count), out, cpuBootstrap(t, cpu, in))
 	}
 	if _, err := bootstrap.NewMulti(engines[0], cpu); err == nil || !strings.Contains(err.Error(), "1 GPU engines and 1 others") {
 		t.Errorf("NewMulti of a GPU and a CPU engine: %v", err)
 	}
-	if err := m.Close(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, m.Close())
 	noneLeft(t, fake, "after Close")
 
 	s, err := bootstrap.New(k.ck, bootstrap.Options{Devices: devs})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if !s.OnGPU() || !strings.HasPrefix(s.Reason(), "GPU: 2 devices, N=1024/") || !strings.Contains(s.Reason(), ": 0: Fake GPU") || !strings.Contains(s.Reason(), "; 1: Fake GPU") {
 		t.Errorf("New with Devices [0 1]: OnGPU %v, reason %q", s.OnGPU(), s.Reason())
 	}
 	if _, ok := s.Engine.(*bootstrap.Multi); !ok {
 		t.Errorf("New with Devices [0 1] built a %T", s.Engine)
 	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, s.Close())
 	noneLeft(t, fake, "after the Selected's Close")
 
 	if _, err := bootstrap.NewGPUs(k.ck, []int{0, 5}, bootstrap.GPUOptions{}); !errors.Is(err, bootstrap.ErrNoGPU) || !strings.Contains(err.Error(), "device 5") {
@@ -1291,9 +1201,7 @@ func TestFakeGPUEngineLeavesThreadContext(t *testing.T) {
 			}
 			check := func(what string, err error) {
 				t.Helper()
-				if err != nil {
-					t.Fatalf("%s: %v", what, err)
-				}
+				require.NoErrorf(t, err, "%s", what)
 				if h := fake.CurrentContext(); h != foreign {
 					t.Fatalf("after %s: context %#x current on the caller's thread, %#x before", what, h, foreign)
 				}
@@ -1339,9 +1247,7 @@ func TestFakeGPUEngineMultiErrors(t *testing.T) {
 	cpu := newCPUEngine(t, k.ck)
 	fake := kernels.UseFakeDriver(t, kernels.FakeOptions{SMs: fakeSMs, Devices: 2})
 	m, err := bootstrap.NewGPUs(k.ck, nil, bootstrap.GPUOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer m.Close()
 	rng := rand.New(rand.NewPCG(13, 14))
 	in, _ := k.inputs(t, rng, 8)
@@ -1369,13 +1275,9 @@ func TestFakeGPUEngineMultiErrors(t *testing.T) {
 		t.Errorf("%d outputs written and %d untouched, want the other device's 4 and 4", written, untouched)
 	}
 	out = poisoned(len(in), k.p.LWEDimension())
-	if err := m.Bootstrap(out, in, mu8); err != nil {
-		t.Fatalf("the call after a recoverable error: %v", err)
-	}
+	require.NoError(t, m.Bootstrap(out, in, mu8), "the call after a recoverable error")
 	sameAs(t, "the call after a recoverable error", out, want)
-	if err := m.Close(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, m.Close())
 	noneLeft(t, fake, "after Close")
 
 	fake.FailAfter(t, "cuMemcpyHtoD_v2", 0, 1)
@@ -1385,9 +1287,7 @@ func TestFakeGPUEngineMultiErrors(t *testing.T) {
 	noneLeft(t, fake, "after the failed NewGPUs")
 	fake.FailAfter(t, "cuMemcpyHtoD_v2", 0, 1)
 	s, err := bootstrap.New(k.ck, bootstrap.Options{Devices: []int{0, 1}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer s.Close()
 	if s.OnGPU() || !strings.HasPrefix(s.Reason(), "CPU: ") || !strings.Contains(s.Reason(), "CUDA_ERROR_INVALID_VALUE") {
 		t.Errorf("New(UseAuto) with a failing device: OnGPU %v, reason %q", s.OnGPU(), s.Reason())
@@ -1406,27 +1306,19 @@ func TestFakeGPUEngineCircuits(t *testing.T) {
 	k := newFakeKeys(t, smallN(tfhe.TFHELib128), 3)
 	fake := kernels.UseFakeDriver(t, kernels.FakeOptions{SMs: fakeSMs, Devices: 2})
 	enc, err := tfhe.NewEncryptorFromSeed(k.sk, torus.DeriveSeed([torus.SeedSize]byte{}, "kernels-fake-engine/circuits", 0))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	rng := rand.New(rand.NewPCG(21, 22))
 	devices := []int{0, 1}
 	s, err := bootstrap.New(k.ck, bootstrap.Options{Use: bootstrap.UseGPU, Devices: devices})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	ev, err := gates.NewEvaluator(s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, cc := range []struct {
 		name string
 		sets int
 	}{{"zero_equal", 3}, {"neg64", 1}} {
 		c, err := circuits.Load(cc.name)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		plain := make([][][]bool, cc.sets)
 		cts := make([][][]*tfhe.TLWE, cc.sets)
 		for i := range cc.sets {
@@ -1438,35 +1330,25 @@ func TestFakeGPUEngineCircuits(t *testing.T) {
 					bits[j] = !(cc.name == "zero_equal" && i%2 == 0) && rng.IntN(2) == 1
 				}
 				in, err := gates.EncryptBits(enc, bits)
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				plain[i], cts[i] = append(plain[i], bits), append(cts[i], in)
 			}
 		}
 		out, err := ev.EvalCircuits(context.Background(), c, cts, gates.CircuitOptions{})
-		if err != nil {
-			t.Fatalf("devices %v, %s: %v", devices, cc.name, err)
-		}
+		require.NoErrorf(t, err, "devices %v, %s", devices, cc.name)
 		for i := range cc.sets {
 			want, err := c.Eval(plain[i]...)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			for o := range want {
 				got, err := gates.DecryptBits(k.sk, out[i][o])
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				if !slices.Equal(got, want[o]) {
 					t.Errorf("devices %v, %s, set %d, output %d: decrypts to %v, want %v", devices, cc.name, i, o, got, want[o])
 				}
 			}
 		}
 	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, s.Close())
 	noneLeft(t, fake, "after Close")
 }
 
@@ -1488,17 +1370,11 @@ func TestFakeGPUEngineEveryGate(t *testing.T) {
 		t.Run(fmt.Sprintf("grouping=%d", grouping), func(t *testing.T) {
 			k := newFakeKeys(t, smallN(tfhe.TFHELib128), grouping)
 			evG, err := gates.NewEvaluator(newFakeGPUEngine(t, k.ck, bootstrap.GPUOptions{}))
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			evC, err := gates.NewEvaluator(newCPUEngine(t, k.ck))
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			enc, err := tfhe.NewEncryptorFromSeed(k.sk, torus.DeriveSeed([torus.SeedSize]byte{}, "kernels-fake-engine/every-gate", uint64(grouping)))
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			var calls []gates.Call
 			var want []bool
 			var names []string
@@ -1509,9 +1385,7 @@ func TestFakeGPUEngineEveryGate(t *testing.T) {
 						in[j] = x>>j&1 == 1
 					}
 					cts, err := gates.EncryptBits(enc, in[:])
-					if err != nil {
-						t.Fatal(err)
-					}
+					require.NoError(t, err)
 					calls = append(calls, gates.Call{Op: op, Out: tfhe.NewTLWE(k.p.LWEDimension()), A: cts[0], B: cts[1], C: cts[2]})
 					want = append(want, op.Eval(in[0], in[1], in[2]))
 					names = append(names, fmt.Sprintf("%v%v", op, in[:op.Arity()]))
@@ -1521,20 +1395,14 @@ func TestFakeGPUEngineEveryGate(t *testing.T) {
 			for i := range ref {
 				ref[i].Out = tfhe.NewTLWE(k.p.LWEDimension())
 			}
-			if err := evG.Batch(calls); err != nil {
-				t.Fatal(err)
-			}
-			if err := evC.Batch(ref); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, evG.Batch(calls))
+			require.NoError(t, evC.Batch(ref))
 			for i, c := range calls {
 				if !slices.Equal(c.Out.Value, ref[i].Out.Value) {
 					t.Errorf("%s: the GPU engine's output differs from the CPU engine's", names[i])
 				}
 				got, err := gates.DecryptBits(k.sk, []*tfhe.TLWE{c.Out})
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				if got[0] != want[i] {
 					t.Errorf("%s decrypts to %v, want %v", names[i], got[0], want[i])
 				}

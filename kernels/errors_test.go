@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 )
 
 func TestErrorText(t *testing.T) {
@@ -170,7 +172,5 @@ func TestDriverInitError(t *testing.T) {
 		}
 	}
 	g := newFakeGPU()
-	if err := (&driver{path: "fake", fake: g.call}).init(); err != nil {
-		t.Errorf("cuInit on a working driver: %v", err)
-	}
+	assert.NoError(t, (&driver{path: "fake", fake: g.call}).init(), "cuInit on a working driver")
 }

@@ -13,6 +13,7 @@ import (
 	"unsafe"
 
 	"github.com/goldfhe/goldfhe/smallntt"
+	"github.com/stretchr/testify/require"
 )
 
 // fakeGPU implements the bound driver entry points in Go memory, so the Go
@@ -212,14 +213,10 @@ func newFake(t *testing.T) (*fakeGPU, *Context, *Library) {
 	g := newFakeGPU()
 	d := &driver{path: "fake", fake: g.call}
 	c, err := open(d, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	c.SetDebug(false)
 	l, err := c.loadLibrary(fakeImage, "fake")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	t.Cleanup(func() {
 		l.Close()
 		c.Close()

@@ -11,6 +11,8 @@ import (
 	"github.com/goldfhe/goldfhe/kernels"
 	"github.com/goldfhe/goldfhe/kernels/gpuntt"
 	"github.com/goldfhe/goldfhe/smallntt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestFakeGPUNTT checks the fake driver's NTT launches (fake_ntt_test.go)
@@ -22,9 +24,7 @@ import (
 func TestFakeGPUNTT(t *testing.T) {
 	kernels.UseFakeDriver(t, kernels.FakeOptions{SMs: fakeSMs})
 	d, err := gpuntt.Open(0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer d.Close()
 	rng := rand.New(rand.NewPCG(1, 9))
 	for _, c := range []struct {
@@ -40,14 +40,10 @@ func TestFakeGPUNTT(t *testing.T) {
 		{256, smallntt.MatrixNoMerge, []int{16, 16}},
 	} {
 		p, err := smallntt.NewPlan(c.n, c.v, c.f...)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		t.Run(fmt.Sprint(p), func(t *testing.T) {
 			g, err := d.NewPlan(p)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			defer g.Close()
 			const count = 5
 			in := make([]uint64, count*c.n)
@@ -59,25 +55,17 @@ func TestFakeGPUNTT(t *testing.T) {
 				p.Forward(smallntt.NTTPoly(want[i*c.n:(i+1)*c.n]), smallntt.Poly(in[i*c.n:(i+1)*c.n]))
 			}
 			b, err := d.AllocPolys(c.n, count)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			defer b.Free()
-			if err := b.Upload(in); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, b.Upload(in))
 			got := make([]uint64, len(in))
 			for _, step := range []struct {
 				what string
 				run  func(*kernels.Stream, *gpuntt.Polys) error
 				want []uint64
 			}{{"Forward(x), against the CPU plan's", g.Forward, want}, {"Inverse(Forward(x)), against x", g.Inverse, in}} {
-				if err := step.run(nil, b); err != nil {
-					t.Fatal(err)
-				}
-				if err := b.Download(got); err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, step.run(nil, b))
+				require.NoError(t, b.Download(got))
 				if !slices.Equal(got, step.want) {
 					t.Fatalf("%s: differs", step.what)
 				}
@@ -106,9 +94,7 @@ func TestFakeTransformer(t *testing.T) {
 		{256, smallntt.Butterfly, nil, false},
 	} {
 		p, err := smallntt.NewPlan(c.n, c.v, c.f...)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		t.Run(strings.ReplaceAll(p.String(), "/", "_"), func(t *testing.T) {
 			if gpuntt.HasKernel(p) == c.swap || gpuntt.HasKernel(nil) {
 				t.Fatalf("HasKernel = %v (nil: %v)", !c.swap, gpuntt.HasKernel(nil))
@@ -131,9 +117,7 @@ func TestFakeTransformer(t *testing.T) {
 				if inverse {
 					run = tr.Inverse
 				}
-				if err := run(got); err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, run(got))
 				for i := range 3 {
 					w := want[i*c.n : (i+1)*c.n]
 					if inverse {
@@ -146,9 +130,7 @@ func TestFakeTransformer(t *testing.T) {
 					t.Errorf("inverse=%v: differs from the CPU plan on words ≥ p", inverse)
 				}
 			}
-			if err := tr.Close(); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, tr.Close())
 			if err := tr.Forward(slices.Clone(in)); err == nil || !strings.Contains(err.Error(), "Transformer used after Close") {
 				t.Errorf("Forward after Close: %v, want an error saying so", err)
 			}
@@ -163,9 +145,7 @@ func TestFakeTransformer(t *testing.T) {
 func TestFakeTransformerSwapFails(t *testing.T) {
 	kernels.UseFakeDriver(t, kernels.FakeOptions{SMs: 4, Memory: 8 << 10})
 	p, err := smallntt.NewPlan(1024, smallntt.Hybrid, 8, 8, 16)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	tr := gpuntt.NewTransformer(p)
 	defer tr.Close()
 	if tr.OnGPU() || !strings.HasPrefix(tr.Reason(), "CPU: ") || !strings.Contains(tr.Reason(), "N=1024/8x8x16/hybrid run as N=1024/32x32/hybrid") {
@@ -180,9 +160,7 @@ func TestFakeTransformerSwapFails(t *testing.T) {
 func TestFakeTransformerAfterFailedGrowth(t *testing.T) {
 	f := kernels.UseFakeDriver(t, kernels.FakeOptions{SMs: 4})
 	p, err := smallntt.NewPlan(256, smallntt.Butterfly)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	tr := gpuntt.NewTransformer(p)
 	if !tr.OnGPU() {
 		t.Fatalf("the Transformer is not on the fake GPU: %s", tr.Reason())
@@ -195,9 +173,7 @@ func TestFakeTransformerAfterFailedGrowth(t *testing.T) {
 		}
 		return b
 	}
-	if err := tr.Forward(polys(2)); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, tr.Forward(polys(2)))
 	f.FailAfter(t, "cuMemAlloc_v2", 0, 2) // CUDA_ERROR_OUT_OF_MEMORY
 	if err := tr.Forward(polys(4)); !errors.Is(err, kernels.ErrOutOfMemory) {
 		t.Errorf("Forward of 4 polynomials with the allocation failing: %v, want ErrOutOfMemory", err)
@@ -210,12 +186,8 @@ func TestFakeTransformerAfterFailedGrowth(t *testing.T) {
 	} else if !slices.Equal(one, want) {
 		t.Error("Forward of 1 polynomial after the failure differs from the CPU plan")
 	}
-	if err := tr.Close(); err != nil {
-		t.Errorf("Close: %v", err)
-	}
-	if err := tr.Close(); err != nil {
-		t.Errorf("second Close: %v", err)
-	}
+	assert.NoError(t, tr.Close(), "Close")
+	assert.NoError(t, tr.Close(), "second Close")
 	if err := tr.Forward(one); err == nil {
 		t.Error("Forward after Close succeeded")
 	}
@@ -237,7 +209,5 @@ func TestTransformerNilPlan(t *testing.T) {
 	if err := tr.Inverse(make([]uint64, 256)); err == nil {
 		t.Error("Inverse without a plan succeeded")
 	}
-	if err := tr.Close(); err != nil {
-		t.Errorf("Close: %v", err)
-	}
+	assert.NoError(t, tr.Close(), "Close")
 }

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"sync"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // The real GPU, opened once per test binary. Tests that need it skip,
@@ -72,9 +74,7 @@ func both(t *testing.T, f func(t *testing.T, e testEnv)) {
 // must fails the test on err.
 func must(t testing.TB, err error) {
 	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 }
 
 // wantErr fails unless err wraps target.

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // unpackKSTable is PackKSTable's inverse: every byte of the table is in
@@ -32,9 +34,7 @@ func TestPackKSTable(t *testing.T) {
 	} {
 		table := randU32(rng, sh.KSTableLen())
 		packed, err := PackKSTable(sh, table)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if len(packed) != sh.KSPackedLen() {
 			t.Fatalf("%+v: %d words, want %d", sh, len(packed), sh.KSPackedLen())
 		}
@@ -69,9 +69,7 @@ func TestPackKSTable(t *testing.T) {
 	table := make([]uint32, sh.KSTableLen())
 	table[((3*8+5)*2+1)*w+9] = 0x44332211
 	packed, err := PackKSTable(sh, table)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	octets, lane := (sh.LWEDim+8)/8, 4*1+3
 	for b := range 4 {
 		at := (((1*octets+1)*2+b/2)*32+lane)*4 + 2*(b%2) + 1

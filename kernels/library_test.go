@@ -13,6 +13,7 @@ import (
 	"unsafe"
 
 	"github.com/goldfhe/goldfhe/smallntt"
+	"github.com/stretchr/testify/require"
 )
 
 func mulRef(a, b uint64) uint64 { return smallntt.Mul(a, b) }
@@ -272,9 +273,7 @@ func TestDebugModeReportsFault(t *testing.T) {
 	f, err := m.Function("fault")
 	must(t, err)
 	c.SetDebug(true)
-	if err := c.Err(); err != nil {
-		t.Fatalf("Err before the fault: %v", err)
-	}
+	require.NoError(t, c.Err(), "Err before the fault")
 	syncs := g.syncs
 	err = f.launch(dim3{1, 1, 1}, dim3{1, 1, 1}, 0, 0, nil)
 	wantErr(t, err, ErrLaunchFailed)

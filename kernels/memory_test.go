@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
 )
 
 func roundTrip[T Elem](t *testing.T, c *Context, src []T) {
@@ -311,9 +313,7 @@ func TestOutOfMemory(t *testing.T) {
 		}
 		t.Log(err)
 		_, err = AllocHost[uint64](e.c, min(1<<50, math.MaxInt))
-		if err == nil {
-			t.Error("8 PiB of pinned host memory allocated")
-		}
+		assert.Error(t, err, "8 PiB of pinned host memory allocated")
 		t.Log(err)
 		roundTrip(t, e.c, []uint64{1, 2, 3})
 		free, total, err := e.c.MemInfo()

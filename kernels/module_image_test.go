@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // committedFatbin returns the embedded fatbin, skipping t (with the reason)
@@ -324,9 +326,7 @@ func FuzzCheckImage(f *testing.F) {
 					le.Uint16(image[6:]), le.Uint64(image[8:]), len(image))
 			}
 		case magic == fatbinWrapperMagic || magic == oldFatbinMagic:
-			if err == nil {
-				t.Fatal("accepted a fatbin wrapper")
-			}
+			require.Error(t, err, "accepted a fatbin wrapper")
 		case bytes.HasPrefix(image, []byte("\x7fELF")):
 			if kind != imageCubin {
 				t.Fatalf("ELF magic read as kind %v", kind)

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/goldfhe/goldfhe/smallntt"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestOperandsOfAnotherContext: buffers, streams, events and pinned memory
@@ -18,28 +20,20 @@ func TestOperandsOfAnotherContext(t *testing.T) {
 	g := newFakeGPU()
 	d := &driver{path: "fake", fake: g.call}
 	c1, err := open(d, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	buf1, _ := Alloc[uint64](c1, 16)
 	s1, _ := c1.NewStream()
 	ev1, _ := c1.NewEvent()
 	pin1, _ := AllocHost[uint64](c1, 16)
-	if err := c1.Close(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, c1.Close())
 	c2, err := open(d, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer c2.Close()
 	if c2.h != c1.h {
 		t.Fatalf("the fake gave the reopened primary context another handle (%#x, %#x)", c2.h, c1.h)
 	}
 	l2, err := c2.loadLibrary(fakeImage, "fake")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer l2.Close()
 	buf2, _ := Alloc[uint64](c2, 16)
 	defer buf2.Free()
@@ -72,12 +66,8 @@ func TestOperandsOfAnotherContext(t *testing.T) {
 		t.Errorf("%d launches with operands of a closed Context", n)
 	}
 	// The same buffers of c2 work.
-	if err := l2.Mul(s2, Vecs{Buf: buf2}, Vecs{Buf: buf2}, Vecs{Buf: buf2}, 16, 1); err != nil {
-		t.Errorf("Mul on c2's own buffers: %v", err)
-	}
-	if err := buf2.CopyFromHostAsync(pin2, s2); err != nil {
-		t.Errorf("async copy on c2's own buffers: %v", err)
-	}
+	assert.NoError(t, l2.Mul(s2, Vecs{Buf: buf2}, Vecs{Buf: buf2}, Vecs{Buf: buf2}, 16, 1), "Mul on c2's own buffers")
+	assert.NoError(t, buf2.CopyFromHostAsync(pin2, s2), "async copy on c2's own buffers")
 
 	// Pinned memory's Slice after its Context's Close would hand out host
 	// memory the driver unmaps with the primary context.
@@ -93,9 +83,7 @@ func TestOperandsOfAnotherContext(t *testing.T) {
 
 	// An open Context's buffer is refused by another open Context too.
 	c3, err := open(d, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer c3.Close()
 	buf3, _ := Alloc[uint64](c3, 16)
 	defer buf3.Free()
@@ -109,9 +97,7 @@ func TestOperandsOfAnotherContext(t *testing.T) {
 func TestViewOfWholeBuffer(t *testing.T) {
 	g, c, _ := newFake(t)
 	b, err := Alloc[uint64](c, 8)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	v := b.View(0, 8)
 	if !v.IsView() || b.IsView() {
 		t.Errorf("IsView: view %v, buffer %v", v.IsView(), b.IsView())
@@ -119,9 +105,7 @@ func TestViewOfWholeBuffer(t *testing.T) {
 	if err := v.Free(); !errors.Is(err, ErrArgument) {
 		t.Errorf("Free of a whole-buffer view: %v, want ErrArgument", err)
 	}
-	if err := b.Free(); err != nil {
-		t.Errorf("Free of the buffer after its view's refused Free: %v", err)
-	}
+	assert.NoError(t, b.Free(), "Free of the buffer after its view's refused Free")
 	if n := len(g.dev); n != 0 {
 		t.Errorf("%d device allocations left", n)
 	}
@@ -131,14 +115,10 @@ func TestViewOfWholeBuffer(t *testing.T) {
 func TestFieldOpsEmpty(t *testing.T) {
 	g, c, l := newFake(t)
 	b, err := Alloc[uint64](c, 8)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer b.Free()
 	n0 := len(g.launches)
-	if err := l.FieldOps(nil, b.View(0, 0), b.View(0, 0), b.View(0, 0)); err != nil {
-		t.Errorf("FieldOps on empty buffers: %v", err)
-	}
+	assert.NoError(t, l.FieldOps(nil, b.View(0, 0), b.View(0, 0), b.View(0, 0)), "FieldOps on empty buffers")
 	if len(g.launches) != n0 {
 		t.Error("FieldOps on empty buffers launched a kernel")
 	}
@@ -171,14 +151,10 @@ func TestButterflySizes(t *testing.T) {
 func TestOptionalKernelLookupErrors(t *testing.T) {
 	f := UseFakeDriver(t, FakeOptions{})
 	c, err := Open(0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer c.Close()
 	l, err := c.LoadLibrary()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer l.Close()
 	if _, err := l.BootstrapKernels(); err != nil {
 		t.Fatal(err)

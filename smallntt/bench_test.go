@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // BenchmarkSmallNTT reproduces the paper's Table 1 on the CPU: one n-point
@@ -63,9 +65,7 @@ func benchPlans(b *testing.B, n int, variants []Variant) []benchPlan {
 	bf, _ := NewPlan(n, Butterfly)
 	add(bf.String(), bf)
 	def, err := DefaultPlan(n)
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	add(def.String(), def)
 	add(fmt.Sprintf("N=%d/default", n), def)
 	if haveAVX2 {

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"sync"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 func concurrentPlans(t *testing.T) []*Plan {
@@ -23,9 +25,7 @@ func concurrentPlans(t *testing.T) []*Plan {
 				f = DefaultFactors(n)
 			}
 			p, err := NewPlan(n, v, f...)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			ps = append(ps, p)
 		}
 	}
@@ -129,9 +129,7 @@ func TestConcurrentUseSmall(t *testing.T) {
 		for _, v := range []Variant{Matrix, MatrixNoMerge, Butterfly} {
 			for k := SmallCyclic; k <= SmallTwistedInverse; k++ {
 				s, err := NewSmall(n, k, v)
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				ss = append(ss, s)
 			}
 		}

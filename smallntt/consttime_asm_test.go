@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestAssemblyConstantTime reads the amd64 assembly (the AVX2 and AVX-512
@@ -29,9 +31,7 @@ import (
 // latencies that do not depend on their operands.
 func TestAssemblyConstantTime(t *testing.T) {
 	files, err := filepath.Glob("*.s")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want := []string{"hybrid_amd64.s", "hybrid_avx512_amd64.s", "mulsum_amd64.s"}
 	for _, w := range want {
 		if !slices.Contains(files, w) {
@@ -41,9 +41,7 @@ func TestAssemblyConstantTime(t *testing.T) {
 	texts, jumps := 0, 0
 	for _, f := range files {
 		src, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for _, fn := range asmFuncs(string(src)) {
 			texts++
 			for _, in := range fn.insts {

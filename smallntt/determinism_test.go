@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // accumulate runs, for every size, a seeded chain of transforms through the
@@ -28,14 +30,10 @@ func accumulate(t testing.TB, rounds int, baseline bool) string {
 	for _, n := range Sizes {
 		rng := rand.New(rand.NewChaCha8([32]byte{byte(n >> 8), 'g', 'o', 'l', 'd'}))
 		def, err := DefaultPlan(n)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		fs := factorisations(n)
 		mat, err := NewPlan(n, Matrix, fs[len(fs)/2]...)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if baseline {
 			def, _ = NewPlan(n, Butterfly)
 			mat = def

@@ -3,6 +3,8 @@ package smallntt
 import (
 	"encoding/binary"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // FuzzNegacyclic reads two polynomials of N = 256 coefficients and a plan
@@ -61,9 +63,7 @@ func FuzzNegacyclic(f *testing.F) {
 			b[i] = int64(x[(i+int(sel))%n]<<40) >> 40
 		}
 		prod, err := p.MulInt64(a, b)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for i, w := range naiveNegacyclicInt(a, b) {
 			if w.Int64() != prod[i] {
 				t.Fatalf("%v: product differs at %d", p, i)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // The AVX-512 kernels give the same bits as the Go kernels and as the AVX2
@@ -23,9 +25,7 @@ func TestAVX512AgainstGeneric(t *testing.T) {
 				continue
 			}
 			fast, err := NewPlan(n, Hybrid, f...)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			plans := []*Plan{genericPlan(t, n, f), avx2Plan(t, n, f)}
 			a, b := make([]uint64, n), make([]uint64, n)
 			for _, slow := range plans {

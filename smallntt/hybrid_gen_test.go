@@ -7,6 +7,8 @@ import (
 	"go/format"
 	"os"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 //go:generate go test -run TestHybridKernelsGenerated -update-kernels .
@@ -250,15 +252,11 @@ func checkGenerated(t *testing.T, files map[string][]byte) {
 	t.Helper()
 	for name, want := range files {
 		if *updateKernels {
-			if err := os.WriteFile(name, want, 0o644); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, os.WriteFile(name, want, 0o644))
 			continue
 		}
 		got, err := os.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if !bytes.Equal(got, want) {
 			t.Errorf("%s is stale: run go generate ./smallntt", name)
 		}

@@ -3,15 +3,15 @@ package smallntt
 import (
 	"math/rand/v2"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 func TestButterflyAgainstNaive(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, n := range []int{256, 512} {
 		p, err := NewPlan(n, Butterfly)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		x := make(Poly, n)
 		for i := range x {
 			x[i] = rng.Uint64N(P)

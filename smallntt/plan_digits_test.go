@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // digitWords returns test inputs for ForwardDigits: random words, and the
@@ -37,19 +39,13 @@ func TestForwardDigits(t *testing.T) {
 		var plans []*Plan
 		for _, f := range factorisations(n) {
 			p, err := NewPlan(n, Hybrid, f...)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			plans = append(plans, p)
 		}
 		bf, err := NewPlan(n, Butterfly)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		mx, err := NewPlan(n, Matrix, 16, n/16)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		plans = append(plans, bf, mx)
 		plans = append(plans, genericPlan(t, n, []int{32, n / 32}))
 		for _, beta := range []int{1, 2, 5, 7, 10, 13, 14, 15, 16, 32} {
@@ -94,9 +90,7 @@ func TestForwardDigitsNaive(t *testing.T) {
 	rng := rand.New(rand.NewPCG(63, 64))
 	for _, f := range [][]int{{8, 8}, {16, 4}, {4, 16}} {
 		p, err := NewPlan(256, Hybrid, append(f, 4)...)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		w := make([]uint32, 256)
 		for j := range w {
 			w[j] = rng.Uint32()
@@ -119,9 +113,7 @@ func TestForwardDigitsNaive(t *testing.T) {
 
 func TestForwardDigitsAllocs(t *testing.T) {
 	p, err := DefaultPlan(1024)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	dst := []NTTPoly{make(NTTPoly, 1024), make(NTTPoly, 1024), make(NTTPoly, 1024)}
 	w := make([]uint32, 1024)
 	if a := testing.AllocsPerRun(10, func() { p.ForwardDigits(dst, w, 7) }); a != 0 {
@@ -133,9 +125,7 @@ func TestForwardDigitsAllocs(t *testing.T) {
 // and calling Forward (the TFHELib128 column: 3 digits of 7 bits, N=1024).
 func BenchmarkForwardDigits(b *testing.B) {
 	p, err := DefaultPlan(1024)
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	rng := rand.New(rand.NewPCG(65, 66))
 	w := make([]uint32, 1024)
 	for j := range w {
@@ -167,9 +157,7 @@ func TestForwardDigitsPrefetch(t *testing.T) {
 	for _, n := range []int{256, 512, 1024} {
 		for _, f := range [][]int{DefaultFactors(n), {32, n / 32}, {16, 4, n / 64}} {
 			p, err := NewPlan(n, Hybrid, f...)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			w := make([]uint32, n)
 			for j := range w {
 				w[j] = rng.Uint32()
@@ -195,9 +183,7 @@ func TestForwardDigitsPrefetch(t *testing.T) {
 // wrap to 0 and write zero transforms).
 func TestForwardDigitsPanics(t *testing.T) {
 	p, err := DefaultPlan(256)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	rows := func(k int) []NTTPoly {
 		d := make([]NTTPoly, k)
 		for i := range d {

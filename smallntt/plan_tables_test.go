@@ -4,6 +4,8 @@ import (
 	"math/big"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // bigExp returns base^e mod P for any integer e (negative: of the inverse).
@@ -102,9 +104,7 @@ func TestStageTables(t *testing.T) {
 	for _, n := range Sizes {
 		for _, fs := range factorisations(n) {
 			p, err := NewPlan(n, Matrix, fs...)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			nInv := bigExp(uint64(n), -1)
 			size := n
 			for si, st := range p.stages {

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"sync"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // allPlans returns every plan of size n: the butterfly and each decomposed
@@ -13,9 +15,7 @@ import (
 func allPlans(t testing.TB, n int, short bool) []*Plan {
 	var plans []*Plan
 	p, err := NewPlan(n, Butterfly)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	plans = append(plans, p)
 	fs := factorisations(n)
 	for _, v := range []Variant{Hybrid, Matrix, MatrixNoMerge} {
@@ -24,9 +24,7 @@ func allPlans(t testing.TB, n int, short bool) []*Plan {
 				continue
 			}
 			p, err := NewPlan(n, v, f...)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			plans = append(plans, p)
 			if v == Hybrid && haveAVX2 {
 				plans = append(plans, genericPlan(t, n, f))
@@ -41,9 +39,7 @@ func genericPlan(t testing.TB, n int, f []int) *Plan {
 	useAVX2 = false
 	defer func() { useAVX2 = haveAVX2 }()
 	p, err := NewPlan(n, Hybrid, f...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return p
 }
 
@@ -53,9 +49,7 @@ func avx2Plan(t testing.TB, n int, f []int) *Plan {
 	useAVX512 = false
 	defer func() { useAVX512 = haveAVX512 }()
 	p, err := NewPlan(n, Hybrid, f...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return p
 }
 
@@ -261,9 +255,7 @@ func TestNoAllocations(t *testing.T) {
 // test runs it under -race too, to check that nothing is written.
 func TestConcurrentUse(t *testing.T) {
 	p, err := DefaultPlan(1024)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	rng := rand.New(rand.NewPCG(15, 16))
 	x := make(Poly, 1024)
 	for i := range x {

@@ -5,6 +5,9 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // naiveNegacyclicInt returns a·b mod X^N+1 over the integers (math/big).
@@ -31,9 +34,7 @@ func naiveNegacyclicInt(a, b []int64) []*big.Int {
 func checkProduct(t *testing.T, p *Plan, a, b []int64) {
 	t.Helper()
 	got, err := p.MulInt64(a, b)
-	if err != nil {
-		t.Fatalf("%v: %v", p, err)
-	}
+	require.NoErrorf(t, err, "%v", p)
 	want := naiveNegacyclicInt(a, b)
 	for i := range want {
 		if !want[i].IsInt64() || want[i].Int64() != got[i] {
@@ -60,9 +61,7 @@ func TestMulInt64AgainstNaive(t *testing.T) {
 				fs := factorisations(n)
 				p, err = NewPlan(n, v, fs[rng.IntN(len(fs))]...)
 			}
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			plans = append(plans, p)
 		}
 		// TFHE-like: digits in [−64, 64), keys full signed 32-bit; then the
@@ -130,13 +129,9 @@ func TestMulInt64ToAliasing(t *testing.T) {
 	}
 	want, _ := p.MulInt64(a, b)
 	a2 := append([]int64(nil), a...)
-	if err := p.MulInt64To(a2, a2, b, ws); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, p.MulInt64To(a2, a2, b, ws))
 	b2 := append([]int64(nil), b...)
-	if err := p.MulInt64To(b2, a, b2, ws); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, p.MulInt64To(b2, a, b2, ws))
 	for i := range want {
 		if a2[i] != want[i] || b2[i] != want[i] {
 			t.Fatalf("aliased product differs at %d", i)
@@ -155,9 +150,7 @@ func TestMulInt64ToAliasing(t *testing.T) {
 func TestCheckProductBoundAnyLength(t *testing.T) {
 	for _, n := range []int{1, 3, 256, 768, 1000, 1 << 20} {
 		lim := (P / 2) / uint64(n) // floor((P−1)/2 / n)
-		if err := CheckProductBound(n, lim, 1); err != nil {
-			t.Errorf("n=%d: %d·1·n ≤ (P−1)/2 refused: %v", n, lim, err)
-		}
+		assert.NoErrorf(t, CheckProductBound(n, lim, 1), "n=%d: %d·1·n ≤ (P−1)/2 refused", n, lim)
 		if err := CheckProductBound(n, lim+1, 1); !errors.Is(err, ErrBound) {
 			t.Errorf("n=%d: %d·1·n > (P−1)/2 gave %v, want ErrBound", n, lim+1, err)
 		}

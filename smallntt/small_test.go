@@ -5,6 +5,8 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 var smallKinds = []SmallKind{SmallCyclic, SmallTwisted, SmallCyclicInverse, SmallTwistedInverse}
@@ -16,9 +18,7 @@ func TestSmallAgainstNaive(t *testing.T) {
 		for _, kind := range smallKinds {
 			for _, v := range []Variant{Matrix, MatrixNoMerge, Butterfly} {
 				s, err := NewSmall(n, kind, v)
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				for i, x := range vecs {
 					want := naiveSmall(kind, x)
 					got := make([]uint64, n)

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestTiming prints, for each plan named in $SMALLNTT_TIMING (comma-separated
@@ -30,9 +32,7 @@ func TestTiming(t *testing.T) {
 	var plans []*Plan
 	for _, s := range strings.Split(spec, ",") {
 		p, err := parsePlan(s)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		plans = append(plans, p)
 	}
 	fw := make([]time.Duration, len(plans))

@@ -5,6 +5,7 @@ import (
 
 	"github.com/goldfhe/goldfhe/smallntt"
 	"github.com/goldfhe/goldfhe/torus"
+	"github.com/stretchr/testify/require"
 )
 
 func benchName(p Params, plan *smallntt.Plan) string { return p.Name() + "/" + plan.String() }
@@ -13,9 +14,7 @@ func benchName(p Params, plan *smallntt.Plan) string { return p.Name() + "/" + p
 // and smallntt's default (fastest measured) plan.
 func benchPlans(b *testing.B, n int) []*smallntt.Plan {
 	def, err := smallntt.DefaultPlan(n)
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	return []*smallntt.Plan{butterfly(b, n), def}
 }
 
@@ -51,9 +50,7 @@ func evaluatorWith(b *testing.B, p Params, plan *smallntt.Plan, withKeys bool) *
 		ck = testKeys(p).ck
 	}
 	e, err := NewEvaluator(p, plan, ck)
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	return e
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/goldfhe/goldfhe/smallntt"
 	"github.com/goldfhe/goldfhe/torus"
+	"github.com/stretchr/testify/require"
 )
 
 // The functions TestConstantTimeCode reads, by what it allows in them
@@ -440,9 +441,7 @@ func (s sourceLines) positions(t *testing.T, goTool, exe string, addrs []uint64)
 	cmd := exec.Command(goTool, "tool", "addr2line", exe)
 	cmd.Stdin = strings.NewReader(in.String())
 	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go tool addr2line: %v", err)
-	}
+	require.NoError(t, err, "go tool addr2line")
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	if len(lines) != 2*len(addrs) { // function, file:line
 		t.Fatalf("go tool addr2line: %d lines for %d addresses", len(lines), len(addrs))

@@ -7,6 +7,7 @@ import (
 
 	"github.com/goldfhe/goldfhe/smallntt"
 	"github.com/goldfhe/goldfhe/torus"
+	"github.com/stretchr/testify/require"
 )
 
 // toyParams is a small, insecure set for fast structural tests.
@@ -66,9 +67,7 @@ func testGroupedKeys(p Params) keyPair { return keyCache(p, 2) }
 
 func butterfly(t testing.TB, n int) *smallntt.Plan {
 	p, err := smallntt.NewPlan(n, smallntt.Butterfly)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return p
 }
 
@@ -78,17 +77,13 @@ func newEvaluator(t testing.TB, p Params, withKeys bool) *Evaluator {
 		ck = testKeys(p).ck
 	}
 	e, err := NewEvaluator(p, butterfly(t, p.PolyDegree()), ck)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return e
 }
 
 func newEncryptor(t testing.TB, sk *SecretKey, i int) *Encryptor {
 	e, err := NewEncryptorFromSeed(sk, seedOf("enc", i))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return e
 }
 

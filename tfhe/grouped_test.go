@@ -11,6 +11,8 @@ import (
 
 	"github.com/goldfhe/goldfhe/smallntt"
 	"github.com/goldfhe/goldfhe/torus"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // toyOddParams is toyParams with an odd n, so that the last group of a
@@ -72,9 +74,7 @@ func TestGroupStepExact(t *testing.T) {
 func testGroupStepExact(t *testing.T, r *mrand.Rand, p Params, g int) {
 	k, l, n := p.GLWEDimension(), p.BKLevels(), p.PolyDegree()
 	def, err := smallntt.DefaultPlan(n)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	plans, trials := []*smallntt.Plan{butterfly(t, n), def}, []int{0, 1, 2, 3}
 	if g == 3 {
 		trials = append(trials, 4)
@@ -170,17 +170,11 @@ func testGroupedBootstrap(t *testing.T, p Params, g int) {
 		t.Fatalf("grouped key: grouping %d, %d samples", kp.ck.Grouping(), kp.ck.BootstrappingKey().Len())
 	}
 	def, err := smallntt.DefaultPlan(p.PolyDegree())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	e1, err := NewEvaluator(p, butterfly(t, p.PolyDegree()), kp.ck)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	e2, err := NewEvaluator(p, def, kp.ck)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	enc := newEncryptor(t, kp.sk, 21)
 	mu := torus.Encode(1, 8)
 	count := 32
@@ -233,9 +227,7 @@ func torusBytes(v []torus.Torus32) []byte {
 func TestGroupedKeys(t *testing.T) {
 	p := toyOddParams
 	sk, err := GenerateSecretKeyFromSeed(p, seedOf("grouped", 0))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, g := range []int{0, -1, MaxGrouping + 1} {
 		if _, err := GenerateCloudKeyFromSeed(sk, seedOf("grouped", 1), WithGrouping(g)); err == nil {
 			t.Errorf("grouping %d accepted", g)
@@ -247,9 +239,7 @@ func TestGroupedKeys(t *testing.T) {
 	// A plain key keeps version 1; a version-2 header on other objects fails.
 	plain := testKeys(toyParams).ck
 	pb, err := plain.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if pb[4] != marshalVersion {
 		t.Fatalf("plain cloud key written as version %d", pb[4])
 	}
@@ -265,15 +255,11 @@ func TestGroupedKeys(t *testing.T) {
 func testGroupedCloudKey(t *testing.T, sk *SecretKey, g int) {
 	p := sk.params
 	ck, err := GenerateCloudKeyFromSeed(sk, seedOf("grouped", 1), WithGrouping(g))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	// Deterministic, and each sample decrypts to its pattern's indicator:
 	// the body of row c·l (level 1) of column c carries m·Bg^{-1}.
 	again, err := GenerateCloudKeyFromSeed(sk, seedOf("grouped", 1), WithGrouping(g))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if !bytes.Equal(torusBytes(ck.bk.data), torusBytes(again.bk.data)) {
 		t.Fatal("grouped key generation is not deterministic")
 	}
@@ -297,16 +283,12 @@ func testGroupedCloudKey(t *testing.T, sk *SecretKey, g int) {
 
 	// Serialization: version 2, round trip, and damaged groupings.
 	b, err := ck.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if v := b[4]; v != marshalVersionGrouped {
 		t.Fatalf("grouped cloud key written as version %d", v)
 	}
 	var back CloudKey
-	if err := back.UnmarshalBinary(b); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, back.UnmarshalBinary(b))
 	if back.Grouping() != g || !bytes.Equal(torusBytes(back.bk.data), torusBytes(ck.bk.data)) {
 		t.Fatal("grouped cloud key does not round-trip")
 	}
@@ -361,9 +343,7 @@ func TestNoiseEstimateGrouped(t *testing.T) {
 func TestCheckGrouping(t *testing.T) {
 	for _, p := range ParamSets() {
 		for g := 1; g <= MaxGrouping; g++ {
-			if err := checkGrouping(p, g); err != nil {
-				t.Errorf("%s, g = %d: %v", p.Name(), g, err)
-			}
+			assert.NoErrorf(t, checkGrouping(p, g), "%s, g = %d", p.Name(), g)
 			t.Logf("%s g=%d: grouped product bound 2^%.2f", p.Name(), g, log2Big(groupedExactnessBound(p, g)))
 		}
 	}
@@ -374,17 +354,13 @@ func TestCheckGrouping(t *testing.T) {
 		BKLevels: 2, BKBaseLog: 16, KSLevels: 1, KSBaseLog: 1,
 		LWEStdDev: 1e-9, BKStdDev: 1e-9, Note: "insecure, tests only",
 	})
-	if err := checkGrouping(edge, 2); err != nil {
-		t.Errorf("edge, g = 2: %v", err)
-	}
+	assert.NoError(t, checkGrouping(edge, 2), "edge, g = 2")
 	err := checkGrouping(edge, 3)
 	if err == nil || !strings.Contains(err.Error(), "grouping 3") || !strings.Contains(err.Error(), "not below p/2") {
 		t.Fatalf("edge, g = 3: %v", err)
 	}
 	sk, err := GenerateSecretKeyFromSeed(edge, seedOf("edge", 0))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if _, err := GenerateCloudKeyFromSeed(sk, seedOf("edge", 1), WithGrouping(3)); err == nil || !strings.Contains(err.Error(), "not below p/2") {
 		t.Errorf("GenerateCloudKey(edge, g = 3): %v", err)
 	}

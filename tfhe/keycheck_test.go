@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/goldfhe/goldfhe/torus"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestCheckCloudKey: a cloud key checks against the secret key it was made
@@ -19,29 +21,19 @@ func TestCheckCloudKey(t *testing.T) {
 	for _, p := range heavySets(t) {
 		for g := 1; g <= 2; g++ {
 			kp := keyCache(p, g)
-			if err := kp.sk.CheckCloudKey(kp.ck); err != nil {
-				t.Errorf("%s g=%d: the pair's own keys: %v", p.Name(), g, err)
-			}
+			assert.NoErrorf(t, kp.sk.CheckCloudKey(kp.ck), "%s g=%d: the pair's own keys", p.Name(), g)
 		}
 	}
 	p := toyParams
 	for g := 1; g <= MaxGrouping; g++ {
 		a := keyCache(p, 1).sk
 		b, err := GenerateSecretKeyFromSeed(p, seedOf("other secret key", g))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		ca, err := GenerateCloudKeyFromSeed(a, seedOf("check a", g), WithGrouping(g))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		cb, err := GenerateCloudKeyFromSeed(b, seedOf("check b", g), WithGrouping(g))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := a.CheckCloudKey(ca); err != nil {
-			t.Errorf("g=%d: own pair: %v", g, err)
-		}
+		require.NoError(t, err)
+		assert.NoErrorf(t, a.CheckCloudKey(ca), "g=%d: own pair", g)
 		for _, tc := range []struct {
 			name string
 			ck   *CloudKey
@@ -170,13 +162,9 @@ func TestMismatchNamesBothSets(t *testing.T) {
 	other := MustNewParams(lit) // toyParams' name, another n
 	sk := keyCache(toyParams, 1).sk
 	skOther, err := GenerateSecretKeyFromSeed(other, torus.DeriveSeed([torus.SeedSize]byte{}, "tfhe-test/mismatch-names", 0))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	ckOther, err := GenerateCloudKeyFromSeed(skOther, torus.DeriveSeed([torus.SeedSize]byte{}, "tfhe-test/mismatch-names", 1))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	err = sk.CheckCloudKey(ckOther)
 	wantN := fmt.Sprintf("n=%d", toyParams.LWEDimension())
 	otherN := fmt.Sprintf("n=%d", other.LWEDimension())
@@ -205,13 +193,9 @@ func TestMismatchNamesBothSets(t *testing.T) {
 func TestSeedBoundToSet(t *testing.T) {
 	seed := torus.DeriveSeed([torus.SeedSize]byte{}, "tfhe-test/one-seed", 0)
 	a, err := GenerateSecretKeyFromSeed(TFHELib128, seed)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	b, err := GenerateSecretKeyFromSeed(CuFHE80, seed)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	agree := func(x, y []int32) int {
 		n := 0
 		for i := range min(len(x), len(y)) {
@@ -232,28 +216,18 @@ func TestSeedBoundToSet(t *testing.T) {
 	// encryptors: the masks differ.
 	c := testKeys(toyParams).sk
 	d, err := GenerateSecretKeyFromSeed(toyParams, torus.DeriveSeed(seed, "other", 0))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	ca, err := GenerateCloudKeyFromSeed(c, seed)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	cb, err := GenerateCloudKeyFromSeed(d, seed)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if x, y := ca.KeySwitchingKey().Sample(0, 1, 1), cb.KeySwitchingKey().Sample(0, 1, 1); slices.Equal(x.Value[:4], y.Value[:4]) {
 		t.Error("the cloud keys of two secret keys from one seed share key-switching masks")
 	}
 	ea, err := NewEncryptorFromSeed(c, seed)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	eb, err := NewEncryptorFromSeed(d, seed)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if x, y := ea.EncryptBool(true), eb.EncryptBool(true); slices.Equal(x.Value[:4], y.Value[:4]) {
 		t.Error("the encryptors of two secret keys from one seed draw the same masks")
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/goldfhe/goldfhe/torus"
+	"github.com/stretchr/testify/require"
 )
 
 // TestKeySwitchAccel checks the assembly key switching (where there is
@@ -41,9 +42,7 @@ func TestKeySwitchAccel(t *testing.T) {
 			for i := range in {
 				in[i] = f(i)
 			}
-			if err := checkKSDigits(name, in[:kn], p); err != nil {
-				t.Fatalf("%s: %v", p.Name(), err)
-			}
+			require.NoErrorf(t, checkKSDigits(name, in[:kn], p), "%s", p.Name())
 			want, got := make([]torus.Torus32, n+1), make([]torus.Torus32, n+1)
 			for i := range got {
 				got[i] = 0xDEADBEEF // overwritten

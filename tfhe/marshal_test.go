@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/goldfhe/goldfhe/torus"
+	"github.com/stretchr/testify/require"
 )
 
 func TestMarshalRoundTrip(t *testing.T) {
@@ -19,9 +20,7 @@ func TestMarshalRoundTrip(t *testing.T) {
 	// Params.
 	for _, q := range allSets() {
 		b, err := q.MarshalBinary()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		var q2 Params
 		if err := q2.UnmarshalBinary(b); err != nil || !q2.Equal(q) {
 			t.Fatalf("%s: Params round trip: %v", q.Name(), err)
@@ -30,9 +29,7 @@ func TestMarshalRoundTrip(t *testing.T) {
 	// TLWE.
 	ct := enc.EncryptBool(true)
 	b, err := ct.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var ct2 TLWE
 	if err := ct2.UnmarshalBinary(b); err != nil || !kp.sk.DecryptBool(&ct2) || ct2.Dim() != ct.Dim() {
 		t.Fatalf("TLWE round trip: %v", err)
@@ -42,22 +39,16 @@ func TestMarshalRoundTrip(t *testing.T) {
 	mu[3] = 1 << 29
 	tr := enc.EncryptTRLWE(mu)
 	b, err = tr.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var tr2 TRLWE
 	if err := tr2.UnmarshalBinary(b); err != nil || !equalTRLWE(tr, &tr2) {
 		t.Fatalf("TRLWE round trip: %v", err)
 	}
 	// Secret key.
 	b, err = kp.sk.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var sk2 SecretKey
-	if err := sk2.UnmarshalBinary(b); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, sk2.UnmarshalBinary(b))
 	if !sk2.DecryptBool(ct) || !sk2.params.Equal(p) {
 		t.Fatal("decoded secret key decrypts wrong")
 	}
@@ -66,13 +57,9 @@ func TestMarshalRoundTrip(t *testing.T) {
 	}
 	// Cloud key: bootstraps with the decoded key are bit-identical.
 	b, err = kp.ck.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var ck2 CloudKey
-	if err := ck2.UnmarshalBinary(b); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, ck2.UnmarshalBinary(b))
 	if digestCloudKey(&ck2) != digestCloudKey(kp.ck) {
 		t.Fatal("decoded cloud key differs")
 	}
@@ -90,9 +77,7 @@ func TestNilReceivers(t *testing.T) {
 	enc := newEncryptor(t, kp.sk, 41)
 	valid := func(m interface{ MarshalBinary() ([]byte, error) }) []byte {
 		b, err := m.MarshalBinary()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		return b
 	}
 	for _, c := range []struct {
@@ -181,9 +166,7 @@ func TestUnmarshalErrors(t *testing.T) {
 	// A grouped cloud key (version 2) given for a secret key is named as
 	// the wrong object, not as an unknown version.
 	gck, err := GenerateCloudKeyFromSeed(kp.sk, torus.DeriveSeed([torus.SeedSize]byte{}, "tfhe-test/kind-first", 0), WithGrouping(2))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	gckb, _ := gck.MarshalBinary()
 	if err := new(SecretKey).UnmarshalBinary(gckb); err == nil || !strings.Contains(err.Error(), "not a SecretKey") {
 		t.Errorf("grouped cloud key as a secret key: %v", err)
@@ -272,23 +255,13 @@ func TestUnmarshalIntoKeyInUse(t *testing.T) {
 	old := testKeys(toyParams).sk
 	sk := new(SecretKey)
 	data, err := old.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sk.UnmarshalBinary(data); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, sk.UnmarshalBinary(data))
 	enc, err := NewEncryptorFromSeed(sk, torus.DeriveSeed([torus.SeedSize]byte{}, "tfhe-test/unmarshal-in-use", 0))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	other, err := testKeys(CuFHE80).sk.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sk.UnmarshalBinary(other); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, sk.UnmarshalBinary(other))
 	if !sk.Params().Equal(CuFHE80) || !enc.Params().Equal(toyParams) {
 		t.Fatalf("after decoding CuFHE80 into the key: key %v, Encryptor %v", sk.Params().Name(), enc.Params().Name())
 	}
@@ -308,29 +281,17 @@ func TestUnmarshalIntoKeyInUse(t *testing.T) {
 func TestUnmarshalLeavesCopies(t *testing.T) {
 	orig := testKeys(toyParams).sk
 	data, err := orig.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	sk := new(SecretKey)
-	if err := sk.UnmarshalBinary(data); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, sk.UnmarshalBinary(data))
 	cp := *sk // before any use of the transform
 	other, err := GenerateSecretKeyFromSeed(toyParams, torus.DeriveSeed([torus.SeedSize]byte{}, "tfhe-test/other-key", 0))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	od, err := other.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := sk.UnmarshalBinary(od); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, sk.UnmarshalBinary(od))
 	enc, err := NewEncryptorFromSeed(orig, torus.DeriveSeed([torus.SeedSize]byte{}, "tfhe-test/copies", 0))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	checkTRLWEPhases(t, &cp, enc, "under the copy, made before another key was decoded into the original")
 }
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/goldfhe/goldfhe/torus"
+	"github.com/stretchr/testify/require"
 )
 
 func TestLog2Erfc(t *testing.T) {
@@ -212,17 +213,13 @@ func TestKeySwitchUnbiased(t *testing.T) {
 		lit.Name, lit.KSBaseLog, lit.KSLevels, lit.LWEStdDev = fmt.Sprintf("toy-ks%d", basebit), basebit, 12/basebit, 0x1p-12
 		p := MustNewParams(lit)
 		sk, err := GenerateSecretKeyFromSeed(p, torus.DeriveSeed([torus.SeedSize]byte{}, "tfhe-test/ks-mean/sk", uint64(basebit)))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		half := 1 << basebit / 2
 		var beta float64
 		var key *CloudKey
 		for k := range 4 {
 			ck, err := GenerateCloudKeyFromSeed(sk, torus.DeriveSeed([torus.SeedSize]byte{}, "tfhe-test/ks-mean/ck", uint64(k)))
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			var b float64
 			for i := range p.ExtractedLWEDimension() {
 				for j := 1; j <= p.KSLevels(); j++ {
@@ -235,13 +232,9 @@ func TestKeySwitchUnbiased(t *testing.T) {
 			}
 		}
 		e, err := NewEvaluator(p, butterfly(t, p.PolyDegree()), key)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		enc, err := NewEncryptorFromSeed(sk, torus.DeriveSeed([torus.SeedSize]byte{}, "tfhe-test/ks-mean/enc", uint64(basebit)))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		// Inputs of phase mu with noise 2^-32; the error after key
 		// switching against mu.
 		const samples = 2000
@@ -317,9 +310,7 @@ func TestMeasuredNoiseComponents(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/g=%d", p.Name(), g), func(t *testing.T) {
 				kp := keyCache(p, g)
 				e, err := NewEvaluator(p, butterfly(t, p.PolyDegree()), kp.ck)
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				enc := newEncryptor(t, kp.sk, 31)
 				mu := torus.Encode(1, 8)
 				logTwoN := uint(p.LogPolyDegree() + 1)

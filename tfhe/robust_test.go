@@ -9,6 +9,7 @@ import (
 
 	"github.com/goldfhe/goldfhe/smallntt"
 	"github.com/goldfhe/goldfhe/torus"
+	"github.com/stretchr/testify/require"
 )
 
 // TestCloudKeyOneEncoding: a plain key is version 1; the same key written
@@ -18,9 +19,7 @@ import (
 func TestCloudKeyOneEncoding(t *testing.T) {
 	kp := testKeys(toyParams)
 	b, err := kp.ck.MarshalBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	params := appendParams(nil, toyParams)
 	head := len(appendHeader(nil, kindCloudKey))
 	v2 := appendHeaderVersion(nil, kindCloudKey, marshalVersionGrouped)
@@ -31,17 +30,13 @@ func TestCloudKeyOneEncoding(t *testing.T) {
 	if err := ck.UnmarshalBinary(v2); !errors.Is(err, ErrFormat) || !strings.Contains(err.Error(), "grouping 1") {
 		t.Errorf("version 2 with grouping 1: %v, want ErrFormat", err)
 	}
-	if err := ck.UnmarshalBinary(b); err != nil {
-		t.Fatalf("the key as written: %v", err)
-	}
+	require.NoError(t, ck.UnmarshalBinary(b), "the key as written")
 }
 
 // TestNilAndZeroReceivers: documented errors or values, no panics.
 func TestNilAndZeroReceivers(t *testing.T) {
 	plan, err := smallntt.NewPlan(toyParams.PolyDegree(), smallntt.Hybrid, 16, 16)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if _, err := NewNTTTRGSW(plan, &TRGSW{Rows: []TRLWE{{}}}); err == nil {
 		t.Error("NewNTTTRGSW of a TRGSW of empty rows succeeded")
 	}
@@ -71,9 +66,7 @@ func TestNilAndZeroReceivers(t *testing.T) {
 func TestMisusePanics(t *testing.T) {
 	kp := testKeys(toyParams)
 	enc, err := NewEncryptor(kp.sk)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	half := 1 << toyParams.KSBaseLog() / 2
 	cases := map[string]func(){
 		"Sample m above base/2":        func() { kp.ck.KeySwitchingKey().Sample(0, 1, half+1) },
@@ -107,9 +100,7 @@ func TestMisusePanics(t *testing.T) {
 func TestEncryptTRLWEAliasedMessage(t *testing.T) {
 	kp := testKeys(toyParams)
 	enc, err := NewEncryptorFromSeed(kp.sk, torus.DeriveSeed([torus.SeedSize]byte{}, "tfhe-test/aliased-message", 0))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	k, n := toyParams.GLWEDimension(), toyParams.PolyDegree()
 	for _, j := range []int{k, 0} { // the body, a mask polynomial
 		ct := NewTRLWE(k, n)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/goldfhe/goldfhe/torus"
+	"github.com/stretchr/testify/require"
 )
 
 // refDecompose is an independent formulation of the gadget decomposition:
@@ -44,9 +45,7 @@ func TestGadgetDecompose(t *testing.T) {
 	}
 	for _, lb := range [][2]int{{3, 7}, {2, 10}, {1, 18}, {5, 3}, {8, 2}, {4, 8}, {1, 32}, {32, 1}, {2, 16}} {
 		g, err := NewGadget(lb[0], lb[1])
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		d := make([]int32, g.Levels())
 		half := int64(1) << (g.BaseLog() - 1)
 		for _, a := range vals {
@@ -169,9 +168,7 @@ func TestExternalProductExact(t *testing.T) {
 					}
 				}
 				cn, err := NewNTTTRGSW(e.Plan(), c)
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				got, want := NewTRLWE(k, n), NewTRLWE(k, n)
 				e.ExternalProductTo(got, cn, src)
 				ExternalProductNaiveTo(p, want, c, src)
@@ -226,9 +223,7 @@ func TestCMux(t *testing.T) {
 			d0, d1 := enc.EncryptTRLWE(m0), enc.EncryptTRLWE(m1)
 			for _, bit := range []int32{0, 1} {
 				c, err := NewNTTTRGSW(e.Plan(), enc.EncryptTRGSW(bit))
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				dst := NewTRLWE(p.GLWEDimension(), n)
 				e.CMuxTo(dst, c, d0, d1)
 				want := m0
@@ -309,17 +304,13 @@ func TestBootstrap(t *testing.T) {
 				} else {
 					var err error
 					sk, err = GenerateSecretKeyFromSeed(p, seedOf(fmt.Sprint("bs-sk", p.Name()), ki))
-					if err != nil {
-						t.Fatal(err)
-					}
+					require.NoError(t, err)
 					if ck, err = GenerateCloudKeyFromSeed(sk, seedOf("bs-ck", ki)); err != nil {
 						t.Fatal(err)
 					}
 				}
 				e, err := NewEvaluator(p, butterfly(t, p.PolyDegree()), ck)
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				enc := newEncryptor(t, sk, 10+ki)
 				mu := torus.Encode(1, 8)
 				for g := range gates {
@@ -398,13 +389,9 @@ func TestKeyGenDeterministic(t *testing.T) {
 	digest := func(procs int) [32]byte {
 		defer setProcs(procs)()
 		sk, err := GenerateSecretKeyFromSeed(p, seedOf("det", 0))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		ck, err := GenerateCloudKeyFromSeed(sk, seedOf("det", 1))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		return digestCloudKey(ck)
 	}
 	if a, b := digest(1), digest(3); a != b {
@@ -456,13 +443,9 @@ func TestNTTKeyCache(t *testing.T) {
 	kp := testKeys(toyParams)
 	bk := kp.ck.BootstrappingKey()
 	a, err := bk.NTT(butterfly(t, 256))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	b, err := bk.NTT(butterfly(t, 256)) // another plan, same order
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if &a.Data()[0] != &b.Data()[0] {
 		t.Error("plans of equal order do not share the NTT key")
 	}

@@ -15,6 +15,8 @@ import (
 
 	"github.com/goldfhe/goldfhe/smallntt"
 	"github.com/goldfhe/goldfhe/tfhe"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestQuickCPU runs the program's main logic as `bench -engine cpu -quick
@@ -22,9 +24,7 @@ import (
 func TestQuickCPU(t *testing.T) {
 	dir := t.TempDir()
 	cfg, err := parseFlags([]string{"-engine", "cpu", "-quick", "-sets", "CuFHE80", "-out", dir}, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var stdout, stderr bytes.Buffer
 	if err := run(cfg, &stdout, &stderr); err != nil {
 		t.Fatalf("run: %v\nstderr:\n%s", err, stderr.String())
@@ -38,14 +38,10 @@ func TestQuickCPU(t *testing.T) {
 	}
 
 	f, err := os.Open(filepath.Join(dir, fileCSV))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer f.Close()
 	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if len(rows) == 0 || !slices.Equal(rows[0], csvHeader) {
 		t.Fatalf("CSV header %q, want %q", rows[0], csvHeader)
 	}
@@ -83,9 +79,7 @@ func TestQuickCPU(t *testing.T) {
 	}
 
 	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if len(entries) > 4 {
 		t.Errorf("%d files written, want at most 4", len(entries))
 	}
@@ -105,9 +99,7 @@ func TestQuickCPU(t *testing.T) {
 		}
 	}
 	sum, err := os.ReadFile(filepath.Join(dir, fileSummary))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if !strings.Contains(out, string(sum)) {
 		t.Error("summary.txt differs from the printed summary")
 	}
@@ -117,9 +109,7 @@ func TestQuickCPU(t *testing.T) {
 // not write, and outputs that differ from the set's reference.
 func TestCheckFails(t *testing.T) {
 	fx, err := newFixture(tfhe.CuFHE80, 32)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	fx.poison(32)
 	k := fx.keys[1]
 	if err := fx.check(32, "test", k); err == nil || !strings.Contains(err.Error(), "32 of 32 outputs decrypt wrongly") {
@@ -130,9 +120,7 @@ func TestCheckFails(t *testing.T) {
 	for i, o := range fx.out {
 		o.SetTrivial(tfhe.EncodeBool(fx.want[i]))
 	}
-	if err := fx.check(4, "first", k); err != nil {
-		t.Fatalf("first check: %v", err)
-	}
+	require.NoError(t, fx.check(4, "first", k), "first check")
 	if len(k.sums) != 4 {
 		t.Fatalf("%d reference samples, want 4", len(k.sums))
 	}
@@ -148,16 +136,12 @@ func TestCheckFails(t *testing.T) {
 
 func TestParseFlags(t *testing.T) {
 	cfg, err := parseFlags(nil, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if !slices.Equal(cfg.batches, defaultBatches) || cfg.reps != defaultReps || len(cfg.sets) != 3 || cfg.engine != "both" || cfg.out != "bench-out" || cfg.gpus != 1 {
 		t.Errorf("defaults: %+v", cfg)
 	}
 	cfg, err = parseFlags([]string{"-quick", "-sets", "tfhersdefault,cufhe80", "-variants", "matrix:8x8x8,butterfly", "-engine", "GPU"}, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if !slices.Equal(cfg.batches, quickBatches) || cfg.reps != 1 || len(cfg.sets) != 1 || !cfg.sets[0].Equal(tfhe.TFHErsDefault) || cfg.engine != "gpu" {
 		t.Errorf("-quick: %+v", cfg)
 	}
@@ -197,9 +181,7 @@ func TestParseFlags(t *testing.T) {
 
 func TestPlanCases(t *testing.T) {
 	cfg, err := parseFlags(nil, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	count := func(cs []benchCase, engine string) (n int, sets map[string]bool, maxB int) {
 		sets = map[string]bool{}
 		for _, c := range cs {
@@ -246,9 +228,7 @@ func TestPlanCases(t *testing.T) {
 	}
 	// GPU-only variants on the CPU: nothing to run, and a note that says why.
 	gcfg, err := parseFlags([]string{"-variants", "fused,wide"}, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	cs, notes = planCases(gcfg, false, true)
 	if len(cs) != 0 || !slices.ContainsFunc(notes, func(n string) bool { return strings.Contains(n, "fused,wide run on the GPU only") }) {
 		t.Errorf("GPU-only variants on the CPU: %d cases, notes %q", len(cs), notes)
@@ -257,9 +237,7 @@ func TestPlanCases(t *testing.T) {
 
 func TestVariantPlans(t *testing.T) {
 	cpuDefault, err := smallntt.DefaultPlan(1024)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, tc := range []struct {
 		v, engine string
 		n         int
@@ -277,13 +255,9 @@ func TestVariantPlans(t *testing.T) {
 		{"matrix:4x4x4x4x4", engGPU, 1024, "matrix/4x4x4x4x4"},
 	} {
 		vs, err := parseVariants(tc.v)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		p, err := vs[0].plan(tc.n, tc.engine)
-		if err != nil {
-			t.Fatalf("%s %s N=%d: %v", tc.v, tc.engine, tc.n, err)
-		}
+		require.NoErrorf(t, err, "%s %s N=%d", tc.v, tc.engine, tc.n)
 		got := ""
 		if p != nil {
 			got = planLabel(p)
@@ -326,9 +300,7 @@ func TestNoGPU(t *testing.T) {
 		t.Skip("a GPU is usable here")
 	}
 	cfg, err := parseFlags([]string{"-engine", "gpu", "-quick", "-out", t.TempDir()}, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	err = run(cfg, io.Discard, io.Discard)
 	if !errors.Is(err, errNoGPU) {
 		t.Errorf("run: %v, want errNoGPU", err)
@@ -341,26 +313,16 @@ func TestNoGPU(t *testing.T) {
 func TestCPULabels(t *testing.T) {
 	p := tfhe.CuFHE80
 	fx, err := newFixture(p, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	seen := map[string]string{}
 	for _, name := range []string{vDefault, vHybrid, vButterfly, vGrouped, vGrouped3, "matrix:8x8x16", "hybrid:16x64"} {
 		vs, err := parseVariants(name)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		key, err := fx.key(vs[0].grouping())
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		e, label, err := newEngine(benchCase{engine: engCPU, set: p, variant: vs[0], batches: []int{1}}, fx, key.ck)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := e.Close(); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
+		require.NoError(t, e.Close())
 		if prev, ok := seen[label]; ok {
 			t.Errorf("variants %s and %s both labelled %q", prev, name, label)
 		}
@@ -416,18 +378,14 @@ func TestCheckComparesEveryOutput(t *testing.T) {
 	// noiseless samples, and its plain key.
 	rightOutputs := func() (*fixture, *fixtureKey) {
 		fx, err := newFixture(tfhe.CuFHE80, b)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for i, o := range fx.out {
 			o.SetTrivial(tfhe.EncodeBool(fx.want[i]))
 		}
 		return fx, fx.keys[1]
 	}
 	fx, k := rightOutputs()
-	if err := fx.check(b, "first", k); err != nil {
-		t.Fatalf("first check: %v", err)
-	}
+	require.NoError(t, fx.check(b, "first", k), "first check")
 	// A change of one mask coefficient by 2^-32 leaves the decryption
 	// right; it must still be caught, wherever it is in the call.
 	last := b - 1
@@ -436,18 +394,12 @@ func TestCheckComparesEveryOutput(t *testing.T) {
 		t.Errorf("output %d changed: %v", last, err)
 	}
 	fx.out[last].Value[0]--
-	if err := fx.check(b, "third", k); err != nil {
-		t.Errorf("outputs restored: %v", err)
-	}
+	assert.NoError(t, fx.check(b, "third", k), "outputs restored")
 	// A later, larger call extends the reference, and a smaller one is
 	// compared with what the larger one computed.
 	fx2, k2 := rightOutputs()
-	if err := fx2.check(2, "small", k2); err != nil {
-		t.Fatal(err)
-	}
-	if err := fx2.check(b, "large", k2); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, fx2.check(2, "small", k2))
+	require.NoError(t, fx2.check(b, "large", k2))
 	fx2.out[b/2].Value[1]++
 	if err := fx2.check(b, "again", k2); err == nil || !strings.Contains(err.Error(), "output "+strconv.Itoa(b/2)+" differs from the one large computed") {
 		t.Errorf("output %d changed: %v", b/2, err)

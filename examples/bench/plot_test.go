@@ -10,6 +10,7 @@ import (
 
 	"github.com/goldfhe/goldfhe/examples/internal/benchio"
 	"github.com/goldfhe/goldfhe/tfhe"
+	"github.com/stretchr/testify/require"
 )
 
 // fakeResult is a case of set on engine measured at batches, gates/s
@@ -34,9 +35,7 @@ func TestThroughputPanels(t *testing.T) {
 	}
 	m := machine{cpuModel: "test CPU"}
 	ps, err := throughputPlots(rs, m)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if len(ps) != 2 {
 		t.Fatalf("%d panels, want 2 (TFHELib128, CuFHE80)", len(ps))
 	}
@@ -55,14 +54,10 @@ func TestThroughputPanels(t *testing.T) {
 		t.Fatalf("written %v, errors %v", out.Written, out.Errs)
 	}
 	f, err := os.Open(filepath.Join(out.Dir, fileGates))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer f.Close()
 	cfg, err := png.DecodeConfig(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	// Two panels of 10 x 7 inches each, at gonum's 96 dots per inch.
 	if cfg.Width != 960 || cfg.Height != 2*672 {
 		t.Errorf("image %dx%d, want 960x1344 (two panels)", cfg.Width, cfg.Height)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/goldfhe/goldfhe/tfhe"
+	"github.com/stretchr/testify/require"
 )
 
 // TestKeysNeverOverwritten: a -keys folder that holds one key file and not
@@ -20,9 +21,7 @@ func TestKeysNeverOverwritten(t *testing.T) {
 		t.Run(lone, func(t *testing.T) {
 			dir := t.TempDir()
 			old := []byte("a key made earlier")
-			if err := os.WriteFile(filepath.Join(dir, lone), old, 0o600); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, os.WriteFile(filepath.Join(dir, lone), old, 0o600))
 			_, _, err := keys(tfhe.TFHELib128, "", dir, 0)
 			if err == nil || errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "holds "+lone) {
 				t.Fatalf("keys with only %s: %v, want an error naming it", lone, err)
@@ -34,9 +33,7 @@ func TestKeysNeverOverwritten(t *testing.T) {
 	}
 	t.Run("writeNew", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), secretKeyFile)
-		if err := writeNew(path, []byte("first"), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, writeNew(path, []byte("first"), 0o600))
 		if err := writeNew(path, []byte("second"), 0o600); !errors.Is(err, fs.ErrExist) {
 			t.Errorf("writeNew over an existing file: %v, want fs.ErrExist", err)
 		}
@@ -74,12 +71,8 @@ func TestKeysMismatchedPair(t *testing.T) {
 		t.Fatalf("loading a's own pair: %v", err)
 	}
 	other, err := os.ReadFile(filepath.Join(b, cloudKeyFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(a, cloudKeyFile), other, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(a, cloudKeyFile), other, 0o644))
 	if _, _, err := keys(p, "", a, 0); !errors.Is(err, tfhe.ErrKeyMismatch) {
 		t.Errorf("loading a's secret key with b's cloud key: %v, want tfhe.ErrKeyMismatch", err)
 	}
@@ -90,13 +83,9 @@ func TestKeysMismatchedPair(t *testing.T) {
 func TestReadSeed(t *testing.T) {
 	hexSeed := strings.Repeat("0123456789abcdef", 4)
 	want, err := readSeed(hexSeed)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	name := filepath.Join(t.TempDir(), "seed")
-	if err := os.WriteFile(name, []byte("  "+hexSeed+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(name, []byte("  "+hexSeed+"\n"), 0o600))
 	if got, err := readSeed("@" + name); err != nil || got != want {
 		t.Errorf("readSeed(@file) = %x, %v; want %x", got, err, want)
 	}
@@ -115,18 +104,12 @@ func TestReadSeed(t *testing.T) {
 // refused.)
 func TestSaveKeysBothOrNeither(t *testing.T) {
 	sk, err := tfhe.GenerateSecretKey(tfhe.CuFHE80)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	ck, err := tfhe.GenerateCloudKey(sk)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	names := func(dir string) []string {
 		entries, err := os.ReadDir(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		var n []string
 		for _, e := range entries {
 			n = append(n, e.Name())
@@ -134,9 +117,7 @@ func TestSaveKeysBothOrNeither(t *testing.T) {
 		return n
 	}
 	dir := t.TempDir()
-	if err := saveKeys(dir, sk, ck); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, saveKeys(dir, sk, ck))
 	if got := names(dir); len(got) != 2 || got[0] != cloudKeyFile || got[1] != secretKeyFile {
 		t.Errorf("after a save: %v, want the two key files only", got)
 	}
@@ -144,9 +125,7 @@ func TestSaveKeysBothOrNeither(t *testing.T) {
 		t.Errorf("loading the saved keys: %v", err)
 	}
 	blocked := t.TempDir()
-	if err := os.WriteFile(filepath.Join(blocked, cloudKeyFile), []byte("in the way"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(filepath.Join(blocked, cloudKeyFile), []byte("in the way"), 0o600))
 	if err := saveKeys(blocked, sk, ck); !errors.Is(err, fs.ErrExist) {
 		t.Errorf("save over an existing cloud.key: %v, want fs.ErrExist", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/goldfhe/goldfhe/examples/internal/selfexec"
+	"github.com/stretchr/testify/require"
 )
 
 // TestRunCPU runs the whole program on the CPU plans in a tiny
@@ -19,22 +20,16 @@ import (
 func TestRunCPU(t *testing.T) {
 	dir := t.TempDir()
 	cfg, err := parseFlags([]string{"-cpu", "-out", dir, "-batches", "1,2", "-reps", "2", "-sizes", "8,512"}, os.Stderr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var stdout, stderr bytes.Buffer
 	if err := run(cfg, &stdout, &stderr); err != nil {
 		t.Fatalf("run: %v\nstderr:\n%s", err, stderr.String())
 	}
 	f, err := os.Open(filepath.Join(dir, "results.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer f.Close()
 	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if len(rows) < 2 {
 		t.Fatalf("results.csv has %d rows", len(rows))
 	}
@@ -72,9 +67,7 @@ func TestRunCPU(t *testing.T) {
 		t.Errorf("sizes %v, want 8 and 512 only", sizes)
 	}
 	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, e := range entries {
 		switch e.Name() {
 		case "results.csv", "summary.txt", plotTime1024, plotTimeSmall, plotSpeedup:
@@ -92,9 +85,7 @@ func TestRunCPU(t *testing.T) {
 		}
 	}
 	sum, err := os.ReadFile(filepath.Join(dir, "summary.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if !strings.Contains(string(sum), "Table 1") || !strings.Contains(string(sum), "Table 2") || !strings.Contains(stdout.String(), "Table 2") {
 		t.Errorf("summary or stdout lacks the tables:\n%s", sum)
 	}
@@ -144,9 +135,7 @@ func TestCommandLine(t *testing.T) {
 	const earlier = "an earlier run's results\n"
 	outDir := func() string {
 		dir := t.TempDir()
-		if err := os.WriteFile(filepath.Join(dir, "results.csv"), []byte(earlier), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "results.csv"), []byte(earlier), 0o644))
 		return dir
 	}
 	for _, tc := range badFlags {
@@ -165,9 +154,7 @@ func TestCommandLine(t *testing.T) {
 
 	// A folder that cannot be made: a failure of the run, not of a flag.
 	file := filepath.Join(t.TempDir(), "a-file")
-	if err := os.WriteFile(file, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(file, nil, 0o644))
 	if code, out := run("-cpu", "-out", filepath.Join(file, "out"), "-sizes", "4", "-reps", "1"); code != 1 || !strings.Contains(out, "nttbench: FAILED: ") {
 		t.Errorf("-out under a file: exit %d, output\n%s\nwant exit 1 and FAILED", code, out)
 	}
@@ -186,21 +173,15 @@ func TestCommandLine(t *testing.T) {
 func TestQuickCPUBatches(t *testing.T) {
 	dir := t.TempDir()
 	cfg, err := parseFlags([]string{"-cpu", "-quick", "-out", dir, "-sizes", "4"}, os.Stderr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var stdout, stderr bytes.Buffer
 	if err := run(cfg, &stdout, &stderr); err != nil {
 		t.Fatalf("run: %v\nstderr:\n%s", err, stderr.String())
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "results.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	rows, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	batches := map[string]int{}
 	for _, r := range rows[1:] {
 		batches[r[5]]++

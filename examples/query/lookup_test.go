@@ -7,6 +7,7 @@ import (
 	"github.com/goldfhe/goldfhe/bootstrap"
 	"github.com/goldfhe/goldfhe/gates"
 	"github.com/goldfhe/goldfhe/tfhe"
+	"github.com/stretchr/testify/require"
 )
 
 // TestLookupCircuit evaluates the lookup circuit in plaintext against the
@@ -18,13 +19,9 @@ func TestLookupCircuit(t *testing.T) {
 		{32, 16, 16}, {40, 12, 32}, {64, 16, 64}, {3, 64, 64}, {20, 33, 7},
 	} {
 		tb, err := generateTable(tc.n, tc.kb, tc.vb, uint64(tc.n*100+tc.kb))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		c, err := lookupCircuit(tb)
-		if err != nil {
-			t.Fatalf("%v: %v", tc, err)
-		}
+		require.NoErrorf(t, err, "%v", tc)
 		if got, most := c.Count(gates.OpAND), tc.n*(tc.kb-1); got > most {
 			t.Errorf("%v: %d ANDs, more than a tree per record (%d)", tc, got, most)
 		}
@@ -53,9 +50,7 @@ func checkLookup(t *testing.T, tb *table, c *gates.Circuit) {
 	}
 	for _, key := range keys {
 		out, err := c.Eval(gates.Uint64Bits(key, tb.keyBits))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if got, want := gates.BitsUint64(out[0]), valueOf(tb.lookup(key)); got != want {
 			t.Fatalf("%d records of %d → %d bits: key %x gives %x, the table %x",
 				len(tb.records), tb.keyBits, tb.valueBits, key, got, want)
@@ -74,27 +69,17 @@ func valueOf(v uint64, _ int) uint64 { return v }
 // bound), which are quick to make.
 func TestLookupRefreshes(t *testing.T) {
 	sk, err := tfhe.GenerateSecretKey(tfhe.CuFHE80)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	tb, err := generateTable(256, 16, 16, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for g := 1; g <= tfhe.MaxGrouping; g++ {
 		ck, err := tfhe.GenerateCloudKey(sk, tfhe.WithGrouping(g))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		eng, err := bootstrap.NewCPU(ck, bootstrap.CPUOptions{Workers: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		defer eng.Close()
 		ev, err := gates.NewEvaluator(eng)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		m := ev.DefaultMaxXORTerms()
 		fewest := 0
 		for i := range tb.valueBits {
@@ -107,13 +92,9 @@ func TestLookupRefreshes(t *testing.T) {
 			}
 		}
 		c, err := lookupCircuit(tb)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		plan, err := ev.PlanCircuit(c, gates.CircuitOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		t.Logf("grouping %d, %d terms: %d refreshes, %d at least", g, m, plan.Refreshes, fewest)
 		if plan.Refreshes > fewest*102/100 {
 			t.Errorf("grouping %d, %d terms: %d refreshes, more than 2%% above %d", g, m, plan.Refreshes, fewest)

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // formatTable writes t as parseTable reads it.
@@ -53,9 +55,7 @@ func TestParseTable(t *testing.T) {
 // at the first record past the limit.
 func TestParseTableLimit(t *testing.T) {
 	full, err := generateTable(maxRecords, 16, 1, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	in := formatTable(full)
 	if _, err := parseTable(strings.NewReader(in), "t.txt", 16, 1); err != nil {
 		t.Fatalf("%d records: %v", maxRecords, err)
@@ -71,9 +71,7 @@ func TestParseTableLimit(t *testing.T) {
 func TestGenerateTable(t *testing.T) {
 	for _, tc := range []struct{ n, kb, vb int }{{32, 16, 16}, {16, 4, 8}, {1, 1, 1}, {2, 1, 64}, {100, 64, 32}} {
 		a, err := generateTable(tc.n, tc.kb, tc.vb, 7)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		b, _ := generateTable(tc.n, tc.kb, tc.vb, 7)
 		c, _ := generateTable(tc.n, tc.kb, tc.vb, 8)
 		if !slices.Equal(a.records, b.records) {

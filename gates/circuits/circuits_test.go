@@ -15,6 +15,7 @@ import (
 
 	"github.com/goldfhe/goldfhe/gates"
 	"github.com/goldfhe/goldfhe/gates/circuits"
+	"github.com/stretchr/testify/require"
 )
 
 // The files are byte-for-byte copies of the published ones: these are the
@@ -40,9 +41,7 @@ func TestFilesUnmodified(t *testing.T) {
 	}
 	for _, c := range circuits.List() {
 		data, err := fs.ReadFile(circuits.FS(), c.File)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		sum := sha256.Sum256(data)
 		if got := hex.EncodeToString(sum[:]); got != fileSums[c.File] {
 			t.Errorf("%s: sha256 %s, want %s (SOURCES.md)", c.File, got, fileSums[c.File])
@@ -82,9 +81,7 @@ func TestStructure(t *testing.T) {
 		{"int_gt64_size", gates.BristolOld, 385, 513, []int{64, 64}, []int{64}, 192, 64, 129, 0, 191, 1},
 	} {
 		c, err := circuits.Load(tc.name)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		got := fmt.Sprint(c.Format(), c.NumGates(), c.NumWires(), c.Inputs(), c.Outputs(),
 			c.Count(gates.OpXOR), c.Count(gates.OpAND), c.Count(gates.OpNOT), c.Count(gates.OpCopy), c.Depth(),
 			c.Bootstraps())
@@ -114,9 +111,7 @@ func run(t *testing.T, name string, in ...string) []string {
 		t.Fatalf("no circuit %s", name)
 	}
 	c, err := circuits.Load(name)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	widths := c.Inputs()
 	vals := make([][]bool, len(in))
 	for i, s := range in {
@@ -125,9 +120,7 @@ func run(t *testing.T, name string, in ...string) []string {
 		}
 	}
 	outs, err := c.Eval(vals...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	res := make([]string, len(outs))
 	for i, o := range outs {
 		res[i] = gates.BitsHex(o, info.Order)
@@ -252,9 +245,7 @@ func TestRandom(t *testing.T) {
 			vals[i] = gates.Uint64Bits(v, cc.Inputs()[i])
 		}
 		outs, err := cc.Eval(vals...)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		res := make([]uint64, len(outs))
 		for i, o := range outs {
 			res[i] = gates.BitsUint64(o)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/goldfhe/goldfhe/kernels"
 	"github.com/goldfhe/goldfhe/smallntt"
+	"github.com/stretchr/testify/require"
 )
 
 // openOrSkip opens GPU 0 or skips, saying why.
@@ -47,9 +48,7 @@ func testPlans(t testing.TB) []*smallntt.Plan {
 	var plans []*smallntt.Plan
 	add := func(n int, v smallntt.Variant, f ...int) {
 		p, err := smallntt.NewPlan(n, v, f...)
-		if err != nil {
-			t.Fatalf("NewPlan(%d, %v, %v): %v", n, v, f, err)
-		}
+		require.NoErrorf(t, err, "NewPlan(%d, %v, %v)", n, v, f)
 		plans = append(plans, p)
 	}
 	for _, n := range smallntt.Sizes {
@@ -96,9 +95,7 @@ func TestGPUMatchesCPU(t *testing.T) {
 	for _, p := range testPlans(t) {
 		t.Run(strings.ReplaceAll(p.String(), "/", "_"), func(t *testing.T) {
 			g, err := d.NewPlan(p)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			defer g.Close()
 			n, count := p.N(), 37
 			in := testBatch(rng, n, count)
@@ -107,27 +104,15 @@ func TestGPUMatchesCPU(t *testing.T) {
 				p.Forward(smallntt.NTTPoly(want[i*n:(i+1)*n]), smallntt.Poly(in[i*n:(i+1)*n]))
 			}
 			b, err := d.AllocPolys(n, count)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			defer b.Free()
-			if err := b.Upload(in); err != nil {
-				t.Fatal(err)
-			}
-			if err := g.Forward(nil, b); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, b.Upload(in))
+			require.NoError(t, g.Forward(nil, b))
 			got := make([]uint64, len(in))
-			if err := b.Download(got); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, b.Download(got))
 			compare(t, "Forward", got, want, n)
-			if err := g.Inverse(nil, b); err != nil {
-				t.Fatal(err)
-			}
-			if err := b.Download(got); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, g.Inverse(nil, b))
+			require.NoError(t, b.Download(got))
 			compare(t, "Inverse∘Forward", got, in, n)
 		})
 	}
@@ -159,9 +144,7 @@ func TestSmallGPUMatchesCPU(t *testing.T) {
 					count := 1000 + n // not a multiple of the per-block count
 					in := testBatch(rng, n, count)
 					ref, err := smallntt.NewSmall(n, kind, smallntt.Matrix)
-					if err != nil {
-						t.Fatal(err)
-					}
+					require.NoError(t, err)
 					want := make([]uint64, len(in))
 					for i := 0; i < count; i++ {
 						ref.Apply(want[i*n:(i+1)*n], in[i*n:(i+1)*n])
@@ -174,13 +157,9 @@ func TestSmallGPUMatchesCPU(t *testing.T) {
 						return
 					}
 					host, err := SmallButterflyTable(n)
-					if err != nil {
-						t.Fatal(err)
-					}
+					require.NoError(t, err)
 					tab, err := d.upload(host)
-					if err != nil {
-						t.Fatal(err)
-					}
+					require.NoError(t, err)
 					defer tab.Free()
 					got = runSmall(t, d, in, func(b *Polys) error {
 						return d.lib.SmallButterfly(nil, b.Buf, b.Count, n, tab)
@@ -195,20 +174,12 @@ func TestSmallGPUMatchesCPU(t *testing.T) {
 func runSmall(t *testing.T, d *Device, in []uint64, f func(*Polys) error, n int) []uint64 {
 	t.Helper()
 	b, err := d.AllocPolys(n, len(in)/n)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer b.Free()
-	if err := b.Upload(in); err != nil {
-		t.Fatal(err)
-	}
-	if err := f(b); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, b.Upload(in))
+	require.NoError(t, f(b))
 	got := make([]uint64, len(in))
-	if err := b.Download(got); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, b.Download(got))
 	return got
 }
 
@@ -222,9 +193,7 @@ func TestSmallButterflyTable(t *testing.T) {
 	}
 	for _, n := range []int{4, 8, 16, 32, 64} {
 		tab, err := SmallButterflyTable(n)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		x := make([]uint64, n)
 		for i := range x {
 			x[i] = uint64(i*i+3) % smallntt.P
@@ -280,16 +249,12 @@ func TestTransformerMatchesCPU(t *testing.T) {
 		{512, smallntt.Butterfly, nil},
 	} {
 		p, err := smallntt.NewPlan(c.n, c.v, c.f...)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		plans = append(plans, p)
 	}
 	for _, n := range smallntt.Sizes {
 		p, err := smallntt.DefaultPlan(n)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		plans = append(plans, p)
 	}
 	rng := rand.New(rand.NewPCG(1, 1))
@@ -315,9 +280,7 @@ func TestTransformerMatchesCPU(t *testing.T) {
 				}
 			}
 			got := append([]uint64(nil), in...)
-			if err := tr.Forward(got); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, tr.Forward(got))
 			want := make([]uint64, len(in))
 			for i := range count {
 				p.Forward(smallntt.NTTPoly(want[i*n:(i+1)*n]), smallntt.Poly(in[i*n:(i+1)*n]))
@@ -325,9 +288,7 @@ func TestTransformerMatchesCPU(t *testing.T) {
 			compare(t, "Transformer.Forward", got, want, n)
 			// Inverse of non-canonical NTT-domain words, against the CPU's.
 			copy(got, in)
-			if err := tr.Inverse(got); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, tr.Inverse(got))
 			for i := range count {
 				p.Inverse(smallntt.Poly(want[i*n:(i+1)*n]), smallntt.NTTPoly(in[i*n:(i+1)*n]))
 			}
@@ -335,9 +296,7 @@ func TestTransformerMatchesCPU(t *testing.T) {
 			if err := tr.Forward(got[:n-1]); err == nil {
 				t.Fatal("Forward of a partial polynomial: no error")
 			}
-			if err := tr.Close(); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, tr.Close())
 			if err := tr.Forward(got); tr.OnGPU() && (err == nil || !strings.Contains(err.Error(), "Transformer used after Close")) {
 				t.Errorf("Forward after Close on the GPU: %v, want an error saying so", err)
 			}
@@ -355,14 +314,10 @@ func TestPlanErrors(t *testing.T) {
 	}
 	q, _ := smallntt.NewPlan(512, smallntt.Butterfly)
 	g, err := d.NewPlan(q)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer g.Close()
 	b, err := d.AllocPolys(1024, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer b.Free()
 	if err := g.Forward(nil, b); err == nil {
 		t.Error("N=512 plan on N=1024 batch: no error")

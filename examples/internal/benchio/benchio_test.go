@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/stretchr/testify/require"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -58,24 +59,16 @@ func TestLogTicks(t *testing.T) {
 // to is an error before any work.
 func TestPrepareOut(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "out")
-	if err := PrepareOut(dir, "a.png"); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, PrepareOut(dir, "a.png"))
 	for _, name := range []string{"a.png", ".a.png.tmp-123", "keep.txt", ".keep.txt.tmp-123"} {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte("old"), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte("old"), 0o644))
 	}
-	if err := PrepareOut(dir, "a.png", "b.png"); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, PrepareOut(dir, "a.png", "b.png"))
 	if got := names(t, dir); !slices.Equal(got, []string{".keep.txt.tmp-123", "keep.txt"}) {
 		t.Errorf("after PrepareOut: %q; want keep.txt and its temporary file only", got)
 	}
 	file := filepath.Join(t.TempDir(), "a-file")
-	if err := os.WriteFile(file, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(file, nil, 0o644))
 	if err := PrepareOut(filepath.Join(file, "sub")); err == nil {
 		t.Error("an output folder under a file: no error")
 	}
@@ -85,9 +78,7 @@ func TestPrepareOut(t *testing.T) {
 func names(t *testing.T, dir string) []string {
 	t.Helper()
 	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var out []string
 	for _, e := range entries {
 		out = append(out, e.Name())
@@ -101,18 +92,14 @@ func names(t *testing.T, dir string) []string {
 func TestWriteFile(t *testing.T) {
 	dir := t.TempDir()
 	name := filepath.Join(dir, "results.csv")
-	if err := os.WriteFile(name, []byte("old"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(name, []byte("old"), 0o600))
 	write := func(s string) func(io.Writer) error {
 		return func(w io.Writer) error {
 			_, err := io.WriteString(w, s)
 			return err
 		}
 	}
-	if err := WriteFile(name, write("new")); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, WriteFile(name, write("new")))
 	check := func(when, want string) {
 		t.Helper()
 		if b, err := os.ReadFile(name); err != nil || string(b) != want {

@@ -6,15 +6,14 @@ import (
 	"testing"
 
 	"github.com/goldfhe/goldfhe/bootstrap"
+	"github.com/stretchr/testify/assert"
 )
 
 // TestRequire: only -engine gpu asks for a GPU, and without one its error
 // wraps bootstrap.ErrNoGPU and names -engine auto.
 func TestRequire(t *testing.T) {
 	for _, use := range []bootstrap.Use{bootstrap.UseAuto, bootstrap.UseCPU} {
-		if err := Require(use); err != nil {
-			t.Errorf("Require(%v): %v", use, err)
-		}
+		assert.NoErrorf(t, Require(use), "Require(%v)", use)
 	}
 	if _, err := bootstrap.GPUDevices(); err == nil {
 		t.Skip("a GPU is usable here")

@@ -6,6 +6,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestSummarize(t *testing.T) {
@@ -63,9 +66,7 @@ func TestMonitor(t *testing.T) {
 	src := &fakeSource{}
 	m := &Monitor{src: src}
 	t0 := time.Now()
-	if err := m.Start(time.Millisecond); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, m.Start(time.Millisecond))
 	if err := m.Start(time.Millisecond); err != nil { // a second Start does nothing
 		t.Fatal(err)
 	}
@@ -98,18 +99,14 @@ func TestMonitor(t *testing.T) {
 	if _, err := m.EnergyJ(); !errors.Is(err, ErrClosed) {
 		t.Errorf("EnergyJ after Close: %v, want ErrClosed", err)
 	}
-	if err := m.Close(); err != nil {
-		t.Errorf("second Close: %v", err)
-	}
+	assert.NoError(t, m.Close(), "second Close")
 	if err := m.Start(time.Millisecond); !errors.Is(err, ErrClosed) {
 		t.Errorf("Start after Close: %v, want ErrClosed", err)
 	}
 
 	// A read error stops the sampling and comes back with the samples.
 	bad := &Monitor{src: &fakeSource{failAt: 3}}
-	if err := bad.Start(time.Millisecond); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, bad.Start(time.Millisecond))
 	time.Sleep(20 * time.Millisecond)
 	got, err := bad.Window(t0, time.Now())
 	if err == nil || !strings.Contains(err.Error(), "device lost") || len(got) != 2 {
@@ -128,9 +125,7 @@ func TestRecorded(t *testing.T) {
 	}
 	m := Recorded("test GPU", 700, in)
 	in[0].SMClockMHz = 0 // the monitor keeps its own copy
-	if err := m.Start(time.Millisecond); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, m.Start(time.Millisecond))
 	got, err := m.Window(t0.Add(2*time.Second), t0.Add(4*time.Second))
 	if err != nil || len(got) != 3 || got[0].SMClockMHz != 1902 || got[2].SMClockMHz != 1904 {
 		t.Errorf("Window: %+v, %v; want samples 2 to 4", got, err)
@@ -141,9 +136,7 @@ func TestRecorded(t *testing.T) {
 	if _, err := m.EnergyJ(); !errors.Is(err, ErrNoEnergy) {
 		t.Errorf("EnergyJ of a recorded monitor: %v, want ErrNoEnergy", err)
 	}
-	if err := m.Close(); err != nil {
-		t.Error(err)
-	}
+	assert.NoError(t, m.Close())
 }
 
 // TestOpenWithoutNVML: where the NVIDIA driver is not installed (CI), Open

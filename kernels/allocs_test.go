@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/goldfhe/goldfhe/smallntt"
+	"github.com/stretchr/testify/require"
 )
 
 // TestLaunchAllocs: a bootstrapping kernel's launch method allocates
@@ -19,7 +20,7 @@ func TestLaunchAllocs(t *testing.T) {
 	_, l := newBootstrapFakeWith(t, true, &calls)
 	c := l.Context()
 	bk, err := l.BootstrapKernels()
-	must(t, err)
+	require.NoError(t, err)
 
 	const count = 64 // past ksPackedMin: the packed key switching runs
 	sh := tfheLib128Shape(630)
@@ -38,10 +39,10 @@ func TestLaunchAllocs(t *testing.T) {
 	gsh.Grouping = 3
 	gkey := devUint64(t, c, nil, gsh.BKLen())
 	plan, err := smallntt.NewPlan(N, smallntt.Hybrid, 8, 8, 16)
-	must(t, err)
+	require.NoError(t, err)
 	gtables := devUint64(t, c, wideTables(plan, true), len(wideTables(plan, true)))
 	fplan, err := smallntt.NewPlan(N, smallntt.Hybrid, 32, 32)
-	must(t, err)
+	require.NoError(t, err)
 	st := fplan.StageTables()[0]
 	tw, twInv := devUint64(t, c, st.Twiddle, N), devUint64(t, c, st.TwiddleInv, N)
 
@@ -61,11 +62,11 @@ func TestLaunchAllocs(t *testing.T) {
 	// The engine's staging copies: views of the pinned and device buffers,
 	// made in the caller, which must not reach the heap.
 	pinned, err := AllocHost[uint32](c, count*(n+1))
-	must(t, err)
-	t.Cleanup(func() { must(t, pinned.Free()) })
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, pinned.Free()) })
 	stream, err := c.NewStream()
-	must(t, err)
-	t.Cleanup(func() { must(t, stream.Close()) })
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, stream.Close()) })
 	cases = append(cases, struct {
 		name string
 		run  func() error
@@ -88,14 +89,14 @@ func TestLaunchAllocs(t *testing.T) {
 		}})
 	}
 	for _, tc := range cases {
-		must(t, tc.run()) // warm-up: lazy set-up, pinner cache
+		require.NoError(t, tc.run()) // warm-up: lazy set-up, pinner cache
 		before := calls.Load()
-		must(t, tc.run())
+		require.NoError(t, tc.run())
 		perCall := calls.Load() - before
 		if perCall == 0 {
 			t.Errorf("%s: no driver call", tc.name)
 		}
-		allocs := testing.AllocsPerRun(20, func() { must(t, tc.run()) })
+		allocs := testing.AllocsPerRun(20, func() { require.NoError(t, tc.run()) })
 		if allocs > float64(perCall) {
 			t.Errorf("%s: %.1f heap allocations a call, %d driver calls", tc.name, allocs, perCall)
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/goldfhe/goldfhe/smallntt"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // refBlindRotate composes the per-step references (refInit,
@@ -66,7 +67,7 @@ func TestBlindRotateFused(t *testing.T) {
 				t.Fatalf("%+v: no fused kernel", fs)
 			}
 			plan, err := smallntt.NewPlan(N, smallntt.Hybrid, fs.F1, fs.F2)
-			must(t, err)
+			require.NoError(t, err)
 			st := plan.StageTables()[0]
 			tw := devUint64(t, c, st.Twiddle, N)
 			twInv := devUint64(t, c, st.TwiddleInv, N)
@@ -80,7 +81,7 @@ func TestBlindRotateFused(t *testing.T) {
 					in[0], in[2] = 0, 1 // rotation amounts 0: a skipped step
 					din := devUint32(t, c, in, len(in))
 					dext := devUint32(t, c, nil, count*(kn+1))
-					must(t, bk.BlindRotateFused(nil, sh, fs.F1, fs.F2, din, dkey, tw, twInv, dext, mu, count))
+					require.NoError(t, bk.BlindRotateFused(nil, sh, fs.F1, fs.F2, din, dkey, tw, twInv, dext, mu, count))
 					compareWords(t, "BlindRotateFused", host32(t, dext), refBlindRotate(sh, plan, in, key, mu, count))
 				})
 			}
@@ -147,9 +148,9 @@ func TestBlindRotateWide(t *testing.T) {
 func clusterCode(t *testing.T, l *Library) bool {
 	t.Helper()
 	f, err := l.Function("goldfhe_mul")
-	must(t, err)
+	require.NoError(t, err)
 	a, err := f.Attributes()
-	must(t, err)
+	require.NoError(t, err)
 	return a.PTXVersion >= 90
 }
 
@@ -158,7 +159,7 @@ func testBlindRotateWide(t *testing.T, bk *BootstrapKernels, c *Context, rng *ra
 		t.Fatalf("WideFor(%s, grouping %d) = %+v, want it to hold %+v", shapeName(sh), sh.Grouping, got, ws)
 	}
 	plan, err := smallntt.NewPlan(sh.N(), smallntt.Hybrid, ws.F1, ws.F2, ws.F3)
-	must(t, err)
+	require.NoError(t, err)
 	tables := wideTables(plan, ws.grouped())
 	if len(tables) != ws.TablesLen() {
 		t.Fatalf("%+v: %d table words, TablesLen %d", ws, len(tables), ws.TablesLen())
@@ -168,7 +169,7 @@ func testBlindRotateWide(t *testing.T, bk *BootstrapKernels, c *Context, rng *ra
 	dkey := devUint64(t, c, key, len(key))
 	if ws.PairedKey() {
 		paired, err := PairKey(sh, key)
-		must(t, err)
+		require.NoError(t, err)
 		dkey = devUint64(t, c, paired, len(paired)) // the reference below reads key
 	}
 	counts := []int{1, 3, 37}
@@ -184,7 +185,7 @@ func testBlindRotateWide(t *testing.T, bk *BootstrapKernels, c *Context, rng *ra
 		// One scratch for every pass, so that the flags' reset is
 		// exercised.
 		sc, err := NewSplitScratch(c, sh, slices.Max(counts))
-		must(t, err)
+		require.NoError(t, err)
 		defer sc.Free()
 		run = func(din *DeviceBuffer[uint32], dext *DeviceBuffer[uint32], mu uint32, count int) error {
 			return bk.BlindRotateSplit(nil, sh, ws, din, dkey, dtab, sc, dext, mu, count)
@@ -212,7 +213,7 @@ func testBlindRotateWide(t *testing.T, bk *BootstrapKernels, c *Context, rng *ra
 			}
 			din := devUint32(t, c, in, len(in))
 			dext := devUint32(t, c, nil, count*(kn+1))
-			must(t, run(din, dext, mu, count))
+			require.NoError(t, run(din, dext, mu, count))
 			compareWords(t, ws.String(), host32(t, dext), refWide(ws, sh, plan, in, key, mu, count))
 		})
 	}
@@ -468,7 +469,7 @@ func fakeWideArgs(g *fakeGPU, ws WideShape, name string, grid, block dim3, a []u
 func BenchmarkBlindRotate(b *testing.B) {
 	l := gpuLibrary(b)
 	bk, err := l.BootstrapKernels()
-	must(b, err)
+	require.NoError(b, err)
 	c := l.Context()
 	sh := tfheLib128Shape(630)
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -478,11 +479,11 @@ func BenchmarkBlindRotate(b *testing.B) {
 	in := devUint32(b, c, randU32(rng, maxCount*(sh.LWEDim+1)), maxCount*(sh.LWEDim+1))
 	ext := devUint32(b, c, nil, maxCount*(sh.ExtractedDim()+1))
 	fplan, err := smallntt.NewPlan(1024, smallntt.Hybrid, 32, 32)
-	must(b, err)
+	require.NoError(b, err)
 	st := fplan.StageTables()[0]
 	tw, twInv := devUint64(b, c, st.Twiddle, 1024), devUint64(b, c, st.TwiddleInv, 1024)
 	wplan, err := smallntt.NewPlan(1024, smallntt.Hybrid, 8, 8, 16)
-	must(b, err)
+	require.NoError(b, err)
 	tables := devUint64(b, c, wideTables(wplan, false), 2*1024+2*128)
 	// The grouped kernels (_g2, _g3): the same n = 630 key bits as 315
 	// pairs or 210 triples, a random key of 945 or 1470 TRGSW samples,
@@ -509,7 +510,7 @@ func BenchmarkBlindRotate(b *testing.B) {
 				// K' of every step, for passes of up to SMs/2 samples
 				// (where the cluster kernel's range ends).
 				sc, err := NewSplitScratch(c, gsh, sms/2)
-				must(b, err)
+				require.NoError(b, err)
 				b.Cleanup(func() { sc.Free() })
 				vs = append(vs, variant{ws.String(), func(count int) error {
 					return bk.BlindRotateSplit(nil, gsh, ws, in, gkey, gtables, sc, ext, 1<<29, count)
@@ -527,13 +528,13 @@ func BenchmarkBlindRotate(b *testing.B) {
 				continue // beyond the scratch
 			}
 			b.Run(fmt.Sprintf("%s/count=%d", v.name, count), func(b *testing.B) {
-				must(b, v.run(count)) // warm-up
-				must(b, c.Synchronize())
+				require.NoError(b, v.run(count)) // warm-up
+				require.NoError(b, c.Synchronize())
 				b.ResetTimer()
 				for range b.N {
-					must(b, v.run(count))
+					require.NoError(b, v.run(count))
 				}
-				must(b, c.Synchronize())
+				require.NoError(b, c.Synchronize())
 				b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*count), "µs/sample")
 				b.ReportMetric(float64(b.N*count)/b.Elapsed().Seconds(), "samples/s")
 			})
@@ -599,7 +600,7 @@ func TestSharedCarveout(t *testing.T) {
 func TestWideCarveout(t *testing.T) {
 	g, l := newBootstrapFakeGPU(t)
 	bk, err := l.BootstrapKernels()
-	must(t, err)
+	require.NoError(t, err)
 	perSM := l.Context().Device().SharedPerSM
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -639,7 +640,7 @@ func TestWideCarveout(t *testing.T) {
 func TestCarveoutRegisterLimited(t *testing.T) {
 	g, l := newBootstrapFakeGPU(t)
 	bk, err := l.BootstrapKernels()
-	must(t, err)
+	require.NoError(t, err)
 	perSM := l.Context().Device().SharedPerSM
 	ws := WideShape{F1: 8, F2: 8, F3: 16, K: 1, L: 3, T: 64, G: 2}
 	k := bk.wide[ws]
@@ -647,7 +648,7 @@ func TestCarveoutRegisterLimited(t *testing.T) {
 		t.Fatalf("no kernel for %+v", ws)
 	}
 	h, err := k.f.handle("test")
-	must(t, err)
+	require.NoError(t, err)
 	const need = 68672 // three blocks per SM by shared memory
 	for _, c := range []struct{ regs, blocks int }{{32, 3}, {80, 2}, {168, 1}} {
 		g.mu.Lock()
@@ -687,7 +688,7 @@ func TestWideWave(t *testing.T) {
 				}
 				continue
 			}
-			must(t, err)
+			require.NoError(t, err)
 			n++
 			perSM := got / info.SMs
 			bySmem := info.SharedPerSM / (ws.SharedBytes() + 1<<10)

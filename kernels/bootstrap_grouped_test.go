@@ -234,7 +234,7 @@ func TestRefBlindRotateGroupedNaive(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/g=%d/n=%d", shapeName(sh), c.g, n), func(t *testing.T) {
 				N, k1, rows := sh.N(), sh.K+1, sh.Rows()
 				plan, err := smallntt.NewPlan(N, smallntt.Butterfly) // any plan: one NTT-domain order
-				must(t, err)
+				require.NoError(t, err)
 				keys := make([][][][]uint64, sh.BKSamples())
 				var bk []uint64
 				for i := range keys {
@@ -640,7 +640,7 @@ func TestGroupedFactorTable(t *testing.T) {
 		logN := bits.TrailingZeros(uint(N))
 		psiPow := PsiPowers(N)
 		plan, err := smallntt.DefaultPlan(N)
-		must(t, err)
+		require.NoError(t, err)
 		for _, e := range []int{1, 2, 3, 7, N - 1, N, N + 1, 2*N - 1} {
 			want := monomialMinusOne(plan, e)
 			for pos := range N {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/goldfhe/goldfhe/smallntt"
+	"github.com/stretchr/testify/require"
 )
 
 // TestWriteBlindRotateVectors writes, when GOLDFHE_MODEL_VECTORS names a
@@ -28,7 +29,7 @@ func TestWriteBlindRotateVectors(t *testing.T) {
 	if dir == "" {
 		t.Skip("set GOLDFHE_MODEL_VECTORS=dir to write the vectors of testdata/blindrotate_model.cpp")
 	}
-	must(t, os.MkdirAll(dir, 0o755))
+	require.NoError(t, os.MkdirAll(dir, 0o755))
 	rng := rand.New(rand.NewPCG(41, 42))
 	for _, ws := range WideShapes() {
 		ns := []int{5, 6}
@@ -39,7 +40,7 @@ func TestWriteBlindRotateVectors(t *testing.T) {
 			sh := fusedTestShape(FusedShape{K: ws.K, L: ws.L, F1: ws.n(), F2: 1}, n)
 			sh.Grouping = ws.G
 			plan, err := smallntt.NewPlan(sh.N(), smallntt.Hybrid, ws.F1, ws.F2, ws.F3)
-			must(t, err)
+			require.NoError(t, err)
 			tables := wideTables(plan, ws.grouped())
 			key := randomWords(rng, sh.BKLen(), true)
 			const count = 3
@@ -66,7 +67,7 @@ func TestWriteBlindRotateVectors(t *testing.T) {
 				}
 				if ws.PairedKey() {
 					key, err = PairKey(sh, key) // the kernel's layout; want is from the key as drawn
-					must(t, err)
+					require.NoError(t, err)
 				}
 				var buf []byte
 				u32 := func(v ...uint32) {
@@ -103,7 +104,7 @@ func TestWriteBlindRotateVectors(t *testing.T) {
 				if mi > 0 {
 					name = fmt.Sprintf("%s_n%d_mu%08x.bin", ws.kernelName(), n, mu)
 				}
-				must(t, os.WriteFile(filepath.Join(dir, name), buf, 0o644))
+				require.NoError(t, os.WriteFile(filepath.Join(dir, name), buf, 0o644))
 			}
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/goldfhe/goldfhe/smallntt"
+	"github.com/stretchr/testify/require"
 )
 
 // refCombine is what the combine kernel writes: for each sample s < count
@@ -66,7 +67,7 @@ func TestRefBlindRotatePre(t *testing.T) {
 			sh := fusedTestShape(FusedShape{K: 1, L: 3, F1: 256, F2: 1}, n)
 			sh.Grouping = G
 			plan, err := smallntt.NewPlan(sh.N(), smallntt.Butterfly)
-			must(t, err)
+			require.NoError(t, err)
 			const count = 2
 			in := randU32(rng, count*(n+1))
 			groupedInputs(G, sh, in)
@@ -204,20 +205,20 @@ func fakeSplitPre(g *fakeGPU, ws WideShape, name string, grid, block dim3, a []u
 func TestBlindRotateSplitLaunchFailure(t *testing.T) {
 	g, l := newBootstrapFakeGPU(t)
 	bk, err := l.BootstrapKernels()
-	must(t, err)
+	require.NoError(t, err)
 	c := l.Context()
 	rng := rand.New(rand.NewPCG(7, 8))
 	ws := WideShape{F1: 8, F2: 8, F3: 16, K: 1, L: 3, T: 256, Split: 8, G: 3, Pre: true}
 	sh := fusedTestShape(FusedShape{K: 1, L: 3, F1: 1024, F2: 1}, 10)
 	sh.Grouping = 3
 	plan, err := smallntt.NewPlan(sh.N(), smallntt.Hybrid, ws.F1, ws.F2, ws.F3)
-	must(t, err)
+	require.NoError(t, err)
 	tables := wideTables(plan, true)
 	dtab := devUint64(t, c, tables, len(tables))
 	key := randomWords(rng, sh.BKLen(), true)
 	dkey := devUint64(t, c, key, len(key))
 	sc, err := NewSplitScratch(c, sh, 2)
-	must(t, err)
+	require.NoError(t, err)
 	defer sc.Free()
 	const count = 2
 	in := randU32(rng, count*(sh.LWEDim+1))
@@ -234,7 +235,7 @@ func TestBlindRotateSplitLaunchFailure(t *testing.T) {
 			t.Fatalf("flag %d is %d after the failed launch", i, f)
 		}
 	}
-	must(t, bk.BlindRotateSplit(nil, sh, ws, din, dkey, dtab, sc, dext, 7, count))
+	require.NoError(t, bk.BlindRotateSplit(nil, sh, ws, din, dkey, dtab, sc, dext, 7, count))
 	compareWords(t, "the pass after", host32(t, dext), refWide(ws, sh, plan, in, key, 7, count))
 }
 
@@ -246,11 +247,11 @@ func testBlindRotatePreErrors(t *testing.T, bk *BootstrapKernels, c *Context, ws
 	plain := sh
 	plain.Grouping = 0
 	small, err := NewSplitScratch(c, sh, 1)
-	must(t, err)
+	require.NoError(t, err)
 	defer small.Free()
 	freed, err := NewSplitScratch(c, sh, 2)
-	must(t, err)
-	must(t, freed.Free())
+	require.NoError(t, err)
+	require.NoError(t, freed.Free())
 	din := devUint32(t, c, nil, 2*(sh.LWEDim+1))
 	dext := devUint32(t, c, nil, 2*(sh.ExtractedDim()+1))
 	plainWS := ws

@@ -11,6 +11,7 @@ import (
 
 	"github.com/goldfhe/goldfhe/smallntt"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // The references below restate each bootstrapping kernel from its
@@ -182,12 +183,12 @@ func shapeName(s BootstrapShape) string {
 func devUint32(t testing.TB, c *Context, src []uint32, n int) *DeviceBuffer[uint32] {
 	t.Helper()
 	b, err := Alloc[uint32](c, n)
-	must(t, err)
+	require.NoError(t, err)
 	t.Cleanup(func() { b.Free() })
 	if src != nil {
-		must(t, b.CopyFromHost(src))
+		require.NoError(t, b.CopyFromHost(src))
 	} else {
-		must(t, b.Memset8(0x5A)) // poison: every output must be written
+		require.NoError(t, b.Memset8(0x5A)) // poison: every output must be written
 	}
 	return b
 }
@@ -195,7 +196,7 @@ func devUint32(t testing.TB, c *Context, src []uint32, n int) *DeviceBuffer[uint
 func host32(t testing.TB, b *DeviceBuffer[uint32]) []uint32 {
 	t.Helper()
 	out := make([]uint32, b.Len())
-	must(t, b.CopyToHost(out))
+	require.NoError(t, b.CopyToHost(out))
 	return out
 }
 
@@ -214,13 +215,13 @@ func bothBootstrap(t *testing.T, f func(t *testing.T, l *Library, bk *BootstrapK
 	t.Run("fake", func(t *testing.T) {
 		l := newBootstrapFake(t)
 		bk, err := l.BootstrapKernels()
-		must(t, err)
+		require.NoError(t, err)
 		f(t, l, bk)
 	})
 	t.Run("gpu", func(t *testing.T) {
 		l := gpuLibrary(t)
 		bk, err := l.BootstrapKernels()
-		must(t, err)
+		require.NoError(t, err)
 		f(t, l, bk)
 	})
 }
@@ -249,10 +250,10 @@ func newBootstrapFakeWith(t *testing.T, noop bool, calls *atomic.Int64) (*fakeGP
 	requireFake64(t)
 	g, call := bootstrapFakeDriver(noop, calls)
 	c, err := open(&driver{path: "fake", fake: call}, 0)
-	must(t, err)
+	require.NoError(t, err)
 	c.SetDebug(false)
 	l, err := c.loadLibrary(fakeImage, "fake")
-	must(t, err)
+	require.NoError(t, err)
 	t.Cleanup(func() {
 		l.Close()
 		c.Close()
@@ -484,7 +485,7 @@ func testBootstrapKernels(t *testing.T, l *Library, bk *BootstrapKernels) {
 	c := l.Context()
 	for _, f := range bk.Functions() {
 		a, err := f.Attributes()
-		must(t, err)
+		require.NoError(t, err)
 		t.Logf("%s: %+v", f.Name(), a)
 	}
 	rng := rand.New(rand.NewPCG(11, 12))
@@ -498,29 +499,29 @@ func testBootstrapKernels(t *testing.T, l *Library, bk *BootstrapKernels) {
 				din := devUint32(t, c, in, len(in))
 				dabar := devUint32(t, c, nil, count*n)
 				dacc := devUint32(t, c, nil, count*(k+1)*N)
-				must(t, bk.Init(nil, sh, din, dabar, dacc, mu, count))
+				require.NoError(t, bk.Init(nil, sh, din, dabar, dacc, mu, count))
 				wantAbar, wantAcc := refInit(sh, in, mu, count)
 				compareWords(t, "Init abar", host32(t, dabar), wantAbar)
 				compareWords(t, "Init acc", host32(t, dacc), wantAcc)
 
 				// A random accumulator from here on.
 				acc := randU32(rng, count*(k+1)*N)
-				must(t, dacc.CopyFromHost(acc))
+				require.NoError(t, dacc.CopyFromHost(acc))
 				ddec := devUint64(t, c, nil, count*sh.Rows()*N)
 				for _, iter := range []int{0, n - 1} {
-					must(t, ddec.Memset8(0x5A))
-					must(t, bk.RotateDecompose(nil, sh, dacc, dabar, ddec, iter, count))
+					require.NoError(t, ddec.Memset8(0x5A))
+					require.NoError(t, bk.RotateDecompose(nil, sh, dacc, dabar, ddec, iter, count))
 					compareWords(t, fmt.Sprintf("RotateDecompose(iter %d)", iter), toHost(t, ddec), refRotateDecompose(sh, acc, wantAbar, iter, count))
 				}
 
 				dec := randomWords(rng, count*sh.Rows()*N, true)
 				key := randomWords(rng, sh.BKLen(), true)
-				must(t, ddec.CopyFromHost(dec))
+				require.NoError(t, ddec.CopyFromHost(dec))
 				dkey := devUint64(t, c, key, len(key))
 				dprod := devUint64(t, c, nil, count*(k+1)*N)
 				for _, iter := range []int{n - 1, 0} {
-					must(t, dprod.Memset8(0x5A))
-					must(t, bk.MAC(nil, sh, ddec, dkey, dprod, iter, count))
+					require.NoError(t, dprod.Memset8(0x5A))
+					require.NoError(t, bk.MAC(nil, sh, ddec, dkey, dprod, iter, count))
 					compareWords(t, fmt.Sprintf("MAC(iter %d)", iter), toHost(t, dprod), refMAC(sh, dec, key, iter, count))
 				}
 
@@ -536,8 +537,8 @@ func testBootstrapKernels(t *testing.T, l *Library, bk *BootstrapKernels) {
 						prod[i] = smallntt.P - prod[i]%(1<<40)
 					}
 				}
-				must(t, dprod.CopyFromHost(prod))
-				must(t, bk.AddCentered(nil, dacc, dprod, len(acc)))
+				require.NoError(t, dprod.CopyFromHost(prod))
+				require.NoError(t, bk.AddCentered(nil, dacc, dprod, len(acc)))
 				want := append([]uint32(nil), acc...)
 				for i, v := range prod {
 					want[i] += uint32(smallntt.ToInt64Centered(v))
@@ -545,15 +546,15 @@ func testBootstrapKernels(t *testing.T, l *Library, bk *BootstrapKernels) {
 				compareWords(t, "AddCentered", host32(t, dacc), want)
 
 				dext := devUint32(t, c, nil, count*(kn+1))
-				must(t, bk.Extract(nil, sh, dacc, dext, count))
+				require.NoError(t, bk.Extract(nil, sh, dacc, dext, count))
 				compareWords(t, "Extract", host32(t, dext), refExtract(sh, want, count))
 
 				ksIn := randU32(rng, count*(kn+1))
 				table := randU32(rng, sh.KSTableLen())
-				must(t, dext.CopyFromHost(ksIn))
+				require.NoError(t, dext.CopyFromHost(ksIn))
 				dtab := devUint32(t, c, table, len(table))
 				dout := devUint32(t, c, nil, count*(n+1))
-				must(t, bk.KeySwitch(nil, sh, dout, dext, dtab, count))
+				require.NoError(t, bk.KeySwitch(nil, sh, dout, dext, dtab, count))
 				compareWords(t, "KeySwitch", host32(t, dout), refKeySwitch(sh, ksIn, table, count))
 			})
 		}

@@ -123,7 +123,7 @@ func TestContextLeavesThreadAsFound(t *testing.T) {
 					if e.fake != nil {
 						before = e.fake.contextCalls()
 					}
-					must(t, op.run())
+					require.NoError(t, op.run())
 					if h := currentContext(t, d); h != start.h {
 						t.Fatalf("%s: context %#x current after the call, %#x before", op.name, h, start.h)
 					}
@@ -175,9 +175,9 @@ func TestContextsAlternateOnOneThread(t *testing.T) {
 	var ls [2]*Library
 	for i := range cs {
 		c, err := open(d, i)
-		must(t, err)
+		require.NoError(t, err)
 		l, err := c.loadLibrary(fakeImage, "fake")
-		must(t, err)
+		require.NoError(t, err)
 		t.Cleanup(func() {
 			l.Close()
 			c.Close()
@@ -194,7 +194,7 @@ func TestContextsAlternateOnOneThread(t *testing.T) {
 		for dev := range 2 {
 			op := ops[dev][i]
 			before := g.contextCalls()
-			must(t, op.run())
+			require.NoError(t, op.run())
 			what := fmt.Sprintf("device %d: %s", dev, op.name)
 			if h := currentContext(t, d); h != fakeForeign {
 				t.Fatalf("%s: context %#x current after the call, %#x before", what, h, fakeForeign)
@@ -226,34 +226,34 @@ func TestFailedCallsLeaveThreadAsFound(t *testing.T) {
 	g.fail[symMemAlloc] = resultOutOfMemory
 	g.mu.Unlock()
 	_, err := Alloc[uint64](c, 8)
-	wantErr(t, err, ErrOutOfMemory)
+	require.ErrorIs(t, err, ErrOutOfMemory)
 	after("failed Alloc")
 
 	g.mu.Lock()
 	g.fail[symCtxPushCurrent] = resultInvalidValue
 	g.mu.Unlock()
 	err = c.Synchronize()
-	wantErr(t, err, ErrInvalidValue)
+	require.ErrorIs(t, err, ErrInvalidValue)
 	if !strings.Contains(err.Error(), "cuCtxPushCurrent_v2") {
 		t.Errorf("failed push: %v", err)
 	}
 	after("failed push")
-	must(t, c.Synchronize()) // a failed push is not sticky
+	require.NoError(t, c.Synchronize()) // a failed push is not sticky
 
 	c2, err := open(c.d, 0)
-	must(t, err)
-	must(t, c2.Close())
-	wantErr(t, c2.Synchronize(), ErrClosed)
+	require.NoError(t, err)
+	require.NoError(t, c2.Close())
+	require.ErrorIs(t, c2.Synchronize(), ErrClosed)
 	after("closed Context")
 
 	m, err := c.LoadModule(fakeImage)
-	must(t, err)
+	require.NoError(t, err)
 	f, err := m.Function("fault")
-	must(t, err)
+	require.NoError(t, err)
 	c.SetDebug(true)
-	wantErr(t, f.launch(dim3{1, 1, 1}, dim3{1, 1, 1}, 0, 0, nil), ErrLaunchFailed)
+	require.ErrorIs(t, f.launch(dim3{1, 1, 1}, dim3{1, 1, 1}, 0, 0, nil), ErrLaunchFailed)
 	after("faulting launch")
-	wantErr(t, c.Synchronize(), ErrLaunchFailed)
+	require.ErrorIs(t, c.Synchronize(), ErrLaunchFailed)
 	after("call on a faulted Context")
 }
 
@@ -275,22 +275,22 @@ func TestFailedPop(t *testing.T) {
 			g.mu.Lock()
 			g.fail[symCtxPopCurrent] = tc.code
 			g.mu.Unlock()
-			must(t, c.Synchronize()) // the call itself succeeded
+			require.NoError(t, c.Synchronize()) // the call itself succeeded
 			// The fake popped nothing: take c off the thread.
 			if h := currentContext(t, c.d); h != c.h {
 				t.Fatalf("context %#x current after the failed pop, want %#x", h, c.h)
 			}
 			require.NoError(t, c.d.err("cuCtxPopCurrent_v2", c.d.call(symCtxPopCurrent, 0)))
 			if !tc.sticky {
-				must(t, c.Err())
-				must(t, c.Synchronize())
+				require.NoError(t, c.Err())
+				require.NoError(t, c.Synchronize())
 				return
 			}
-			wantErr(t, c.Err(), ErrLaunchFailed)
+			require.ErrorIs(t, c.Err(), ErrLaunchFailed)
 			if got := c.Err().Error(); !strings.Contains(got, "cuCtxPopCurrent_v2: CUDA_ERROR_ILLEGAL_ADDRESS") {
 				t.Errorf("Err: %q", got)
 			}
-			wantErr(t, c.Synchronize(), ErrLaunchFailed)
+			require.ErrorIs(t, c.Synchronize(), ErrLaunchFailed)
 		})
 	}
 }
@@ -315,7 +315,7 @@ func TestNoThreadKeepsAContext(t *testing.T) {
 		}()
 	}
 	for range 8 {
-		must(t, <-errs)
+		require.NoError(t, <-errs)
 	}
 	if left := g.threadsWithContexts(); len(left) > 0 {
 		t.Errorf("context stacks left on OS threads: %#x", left)

@@ -3,6 +3,8 @@ package kernels
 import (
 	"regexp"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestDevices enumerates the GPUs (skipped, with the reason, without any).
@@ -12,7 +14,7 @@ func TestDevices(t *testing.T) {
 		skipOrFail(t, err)
 	}
 	devs, err := Devices()
-	must(t, err)
+	require.NoError(t, err)
 	if len(devs) != n || n == 0 {
 		t.Fatalf("%d devices listed, DeviceCount %d", len(devs), n)
 	}

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // abiVersioned are the functions of this package's set that cuda.h (CUDA
@@ -60,14 +62,14 @@ func TestBindMissingSymbols(t *testing.T) {
 	if d != nil {
 		t.Fatal("bind succeeded with missing symbols")
 	}
-	wantErr(t, err, ErrNoDriver)
+	require.ErrorIs(t, err, ErrNoDriver)
 	for _, want := range []string{"kernels: no CUDA driver: libfake.so lacks ", "cuMemAlloc_v2", "cuLaunchKernel"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q lacks %q", err, want)
 		}
 	}
 	d, err = bind("libfake.so", func(string) (uintptr, error) { return 1, nil })
-	must(t, err)
+	require.NoError(t, err)
 	for s, p := range d.fns {
 		if p != 1 {
 			t.Errorf("%v not bound", sym(s))
@@ -89,7 +91,7 @@ func TestBindRealLibrary(t *testing.T) {
 		t.Fatalf("dlsym(getpid) = %#x, %v", p, err)
 	}
 	_, err = bind("libc.so.6", func(name string) (uintptr, error) { return dlsym(h, name) })
-	wantErr(t, err, ErrNoDriver)
+	require.ErrorIs(t, err, ErrNoDriver)
 	if !strings.Contains(err.Error(), "cuInit") {
 		t.Errorf("error %q does not name cuInit", err)
 	}

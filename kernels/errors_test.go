@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestErrorText(t *testing.T) {
@@ -80,12 +81,12 @@ func TestArgumentErrorText(t *testing.T) {
 	if got, want := err.Error(), "kernels: Library.Mul: dst holds 3 elements: bad argument"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
-	wantErr(t, err, ErrArgument)
+	require.ErrorIs(t, err, ErrArgument)
 	err = opErr("DeviceBuffer.Free", ErrFreed)
 	if got, want := err.Error(), "kernels: DeviceBuffer.Free: buffer used after Free"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
-	wantErr(t, err, ErrFreed)
+	require.ErrorIs(t, err, ErrFreed)
 	for _, s := range []error{ErrNoDriver, ErrNoDevice, ErrOutOfMemory, ErrInvalidValue, ErrNoFatbin,
 		ErrBadImage, ErrLaunchFailed, ErrArgument, ErrFreed, ErrClosed} {
 		if !strings.HasPrefix(s.Error(), "kernels: ") {
@@ -123,13 +124,13 @@ func TestDeviceErrorsAreSticky(t *testing.T) {
 			}
 			_, err = Alloc[uint64](c, 1)
 			if !tc.sticky {
-				must(t, err)
-				must(t, c.Err())
-				must(t, c.Synchronize())
+				require.NoError(t, err)
+				require.NoError(t, c.Err())
+				require.NoError(t, c.Synchronize())
 				return
 			}
-			wantErr(t, c.Err(), ErrLaunchFailed)
-			wantErr(t, err, ErrLaunchFailed)
+			require.ErrorIs(t, c.Err(), ErrLaunchFailed)
+			require.ErrorIs(t, err, ErrLaunchFailed)
 			want := "kernels: cuMemAlloc_v2: context unusable since cuCtxSynchronize failed with " + tc.name
 			if !strings.HasPrefix(err.Error(), want) {
 				t.Errorf("later call: %q, want it to start %q", err, want)
@@ -159,7 +160,7 @@ func TestDriverInitError(t *testing.T) {
 		g.fail[symInit] = tc.code
 		d := &driver{path: "fake", fake: g.call}
 		err := d.init()
-		wantErr(t, err, tc.want)
+		require.ErrorIs(t, err, tc.want)
 		if errors.Is(err, ErrLaunchFailed) {
 			t.Errorf("code %d: cuInit's error wraps ErrLaunchFailed: %v", tc.code, err)
 		}

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+
+	"github.com/stretchr/testify/require"
 )
 
 // sourceDir returns the directory holding the kernel sources: "." under
@@ -32,7 +34,7 @@ func sourceDir(t *testing.T) string {
 func TestFatbinSourceHash(t *testing.T) {
 	dir := sourceDir(t)
 	got, err := sourceHash(os.DirFS(dir))
-	must(t, err)
+	require.NoError(t, err)
 	recorded := recordedSourceHash()
 	if len(embeddedFatbin) == 0 && recorded == "" {
 		t.Skipf("kernels: no fatbin built yet (goldfhe.fatbin is empty); sources hash to %s", got)
@@ -49,7 +51,7 @@ func TestFatbinSourceHash(t *testing.T) {
 	}
 	// the file on disk is what is embedded
 	disk, err := os.ReadFile(filepath.Join(dir, "goldfhe.fatbin.sha256"))
-	must(t, err)
+	require.NoError(t, err)
 	if strings.TrimSpace(string(disk)) != recorded || len(strings.Fields(string(disk))) != 1 {
 		t.Errorf("goldfhe.fatbin.sha256 holds %q, want one line: the hex hash", disk)
 	}
@@ -73,7 +75,7 @@ func TestSourceHashDefinition(t *testing.T) {
 	}
 	sum := sha256.Sum256([]byte(manifest.String()))
 	got, err := sourceHash(fsys)
-	must(t, err)
+	require.NoError(t, err)
 	if want := hex.EncodeToString(sum[:]); got != want {
 		t.Errorf("sourceHash = %s, want %s", got, want)
 	}
@@ -92,9 +94,9 @@ func TestSourceHashScript(t *testing.T) {
 	}
 	dir := sourceDir(t)
 	out, err := exec.Command("sh", filepath.Join(dir, "srchash.sh")).Output()
-	must(t, err)
+	require.NoError(t, err)
 	want, err := sourceHash(os.DirFS(dir))
-	must(t, err)
+	require.NoError(t, err)
 	if got := strings.TrimSpace(string(out)); got != want {
 		t.Errorf("srchash.sh prints %s, sourceHash gives %s", got, want)
 	}
@@ -103,31 +105,31 @@ func TestSourceHashScript(t *testing.T) {
 func TestFatbinImage(t *testing.T) {
 	dir := t.TempDir()
 	dev := filepath.Join(dir, "dev.fatbin")
-	must(t, os.WriteFile(dev, []byte("image"), 0o644))
+	require.NoError(t, os.WriteFile(dev, []byte("image"), 0o644))
 	empty := filepath.Join(dir, "empty.fatbin")
-	must(t, os.WriteFile(empty, nil, 0o644))
+	require.NoError(t, os.WriteFile(empty, nil, 0o644))
 
 	img, src, err := fatbinImage(func(k string) string { return map[string]string{FatbinEnv: dev}[k] })
-	must(t, err)
+	require.NoError(t, err)
 	if string(img) != "image" || src != "GOLDFHE_FATBIN="+dev {
 		t.Errorf("override: %q from %q", img, src)
 	}
 	for _, p := range []string{empty, filepath.Join(dir, "missing")} {
 		_, _, err = fatbinImage(func(k string) string { return map[string]string{FatbinEnv: p}[k] })
-		wantErr(t, err, ErrNoFatbin)
+		require.ErrorIs(t, err, ErrNoFatbin)
 		if !strings.Contains(err.Error(), p) {
 			t.Errorf("error %q does not name %s", err, p)
 		}
 	}
 	img, src, err = fatbinImage(func(string) string { return "" })
 	if len(embeddedFatbin) == 0 {
-		wantErr(t, err, ErrNoFatbin)
+		require.ErrorIs(t, err, ErrNoFatbin)
 		if !strings.Contains(err.Error(), "make fatbin") || !strings.Contains(err.Error(), FatbinEnv) {
 			t.Errorf("error %q does not say how to get a fatbin", err)
 		}
 		return
 	}
-	must(t, err)
+	require.NoError(t, err)
 	if len(img) != len(embeddedFatbin) || !strings.HasPrefix(src, "embedded goldfhe.fatbin (sources sha256 ") {
 		t.Errorf("embedded: %d bytes from %q", len(img), src)
 	}
@@ -136,9 +138,9 @@ func TestFatbinImage(t *testing.T) {
 func TestLoadModuleErrors(t *testing.T) {
 	g, c, _ := newFake(t)
 	_, err := c.LoadModule(nil)
-	wantErr(t, err, ErrNoFatbin)
+	require.ErrorIs(t, err, ErrNoFatbin)
 	_, err = c.LoadModule([]byte("not a fatbin"))
-	wantErr(t, err, ErrBadImage)
+	require.ErrorIs(t, err, ErrBadImage)
 	if !strings.Contains(err.Error(), "cuModuleLoadData: CUDA_ERROR_NO_BINARY_FOR_GPU") {
 		t.Errorf("error %q", err)
 	}
@@ -148,16 +150,16 @@ func TestLoadModuleErrors(t *testing.T) {
 	for _, code := range []Result{221, 223} { // JIT compiler not found, JIT disabled
 		g.fail[symModuleLoadFatBinary] = code
 		_, err = c.LoadModule(fakeImage)
-		wantErr(t, err, ErrBadImage)
+		require.ErrorIs(t, err, ErrBadImage)
 	}
 	m, err := c.LoadModule(fakeImage)
-	must(t, err)
+	require.NoError(t, err)
 	_, err = m.Function("no_such_kernel")
 	if err == nil || !strings.Contains(err.Error(), "cuModuleGetFunction(no_such_kernel): CUDA_ERROR_NOT_FOUND") {
 		t.Errorf("missing function: %v", err)
 	}
-	must(t, m.Close())
-	must(t, m.Close())
+	require.NoError(t, m.Close())
+	require.NoError(t, m.Close())
 	_, err = m.Function("goldfhe_mul")
-	wantErr(t, err, ErrClosed)
+	require.ErrorIs(t, err, ErrClosed)
 }

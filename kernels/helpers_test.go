@@ -71,28 +71,14 @@ func both(t *testing.T, f func(t *testing.T, e testEnv)) {
 	})
 }
 
-// must fails the test on err.
-func must(t testing.TB, err error) {
-	t.Helper()
-	require.NoError(t, err)
-}
-
-// wantErr fails unless err wraps target.
-func wantErr(t testing.TB, err, target error) {
-	t.Helper()
-	if !errors.Is(err, target) {
-		t.Fatalf("got error %v, want one wrapping %v", err, target)
-	}
-}
-
 // devUint64 allocates n device elements and fills them with src if given.
 func devUint64(t testing.TB, c *Context, src []uint64, n int) *DeviceBuffer[uint64] {
 	t.Helper()
 	b, err := Alloc[uint64](c, n)
-	must(t, err)
+	require.NoError(t, err)
 	t.Cleanup(func() { b.Free() })
 	if src != nil {
-		must(t, b.CopyFromHost(src))
+		require.NoError(t, b.CopyFromHost(src))
 	}
 	return b
 }
@@ -101,7 +87,7 @@ func devUint64(t testing.TB, c *Context, src []uint64, n int) *DeviceBuffer[uint
 func toHost(t testing.TB, b *DeviceBuffer[uint64]) []uint64 {
 	t.Helper()
 	out := make([]uint64, b.Len())
-	must(t, b.CopyToHost(out))
+	require.NoError(t, b.CopyToHost(out))
 	return out
 }
 

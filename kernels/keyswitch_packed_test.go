@@ -140,7 +140,7 @@ func TestKeySwitchPacked(t *testing.T) {
 			var dpk *DeviceBuffer[uint32]
 			if sh.KSPackable() {
 				packed, err := PackKSTable(sh, table)
-				must(t, err)
+				require.NoError(t, err)
 				dpk = devUint32(t, c, append(packed, 0, 0, 0, 0), len(packed)+4) // room for a misaligned view
 			} else {
 				dpk = devUint32(t, c, nil, 4)
@@ -154,16 +154,16 @@ func TestKeySwitchPacked(t *testing.T) {
 					din := devUint32(t, c, in, len(in))
 					dout := devUint32(t, c, nil, count*(n+1))
 					want := refKeySwitch(sh, in, table, count)
-					must(t, bk.KeySwitchPacked(nil, sh, dout, din, dtab, dpk, count))
+					require.NoError(t, bk.KeySwitchPacked(nil, sh, dout, din, dtab, dpk, count))
 					compareWords(t, "KeySwitchPacked", host32(t, dout), want)
 					defer func(f func(int, int, int) int) { ksPackedChunksFor = f }(ksPackedChunksFor)
 					ksPackedChunksFor = func(int, int, int) int { return 3 }
-					must(t, dout.Memset32(0x5A5A5A5A))
-					must(t, bk.KeySwitchPacked(nil, sh, dout, din, dtab, dpk, count))
+					require.NoError(t, dout.Memset32(0x5A5A5A5A))
+					require.NoError(t, bk.KeySwitchPacked(nil, sh, dout, din, dtab, dpk, count))
 					compareWords(t, "KeySwitchPacked, 3 chunks", host32(t, dout), want)
 					// Without a packed table: KeySwitch on the plain one.
-					must(t, dout.Memset32(0x5A5A5A5A))
-					must(t, bk.KeySwitchPacked(nil, sh, dout, din, dtab, nil, count))
+					require.NoError(t, dout.Memset32(0x5A5A5A5A))
+					require.NoError(t, bk.KeySwitchPacked(nil, sh, dout, din, dtab, nil, count))
 					compareWords(t, "KeySwitchPacked, no packed table", host32(t, dout), want)
 				})
 			}

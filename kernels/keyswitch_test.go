@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strconv"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // tfheLib128Shape is TFHELib128's shape (N = 1024, k = 1, l = 3, β = 7,
@@ -53,7 +55,7 @@ func TestKSTile(t *testing.T) {
 // KSM_Q.
 func TestKSMMATileMatchesSource(t *testing.T) {
 	src, err := os.ReadFile("bootstrap.cuh")
-	must(t, err)
+	require.NoError(t, err)
 	for _, c := range []struct {
 		name string
 		want int
@@ -143,7 +145,7 @@ func TestKeySwitchBatches(t *testing.T) {
 						in := randU32(rng, count*(kn+1))
 						din := devUint32(t, c, in, len(in))
 						dout := devUint32(t, c, nil, count*(n+1))
-						must(t, bk.KeySwitch(nil, sh, dout, din, dtab, count))
+						require.NoError(t, bk.KeySwitch(nil, sh, dout, din, dtab, count))
 						want := refKeySwitch(sh, in, table, count)
 						compareWords(t, "KeySwitch", host32(t, dout), want)
 						// Forced chunks (atomicAdd into a zeroed output) give the
@@ -151,8 +153,8 @@ func TestKeySwitchBatches(t *testing.T) {
 						defer func(f, g, h func(int, int, int) int) { ksChunksFor, ksTiledChunksFor, ksMMAChunksFor = f, g, h }(ksChunksFor, ksTiledChunksFor, ksMMAChunksFor)
 						ksChunksFor = func(int, int, int) int { return 3 }
 						ksTiledChunksFor, ksMMAChunksFor = ksChunksFor, ksChunksFor
-						must(t, dout.Memset32(0x5A5A5A5A))
-						must(t, bk.KeySwitch(nil, sh, dout, din, dtab, count))
+						require.NoError(t, dout.Memset32(0x5A5A5A5A))
+						require.NoError(t, bk.KeySwitch(nil, sh, dout, din, dtab, count))
 						compareWords(t, "KeySwitch, 3 chunks", host32(t, dout), want)
 					})
 				}
@@ -168,7 +170,7 @@ func TestKeySwitchBatches(t *testing.T) {
 func BenchmarkKeySwitch(b *testing.B) {
 	l := gpuLibrary(b)
 	bk, err := l.BootstrapKernels()
-	must(b, err)
+	require.NoError(b, err)
 	c := l.Context()
 	sh := tfheLib128Shape(630)
 	rng := rand.New(rand.NewPCG(5, 6))
@@ -178,13 +180,13 @@ func BenchmarkKeySwitch(b *testing.B) {
 	din := devUint32(b, c, randU32(rng, maxCount*(kn+1)), maxCount*(kn+1))
 	dout := devUint32(b, c, nil, maxCount*(n+1))
 	timeCall := func(b *testing.B, count int, call func() error) {
-		must(b, call()) // warm-up
-		must(b, c.Synchronize())
+		require.NoError(b, call()) // warm-up
+		require.NoError(b, c.Synchronize())
 		b.ResetTimer()
 		for range b.N {
-			must(b, call())
+			require.NoError(b, call())
 		}
-		must(b, c.Synchronize())
+		require.NoError(b, c.Synchronize())
 		b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*count), "µs/sample")
 		b.ReportMetric(float64(b.N*count)/b.Elapsed().Seconds(), "samples/s")
 	}
@@ -213,7 +215,7 @@ func BenchmarkKeySwitch(b *testing.B) {
 	// it replaces, at the batch sizes the engine's passes take.
 	if bk.HasKeySwitchPacked() {
 		packed, err := PackKSTable(sh, host32(b, dtab))
-		must(b, err)
+		require.NoError(b, err)
 		dpk := devUint32(b, c, packed, len(packed))
 		for _, count := range []int{ksPackedMin, 132, 264, 1024, 4096, 4224, maxCount} {
 			b.Run(fmt.Sprintf("packed/count=%d", count), func(b *testing.B) {

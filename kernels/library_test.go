@@ -40,8 +40,8 @@ func TestFieldOpsMatchCPU(t *testing.T) {
 		n := len(a)
 		da, db := devUint64(t, e.c, a, n), devUint64(t, e.c, b, n)
 		out := devUint64(t, e.c, nil, FieldOpCount*n)
-		must(t, out.Memset8(0x5A)) // poison: every output must be written
-		must(t, e.l.FieldOps(nil, out, da, db))
+		require.NoError(t, out.Memset8(0x5A)) // poison: every output must be written
+		require.NoError(t, e.l.FieldOps(nil, out, da, db))
 		got := toHost(t, out)
 		names := [FieldOpCount]string{"add", "sub", "mul", "mul_pow2", "reduce192", "mul_2_32"}
 		bad := 0
@@ -75,8 +75,8 @@ func TestMulMatchesSmallntt(t *testing.T) {
 		a, b := randomWords(rng, n, false), randomWords(rng, n, false)
 		da, db := devUint64(t, e.c, a, n), devUint64(t, e.c, b, n)
 		dst := devUint64(t, e.c, nil, n)
-		must(t, dst.Memset8(0x5A))
-		must(t, e.l.Mul(nil, Vecs{Buf: dst}, Vecs{Buf: da}, Vecs{Buf: db}, n, 1))
+		require.NoError(t, dst.Memset8(0x5A))
+		require.NoError(t, e.l.Mul(nil, Vecs{Buf: dst}, Vecs{Buf: da}, Vecs{Buf: db}, n, 1))
 		got := toHost(t, dst)
 		for i := range got {
 			if want := mulRef(a[i], b[i]); got[i] != want {
@@ -84,7 +84,7 @@ func TestMulMatchesSmallntt(t *testing.T) {
 			}
 		}
 		// in place: dst = a
-		must(t, e.l.Mul(nil, Vecs{Buf: da}, Vecs{Buf: da}, Vecs{Buf: db}, n, 1))
+		require.NoError(t, e.l.Mul(nil, Vecs{Buf: da}, Vecs{Buf: da}, Vecs{Buf: db}, n, 1))
 		if !slices.Equal(toHost(t, da), got) {
 			t.Fatal("in-place Mul differs")
 		}
@@ -103,10 +103,10 @@ func TestMulAddBatched(t *testing.T) {
 		b := randomWords(rng, n, false)
 		dacc, da, db := devUint64(t, e.c, acc, len(acc)), devUint64(t, e.c, a, len(a)), devUint64(t, e.c, b, len(b))
 		s, err := e.c.NewStream()
-		must(t, err)
+		require.NoError(t, err)
 		defer s.Close()
-		must(t, e.l.MulAdd(s, Vecs{dacc, sAcc}, Vecs{da, sA}, Vecs{db, sB}, n, count))
-		must(t, s.Synchronize())
+		require.NoError(t, e.l.MulAdd(s, Vecs{dacc, sAcc}, Vecs{da, sA}, Vecs{db, sB}, n, count))
+		require.NoError(t, s.Synchronize())
 		want := slices.Clone(acc)
 		for v := range count {
 			for i := range n {
@@ -122,8 +122,8 @@ func TestMulAddBatched(t *testing.T) {
 			}
 		}
 		// Mul into the padded layout, then MulAdd in place acc = acc + acc·b
-		must(t, e.l.Mul(nil, Vecs{dacc, sAcc}, Vecs{da, sA}, Vecs{db, sB}, n, count))
-		must(t, e.l.MulAdd(nil, Vecs{dacc, sAcc}, Vecs{dacc, sAcc}, Vecs{db, sB}, n, count))
+		require.NoError(t, e.l.Mul(nil, Vecs{dacc, sAcc}, Vecs{da, sA}, Vecs{db, sB}, n, count))
+		require.NoError(t, e.l.MulAdd(nil, Vecs{dacc, sAcc}, Vecs{dacc, sAcc}, Vecs{db, sB}, n, count))
 		got := toHost(t, dacc)
 		for v := range count {
 			for i := range n {
@@ -173,31 +173,31 @@ func TestPointwiseArgumentChecks(t *testing.T) {
 			}
 			for _, f := range []func(*Stream, Vecs, Vecs, Vecs, int, int) error{e.l.Mul, e.l.MulAdd} {
 				err := f(nil, tc.dst, tc.a, tc.b, tc.n, tc.count)
-				wantErr(t, err, ErrArgument)
+				require.ErrorIs(t, err, ErrArgument)
 				if !strings.Contains(err.Error(), tc.wantSubstrings) {
 					t.Errorf("%s: error %q lacks %q", tc.name, err, tc.wantSubstrings)
 				}
 			}
 		}
 		// nothing to do: no launch, no error
-		must(t, e.l.Mul(nil, ok, ok, ok, 0, 5))
-		must(t, e.l.Mul(nil, ok, ok, ok, 5, 0))
+		require.NoError(t, e.l.Mul(nil, ok, ok, ok, 0, 5))
+		require.NoError(t, e.l.Mul(nil, ok, ok, ok, 5, 0))
 		// allowed: disjoint views of one buffer, a broadcast input
-		must(t, e.l.Mul(nil, Vecs{b16.View(0, 8), 4}, Vecs{b16.View(8, 16), 4}, Vecs{b8, 0}, 4, 2))
+		require.NoError(t, e.l.Mul(nil, Vecs{b16.View(0, 8), 4}, Vecs{b16.View(8, 16), 4}, Vecs{b8, 0}, 4, 2))
 		if e.fake != nil && len(e.fake.launches) != launches+1 {
 			t.Errorf("%d launches, want 1", len(e.fake.launches)-launches)
 		}
 		s, err := e.c.NewStream()
-		must(t, err)
-		must(t, s.Close())
-		wantErr(t, e.l.Mul(s, ok, ok, ok, 4, 1), ErrClosed)
+		require.NoError(t, err)
+		require.NoError(t, s.Close())
+		require.ErrorIs(t, e.l.Mul(s, ok, ok, ok, 4, 1), ErrClosed)
 		// FieldOps
 		out := devUint64(t, e.c, nil, FieldOpCount*8)
-		wantErr(t, e.l.FieldOps(nil, out, b8, b16), ErrArgument)
-		wantErr(t, e.l.FieldOps(nil, b16, b8, b8), ErrArgument)
-		wantErr(t, e.l.FieldOps(nil, nil, b8, b8), ErrArgument)
-		wantErr(t, e.l.FieldOps(nil, out, out.View(0, 8), b8), ErrArgument)
-		must(t, e.l.FieldOps(nil, out, b8, b8))
+		require.ErrorIs(t, e.l.FieldOps(nil, out, b8, b16), ErrArgument)
+		require.ErrorIs(t, e.l.FieldOps(nil, b16, b8, b8), ErrArgument)
+		require.ErrorIs(t, e.l.FieldOps(nil, nil, b8, b8), ErrArgument)
+		require.ErrorIs(t, e.l.FieldOps(nil, out, out.View(0, 8), b8), ErrArgument)
+		require.NoError(t, e.l.FieldOps(nil, out, b8, b8))
 	})
 }
 
@@ -206,11 +206,11 @@ func TestLaunchGeometry(t *testing.T) {
 	b := devUint64(t, c, nil, 1<<20)
 	k := devUint64(t, c, nil, 10)
 	s, err := c.NewStream()
-	must(t, err)
+	require.NoError(t, err)
 	defer s.Close()
-	must(t, l.Mul(nil, Vecs{b, 16}, Vecs{b, 16}, Vecs{k, 0}, 10, 65536))
-	must(t, l.MulAdd(s, Vecs{Buf: b}, Vecs{Buf: b}, Vecs{Buf: b}, 1<<20, 1))
-	must(t, l.FieldOps(s, b.View(0, 6*1000), b.View(6000, 7000), b.View(7000, 8000)))
+	require.NoError(t, l.Mul(nil, Vecs{b, 16}, Vecs{b, 16}, Vecs{k, 0}, 10, 65536))
+	require.NoError(t, l.MulAdd(s, Vecs{Buf: b}, Vecs{Buf: b}, Vecs{Buf: b}, 1<<20, 1))
+	require.NoError(t, l.FieldOps(s, b.View(0, 6*1000), b.View(6000, 7000), b.View(7000, 8000)))
 	want := []fakeLaunch{
 		{name: "goldfhe_mul", grid: dim3{1, 65535, 1}, block: dim3{256, 1, 1}},
 		{name: "goldfhe_muladd", grid: dim3{4096, 1, 1}, block: dim3{256, 1, 1}, stream: s.h.Load()},
@@ -228,38 +228,38 @@ func TestLaunchGeometry(t *testing.T) {
 func TestBadLaunch(t *testing.T) {
 	both(t, func(t *testing.T, e testEnv) {
 		f, err := e.l.Function("goldfhe_mul")
-		must(t, err)
+		require.NoError(t, err)
 		buf := devUint64(t, e.c, []uint64{3, 5}, 2)
 		p, err := buf.ptr("test")
-		must(t, err)
+		require.NoError(t, err)
 		args := &pointwiseArgs{dst: p, a: p, b: p, n: 1, count: 1}
 		args.init()
 		err = launchPinned(f, dim3{1, 1, 1}, dim3{2048, 1, 1}, 0, args, unsafe.Pointer(&args.params[0]))
-		wantErr(t, err, ErrInvalidValue)
+		require.ErrorIs(t, err, ErrInvalidValue)
 		if !strings.Contains(err.Error(), "kernels: cuLaunchKernel(goldfhe_mul): CUDA_ERROR_INVALID_VALUE") ||
 			!strings.Contains(err.Error(), "block 2048×1×1") {
 			t.Errorf("error text %q", err)
 		}
 		t.Log(err)
 		// still alive
-		must(t, e.l.Mul(nil, Vecs{Buf: buf}, Vecs{Buf: buf}, Vecs{Buf: buf}, 2, 1))
-		must(t, e.c.Synchronize())
+		require.NoError(t, e.l.Mul(nil, Vecs{Buf: buf}, Vecs{Buf: buf}, Vecs{Buf: buf}, 2, 1))
+		require.NoError(t, e.c.Synchronize())
 		if got := toHost(t, buf); got[0] != 9 || got[1] != 25 {
 			t.Errorf("after a bad launch: %v", got)
 		}
 		// More dynamic shared memory than the function's limit (48 KiB
 		// until raised) is refused, and allowed once raised.
 		err = launchPinnedShared(f, dim3{1, 1, 1}, dim3{1, 1, 1}, 64<<10, 0, args, unsafe.Pointer(&args.params[0]))
-		wantErr(t, err, ErrInvalidValue)
-		must(t, f.SetMaxDynamicSharedMemory(64<<10))
-		must(t, launchPinnedShared(f, dim3{1, 1, 1}, dim3{1, 1, 1}, 64<<10, 0, args, unsafe.Pointer(&args.params[0])))
-		must(t, f.SetMaxDynamicSharedMemory(0))
-		must(t, e.c.Synchronize())
+		require.ErrorIs(t, err, ErrInvalidValue)
+		require.NoError(t, f.SetMaxDynamicSharedMemory(64<<10))
+		require.NoError(t, launchPinnedShared(f, dim3{1, 1, 1}, dim3{1, 1, 1}, 64<<10, 0, args, unsafe.Pointer(&args.params[0])))
+		require.NoError(t, f.SetMaxDynamicSharedMemory(0))
+		require.NoError(t, e.c.Synchronize())
 		if got := toHost(t, buf); got[0] != 81 || got[1] != 25 {
 			t.Errorf("after the launch with 64 KiB of shared memory: %v", got)
 		}
 		_, err = e.l.Function("nope")
-		wantErr(t, err, ErrArgument)
+		require.ErrorIs(t, err, ErrArgument)
 	})
 }
 
@@ -269,15 +269,15 @@ func TestBadLaunch(t *testing.T) {
 func TestDebugModeReportsFault(t *testing.T) {
 	g, c, _ := newFake(t)
 	m, err := c.LoadModule(fakeImage)
-	must(t, err)
+	require.NoError(t, err)
 	f, err := m.Function("fault")
-	must(t, err)
+	require.NoError(t, err)
 	c.SetDebug(true)
 	require.NoError(t, c.Err(), "Err before the fault")
 	syncs := g.syncs
 	err = f.launch(dim3{1, 1, 1}, dim3{1, 1, 1}, 0, 0, nil)
-	wantErr(t, err, ErrLaunchFailed)
-	wantErr(t, c.Err(), ErrLaunchFailed)
+	require.ErrorIs(t, err, ErrLaunchFailed)
+	require.ErrorIs(t, c.Err(), ErrLaunchFailed)
 	if got := c.Err().Error(); !strings.Contains(got, "CUDA_ERROR_ILLEGAL_ADDRESS") {
 		t.Errorf("Err after the fault: %q", got)
 	}
@@ -288,7 +288,7 @@ func TestDebugModeReportsFault(t *testing.T) {
 		t.Errorf("%d synchronisations", g.syncs-syncs)
 	}
 	_, err = Alloc[uint64](c, 1)
-	wantErr(t, err, ErrLaunchFailed)
+	require.ErrorIs(t, err, ErrLaunchFailed)
 	if !strings.Contains(err.Error(), "kernels: cuMemAlloc_v2: context unusable since fault (debug") {
 		t.Errorf("error text %q", err)
 	}
@@ -317,16 +317,16 @@ func faultChild(t *testing.T) {
 	c, l := gpuContext(t), gpuLibrary(t)
 	c.SetDebug(true)
 	f, err := l.Function("goldfhe_mul")
-	must(t, err)
+	require.NoError(t, err)
 	args := &pointwiseArgs{dst: 0x100, a: 0x100, b: 0x100, n: 1, count: 1}
 	args.init()
 	err = launchPinned(f, dim3{1, 1, 1}, dim3{32, 1, 1}, 0, args, unsafe.Pointer(&args.params[0]))
-	wantErr(t, err, ErrLaunchFailed)
+	require.ErrorIs(t, err, ErrLaunchFailed)
 	t.Log(err)
 	_, err = Alloc[uint64](c, 1)
-	wantErr(t, err, ErrLaunchFailed)
+	require.ErrorIs(t, err, ErrLaunchFailed)
 	t.Log(err)
-	wantErr(t, c.Err(), ErrLaunchFailed)
+	require.ErrorIs(t, c.Err(), ErrLaunchFailed)
 	t.Log("FAULT-REPORTED")
 }
 
@@ -334,9 +334,9 @@ func TestFunctionAttributes(t *testing.T) {
 	both(t, func(t *testing.T, e testEnv) {
 		for _, name := range []string{"goldfhe_mul", "goldfhe_muladd", "goldfhe_field_ops"} {
 			f, err := e.l.Function(name)
-			must(t, err)
+			require.NoError(t, err)
 			a, err := f.Attributes()
-			must(t, err)
+			require.NoError(t, err)
 			t.Logf("%s on %s: %+v", name, e.c.Device().Name, a)
 			if a.LocalBytes != 0 {
 				t.Errorf("%s uses %d bytes of local memory per thread", name, a.LocalBytes)
@@ -346,24 +346,24 @@ func TestFunctionAttributes(t *testing.T) {
 			}
 		}
 		f, err := e.l.Function("goldfhe_mul")
-		must(t, err)
+		require.NoError(t, err)
 		optin := e.c.Device().SharedPerBlockOptin
-		must(t, f.SetMaxDynamicSharedMemory(optin))
+		require.NoError(t, f.SetMaxDynamicSharedMemory(optin))
 		a, err := f.Attributes()
-		must(t, err)
+		require.NoError(t, err)
 		if a.MaxDynamicShared != optin {
 			t.Errorf("max dynamic shared %d after setting %d", a.MaxDynamicShared, optin)
 		}
-		must(t, f.SetMaxDynamicSharedMemory(0))
-		wantErr(t, f.SetMaxDynamicSharedMemory(optin+1), ErrArgument)
-		must(t, f.PreferSharedCarveout(67))
-		wantErr(t, f.PreferSharedCarveout(101), ErrArgument)
-		wantErr(t, f.PreferSharedCarveout(-1), ErrArgument)
+		require.NoError(t, f.SetMaxDynamicSharedMemory(0))
+		require.ErrorIs(t, f.SetMaxDynamicSharedMemory(optin+1), ErrArgument)
+		require.NoError(t, f.PreferSharedCarveout(67))
+		require.ErrorIs(t, f.PreferSharedCarveout(101), ErrArgument)
+		require.ErrorIs(t, f.PreferSharedCarveout(-1), ErrArgument)
 		// Occupancy: 256-thread blocks of goldfhe_mul fit several to an SM
 		// (a 2048-thread SM holds at most 8), none at 1025 threads, and
 		// bad arguments are errors.
 		nb, err := f.MaxActiveBlocksPerSM(256, 0)
-		must(t, err)
+		require.NoError(t, err)
 		if nb < 1 || nb > 8 {
 			t.Errorf("MaxActiveBlocksPerSM(256, 0) = %d, want 1 to 8", nb)
 		}
@@ -371,9 +371,9 @@ func TestFunctionAttributes(t *testing.T) {
 			t.Errorf("MaxActiveBlocksPerSM(256, %d bytes) = %d, want 0 or an error: more shared memory than a block may have", optin+(1<<10), nb)
 		}
 		_, err = f.MaxActiveBlocksPerSM(0, 0)
-		wantErr(t, err, ErrArgument)
+		require.ErrorIs(t, err, ErrArgument)
 		_, err = f.MaxActiveBlocksPerSM(32, -1)
-		wantErr(t, err, ErrArgument)
+		require.ErrorIs(t, err, ErrArgument)
 	})
 }
 
@@ -390,14 +390,14 @@ func TestMulThroughput(t *testing.T) {
 	host := randomWords(rng, n*count, true)
 	a, b, d := devUint64(t, c, host, n*count), devUint64(t, c, host, n*count), devUint64(t, c, host, n*count)
 	start, err := c.NewEvent()
-	must(t, err)
+	require.NoError(t, err)
 	defer start.Close()
 	end, err := c.NewEvent()
-	must(t, err)
+	require.NoError(t, err)
 	defer end.Close()
 	small := devUint64(t, c, host[:256], 256)
 	allocs := testing.AllocsPerRun(100, func() {
-		must(t, l.Mul(nil, Vecs{Buf: small}, Vecs{Buf: small}, Vecs{Buf: small}, 256, 1))
+		require.NoError(t, l.Mul(nil, Vecs{Buf: small}, Vecs{Buf: small}, Vecs{Buf: small}, 256, 1))
 	})
 	t.Logf("%s: %.0f heap allocations per Library.Mul call", c.Device().Name, allocs)
 	for _, k := range []struct {
@@ -407,12 +407,12 @@ func TestMulThroughput(t *testing.T) {
 	}{{"Mul", l.Mul, 3}, {"MulAdd", l.MulAdd, 4}} {
 		var times []time.Duration
 		for i := range 25 {
-			must(t, start.Record(nil))
-			must(t, k.f(nil, Vecs{d, n}, Vecs{a, n}, Vecs{b, n}, n, count))
-			must(t, end.Record(nil))
-			must(t, end.Synchronize())
+			require.NoError(t, start.Record(nil))
+			require.NoError(t, k.f(nil, Vecs{d, n}, Vecs{a, n}, Vecs{b, n}, n, count))
+			require.NoError(t, end.Record(nil))
+			require.NoError(t, end.Synchronize())
 			el, err := ElapsedTime(start, end)
-			must(t, err)
+			require.NoError(t, err)
 			if i >= 5 {
 				times = append(times, el)
 			}

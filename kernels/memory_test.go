@@ -11,16 +11,17 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func roundTrip[T Elem](t *testing.T, c *Context, src []T) {
 	t.Helper()
 	b, err := Alloc[T](c, len(src))
-	must(t, err)
+	require.NoError(t, err)
 	defer b.Free()
-	must(t, b.CopyFromHost(src))
+	require.NoError(t, b.CopyFromHost(src))
 	got := make([]T, len(src))
-	must(t, b.CopyToHost(got))
+	require.NoError(t, b.CopyToHost(got))
 	if !slices.Equal(got, src) {
 		t.Fatalf("%T round trip differs", src)
 	}
@@ -43,7 +44,7 @@ func TestAllocCopyRoundTrip(t *testing.T) {
 		// device to device, and views
 		a := devUint64(t, e.c, u64, len(u64))
 		b := devUint64(t, e.c, nil, len(u64))
-		must(t, b.CopyFrom(a))
+		require.NoError(t, b.CopyFrom(a))
 		if !slices.Equal(toHost(t, b), u64) {
 			t.Fatal("CopyFrom differs")
 		}
@@ -51,7 +52,7 @@ func TestAllocCopyRoundTrip(t *testing.T) {
 		if v.Len() != 10 || v.Bytes() != 80 || !v.IsView() || b.IsView() {
 			t.Fatalf("view: len %d bytes %d", v.Len(), v.Bytes())
 		}
-		must(t, v.CopyFromHost(make([]uint64, 10)))
+		require.NoError(t, v.CopyFromHost(make([]uint64, 10)))
 		want := slices.Clone(u64)
 		clear(want[10:20])
 		if !slices.Equal(toHost(t, b), want) {
@@ -61,12 +62,12 @@ func TestAllocCopyRoundTrip(t *testing.T) {
 			t.Fatalf("read through a view: %v", got)
 		}
 		w := v.View(2, 4) // view of a view
-		must(t, w.CopyFrom(a.View(0, 2)))
+		require.NoError(t, w.CopyFrom(a.View(0, 2)))
 		if got := toHost(t, b.View(12, 14)); !slices.Equal(got, u64[:2]) {
 			t.Fatalf("view of a view: %v", got)
 		}
-		must(t, a.Free())
-		must(t, b.Free())
+		require.NoError(t, a.Free())
+		require.NoError(t, b.Free())
 		if after := e.c.Stats(); after != before {
 			t.Errorf("stats %+v, want %+v", after, before)
 		}
@@ -76,32 +77,32 @@ func TestAllocCopyRoundTrip(t *testing.T) {
 func TestMemset(t *testing.T) {
 	both(t, func(t *testing.T, e testEnv) {
 		b := devUint64(t, e.c, nil, 1001)
-		must(t, b.Memset8(0xAB))
+		require.NoError(t, b.Memset8(0xAB))
 		for _, x := range toHost(t, b) {
 			if x != 0xABAB_ABAB_ABAB_ABAB {
 				t.Fatalf("Memset8: %#x", x)
 			}
 		}
-		must(t, b.View(1, 3).Memset32(0x0102_0304))
+		require.NoError(t, b.View(1, 3).Memset32(0x0102_0304))
 		got := toHost(t, b)
 		if got[0] != 0xABAB_ABAB_ABAB_ABAB || got[1] != 0x0102_0304_0102_0304 || got[2] != got[1] || got[3] != got[0] {
 			t.Fatalf("Memset32 on a view: %#x", got[:4])
 		}
 		s, err := e.c.NewStream()
-		must(t, err)
+		require.NoError(t, err)
 		defer s.Close()
-		must(t, b.Memset8Async(0, s))
-		must(t, b.View(0, 1).Memset32Async(7, s))
-		must(t, s.Synchronize())
+		require.NoError(t, b.Memset8Async(0, s))
+		require.NoError(t, b.View(0, 1).Memset32Async(7, s))
+		require.NoError(t, s.Synchronize())
 		if got := toHost(t, b)[:2]; got[0] != 7<<32|7 || got[1] != 0 {
 			t.Fatalf("async memsets: %#x", got)
 		}
 		odd, err := Alloc[uint8](e.c, 7)
-		must(t, err)
+		require.NoError(t, err)
 		defer odd.Free()
-		wantErr(t, odd.Memset32(1), ErrArgument)
-		wantErr(t, odd.View(1, 5).Memset32(1), ErrArgument)
-		must(t, odd.View(1, 5).Memset8(1))
+		require.ErrorIs(t, odd.Memset32(1), ErrArgument)
+		require.ErrorIs(t, odd.View(1, 5).Memset32(1), ErrArgument)
+		require.NoError(t, odd.View(1, 5).Memset8(1))
 	})
 }
 
@@ -110,9 +111,9 @@ func TestAsyncCopiesAndEvents(t *testing.T) {
 		const n = 1 << 20
 		before := e.c.Stats()
 		in, err := AllocHost[uint64](e.c, n)
-		must(t, err)
+		require.NoError(t, err)
 		out, err := AllocHost[uint64](e.c, n)
-		must(t, err)
+		require.NoError(t, err)
 		rng := rand.New(rand.NewPCG(3, 4))
 		src := in.Slice()
 		for i := range src {
@@ -120,28 +121,28 @@ func TestAsyncCopiesAndEvents(t *testing.T) {
 		}
 		clear(out.Slice())
 		s1, err := e.c.NewStream()
-		must(t, err)
+		require.NoError(t, err)
 		s2, err := e.c.NewStream()
-		must(t, err)
+		require.NoError(t, err)
 		start, err := e.c.NewEvent()
-		must(t, err)
+		require.NoError(t, err)
 		mid, err := e.c.NewEvent()
-		must(t, err)
+		require.NoError(t, err)
 		end, err := e.c.NewEvent()
-		must(t, err)
+		require.NoError(t, err)
 		d1 := devUint64(t, e.c, nil, n)
 		d2 := devUint64(t, e.c, nil, n)
 
-		must(t, start.Record(s1))
-		must(t, d1.CopyFromHostAsync(in, s1))
-		must(t, mid.Record(s1))
-		must(t, s2.WaitEvent(mid)) // s2 waits for the upload on s1
-		must(t, d2.CopyFromAsync(d1, s2))
-		must(t, d2.CopyToHostAsync(out, s2))
-		must(t, end.Record(s2))
-		must(t, end.Synchronize())
+		require.NoError(t, start.Record(s1))
+		require.NoError(t, d1.CopyFromHostAsync(in, s1))
+		require.NoError(t, mid.Record(s1))
+		require.NoError(t, s2.WaitEvent(mid)) // s2 waits for the upload on s1
+		require.NoError(t, d2.CopyFromAsync(d1, s2))
+		require.NoError(t, d2.CopyToHostAsync(out, s2))
+		require.NoError(t, end.Record(s2))
+		require.NoError(t, end.Synchronize())
 		done, err := end.Done()
-		must(t, err)
+		require.NoError(t, err)
 		if !done {
 			t.Error("event not done after Synchronize")
 		}
@@ -149,26 +150,26 @@ func TestAsyncCopiesAndEvents(t *testing.T) {
 			t.Fatal("async round trip differs")
 		}
 		el, err := ElapsedTime(start, end)
-		must(t, err)
+		require.NoError(t, err)
 		if el <= 0 || el > 10*time.Second {
 			t.Errorf("elapsed %v", el)
 		}
 		t.Logf("%s: 8 MiB up, device copy, 8 MiB down: %v", e.c.Device().Name, el)
 
 		// default stream (nil) variants
-		must(t, d1.CopyFromHostAsync(out, nil))
-		must(t, d1.CopyToHostAsync(in, nil))
-		must(t, start.Record(nil))
-		must(t, start.Synchronize())
+		require.NoError(t, d1.CopyFromHostAsync(out, nil))
+		require.NoError(t, d1.CopyToHostAsync(in, nil))
+		require.NoError(t, start.Record(nil))
+		require.NoError(t, start.Synchronize())
 
 		for _, c := range []interface{ Close() error }{s1, s2, start, mid, end} {
-			must(t, c.Close())
-			must(t, c.Close()) // idempotent
+			require.NoError(t, c.Close())
+			require.NoError(t, c.Close()) // idempotent
 		}
-		must(t, in.Free())
-		must(t, out.Free())
-		must(t, d1.Free())
-		must(t, d2.Free())
+		require.NoError(t, in.Free())
+		require.NoError(t, out.Free())
+		require.NoError(t, d1.Free())
+		require.NoError(t, d2.Free())
 		if after := e.c.Stats(); after != before {
 			t.Errorf("stats %+v, want %+v", after, before)
 		}
@@ -182,7 +183,7 @@ func TestHostPinnedViews(t *testing.T) {
 	both(t, func(t *testing.T, e testEnv) {
 		const n = 1000
 		h, err := AllocHost[uint32](e.c, n)
-		must(t, err)
+		require.NoError(t, err)
 		all := h.Slice()
 		for i := range all {
 			all[i] = uint32(i)
@@ -192,16 +193,16 @@ func TestHostPinnedViews(t *testing.T) {
 			t.Fatalf("view of a view: len %d, first %d", v.Len(), v.Slice()[0])
 		}
 		d := devUint32(t, e.c, nil, 100)
-		must(t, d.CopyFromHostAsync(v, nil))
+		require.NoError(t, d.CopyFromHostAsync(v, nil))
 		back := h.View(600, 700)
-		must(t, d.CopyToHostAsync(back, nil))
-		must(t, e.c.Synchronize())
+		require.NoError(t, d.CopyToHostAsync(back, nil))
+		require.NoError(t, e.c.Synchronize())
 		for i, x := range all[600:700] {
 			if x != uint32(150+i) {
 				t.Fatalf("element %d after the round trip through views: %d", 600+i, x)
 			}
 		}
-		wantErr(t, v.Free(), ErrArgument)
+		require.ErrorIs(t, v.Free(), ErrArgument)
 		for name, f := range map[string]func(){"lo < 0": func() { h.View(-1, 2) }, "hi > n": func() { h.View(0, n+1) }, "hi < lo": func() { h.View(5, 4) }} {
 			func() {
 				defer func() {
@@ -212,39 +213,39 @@ func TestHostPinnedViews(t *testing.T) {
 				f()
 			}()
 		}
-		must(t, h.Free())
-		wantErr(t, d.CopyFromHostAsync(v, nil), ErrFreed)
+		require.NoError(t, h.Free())
+		require.ErrorIs(t, d.CopyFromHostAsync(v, nil), ErrFreed)
 	})
 }
 
 func TestUseAfterFree(t *testing.T) {
 	both(t, func(t *testing.T, e testEnv) {
 		b, err := Alloc[uint64](e.c, 16)
-		must(t, err)
+		require.NoError(t, err)
 		v := b.View(2, 4)
-		wantErr(t, v.Free(), ErrArgument)
-		must(t, b.Free())
-		wantErr(t, b.Free(), ErrFreed)
-		wantErr(t, b.CopyToHost(make([]uint64, 16)), ErrFreed)
-		wantErr(t, b.CopyFromHost(make([]uint64, 16)), ErrFreed)
-		wantErr(t, v.CopyToHost(make([]uint64, 2)), ErrFreed)
-		wantErr(t, b.Memset8(0), ErrFreed)
+		require.ErrorIs(t, v.Free(), ErrArgument)
+		require.NoError(t, b.Free())
+		require.ErrorIs(t, b.Free(), ErrFreed)
+		require.ErrorIs(t, b.CopyToHost(make([]uint64, 16)), ErrFreed)
+		require.ErrorIs(t, b.CopyFromHost(make([]uint64, 16)), ErrFreed)
+		require.ErrorIs(t, v.CopyToHost(make([]uint64, 2)), ErrFreed)
+		require.ErrorIs(t, b.Memset8(0), ErrFreed)
 		other := devUint64(t, e.c, nil, 16)
-		wantErr(t, other.CopyFrom(b), ErrFreed)
-		wantErr(t, e.l.Mul(nil, Vecs{Buf: other}, Vecs{Buf: b}, Vecs{Buf: other}, 16, 1), ErrFreed)
+		require.ErrorIs(t, other.CopyFrom(b), ErrFreed)
+		require.ErrorIs(t, e.l.Mul(nil, Vecs{Buf: other}, Vecs{Buf: b}, Vecs{Buf: other}, 16, 1), ErrFreed)
 		if err := b.CopyToHost(make([]uint64, 16)); !strings.Contains(err.Error(), "DeviceBuffer.CopyToHost: buffer used after Free") {
 			t.Errorf("error text %q", err)
 		}
 
 		h, err := AllocHost[uint32](e.c, 4)
-		must(t, err)
+		require.NoError(t, err)
 		h.Slice()[3] = 9
-		must(t, h.Free())
-		wantErr(t, h.Free(), ErrFreed)
+		require.NoError(t, h.Free())
+		require.ErrorIs(t, h.Free(), ErrFreed)
 		d32, err := Alloc[uint32](e.c, 4)
-		must(t, err)
-		wantErr(t, d32.CopyFromHostAsync(h, nil), ErrFreed)
-		must(t, d32.Free())
+		require.NoError(t, err)
+		require.ErrorIs(t, d32.CopyFromHostAsync(h, nil), ErrFreed)
+		require.NoError(t, d32.Free())
 		func() {
 			defer func() {
 				if recover() == nil {
@@ -255,16 +256,16 @@ func TestUseAfterFree(t *testing.T) {
 		}()
 
 		s, err := e.c.NewStream()
-		must(t, err)
-		must(t, s.Close())
-		wantErr(t, s.Synchronize(), ErrClosed)
-		wantErr(t, other.CopyFromAsync(other, s), ErrClosed)
+		require.NoError(t, err)
+		require.NoError(t, s.Close())
+		require.ErrorIs(t, s.Synchronize(), ErrClosed)
+		require.ErrorIs(t, other.CopyFromAsync(other, s), ErrClosed)
 		ev, err := e.c.NewEvent()
-		must(t, err)
-		must(t, ev.Close())
-		wantErr(t, ev.Record(nil), ErrClosed)
+		require.NoError(t, err)
+		require.NoError(t, ev.Close())
+		require.ErrorIs(t, ev.Record(nil), ErrClosed)
 		_, err = ElapsedTime(ev, ev)
-		wantErr(t, err, ErrClosed)
+		require.ErrorIs(t, err, ErrClosed)
 	})
 }
 
@@ -272,18 +273,18 @@ func TestBufferArgumentChecks(t *testing.T) {
 	both(t, func(t *testing.T, e testEnv) {
 		for _, n := range []int{0, -1} {
 			_, err := Alloc[uint64](e.c, n)
-			wantErr(t, err, ErrArgument)
+			require.ErrorIs(t, err, ErrArgument)
 			_, err = AllocHost[uint64](e.c, n)
-			wantErr(t, err, ErrArgument)
+			require.ErrorIs(t, err, ErrArgument)
 		}
 		if math.MaxInt > math.MaxInt64/8 {
 			_, err := Alloc[uint64](e.c, min(1<<61, math.MaxInt))
-			wantErr(t, err, ErrArgument) // overflows int64 bytes
+			require.ErrorIs(t, err, ErrArgument) // overflows int64 bytes
 		}
 		b := devUint64(t, e.c, nil, 8)
-		wantErr(t, b.CopyFromHost(make([]uint64, 7)), ErrArgument)
-		wantErr(t, b.CopyToHost(make([]uint64, 9)), ErrArgument)
-		wantErr(t, b.CopyFrom(devUint64(t, e.c, nil, 4)), ErrArgument)
+		require.ErrorIs(t, b.CopyFromHost(make([]uint64, 7)), ErrArgument)
+		require.ErrorIs(t, b.CopyToHost(make([]uint64, 9)), ErrArgument)
+		require.ErrorIs(t, b.CopyFrom(devUint64(t, e.c, nil, 4)), ErrArgument)
 		for _, bad := range [][2]int{{-1, 2}, {3, 2}, {0, 9}} {
 			func() {
 				defer func() {
@@ -297,7 +298,7 @@ func TestBufferArgumentChecks(t *testing.T) {
 		if b.View(8, 8).Len() != 0 {
 			t.Error("empty view")
 		}
-		must(t, b.View(8, 8).CopyFromHost(nil)) // empty copies are no-ops
+		require.NoError(t, b.View(8, 8).CopyFromHost(nil)) // empty copies are no-ops
 	})
 }
 
@@ -306,7 +307,7 @@ func TestBufferArgumentChecks(t *testing.T) {
 func TestOutOfMemory(t *testing.T) {
 	both(t, func(t *testing.T, e testEnv) {
 		_, err := Alloc[uint64](e.c, min(1<<50, math.MaxInt)) // 8 PiB (16 GiB on a 32-bit platform)
-		wantErr(t, err, ErrOutOfMemory)
+		require.ErrorIs(t, err, ErrOutOfMemory)
 		var ce *Error
 		if !errors.As(err, &ce) || ce.Call != "cuMemAlloc_v2" || ce.Name != "CUDA_ERROR_OUT_OF_MEMORY" {
 			t.Errorf("error %v", err)
@@ -317,7 +318,7 @@ func TestOutOfMemory(t *testing.T) {
 		t.Log(err)
 		roundTrip(t, e.c, []uint64{1, 2, 3})
 		free, total, err := e.c.MemInfo()
-		must(t, err)
+		require.NoError(t, err)
 		if free == 0 || free > total {
 			t.Errorf("MemInfo: free %d of %d", free, total)
 		}
@@ -340,7 +341,7 @@ func TestConcurrentUse(t *testing.T) {
 		wg.Wait()
 		close(errs)
 		for err := range errs {
-			must(t, err)
+			require.NoError(t, err)
 		}
 	})
 }
@@ -393,23 +394,23 @@ func concurrentWork(e testEnv, seed uint64) error {
 func TestContextClose(t *testing.T) {
 	g, c, _ := newFake(t)
 	c2, err := open(c.d, 0)
-	must(t, err)
+	require.NoError(t, err)
 	if g.retains != 2 {
 		t.Errorf("retains %d", g.retains)
 	}
 	b, err := Alloc[uint64](c2, 4)
-	must(t, err)
-	must(t, c2.Close())
-	must(t, c2.Close())
+	require.NoError(t, err)
+	require.NoError(t, c2.Close())
+	require.NoError(t, c2.Close())
 	if g.retains != 1 {
 		t.Errorf("retains %d after Close", g.retains)
 	}
 	_, err = Alloc[uint64](c2, 4)
-	wantErr(t, err, ErrClosed)
-	wantErr(t, b.CopyToHost(make([]uint64, 4)), ErrClosed)
-	wantErr(t, b.Free(), ErrClosed)
-	wantErr(t, b.Free(), ErrFreed)
-	wantErr(t, c2.Synchronize(), ErrClosed)
+	require.ErrorIs(t, err, ErrClosed)
+	require.ErrorIs(t, b.CopyToHost(make([]uint64, 4)), ErrClosed)
+	require.ErrorIs(t, b.Free(), ErrClosed)
+	require.ErrorIs(t, b.Free(), ErrFreed)
+	require.ErrorIs(t, c2.Synchronize(), ErrClosed)
 	if s := c2.Stats(); s.DeviceBuffers != 0 {
 		t.Errorf("stats after Close and Free: %+v", s)
 	}
@@ -425,5 +426,5 @@ func TestDeviceInfo(t *testing.T) {
 		t.Errorf("%+v", i)
 	}
 	_, err := open(c.d, 1)
-	wantErr(t, err, ErrNoDevice)
+	require.ErrorIs(t, err, ErrNoDevice)
 }

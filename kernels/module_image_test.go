@@ -87,7 +87,7 @@ func tinyCubin() []byte {
 // debug/elf's reading.
 func TestTinyCubin(t *testing.T) {
 	f, err := elf.NewFile(bytes.NewReader(tinyCubin()))
-	must(t, err)
+	require.NoError(t, err)
 	if len(f.Sections) != 2 || f.Sections[1].Name != ".shstrtab" || len(f.Progs) != 1 || f.Progs[0].Filesz != 11 {
 		t.Errorf("tinyCubin: sections %v, programs %v", f.Sections, f.Progs)
 	}
@@ -238,11 +238,11 @@ func TestLoadLibraryRefusesTruncatedOverride(t *testing.T) {
 	fatbin := committedFatbin(t)
 	g, c, _ := newFake(t)
 	p := filepath.Join(t.TempDir(), "truncated.fatbin")
-	must(t, os.WriteFile(p, fatbin[:4096], 0o644))
+	require.NoError(t, os.WriteFile(p, fatbin[:4096], 0o644))
 	t.Setenv(FatbinEnv, p)
 	before := loadCalls(g)
 	_, err := c.LoadLibrary()
-	wantErr(t, err, ErrBadImage)
+	require.ErrorIs(t, err, ErrBadImage)
 	want := fmt.Sprintf("image has 4096 (loading %s=%s)", FatbinEnv, p)
 	if !strings.Contains(err.Error(), want) {
 		t.Errorf("error %q does not end in %q", err, want)
@@ -280,7 +280,7 @@ func TestLoadModuleAccepts(t *testing.T) {
 		// magic and refuses the rest: what matters is the call.
 		m, err := c.LoadModule(tc.image)
 		if err == nil {
-			must(t, m.Close())
+			require.NoError(t, m.Close())
 		} else if tc.kind == imageFatbin || !errors.Is(err, ErrBadImage) || !strings.Contains(err.Error(), tc.sym.String()) {
 			t.Errorf("%s: LoadModule: %v", tc.name, err)
 		}

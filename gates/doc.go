@@ -23,7 +23,10 @@
 // The client makes a secret key (tfhe.GenerateSecretKey) and from it the
 // public cloud key (tfhe.GenerateCloudKey, tfhe.WithGrouping(3) for the
 // fastest GPU bootstrapping); both save with MarshalBinary and load with
-// UnmarshalBinary (keep the secret key's file private, mode 0600). It
+// UnmarshalBinary (keep the secret key's file private, mode 0600). The
+// cloud key goes to the server smaller as a tfhe.CompressedCloudKey
+// (tfhe.GenerateCompressedCloudKey: about a fifth of the bytes), which
+// tfhe.CloudKey's UnmarshalBinary expands. The client
 // encrypts with a tfhe.Encryptor (EncryptBits, EncryptUint), one per
 // goroutine, and sends the ciphertexts and the cloud key to the server.
 //

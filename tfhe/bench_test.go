@@ -1,6 +1,7 @@
 package tfhe
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/goldfhe/goldfhe/smallntt"
@@ -147,5 +148,26 @@ func BenchmarkKeyGen(b *testing.B) {
 				GenerateCloudKeyFromSeed(sk, seedOf("kg", 1))
 			}
 		})
+	}
+}
+
+// BenchmarkCompressedExpand measures what a server spends on receiving a
+// compressed cloud key: Expand, the masks regenerated from the seed (all
+// cores), plain and grouped by 3.
+func BenchmarkCompressedExpand(b *testing.B) {
+	for _, p := range ParamSets() {
+		sk, err := GenerateSecretKeyFromSeed(p, seedOf("kg", 0))
+		require.NoError(b, err)
+		for _, g := range []int{1, 3} {
+			c, err := GenerateCompressedCloudKeyFromSeed(sk, seedOf("kg", 2), WithGrouping(g))
+			require.NoError(b, err)
+			b.Run(fmt.Sprintf("%s/g%d", p.Name(), g), func(b *testing.B) {
+				for b.Loop() {
+					if _, err := c.Expand(); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }

@@ -49,11 +49,11 @@ const (
 	// of the innermost inlined function, so a branch of an inlined field
 	// operation shows at its line in field.go.
 	//
-	// GenerateCloudKeyFromSeed's closures 2, 3 and 5 encrypt the
+	// generateCloudKey's closures 2, 3 and 5 encrypt the
 	// bootstrapping key's rows, its grouped rows and the key-switching
 	// rows; groupMessage is inlined in the second, read as a copy too.
 	ctControl = `tfhe\.(\(\*nttScratch\)\.dotKey|keyNTT|lazyNTT\.func1|encryptTLWE|encryptTRLWEZero|encryptTRGSW|` +
-		`groupMessage|GenerateCloudKeyFromSeed\.func[235]|\(\*SecretKey\)\.(trlweNTT|PhaseTLWE|PhaseTRLWE|DecryptBool)|` +
+		`groupMessage|generateCloudKey\.func[235]|\(\*SecretKey\)\.(trlweNTT|PhaseTLWE|PhaseTRLWE|DecryptBool)|` +
 		`\(\*Encryptor\)\.EncryptTRLWETo)|` +
 		`torus\.(AddTo|SubTo|\(\*Sampler\)\.(AddGaussian|Gaussian|normal|BinarySlice))|` +
 		`smallntt\.(\(\*Plan\)\.(Forward|Inverse|forward|inverse|check|forwardHybrid|inverseHybrid|MulAdd)|` +
@@ -110,6 +110,10 @@ var ctPublicLines = map[string][]string{
 	// A key or ciphertext that is nil or of another shape, a message that
 	// aliases the ciphertext (pointers), the key's transform not made yet.
 	"tfhe/keys.go": {"if sk.keyBits == nil {", "if sk.ntt == nil {"},
+	// Whether the key is compressed (its masks from a public seed's
+	// streams, the TRGSW messages in the bodies), and the TRGSW row's
+	// column.
+	"tfhe/keys_gen.go": {"if maskRoot != nil {", "if !bodyOnly || c == k {"},
 	"tfhe/encrypt.go": {"case len(lwe):", "case len(ext):", "if &q[0] == &mu[0] {",
 		"if !dst.wellFormed(p.GLWEDimension(), p.PolyDegree()) || len(mu) != p.PolyDegree() {"},
 	"tfhe/trlwe.go": {"if c == nil || len(c.Value) != k+1 {", "if len(p) != n {"},
@@ -173,8 +177,8 @@ func TestConstantTimeCode(t *testing.T) {
 	sampler := []string{"torus.normalPair(SB)", "torus.gaussianTorus(SB)", "torus.(*Sampler).AddGaussian(SB)", "torus.(*Sampler).BinarySlice(SB)"}
 	ours := []string{"tfhe.EncodeBool(SB)", "tfhe.groupMessage(SB)", "tfhe.(*SecretKey).PhaseTLWE(SB)", "tfhe.(*SecretKey).DecryptBool(SB)",
 		"tfhe.(*SecretKey).PhaseTRLWE(SB)", "tfhe.(*nttScratch).dotKey(SB)", "tfhe.keyNTT(SB)", "tfhe.encryptTLWE(SB)",
-		"tfhe.encryptTRLWEZero(SB)", "tfhe.encryptTRGSW(SB)", "tfhe.GenerateCloudKeyFromSeed.func2(SB)",
-		"tfhe.GenerateCloudKeyFromSeed.func3(SB)", "tfhe.GenerateCloudKeyFromSeed.func5(SB)", "torus.AddTo(SB)"}
+		"tfhe.encryptTRLWEZero(SB)", "tfhe.encryptTRGSW(SB)", "tfhe.generateCloudKey.func2(SB)",
+		"tfhe.generateCloudKey.func3(SB)", "tfhe.generateCloudKey.func5(SB)", "torus.AddTo(SB)"}
 	// smallntt's test binary keeps standalone copies of the field
 	// operations (fieldCopies), most of them inlined elsewhere.
 	field := []string{"smallntt.Reduce(SB)", "smallntt.Neg(SB)", "smallntt.FromInt64(SB)", "smallntt.ToInt64Centered(SB)",

@@ -21,6 +21,11 @@
 // key bits per blind-rotation step: a half or a third of the transforms per
 // bit, for a 1.5× or 7/3× key and more noise (NoiseEstimateGrouped).
 //
+// Compressed cloud keys (CompressedCloudKey, compressed.go) are what a
+// client sends: every sample's body and a public seed of its masks (the
+// seeded-mask form of TFHE-rs's compressed server keys), about a fifth of
+// the whole key for TFHELib128; the server expands them once.
+//
 // References:
 //   - [CGGI16] I. Chillotti, N. Gama, M. Georgieva, M. Izabachène, "Faster
 //     fully homomorphic encryption: bootstrapping in less than 0.1 seconds",

@@ -91,7 +91,7 @@ func (e *Encryptor) EncryptTLWETo(dst *TLWE, mu torus.Torus32) {
 	if dst.Dim() != e.sk.params.LWEDimension() {
 		panic(fmt.Sprintf("tfhe: EncryptTLWETo: dimension %d, want %d", dst.Dim(), e.sk.params.LWEDimension()))
 	}
-	encryptTLWE(dst, e.sk.lwe, mu, e.sk.params.LWEStdDev(), e.smp)
+	encryptTLWE(dst, e.sk.lwe, mu, e.sk.params.LWEStdDev(), e.smp, e.smp)
 }
 
 // EncryptExtractedTLWETo sets dst (dimension k·N) to a fresh encryption of mu
@@ -105,7 +105,7 @@ func (e *Encryptor) EncryptExtractedTLWETo(dst *TLWE, mu torus.Torus32, sigma fl
 	if !validStdDev(sigma) {
 		panic(fmt.Sprintf("tfhe: EncryptExtractedTLWETo: noise standard deviation %v not in [2^-32, 1/2)", sigma))
 	}
-	encryptTLWE(dst, e.sk.ext, mu, sigma, e.smp)
+	encryptTLWE(dst, e.sk.ext, mu, sigma, e.smp, e.smp)
 }
 
 // EncryptTRLWE returns a fresh TRLWE encryption of mu (N coefficients; it
@@ -133,7 +133,7 @@ func (e *Encryptor) EncryptTRLWETo(dst *TRLWE, mu torus.Poly) {
 			break
 		}
 	}
-	encryptTRLWEZero(dst, e.sk, p.BKStdDev(), e.smp, e.sc)
+	encryptTRLWEZero(dst, e.sk, p.BKStdDev(), e.smp, e.smp, e.sc)
 	torus.AddTo(dst.B(), dst.B(), mu)
 }
 
@@ -142,7 +142,7 @@ func (e *Encryptor) EncryptTRLWETo(dst *TRLWE, mu torus.Poly) {
 func (e *Encryptor) EncryptTRGSW(m int32) *TRGSW {
 	p := e.sk.params
 	dst := NewTRGSW(p.GLWEDimension(), p.BKLevels(), p.PolyDegree())
-	encryptTRGSW(dst, m, e.sk, p.BKStdDev(), e.smp, e.sc)
+	encryptTRGSW(dst, m, e.sk, p.BKStdDev(), e.smp, e.smp, e.sc, false)
 	return dst
 }
 

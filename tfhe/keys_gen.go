@@ -19,6 +19,9 @@ const (
 	labelBK       = "goldfhe/tfhe/bootstrapping-key"
 	labelBKGroup  = "goldfhe/tfhe/bootstrapping-key/grouped"
 	labelKSK      = "goldfhe/tfhe/key-switching-key"
+	// labelMaskSeed derives a compressed cloud key's public mask seed from
+	// its secret root.
+	labelMaskSeed = "goldfhe/tfhe/cloud-key/mask-seed"
 
 	// The roots of those samplers: the caller's seed bound to what it
 	// makes (boundSeed).
@@ -112,11 +115,23 @@ func GenerateCloudKey(sk *SecretKey, opts ...CloudKeyOption) (*CloudKey, error) 
 // its samples are noiseless equations in sk). Never publish or ship the
 // seed in place of the key. An all-zero seed is an error.
 func GenerateCloudKeyFromSeed(sk *SecretKey, seed [torus.SeedSize]byte, opts ...CloudKeyOption) (*CloudKey, error) {
+	ck, _, err := generateCloudKey(sk, seed, false, opts)
+	return ck, err
+}
+
+// generateCloudKey makes the cloud key of GenerateCloudKeyFromSeed, or with
+// compressed that of GenerateCompressedCloudKeyFromSeed: every mask from a
+// stream of maskSeed, which it returns, and the bootstrapping key's
+// messages in its rows' bodies (encryptTRGSW's bodyOnly). maskSeed is one
+// more value derived from the secret root seed (torus.DeriveSeed, a
+// SHA-256), so publishing it tells nothing of the root, the key's noise
+// or sk.
+func generateCloudKey(sk *SecretKey, seed [torus.SeedSize]byte, compressed bool, opts []CloudKeyOption) (ck *CloudKey, maskSeed [torus.SeedSize]byte, err error) {
 	if err := sk.check(); err != nil {
-		return nil, err
+		return nil, maskSeed, err
 	}
 	if err := checkSeed(seed); err != nil {
-		return nil, err
+		return nil, maskSeed, err
 	}
 	p := sk.params
 	cfg := cloudKeyConfig{grouping: 1}
@@ -127,16 +142,30 @@ func GenerateCloudKeyFromSeed(sk *SecretKey, seed [torus.SeedSize]byte, opts ...
 	}
 	g := cfg.grouping
 	if err := checkGrouping(p, g); err != nil {
-		return nil, err
+		return nil, maskSeed, err
 	}
-	root := torus.NewSamplerFromSeed(boundSeed(seed, labelCloudKeyRoot, p, sk, uint64(g)))
+	rootSeed := boundSeed(seed, labelCloudKeyRoot, p, sk, uint64(g))
+	root := torus.NewSamplerFromSeed(rootSeed)
+	// The masks of piece i: maskRoot.Derive(label, i) for a compressed
+	// key, the piece's own noise stream for a plain one (as before
+	// compressed keys).
+	var maskRoot *torus.Sampler
+	if compressed {
+		maskSeed = torus.DeriveSeed(rootSeed, labelMaskSeed, 0)
+		maskRoot = torus.NewSamplerFromSeed(maskSeed)
+	}
 	sk.trlweNTT() // once, before the workers share it
 
 	bk := newBootstrappingKey(p, g)
 	newScratch := func() *nttScratch { return newNTTScratch(p.PolyDegree()) }
 	if g == 1 {
 		parallelFor(p.LWEDimension(), newScratch, func(sc *nttScratch, i int) {
-			encryptTRGSW(&bk.rows[i], sk.lwe[i], sk, p.BKStdDev(), root.Derive(labelBK, uint64(i)), sc)
+			noise := root.Derive(labelBK, uint64(i))
+			mask := noise
+			if maskRoot != nil {
+				mask = maskRoot.Derive(labelBK, uint64(i))
+			}
+			encryptTRGSW(&bk.rows[i], sk.lwe[i], sk, p.BKStdDev(), mask, noise, sc, compressed)
 		})
 	} else {
 		// Sample i is term u of the group holding it (bkSamples order).
@@ -144,7 +173,12 @@ func GenerateCloudKeyFromSeed(sk *SecretKey, seed [torus.SeedSize]byte, opts ...
 		parallelFor(len(terms), newScratch, func(sc *nttScratch, i int) {
 			t := terms[i]
 			m := groupMessage(sk.lwe[t.first:t.first+t.r], t.u)
-			encryptTRGSW(&bk.rows[i], m, sk, p.BKStdDev(), root.Derive(labelBKGroup, uint64(i)), sc)
+			noise := root.Derive(labelBKGroup, uint64(i))
+			mask := noise
+			if maskRoot != nil {
+				mask = maskRoot.Derive(labelBKGroup, uint64(i))
+			}
+			encryptTRGSW(&bk.rows[i], m, sk, p.BKStdDev(), mask, noise, sc, compressed)
 		})
 	}
 
@@ -153,28 +187,35 @@ func GenerateCloudKeyFromSeed(sk *SecretKey, seed [torus.SeedSize]byte, opts ...
 	half := 1 << basebit / 2
 	parallelFor(p.ExtractedLWEDimension(), func() struct{} { return struct{}{} },
 		func(_ struct{}, i int) {
-			smp := root.Derive(labelKSK, uint64(i))
+			noise := root.Derive(labelKSK, uint64(i))
+			mask := noise
+			if maskRoot != nil {
+				mask = maskRoot.Derive(labelKSK, uint64(i))
+			}
 			si := torus.Torus32(sk.ext[i])
 			for j := 1; j <= t; j++ {
 				for m := 1; m <= half; m++ {
 					mu := torus.Torus32(m) * si << (32 - j*basebit)
-					encryptTLWE(ksk.Sample(i, j, m), sk.lwe, mu, p.LWEStdDev(), smp)
+					encryptTLWE(ksk.Sample(i, j, m), sk.lwe, mu, p.LWEStdDev(), mask, noise)
 				}
 			}
 		})
-	ck := &CloudKey{params: p, bk: bk, ksk: ksk}
+	ck = &CloudKey{params: p, bk: bk, ksk: ksk}
 	if err := ck.Validate(); err != nil {
-		return nil, errors.Join(errors.New("tfhe: internal error: generated cloud key is invalid"), err)
+		return nil, maskSeed, errors.Join(errors.New("tfhe: internal error: generated cloud key is invalid"), err)
 	}
-	return ck, nil
+	return ck, maskSeed, nil
 }
 
-// encryptTLWE sets dst = (a, ⟨a, key⟩ + e + mu) with a uniform and e of
-// standard deviation sigma. len(dst.Value) = len(key)+1.
-func encryptTLWE(dst *TLWE, key []int32, mu torus.Torus32, sigma float64, smp *torus.Sampler) {
+// encryptTLWE sets dst = (a, ⟨a, key⟩ + e + mu) with a uniform from mask
+// and e of standard deviation sigma from noise. len(dst.Value) = len(key)+1.
+// mask and noise are one sampler but for a compressed cloud key, whose
+// masks come from a public seed (compressed.go); with one sampler the
+// draws are in the order they always were: the mask, then the noise.
+func encryptTLWE(dst *TLWE, key []int32, mu torus.Torus32, sigma float64, mask, noise *torus.Sampler) {
 	a := dst.Value[:len(key)]
-	smp.UniformSlice(a)
-	b := mu + smp.Gaussian(sigma)
+	mask.UniformSlice(a)
+	b := mu + noise.Gaussian(sigma)
 	for i, s := range key {
 		b += a[i] & -torus.Torus32(s) // binary key
 	}
@@ -182,27 +223,41 @@ func encryptTLWE(dst *TLWE, key []int32, mu torus.Torus32, sigma float64, smp *t
 }
 
 // encryptTRLWEZero sets dst to a fresh encryption of zero under sk's TRLWE
-// key: a_j uniform, b = Σ a_j·s_j + e.
-func encryptTRLWEZero(dst *TRLWE, sk *SecretKey, sigma float64, smp *torus.Sampler, sc *nttScratch) {
+// key: a_j uniform (from mask), b = Σ a_j·s_j + e (e from noise).
+func encryptTRLWEZero(dst *TRLWE, sk *SecretKey, sigma float64, mask, noise *torus.Sampler, sc *nttScratch) {
 	k := sk.params.GLWEDimension()
 	for j := 0; j < k; j++ {
-		smp.UniformSlice(dst.Value[j])
+		mask.UniformSlice(dst.Value[j])
 	}
 	sc.dotKey(dst.Value[k], dst.Value[:k], sk.trlweNTT())
-	smp.AddGaussian(dst.Value[k], sigma)
+	noise.AddGaussian(dst.Value[k], sigma)
 }
 
-// encryptTRGSW sets dst = Z + m·H (CGGI20 Def. 3.6; row layout of TRGSW).
-func encryptTRGSW(dst *TRGSW, m int32, sk *SecretKey, sigma float64, smp *torus.Sampler, sc *nttScratch) {
+// encryptTRGSW sets dst = Z + m·H (CGGI20 Def. 3.6; row layout of TRGSW):
+// row c·l + i holds m·g_i added to its column c. With bodyOnly (a
+// compressed cloud key, whose masks are a public seed's stream and stay
+// as drawn) a row of column c < k holds instead −m·g_i·s_c added to its
+// body: the same phase, e − m·g_i·s_c, so the same TRGSW to every use of
+// it, and the same distribution (uniform masks, the phase fixed).
+func encryptTRGSW(dst *TRGSW, m int32, sk *SecretKey, sigma float64, mask, noise *torus.Sampler, sc *nttScratch, bodyOnly bool) {
 	p := sk.params
 	k, l := p.GLWEDimension(), p.BKLevels()
 	g := p.BKGadget()
 	for r := range dst.Rows {
-		encryptTRLWEZero(&dst.Rows[r], sk, sigma, smp, sc)
+		encryptTRLWEZero(&dst.Rows[r], sk, sigma, mask, noise, sc)
 	}
 	for c := 0; c <= k; c++ {
 		for i := 0; i < l; i++ {
-			dst.Rows[c*l+i].Value[c][0] += torus.Torus32(m) * g.Factor(i+1)
+			mg := torus.Torus32(m) * g.Factor(i+1)
+			row := &dst.Rows[c*l+i]
+			if !bodyOnly || c == k {
+				row.Value[c][0] += mg
+				continue
+			}
+			body := row.Value[k]
+			for t, s := range sk.trlwe[c] {
+				body[t] -= mg & -torus.Torus32(s) // binary key: no branch on s
+			}
 		}
 	}
 }

@@ -37,6 +37,7 @@ const (
 	kindTRLWE
 	kindSecretKey
 	kindCloudKey
+	kindCompressedCloudKey
 )
 
 func (k objectKind) String() string {
@@ -51,6 +52,8 @@ func (k objectKind) String() string {
 		return "SecretKey"
 	case kindCloudKey:
 		return "CloudKey"
+	case kindCompressedCloudKey:
+		return "CompressedCloudKey"
 	}
 	return fmt.Sprintf("kind %d", uint16(k))
 }
@@ -418,10 +421,24 @@ func (ck *CloudKey) MarshalBinary() ([]byte, error) {
 	return appendTorus(b, ck.ksk.data), nil
 }
 
-// UnmarshalBinary decodes a cloud key.
+// UnmarshalBinary decodes a cloud key: MarshalBinary's encoding, or a
+// CompressedCloudKey's, which it expands (CompressedCloudKey.Expand), so
+// that a server loads either with the same call.
 func (ck *CloudKey) UnmarshalBinary(data []byte) error {
 	if ck == nil {
 		return errors.New("tfhe: CloudKey.UnmarshalBinary: nil receiver")
+	}
+	if isCompressedCloudKey(data) {
+		c, err := unmarshalCompressed(data)
+		if err != nil {
+			return err
+		}
+		d, err := c.Expand()
+		if err != nil {
+			return err
+		}
+		*ck = *d
+		return nil
 	}
 	r := reader{b: data}
 	version := r.header(kindCloudKey)

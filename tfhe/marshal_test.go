@@ -192,7 +192,8 @@ func TestUnmarshalErrors(t *testing.T) {
 }
 
 // FuzzUnmarshal feeds arbitrary bytes to every decoder: no panic, and what
-// decodes re-encodes to the same bytes.
+// decodes re-encodes to the same bytes (a compressed cloud key read as a
+// CloudKey: to its Expand).
 func FuzzUnmarshal(f *testing.F) {
 	kp := testKeys(toyParams)
 	skb, _ := kp.sk.MarshalBinary()
@@ -211,7 +212,9 @@ func FuzzUnmarshal(f *testing.F) {
 	wrapKS.KSLevels, wrapKS.KSBaseLog = 1<<30+1, 4
 	pbWrapBK := appendParams(appendHeader(nil, kindParams), Params{lit: wrapBK})
 	pbWrapKS := appendParams(appendHeader(nil, kindParams), Params{lit: wrapKS})
-	for _, s := range [][]byte{skb, pb, ctb, trb, grouped, {}, []byte("GFHE\x01\x00\x05\x00"), tlweMax, trlweMax, pbWrapBK, pbWrapKS} {
+	// The start of a compressed cloud key: parameters, grouping 1, its seed.
+	compressed := append(append(appendParams(appendHeader(nil, kindCompressedCloudKey), toyParams), 1, 0), make([]byte, torus.SeedSize)...)
+	for _, s := range [][]byte{skb, pb, ctb, trb, grouped, compressed, {}, []byte("GFHE\x01\x00\x05\x00"), tlweMax, trlweMax, pbWrapBK, pbWrapKS} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -241,8 +244,24 @@ func FuzzUnmarshal(f *testing.F) {
 		}
 		var ck CloudKey
 		if ck.UnmarshalBinary(data) == nil {
-			if b, err := ck.MarshalBinary(); err != nil || !bytes.Equal(b, data) {
+			// A compressed key decodes expanded: its re-encoding is the
+			// whole key's, checked against Expand below.
+			if b, err := ck.MarshalBinary(); err != nil || !isCompressedCloudKey(data) && !bytes.Equal(b, data) {
 				t.Fatalf("CloudKey re-encoding differs: %v", err)
+			}
+		}
+		var cck CompressedCloudKey
+		if cck.UnmarshalBinary(data) == nil {
+			if b, err := cck.MarshalBinary(); err != nil || !bytes.Equal(b, data) {
+				t.Fatalf("CompressedCloudKey re-encoding differs: %v", err)
+			}
+			ex, err := cck.Expand()
+			if err != nil {
+				t.Fatalf("Expand of a decoded key: %v", err)
+			}
+			a, _ := ex.MarshalBinary()
+			if b, _ := ck.MarshalBinary(); !bytes.Equal(a, b) {
+				t.Fatal("CloudKey.UnmarshalBinary of a compressed key is not its Expand")
 			}
 		}
 	})

@@ -71,7 +71,24 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	ck, err := withProgress("   cloud key", func() (*tfhe.CloudKey, error) { return tfhe.GenerateCloudKey(sk) })
+	// The cloud key as a client sends it: compressed (its masks are a
+	// public seed's streams), about a fifth of the whole key's bytes;
+	// CloudKey.UnmarshalBinary expands it on the server.
+	wire, err := withProgress("   cloud key (compressed, to send)", func() ([]byte, error) {
+		cck, err := tfhe.GenerateCompressedCloudKey(sk)
+		if err != nil {
+			return nil, err
+		}
+		return cck.MarshalBinary()
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	ck, err := withProgress(fmt.Sprintf("   server: key received (%.1f MB), expanded", float64(len(wire))/1e6),
+		func() (*tfhe.CloudKey, error) {
+			ck := new(tfhe.CloudKey)
+			return ck, ck.UnmarshalBinary(wire)
+		})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -45,7 +45,9 @@ func GenerateCompressedCloudKey(sk *SecretKey, opts ...CloudKeyOption) (*Compres
 // GenerateCompressedCloudKeyFromSeed returns the compressed cloud key of sk
 // determined by seed, for tests and reproducible experiments. The seed is
 // as secret as sk (GenerateCloudKeyFromSeed says why); the key's own mask
-// seed, which it derives from seed and carries, is public. Generation
+// seed, which it derives from seed and carries, is public. Its masks and
+// noise are unrelated to those of GenerateCloudKeyFromSeed's key for the
+// same sk and seed (another root), so both keys may be published. Generation
 // takes as long and as much memory as GenerateCloudKeyFromSeed's (it makes
 // the whole key, then keeps the bodies).
 func GenerateCompressedCloudKeyFromSeed(sk *SecretKey, seed [torus.SeedSize]byte, opts ...CloudKeyOption) (*CompressedCloudKey, error) {

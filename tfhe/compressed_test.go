@@ -251,3 +251,44 @@ func TestCompressedCloudKeyErrors(t *testing.T) {
 	assert.Equal(t, c.maskSeed, d.maskSeed)
 	assert.True(t, errors.Is(new(CompressedCloudKey).UnmarshalBinary(corrupt(0, 'X')), ErrFormat))
 }
+
+// TestCompressedCloudKeyNoiseNotPlainMasks: the plain and the compressed
+// cloud key of one secret key and one seed are both public, so the
+// compressed key's noise must not follow from the plain key. It did when
+// both drew their noise from the same streams (one root): the plain key
+// draws each sample's mask and then its noise from the stream that the
+// compressed key drew only its noise from, so the compressed key's noise
+// was a function of the plain key's published masks, and its samples
+// noiseless equations in sk.
+func TestCompressedCloudKeyNoiseNotPlainMasks(t *testing.T) {
+	p := toyParams
+	sk := testKeys(p).sk
+	seed := seedOf("compressed-plain-noise", 0)
+	plain, err := GenerateCloudKeyFromSeed(sk, seed)
+	require.NoError(t, err)
+	c, err := GenerateCompressedCloudKeyFromSeed(sk, seed)
+	require.NoError(t, err)
+	ck, err := c.Expand()
+	require.NoError(t, err)
+	n, basebit, half := p.LWEDimension(), p.KSBaseLog(), 1<<p.KSBaseLog()/2
+	root := torus.NewSamplerFromSeed(boundSeed(seed, labelCloudKeyRoot, p, sk, 1))
+	for i := range 4 {
+		// The plain key's stream of coordinate i: its first words are the
+		// mask of sample (i, 1, 1), which the plain key publishes.
+		mask := make([]torus.Torus32, n)
+		root.Derive(labelKSK, uint64(i)).UniformSlice(mask)
+		require.Equal(t, plain.ksk.Sample(i, 1, 1).Value[:n], mask, "not the plain key's stream")
+		// Those words read as Gaussians, against the compressed key's
+		// noise of coordinate i, in its order of generation.
+		fromMask := root.Derive(labelKSK, uint64(i))
+		var want, got []torus.Torus32
+		for j := 1; j <= p.KSLevels(); j++ {
+			for m := 1; m <= half; m++ {
+				mu := torus.Torus32(m) * torus.Torus32(sk.ext[i]) << (32 - j*basebit)
+				got = append(got, sk.PhaseTLWE(ck.ksk.Sample(i, j, m))-mu)
+				want = append(want, fromMask.Gaussian(p.LWEStdDev()))
+			}
+		}
+		assert.NotEqual(t, want, got, "coordinate %d: the compressed key's noise is the plain key's mask words", i)
+	}
+}

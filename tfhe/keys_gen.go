@@ -27,7 +27,11 @@ const (
 	// makes (boundSeed).
 	labelSecretKeyRoot = "goldfhe/tfhe/secret-key/"
 	labelCloudKeyRoot  = "goldfhe/tfhe/cloud-key/"
-	labelEncryptorRoot = "goldfhe/tfhe/encryptor/"
+	// A compressed cloud key's root: not the plain key's, whose streams
+	// begin with the masks the plain key publishes, and from which the
+	// compressed key would draw only noise.
+	labelCompressedCloudKeyRoot = "goldfhe/tfhe/compressed-cloud-key/"
+	labelEncryptorRoot          = "goldfhe/tfhe/encryptor/"
 )
 
 // boundSeed returns the seed of the sampler a FromSeed function draws from:
@@ -125,7 +129,10 @@ func GenerateCloudKeyFromSeed(sk *SecretKey, seed [torus.SeedSize]byte, opts ...
 // messages in its rows' bodies (encryptTRGSW's bodyOnly). maskSeed is one
 // more value derived from the secret root seed (torus.DeriveSeed, a
 // SHA-256), so publishing it tells nothing of the root, the key's noise
-// or sk.
+// or sk. A compressed key's root has its own label: with the plain key's,
+// its noise streams were the plain key's streams of one seed, whose first
+// words are the plain key's (public) masks, so publishing both keys of one
+// seed gave away the compressed key's noise, and sk with it.
 func generateCloudKey(sk *SecretKey, seed [torus.SeedSize]byte, compressed bool, opts []CloudKeyOption) (ck *CloudKey, maskSeed [torus.SeedSize]byte, err error) {
 	if err := sk.check(); err != nil {
 		return nil, maskSeed, err
@@ -144,7 +151,11 @@ func generateCloudKey(sk *SecretKey, seed [torus.SeedSize]byte, compressed bool,
 	if err := checkGrouping(p, g); err != nil {
 		return nil, maskSeed, err
 	}
-	rootSeed := boundSeed(seed, labelCloudKeyRoot, p, sk, uint64(g))
+	rootLabel := labelCloudKeyRoot
+	if compressed {
+		rootLabel = labelCompressedCloudKeyRoot
+	}
+	rootSeed := boundSeed(seed, rootLabel, p, sk, uint64(g))
 	root := torus.NewSamplerFromSeed(rootSeed)
 	// The masks of piece i: maskRoot.Derive(label, i) for a compressed
 	// key, the piece's own noise stream for a plain one (as before

@@ -26,7 +26,7 @@
 // UnmarshalBinary (keep the secret key's file private, mode 0600). The
 // cloud key goes to the server smaller as a tfhe.CompressedCloudKey
 // (tfhe.GenerateCompressedCloudKey: about a fifth of the bytes), which
-// tfhe.CloudKey's UnmarshalBinary expands. The client
+// the server decodes, checks and expands (Expand). The client
 // encrypts with a tfhe.Encryptor (EncryptBits, EncryptUint), one per
 // goroutine, and sends the ciphertexts and the cloud key to the server.
 //

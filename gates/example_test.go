@@ -97,14 +97,21 @@ func Example_clientAndServer() {
 	}
 
 	// Server: decodes (every decoder checks its input and returns an error
-	// wrapping tfhe.ErrFormat for bytes that are not what it expects). A
-	// CloudKey decodes the whole key's encoding or, as here, the
-	// compressed one's, which it expands.
-	var serverKey tfhe.CloudKey
-	if err := serverKey.UnmarshalBinary(ckBytes); err != nil {
+	// wrapping tfhe.ErrFormat for bytes that are not what it expects),
+	// checks that the key is for a set it serves (a compressed key's
+	// parameters decide how large it expands), and expands it.
+	var received tfhe.CompressedCloudKey
+	if err := received.UnmarshalBinary(ckBytes); err != nil {
 		log.Fatal(err)
 	}
-	eng, err := bootstrap.New(&serverKey, bootstrap.Options{}) // the GPU when one is usable
+	if !received.Params().Equal(tfhe.TFHELib128) {
+		log.Fatalf("a cloud key for %v: this server serves TFHELib128", received.Params())
+	}
+	serverKey, err := received.Expand()
+	if err != nil {
+		log.Fatal(err)
+	}
+	eng, err := bootstrap.New(serverKey, bootstrap.Options{}) // the GPU when one is usable
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -115,9 +115,18 @@ func (c *CompressedCloudKey) Validate() error {
 }
 
 // Expand returns the cloud key c stands for, its masks regenerated from
-// the seed: what a server calls once on receiving c (CloudKey's
-// UnmarshalBinary does it for an encoded compressed key). It spreads the
-// work over all cores (GOMAXPROCS) and needs no secret.
+// the seed: what a server calls once on receiving c. It spreads the work
+// over all cores (GOMAXPROCS) and needs no secret.
+//
+// The expanded key is larger than c by factors its parameters set, which
+// c's sender chose: k+1 for the bootstrapping key (a TRGSW row keeps one
+// polynomial of k+1), n+1 for the key-switching table (a sample keeps one
+// word of n+1). That is 4.7 times for TFHELib128, but up to about 340
+// times for a valid set made to inflate it (k = 8, N = 256, n = 8192,
+// t = 3, basebit = 8: 79 MB received, 26 GB to allocate and fill; 9 MB
+// for 2 GB with n = 630). A server that takes keys from parties it does
+// not trust checks Params and Grouping against the sets it serves before
+// it calls Expand.
 func (c *CompressedCloudKey) Expand() (*CloudKey, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err

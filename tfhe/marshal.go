@@ -17,8 +17,8 @@ import (
 // parameter set embed it (as its literal) and are checked against it:
 // decoders return errors — never panic — on truncated, oversized,
 // inconsistent or trailing data, and never allocate more than the input's
-// size justifies, but for CloudKey.UnmarshalBinary of a compressed cloud
-// key, which expands it (up to about 340 times its size: see there).
+// size justifies. (CompressedCloudKey.Expand, which is not a decoder,
+// does: its doc says how much.)
 
 const (
 	marshalMagic   = "GFHE"
@@ -422,35 +422,16 @@ func (ck *CloudKey) MarshalBinary() ([]byte, error) {
 	return appendTorus(b, ck.ksk.data), nil
 }
 
-// UnmarshalBinary decodes a cloud key: MarshalBinary's encoding, or a
-// CompressedCloudKey's, which it expands (CompressedCloudKey.Expand), so
-// that a server loads either with the same call.
-//
-// The key a compressed encoding expands to is larger than the input by
-// factors its parameters set: k+1 for the bootstrapping key (a TRGSW row
-// keeps one polynomial of k+1), n+1 for the key-switching table (a sample
-// keeps one word of n+1). That is 4.7 times for TFHELib128, but up to
-// about 340 times for a valid set a sender may choose (k = 8, N = 256,
-// n = 8192, t = 3, basebit = 8: 79 MB of input for 26 GB to allocate and
-// fill; 9 MB for 2 GB with n = 630). A server that takes keys from
-// parties it does not trust should bound more than the input's size:
-// decode into a CompressedCloudKey, check its Params and Grouping against
-// the sets it serves, and Expand only then.
+// UnmarshalBinary decodes a cloud key (MarshalBinary's encoding). A
+// compressed cloud key's encoding is refused with an error that says so:
+// decode it into a CompressedCloudKey, check its Params and Grouping, and
+// Expand it (CompressedCloudKey says why the check comes first).
 func (ck *CloudKey) UnmarshalBinary(data []byte) error {
 	if ck == nil {
 		return errors.New("tfhe: CloudKey.UnmarshalBinary: nil receiver")
 	}
 	if isCompressedCloudKey(data) {
-		c, err := unmarshalCompressed(data)
-		if err != nil {
-			return err
-		}
-		d, err := c.Expand()
-		if err != nil {
-			return err
-		}
-		*ck = *d
-		return nil
+		return formatErr("a compressed cloud key, not a CloudKey: decode it with CompressedCloudKey.UnmarshalBinary, check its Params, then Expand")
 	}
 	r := reader{b: data}
 	version := r.header(kindCloudKey)

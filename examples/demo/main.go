@@ -73,7 +73,7 @@ func main() {
 	}
 	// The cloud key as a client sends it: compressed (its masks are a
 	// public seed's streams), about a fifth of the whole key's bytes;
-	// CloudKey.UnmarshalBinary expands it on the server.
+	// the server decodes it, checks its set and expands it.
 	wire, err := withProgress("   cloud key (compressed, to send)", func() ([]byte, error) {
 		cck, err := tfhe.GenerateCompressedCloudKey(sk)
 		if err != nil {
@@ -86,8 +86,14 @@ func main() {
 	}
 	ck, err := withProgress(fmt.Sprintf("   server: key received (%.1f MB), expanded", float64(len(wire))/1e6),
 		func() (*tfhe.CloudKey, error) {
-			ck := new(tfhe.CloudKey)
-			return ck, ck.UnmarshalBinary(wire)
+			var received tfhe.CompressedCloudKey
+			if err := received.UnmarshalBinary(wire); err != nil {
+				return nil, err
+			}
+			if !received.Params().Equal(p) {
+				return nil, fmt.Errorf("a cloud key for %v, not %v", received.Params(), p)
+			}
+			return received.Expand()
 		})
 	if err != nil {
 		log.Fatal(err)

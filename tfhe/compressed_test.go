@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/goldfhe/goldfhe/torus"
@@ -247,10 +248,19 @@ func TestCompressedCloudKeyErrors(t *testing.T) {
 	_, err = GenerateCompressedCloudKey(kp.sk, WithGrouping(9))
 	assert.Error(t, err)
 
-	// A failed decode leaves the key as it was.
+	// A failed decode leaves the key as it was. The bytes are another
+	// key's (another seed and grouping), one byte short, so that what a
+	// decoder might write into the key before it fails (parameters,
+	// grouping, seed, bodies) differs from what the key held; d's bodies
+	// are its own, so that a write into them is not also one into c's.
+	other, err := GenerateCompressedCloudKeyFromSeed(kp.sk, seedOf("compressed-errors", 1), WithGrouping(2))
+	require.NoError(t, err)
+	ob, err := other.MarshalBinary()
+	require.NoError(t, err)
 	d := *c
-	require.Error(t, d.UnmarshalBinary(b[:len(b)-1]))
-	assert.Equal(t, c.maskSeed, d.maskSeed)
+	d.bk, d.ksk = slices.Clone(c.bk), slices.Clone(c.ksk)
+	require.Error(t, d.UnmarshalBinary(ob[:len(ob)-1]))
+	assert.Equal(t, *c, d)
 	assert.True(t, errors.Is(new(CompressedCloudKey).UnmarshalBinary(corrupt(0, 'X')), ErrFormat))
 }
 

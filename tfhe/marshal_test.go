@@ -214,7 +214,15 @@ func FuzzUnmarshal(f *testing.F) {
 	pbWrapKS := appendParams(appendHeader(nil, kindParams), Params{lit: wrapKS})
 	// The start of a compressed cloud key: parameters, grouping 1, its seed.
 	compressed := append(append(appendParams(appendHeader(nil, kindCompressedCloudKey), toyParams), 1, 0), make([]byte, torus.SeedSize)...)
-	for _, s := range [][]byte{skb, pb, ctb, trb, grouped, compressed, {}, []byte("GFHE\x01\x00\x05\x00"), tlweMax, trlweMax, pbWrapBK, pbWrapKS} {
+	// A whole compressed key of the smallest set (3 KB), so that the
+	// checks of a decoded one (it re-encodes, it expands) run on the seeds
+	// too: from the start above alone, the fuzzer would have to grow a
+	// toy key's 393 KB of bodies to the byte.
+	tiny := MustNewParams(ParamsLiteral{Name: "fuzz-tiny", LWEDimension: 1, PolyDegree: 256, GLWEDimension: 1,
+		BKLevels: 1, BKBaseLog: 1, KSLevels: 1, KSBaseLog: 1, LWEStdDev: 0x1p-20, BKStdDev: 0x1p-20})
+	tinyBK, tinyKS := compressedLens(tiny, 1)
+	compressedTiny := append(append(appendParams(appendHeader(nil, kindCompressedCloudKey), tiny), 1, 0), make([]byte, torus.SeedSize+4*(tinyBK+tinyKS))...)
+	for _, s := range [][]byte{skb, pb, ctb, trb, grouped, compressed, compressedTiny, {}, []byte("GFHE\x01\x00\x05\x00"), tlweMax, trlweMax, pbWrapBK, pbWrapKS} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -425,7 +425,7 @@ func (ck *CloudKey) MarshalBinary() ([]byte, error) {
 // UnmarshalBinary decodes a cloud key (MarshalBinary's encoding). A
 // compressed cloud key's encoding is refused with an error that says so:
 // decode it into a CompressedCloudKey, check its Params and Grouping, and
-// Expand it (CompressedCloudKey says why the check comes first).
+// Expand it (CompressedCloudKey.Expand says why the check comes first).
 func (ck *CloudKey) UnmarshalBinary(data []byte) error {
 	if ck == nil {
 		return errors.New("tfhe: CloudKey.UnmarshalBinary: nil receiver")

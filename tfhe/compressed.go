@@ -48,8 +48,8 @@ func GenerateCompressedCloudKey(sk *SecretKey, opts ...CloudKeyOption) (*Compres
 // seed, which it derives from seed and carries, is public. Its masks and
 // noise are unrelated to those of GenerateCloudKeyFromSeed's key for the
 // same sk and seed (another root), so both keys may be published. Generation
-// takes as long and as much memory as GenerateCloudKeyFromSeed's (it makes
-// the whole key, then keeps the bodies).
+// takes as long as GenerateCloudKeyFromSeed's and a little more memory: it
+// makes the whole key, then copies out the bodies.
 func GenerateCompressedCloudKeyFromSeed(sk *SecretKey, seed [torus.SeedSize]byte, opts ...CloudKeyOption) (*CompressedCloudKey, error) {
 	ck, maskSeed, err := generateCloudKey(sk, seed, true, opts)
 	if err != nil {

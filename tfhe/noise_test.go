@@ -195,6 +195,39 @@ func TestLog2GateFailureMux(t *testing.T) {
 	}
 }
 
+// TestLog2MajorityFailure: a majority gate sums three inputs with a
+// two-input gate's margin: with bootstrap outputs for inputs it fails more
+// often than a two-input gate, and more often again for each MUX output
+// among its inputs.
+func TestLog2MajorityFailure(t *testing.T) {
+	for _, p := range ParamSets() {
+		for g := 1; g <= MaxGrouping; g++ {
+			e := p.NoiseEstimateGrouped(g)
+			out := e.BlindRotationVar + e.KeySwitchVar
+			for k := 0; k <= 3; k++ {
+				v := 3*out + float64(k)*e.BlindRotationVar + e.ModSwitchVar
+				want := log2Erfc((0.125-shift(p))/math.Sqrt(2*v)) - 1
+				got := e.Log2MajorityFailure(k)
+				if math.Abs(got-want) > 1e-9*math.Abs(want) {
+					t.Errorf("%s g=%d: %d MUX inputs 2^%v, want 2^%v", p.Name(), g, k, got, want)
+				}
+				if k > 0 && got <= e.Log2MajorityFailure(k-1) {
+					t.Errorf("%s g=%d: %d MUX inputs 2^%v, not above %d's 2^%v", p.Name(), g, k, got, k-1, e.Log2MajorityFailure(k-1))
+				}
+			}
+			if got := e.Log2MajorityFailure(0); got <= e.Log2GateFailure {
+				t.Errorf("%s g=%d: majority 2^%v, not above a gate's 2^%v", p.Name(), g, got, e.Log2GateFailure)
+			}
+			if e.Log2MajorityFailure(7) != e.Log2MajorityFailure(3) || e.Log2MajorityFailure(-1) != e.Log2MajorityFailure(0) {
+				t.Errorf("%s g=%d: counts outside [0, 3] not clamped", p.Name(), g)
+			}
+		}
+	}
+	if got := TFHELib128.NoiseEstimateGrouped(3).Log2MajorityFailure(0); got > -125 || got < -135 {
+		t.Errorf("TFHELib128 grouped by 3: 2^%.1f, want about 2^-131", got)
+	}
+}
+
 // TestKeySwitchUnbiased: key switching's error has mean zero for every
 // cloud key. For each key, β is the mean its outputs would share were the
 // digits always in [−base/2, base/2) (the table row of magnitude base/2,

@@ -186,6 +186,7 @@ func TestOp(t *testing.T) {
 		OpZero: 0x00, OpOne: 0xff, OpCopy: 0xaa, OpNOT: 0x55,
 		OpAND: 0x88, OpNAND: 0x77, OpOR: 0xee, OpNOR: 0x11, OpXOR: 0x66, OpXNOR: 0x99,
 		OpANDNY: 0x44, OpANDYN: 0x22, OpORNY: 0xdd, OpORYN: 0xbb, OpMUX: 0xd8,
+		OpMAJ: 0xe8,
 	}
 	bootstraps := 0
 	for op := Op(0); op < opCount+2; op++ {
@@ -212,7 +213,7 @@ func TestOp(t *testing.T) {
 			t.Errorf("%v is not parsed under its own name", op)
 		}
 	}
-	if len(want) != int(opCount)-1 || bootstraps != 10*1+2 {
+	if len(want) != int(opCount)-1 || bootstraps != 11*1+2 {
 		t.Errorf("%d ops, %d bootstraps in total", len(want), bootstraps)
 	}
 	defer func() {

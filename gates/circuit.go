@@ -82,10 +82,9 @@ type Circuit struct {
 	sched      []Gate  // gates in level order; levels slice into it
 	levels     []Level // levels[0] has no bootstrapped gates
 	bootstraps int
-	// muxIn is the most MUX outputs that one bootstrap reads with every
-	// XOR bootstrapped (0, 1 or 2): a MUX output is noisier than a gate's
-	// (tfhe.NoiseEstimate.Log2GateFailureMux).
-	muxIn int
+	// noise is what decides the failure figure of the bootstraps with
+	// every XOR bootstrapped.
+	noise gateNoise
 
 	plans planCache // linear plans by MaxXORTerms and batch tiers, built on first use
 }
@@ -256,7 +255,7 @@ func build(format Format, nwires int, inputs, outputs []int, gates []Gate, hl he
 			in := wf.get(sg.In[0])
 			out.rep, out.neg, out.mux = in.rep, in.neg != (sg.Op == OpNOT), in.mux
 		default:
-			c.muxIn = max(c.muxIn, muxReads(sg.Op, func(k int) bool { return wf.get(sg.In[k]).mux }))
+			c.noise.add(sg.Op, func(k int) bool { return wf.get(sg.In[k]).mux })
 			out.mux = sg.Op == OpMUX
 		}
 		wf.set(g.Out, out)
@@ -343,7 +342,8 @@ func scheduledGate(g Gate, wf wireFacts) Gate {
 
 // muxReads is how many MUX outputs the noisiest bootstrap of a gate op
 // reads, input k being one when isMux(k): a MUX's two bootstraps read
-// (selector, b) and (selector, c), every other gate's its two inputs.
+// (selector, b) and (selector, c), a MAJ's its three inputs, every other
+// gate's its two.
 func muxReads(op Op, isMux func(k int) bool) int {
 	n := func(k int) int {
 		if isMux(k) {
@@ -351,10 +351,33 @@ func muxReads(op Op, isMux func(k int) bool) int {
 		}
 		return 0
 	}
-	if op == OpMUX {
+	switch op {
+	case OpMUX:
 		return n(0) + max(n(1), n(2))
+	case OpMAJ:
+		return n(0) + n(1) + n(2)
 	}
 	return n(0) + n(1)
+}
+
+// gateNoise is what decides the failure figure of a plan's gate
+// bootstraps: a MUX output is noisier than a gate's, and a MAJ sums three
+// inputs where the other gates sum two.
+type gateNoise struct {
+	mux    int  // the most MUX outputs one bootstrap of a two-input gate or a MUX half reads (0 to 2)
+	maj    bool // some bootstrap is a MAJ's
+	majMux int  // the most MUX outputs one MAJ reads (0 to 3)
+}
+
+// add takes in the bootstrap of gate op (not free), input k being a MUX
+// output when isMux(k).
+func (g *gateNoise) add(op Op, isMux func(k int) bool) {
+	n := muxReads(op, isMux)
+	if op == OpMAJ {
+		g.maj, g.majMux = true, max(g.majMux, n)
+		return
+	}
+	g.mux = max(g.mux, n)
 }
 
 // unwrittenWires is build's error for a circuit of more wires than its

@@ -82,7 +82,7 @@ func splitOutputs[T any](wires []T, widths []int) [][]T {
 // WriteTo writes the circuit as a netlist in its Format, one gate per line,
 // in netlist order (a MAND read by Parse is written as its ANDs). Parse reads
 // the result back to an equal circuit. Gates outside the Bristol set (OR,
-// NAND, MUX, …) are written by their Op names.
+// NAND, MUX, MAJ, …) are written by their Op names.
 func (c *Circuit) WriteTo(w io.Writer) (int64, error) {
 	if c == nil {
 		return 0, errors.New("gates: WriteTo: nil circuit")

@@ -101,8 +101,8 @@ type linearPlan struct {
 	bootstraps int // gate bootstraps (a MUX counts 2) and refreshes
 	refreshes  int
 	maxBatch   int
-	muxIn      int // the most MUX outputs one gate's bootstrap reads (Circuit.muxIn)
-	largestSum int // the largest weight of a refreshed sum (a MUX output 2); 0 if none
+	noise      gateNoise // what decides the gates' failure figure (Circuit.noise)
+	largestSum int       // the largest weight of a refreshed sum (a MUX output 2); 0 if none
 }
 
 // numOutputs returns the number of output bits.
@@ -270,7 +270,7 @@ func buildPlan(c *Circuit, maxTerms int, tiers []int, xorTrees bool) *linearPlan
 	// outputs. Of those the plan writes, id ≥ nin, written[id − nin] is
 	// the level that writes it and fromMux[id − nin] whether it is a MUX
 	// output, which counts as two terms of a sum (weight) and is noisier
-	// as a gate's input (p.muxIn). No table here is indexed by input bit,
+	// as a gate's input (p.noise). No table here is indexed by input bit,
 	// so that planning takes memory in the gates (linWires).
 	written := make([]int32, 0, len(c.gates))
 	fromMux := make([]bool, 0, len(c.gates))
@@ -560,7 +560,7 @@ func buildPlan(c *Circuit, maxTerms int, tiers []int, xorTrees bool) *linearPlan
 			gateSample[gk] = o.out
 			add(lv, o)
 			p.bootstraps += o.op.Bootstraps()
-			p.muxIn = max(p.muxIn, muxReads(o.op, func(k int) bool { return o.in[k].id >= 0 && isMux(o.in[k].id) }))
+			p.noise.add(o.op, func(k int) bool { return o.in[k].id >= 0 && isMux(o.in[k].id) })
 			fromMux[int(o.out)-nin] = o.op == OpMUX
 			anyMux = anyMux || o.op == OpMUX
 			wires.set(g.Out, linWire{terms: []int32{o.out}})

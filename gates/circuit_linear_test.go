@@ -274,12 +274,22 @@ func TestFillTiers(t *testing.T) {
 	}
 }
 
-// randomCircuit returns a random valid circuit of every gate kind, with
+// randomOps are randomCircuit's gates, XOR the most common; MAJ, added
+// after TestPlanDigests pinned random circuits of these, is left to
+// randomCircuitOf's callers.
+var randomOps = []Op{OpXOR, OpXOR, OpXOR, OpXNOR, OpAND, OpNAND, OpOR, OpNOR, OpANDNY, OpANDYN, OpORNY, OpORYN,
+	OpMUX, OpNOT, OpCopy, OpZero, OpOne}
+
+// randomCircuit returns a random valid circuit of every gate kind but MAJ
+// (randomCircuitOf of randomOps).
+func randomCircuit(rng *rand.Rand, nin, ngates int) *Circuit {
+	return randomCircuitOf(rng, nin, ngates, randomOps)
+}
+
+// randomCircuitOf returns a random valid circuit of the gates ops, with
 // gates that read a wire twice, constants, and outputs that are inputs,
 // constants or copies.
-func randomCircuit(rng *rand.Rand, nin, ngates int) *Circuit {
-	ops := []Op{OpXOR, OpXOR, OpXOR, OpXNOR, OpAND, OpNAND, OpOR, OpNOR, OpANDNY, OpANDYN, OpORNY, OpORYN,
-		OpMUX, OpNOT, OpCopy, OpZero, OpOne}
+func randomCircuitOf(rng *rand.Rand, nin, ngates int, ops []Op) *Circuit {
 	gs := make([]Gate, 0, ngates)
 	w := nin
 	for range ngates {
@@ -305,15 +315,17 @@ func randomCircuit(rng *rand.Rand, nin, ngates int) *Circuit {
 	return c
 }
 
-// TestLinearPlanRandom checks the linear plans of random circuits.
+// TestLinearPlanRandom checks the linear plans of random circuits of every
+// gate kind.
 func TestLinearPlanRandom(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	n := 300
 	if testing.Short() {
 		n = 60
 	}
+	ops := append(slices.Clone(randomOps), OpMAJ, OpMAJ)
 	for range n {
-		c := randomCircuit(rng, 1+rng.IntN(6), 1+rng.IntN(80))
+		c := randomCircuitOf(rng, 1+rng.IntN(6), 1+rng.IntN(80), ops)
 		checkSchedule(t, c)
 		for terms := 2; terms <= 5; terms++ {
 			checkLinearPlan(t, c, terms, nil, 4, rng)
@@ -524,7 +536,7 @@ func stacksWith(frame string) int {
 // TestLinearPlanMuxWeight: a MUX output (two blind rotations before one key
 // switching) has up to twice a gate output's error variance, so it counts
 // as two terms of a sum, is refreshed alone where a sum's limit needs it,
-// and a gate that reads MUX outputs is counted as noisier (muxIn), in the
+// and a gate that reads MUX outputs is counted as noisier (noise.mux), in the
 // linear plan and in the circuit's own count for XORBootstrapped.
 func TestLinearPlanMuxWeight(t *testing.T) {
 	g := func(op Op, out int, in ...int) Gate {
@@ -539,8 +551,8 @@ func TestLinearPlanMuxWeight(t *testing.T) {
 		g(OpAND, 11, 8, 0), g(OpAND, 12, 9, 10),
 	})
 	require.NoError(t, err)
-	if c.muxIn != 2 {
-		t.Errorf("XORBootstrapped: muxIn %d, want 2 (z reads two MUX outputs)", c.muxIn)
+	if c.noise != (gateNoise{mux: 2}) {
+		t.Errorf("XORBootstrapped: noise %+v, want 2 MUX inputs and no MAJ (z reads two MUX outputs)", c.noise)
 	}
 	rng := rand.New(rand.NewPCG(17, 19))
 	for _, tc := range []struct {
@@ -567,8 +579,8 @@ func TestLinearPlanMuxWeight(t *testing.T) {
 		if singles != tc.singles || p.refreshes != tc.refreshes {
 			t.Errorf("terms %d: %d lone refreshes of %d, want %d of %d", tc.terms, singles, p.refreshes, tc.singles, tc.refreshes)
 		}
-		if p.muxIn != tc.muxIn {
-			t.Errorf("terms %d: muxIn %d, want %d", tc.terms, p.muxIn, tc.muxIn)
+		if p.noise != (gateNoise{mux: tc.muxIn}) {
+			t.Errorf("terms %d: noise %+v, want %d MUX inputs and no MAJ", tc.terms, p.noise, tc.muxIn)
 		}
 	}
 }
@@ -587,7 +599,10 @@ func planDigest(b []byte, c *Circuit, terms []int, tiers [][]int, rounds int, rn
 		}
 	}
 	nin := c.numInputBits()
-	put(c.Depth(), c.Bootstraps(), c.muxIn, c.NumWires(), nin)
+	put(c.Depth(), c.Bootstraps(), c.noise.mux, c.NumWires(), nin)
+	if c.noise.maj { // after the digests of circuits without MAJ were pinned
+		put(c.noise.majMux)
+	}
 	gate := func(g Gate) { put(int(g.Op), g.In[0], g.In[1], g.In[2], g.Out, g.Line) }
 	for _, lv := range c.Levels() {
 		put(len(lv.Bootstrapped), len(lv.Free))
@@ -608,7 +623,10 @@ func planDigest(b []byte, c *Circuit, terms []int, tiers [][]int, rounds int, rn
 		for _, ts := range tiers {
 			p := buildLinearPlan(c, w, ts)
 			plans = append(plans, p)
-			put(p.terms, p.inputs, p.samples, p.bootstraps, p.refreshes, p.maxBatch, p.muxIn, p.largestSum, len(p.levels))
+			put(p.terms, p.inputs, p.samples, p.bootstraps, p.refreshes, p.maxBatch, p.noise.mux, p.largestSum, len(p.levels))
+			if p.noise.maj {
+				put(p.noise.majMux)
+			}
 			for _, l := range p.levels {
 				put(l.free, len(l.ops))
 				for _, o := range l.ops {

@@ -24,7 +24,7 @@ const maxLineBytes = 1 << 16
 // accepted. Gates: XOR, AND, INV (also NOT), EQ with a literal 0 or 1, EQW (a
 // copy), MAND (2n inputs, n outputs: out[j] = in[j] AND in[j+n], expanded into
 // n AND gates), and as extensions OR and the other Op names (NAND, NOR, XNOR,
-// ANDNY, ANDYN, ORNY, ORYN, MUX with three inputs). A gate may read the same
+// ANDNY, ANDYN, ORNY, ORYN, MUX and MAJ with three inputs). A gate may read the same
 // wire twice (it is then evaluated as the gate of its distinct inputs:
 // Circuit.Bootstraps).
 //
@@ -244,6 +244,7 @@ var opByName = map[string]Op{
 	"XOR": OpXOR, "AND": OpAND, "INV": OpNOT, "NOT": OpNOT, "EQW": OpCopy,
 	"OR": OpOR, "NAND": OpNAND, "NOR": OpNOR, "XNOR": OpXNOR,
 	"ANDNY": OpANDNY, "ANDYN": OpANDYN, "ORNY": OpORNY, "ORYN": OpORYN, "MUX": OpMUX,
+	"MAJ": OpMAJ,
 }
 
 // gate parses one gate line "<nin> <nout> <in…> <out…> <OP>" and appends the

@@ -484,6 +484,7 @@ func seedCorpus(t testing.TB) [][]byte {
 		[]byte(strings.Replace(add2, "7 8 11 XOR", "7 8 12 XOR", 1)),
 		[]byte("2 5\n2 1 2\n\n2 1 0 0 3 XOR\n1 1 3 4 INV\n"),
 		[]byte("3 6\n1 3\n1 2\n\n1 1 1 3 EQ\n3 1 0 1 2 4 MUX\n2 1 3 4 5 ANDNY\n"),
+		[]byte("3 6\n1 3\n1 2\n\n3 1 0 1 2 3 MAJ\n3 1 3 3 1 4 MAJ\n2 1 4 0 5 XOR\n"), // the second MAJ a copy of the first
 		[]byte("2 6\n1 4\n1 2\n\n4 2 0 1 2 3 4 5 MAND\n"),
 		[]byte("1 3\n1 2\n1 1\n\n2 1 0 2 2 XOR\n"),
 		[]byte("0 3\n1 1 1\n"),

@@ -184,7 +184,7 @@ func TestBlindRotationsDistinct(t *testing.T) {
 	// must meet in one level for their batch to tell them apart.
 	rng := rand.New(rand.NewPCG(7, 11))
 	ops := []gates.Op{gates.OpAND, gates.OpNAND, gates.OpOR, gates.OpNOR, gates.OpXOR, gates.OpXNOR,
-		gates.OpANDNY, gates.OpANDYN, gates.OpORNY, gates.OpORYN, gates.OpMUX, gates.OpMUX, gates.OpNOT}
+		gates.OpANDNY, gates.OpANDYN, gates.OpORNY, gates.OpORYN, gates.OpMUX, gates.OpMUX, gates.OpMAJ, gates.OpNOT}
 	for round := range 30 {
 		nin, ngates := 2+rng.IntN(3), 4+rng.IntN(30)
 		gs := make([]gates.Gate, 0, ngates)

@@ -10,7 +10,11 @@
 // sample of ±1/8, a two-input gate is a linear combination of its inputs plus
 // a constant followed by one bootstrap (CGGI20 §5.1, and the gate constants of
 // the TFHE library), NOT is a free negation and MUX costs two bootstraps
-// without key switching plus one key switch.
+// without key switching plus one key switch. MAJ, the majority of three
+// bits, is one bootstrap of their plain sum, whose phase ±1/8 or ±3/8 has
+// the majority's sign (OpenFHE's binary FHE has it as MAJORITY; the
+// sum's three errors make it somewhat noisier than a two-input gate): a
+// full adder's carry, which AddUint and AdderCircuit build on.
 //
 // An Evaluator wraps any bootstrap.Engine (the CPU engine, or the GPU
 // engine): one-gate methods (NAND, XOR, MUX, …), and Batch, which sends a

@@ -135,6 +135,14 @@ func (ev *Evaluator) ORYN(a, b *tfhe.TLWE) (*tfhe.TLWE, error) { return ev.Gate(
 // more often (Log2GateFailureMux).
 func (ev *Evaluator) MUX(sel, a, b *tfhe.TLWE) (*tfhe.TLWE, error) { return ev.Gate(OpMUX, sel, a, b) }
 
+// MAJ returns the majority of a, b and c, (a ∧ b) ∨ (a ∧ c) ∨ (b ∧ c): one
+// bootstrap of a + b + c, whose phase is ±1/8 or ±3/8 and positive exactly
+// when two or three inputs are true. It is a full adder's carry (AddUint).
+// Its bootstrap reads three errors where a two-input gate's reads two, so
+// it fails more often (tfhe.NoiseEstimate.Log2MajorityFailure), though
+// far less often than any usable bound for the library's sets.
+func (ev *Evaluator) MAJ(a, b, c *tfhe.TLWE) (*tfhe.TLWE, error) { return ev.Gate(OpMAJ, a, b, c) }
+
 // Gate returns op applied to the inputs, which must number op.Arity(). One
 // sample given for two inputs is as in Batch: AND(a, a) returns a copy of a
 // without a bootstrap.

@@ -1,29 +1,120 @@
 package gates_test
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/goldfhe/goldfhe/bootstrap"
 	"github.com/goldfhe/goldfhe/gates"
 	"github.com/goldfhe/goldfhe/tfhe"
 	"github.com/stretchr/testify/require"
 )
 
-// TestAddUintOracle checks the adder's logic on every pair of 4-bit values
-// with the oracle engine (the CPU engine runs it in TestAdder8CPU).
+// TestAddUintOracle checks the adder's logic on every pair of values of 1
+// to 4 bits and on 64-bit values whose carries run the whole width, with
+// the oracle engine (the CPU engine runs it in TestAdder8CPU), and what it
+// asks of the engine: w calls of at most two bootstraps, 2w in all.
 func TestAddUintOracle(t *testing.T) {
 	f := fixtures(tfhe.TFHELib128)
-	ev, _ := gates.NewEvaluator(newOracle(f))
-	for x := uint64(0); x < 16; x++ {
-		for y := uint64(0); y < 16; y++ {
-			sum, err := ev.AddUint(f.encryptUint(t, x, 4), f.encryptUint(t, y, 4))
+	o := newOracle(f)
+	ev, _ := gates.NewEvaluator(o)
+	add := func(x, y uint64, w int) {
+		t.Helper()
+		o.log()
+		sum, err := ev.AddUint(f.encryptUint(t, x, w), f.encryptUint(t, y, w))
+		require.NoError(t, err)
+		require.Len(t, sum, w+1)
+		bits := f.decrypt(t, sum...)
+		got, carry := gates.BitsUint64(bits[:w]), bits[w]
+		mask := uint64(1)<<w - 1 // w = 64: all ones
+		if wantSum, wantCarry := (x+y)&mask, x > mask-y; got != wantSum || carry != wantCarry {
+			t.Fatalf("%d-bit %d + %d = %d carry %v, want %d carry %v", w, x, y, got, carry, wantSum, wantCarry)
+		}
+		calls := o.log()
+		bootstraps := 0
+		for _, c := range calls {
+			kind, n, _ := strings.Cut(c, ":")
+			k, err := strconv.Atoi(n)
 			require.NoError(t, err)
-			got, err := gates.DecryptUint(f.sk, sum)
-			require.NoError(t, err)
-			if got != x+y || len(sum) != 5 {
-				t.Fatalf("%d + %d = %d in %d bits, want %d in 5", x, y, got, len(sum), x+y)
+			if kind != "B" || k > 2 {
+				t.Fatalf("%d-bit add: engine call %s, want bootstraps of at most 2 samples", w, c)
 			}
+			bootstraps += k
+		}
+		if len(calls) != w || bootstraps != 2*w {
+			t.Fatalf("%d-bit add: %d engine calls of %d bootstraps, want %d of %d: %v", w, len(calls), bootstraps, w, 2*w, calls)
+		}
+	}
+	for w := 1; w <= 4; w++ {
+		for x := range uint64(1) << w {
+			for y := range uint64(1) << w {
+				add(x, y, w)
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, pr := range [][2]uint64{{1<<64 - 1, 1}, {1<<64 - 1, 1<<64 - 1}, {1 << 63, 1 << 63}, {0, 0}, {rng.Uint64(), rng.Uint64()}} {
+		add(pr[0], pr[1], 64)
+	}
+}
+
+// TestAdderCircuit: AdderCircuit(w) adds in plaintext (every pair up to 5
+// bits, random and edge pairs at 64), costs 2w bootstraps in w levels
+// under XORLinear with the MAJ's failure figure as its worst, and refuses
+// a width below 1.
+func TestAdderCircuit(t *testing.T) {
+	ev, _ := gates.NewEvaluator(newOracle(fixtures(tfhe.TFHELib128)))
+	est := tfhe.TFHELib128.NoiseEstimateGrouped(tfhe.MaxGrouping) // the oracle says no grouping: the noisiest
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, w := range []int{1, 2, 3, 4, 5, 8, 33, 64} {
+		c, err := gates.AdderCircuit(w)
+		require.NoError(t, err)
+		mask := uint64(1)<<w - 1
+		pairs := [][2]uint64{{mask, 1}, {mask, mask}, {rng.Uint64() & mask, rng.Uint64() & mask}}
+		if w <= 5 {
+			pairs = pairs[:0]
+			for x := range mask + 1 {
+				for y := range mask + 1 {
+					pairs = append(pairs, [2]uint64{x, y})
+				}
+			}
+		}
+		for _, pr := range pairs {
+			out, err := c.Eval(gates.Uint64Bits(pr[0], w), gates.Uint64Bits(pr[1], w))
+			require.NoError(t, err)
+			got := gates.BitsUint64(out[0][:w])
+			if got != (pr[0]+pr[1])&mask || out[0][w] != (pr[0] > mask-pr[1]) {
+				t.Fatalf("%d bits: %d + %d = %d carry %v", w, pr[0], pr[1], got, out[0][w])
+			}
+		}
+		plan, err := ev.PlanCircuit(c, gates.CircuitOptions{})
+		require.NoError(t, err)
+		wantFail := est.Log2MajorityFailure(0)
+		if w == 1 { // no MAJ: an AND and a refresh of two terms
+			wantFail = max(est.Log2GateFailure, est.Log2XORSumFailure(2))
+		}
+		if plan.Bootstraps != 2*w || plan.Levels-1 != w || plan.Log2Failure != wantFail {
+			t.Errorf("%d bits: %d bootstraps in %d levels, failure 2^%.1f; want %d in %d, 2^%.1f", w, plan.Bootstraps, plan.Levels-1, plan.Log2Failure, 2*w, w, wantFail)
+		}
+	}
+	// The doc's comparison: the same adder of AND, OR and bootstrapped XOR.
+	for _, w := range []int{1, 8, 64} {
+		plan, err := ev.PlanCircuit(andOrAdder(t, w), gates.CircuitOptions{XOR: gates.XORBootstrapped})
+		require.NoError(t, err)
+		if plan.Bootstraps != 5*w-3 || plan.Levels-1 != 2*w-1 {
+			t.Errorf("%d bits of AND and OR: %d bootstraps in %d levels, want %d in %d", w, plan.Bootstraps, plan.Levels-1, 5*w-3, 2*w-1)
+		}
+	}
+	for _, w := range []int{0, -1} {
+		_, err := gates.AdderCircuit(w)
+		var ce *gates.CircuitError
+		if !errors.As(err, &ce) {
+			t.Errorf("AdderCircuit(%d): %v, want a *CircuitError", w, err)
 		}
 	}
 }
@@ -53,5 +144,80 @@ func TestAddUintErrors(t *testing.T) {
 		if _, err := ev.AddUint(c.a, c.b); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("AddUint: %v, want %q", err, c.want)
 		}
+	}
+}
+
+// andOrAdder is the ripple-carry adder AddUint evaluated before MAJ: sum
+// bit p ⊕ carry with p = a ⊕ b, carry (a ∧ b) ∨ (p ∧ carry). Evaluated
+// with XORBootstrapped it takes AddUint's old engine calls, 5w − 3
+// bootstraps in 2w − 1 calls.
+func andOrAdder(t testing.TB, w int) *gates.Circuit {
+	bld := gates.NewBuilder(w, w)
+	x, y := bld.Input(0), bld.Input(1)
+	sum := make([]int, w+1)
+	carry := -1
+	for i := range w {
+		p, g := bld.Gate(gates.OpXOR, x[i], y[i]), bld.Gate(gates.OpAND, x[i], y[i])
+		if i == 0 {
+			sum[0], carry = p, g
+			continue
+		}
+		sum[i] = bld.Gate(gates.OpXOR, p, carry)
+		carry = bld.Gate(gates.OpOR, g, bld.Gate(gates.OpAND, p, carry))
+	}
+	sum[w] = carry
+	c, err := bld.Build(sum)
+	require.NoError(t, err)
+	return c
+}
+
+// BenchmarkAdder times AddUint (adder=maj) against andOrAdder evaluated
+// with every XOR bootstrapped (adder=andor, AddUint before MAJ), one
+// addition an op, on TFHELib128 grouped by 3 at 8 and 32 bits: on the CPU
+// engine and, where a GPU is found, on the GPU engine. Compare the two
+// adders as a ratio within one run.
+//
+//	go test -run '^$' -bench Adder -benchtime 5x ./gates
+func BenchmarkAdder(b *testing.B) {
+	f := fixtures(tfhe.TFHELib128)
+	ck, err := tfhe.GenerateCloudKeyFromSeed(f.sk, seed("bench-adder-ck"), tfhe.WithGrouping(3))
+	require.NoError(b, err)
+	engines := []struct {
+		name string
+		make func() (bootstrap.Engine, error)
+	}{
+		{"cpu", func() (bootstrap.Engine, error) { return bootstrap.NewCPU(ck, bootstrap.CPUOptions{}) }},
+		{"gpu", func() (bootstrap.Engine, error) { return bootstrap.NewGPU(ck, bootstrap.GPUOptions{}) }},
+	}
+	for _, e := range engines {
+		b.Run("engine="+e.name, func(b *testing.B) {
+			eng, err := e.make()
+			if errors.Is(err, bootstrap.ErrNoGPU) {
+				b.Skipf("no GPU: %v", err)
+			}
+			require.NoError(b, err)
+			defer eng.Close()
+			ev, err := gates.NewEvaluator(eng)
+			require.NoError(b, err)
+			for _, w := range []int{8, 32} {
+				x, y := f.encryptUint(b, 1<<w-1, w), f.encryptUint(b, 1, w) // every carry set
+				andOr := andOrAdder(b, w)
+				b.Run(fmt.Sprintf("adder=maj/bits=%d", w), func(b *testing.B) {
+					for b.Loop() {
+						if _, err := ev.AddUint(x, y); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+				b.Run(fmt.Sprintf("adder=andor/bits=%d", w), func(b *testing.B) {
+					opts := gates.CircuitOptions{XOR: gates.XORBootstrapped}
+					for b.Loop() {
+						if _, err := ev.EvalCircuitWith(context.Background(), andOr, [][]*tfhe.TLWE{x, y}, opts); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
+		})
 	}
 }

@@ -51,43 +51,76 @@ func linear(dst *tfhe.TLWE, ca int32, a *tfhe.TLWE, cb int32, b *tfhe.TLWE, off 
 	d[len(d)-1] += off
 }
 
-// gateCoefficients returns the linear combination ca·a + cb·b + (0, off)
-// that a two-input gate bootstraps with μ = 1/8 (the TFHE library's
-// bootsAND, bootsNAND, …; XOR doubles its inputs so that a ⊕ b maps to
-// ±1/4 + 1/4).
-func gateCoefficients(op Op) (ca, cb int32, off torus.Torus32) {
+// linear3 sets dst = Σ coef[k]·in[k] + (0, off) over three samples: a
+// majority gate's bootstrap input.
+func linear3(dst *tfhe.TLWE, coef [3]int32, in [3]*tfhe.TLWE, off torus.Torus32) {
+	d := dst.Value
+	x, y, z := in[0].Value[:len(d)], in[1].Value[:len(d)], in[2].Value[:len(d)]
+	p, q, r := torus.Torus32(coef[0]), torus.Torus32(coef[1]), torus.Torus32(coef[2])
+	for i := range d {
+		d[i] = p*x[i] + q*y[i] + r*z[i]
+	}
+	d[len(d)-1] += off
+}
+
+// gateCoefficients returns the linear combination Σ coef[k]·input k +
+// (0, off) that a gate other than MUX bootstraps with μ = 1/8: for a
+// two-input gate the TFHE library's bootsAND, bootsNAND, … (coef[2] is
+// 0; XOR doubles its inputs so that a ⊕ b maps to ±1/4 + 1/4), for MAJ
+// the plain sum a + b + c, whose phase ±1/8 or ±3/8 is positive exactly
+// when most of the three are true.
+func gateCoefficients(op Op) (coef [3]int32, off torus.Torus32) {
 	switch op {
 	case OpAND:
-		return 1, 1, nmu8
+		return [3]int32{1, 1}, nmu8
 	case OpNAND:
-		return -1, -1, mu8
+		return [3]int32{-1, -1}, mu8
 	case OpOR:
-		return 1, 1, mu8
+		return [3]int32{1, 1}, mu8
 	case OpNOR:
-		return -1, -1, nmu8
+		return [3]int32{-1, -1}, nmu8
 	case OpXOR:
-		return 2, 2, mu4
+		return [3]int32{2, 2}, mu4
 	case OpXNOR:
-		return -2, -2, nmu4
+		return [3]int32{-2, -2}, nmu4
 	case OpANDNY:
-		return -1, 1, nmu8
+		return [3]int32{-1, 1}, nmu8
 	case OpANDYN:
-		return 1, -1, nmu8
+		return [3]int32{1, -1}, nmu8
 	case OpORNY:
-		return -1, 1, mu8
+		return [3]int32{-1, 1}, mu8
 	case OpORYN:
-		return 1, -1, mu8
+		return [3]int32{1, -1}, mu8
+	case OpMAJ:
+		return [3]int32{1, 1, 1}, 0
 	}
 	panic(fmt.Sprintf("gates: no linear combination for %v", op))
 }
 
+// gateInput sets dst to what the engine bootstraps for gate op (not MUX,
+// nor a free gate) of inputs in[:op.Arity()], input k negated where
+// neg[k] (a negated input negates its coefficient).
+func gateInput(dst *tfhe.TLWE, op Op, in [3]*tfhe.TLWE, neg [3]bool) {
+	coef, off := gateCoefficients(op)
+	for k := range coef {
+		if neg[k] {
+			coef[k] = -coef[k]
+		}
+	}
+	if op.Arity() == 3 {
+		linear3(dst, coef, in, off)
+		return
+	}
+	linear(dst, coef[0], in[0], coef[1], in[1], off)
+}
+
 // engineInput is what the engine bootstraps for a gate, by its inputs'
-// samples (id) and signs: for a two-input gate the sum ca·x + cb·y + off
-// (gateCoefficients, the signs in the coefficients, terms in order), for a
-// MUX its selector and data with the selector's sign taken out
+// samples (id) and signs: for a two-input gate or MAJ the sum Σ coef·x +
+// off (gateCoefficients, the signs in the coefficients, terms in order),
+// for a MUX its selector and data with the selector's sign taken out
 // (MUX(¬s, b, c) is MUX(s, c, b): the same two halves). The engines are
 // deterministic, so two gates of one engineInput give one sample bit for
-// bit: AND(¬a, b) and ANDNY(a, b) alike.
+// bit: AND(¬a, b) and ANDNY(a, b) alike, MAJ(a, b, c) and MAJ(c, a, b).
 type engineInput struct {
 	mux  bool
 	off  torus.Torus32
@@ -124,10 +157,17 @@ func engineInputOf(op Op, id [3]int32, neg [3]bool) engineInput {
 		}
 		return engineInput{mux: true, id: id, coef: [3]int32{1, sign(neg[1]), sign(neg[2])}}
 	}
-	ca, cb, off := gateCoefficients(op)
-	k := engineInput{off: off, id: [3]int32{id[0], id[1], -1}, coef: [3]int32{ca * sign(neg[0]), cb * sign(neg[1]), 0}}
-	if k.id[1] < k.id[0] || k.id[1] == k.id[0] && k.coef[1] < k.coef[0] {
-		k.id[0], k.id[1], k.coef[0], k.coef[1] = k.id[1], k.id[0], k.coef[1], k.coef[0]
+	coef, off := gateCoefficients(op)
+	ar := op.Arity()
+	k := engineInput{off: off, id: [3]int32{-1, -1, -1}}
+	for i := range ar {
+		k.id[i], k.coef[i] = id[i], coef[i]*sign(neg[i])
+	}
+	// The terms in order (an insertion sort of two or three).
+	for i := 1; i < ar; i++ {
+		for j := i; j > 0 && (k.id[j] < k.id[j-1] || k.id[j] == k.id[j-1] && k.coef[j] < k.coef[j-1]); j-- {
+			k.id[j], k.id[j-1], k.coef[j], k.coef[j-1] = k.id[j-1], k.id[j], k.coef[j-1], k.coef[j]
+		}
 	}
 	return k
 }
@@ -144,9 +184,9 @@ func checkSample(c *tfhe.TLWE, n int) error {
 }
 
 // Batch evaluates every call: *calls[i].Out = calls[i].Op(inputs). Gates of
-// every kind may be mixed. All two-input gates go to the engine in one
-// Bootstrap call; MUX gates add one BootstrapNoKeySwitch and one KeySwitch
-// call for all of them; free gates cost nothing.
+// every kind may be mixed. All two-input gates and MAJ gates go to the
+// engine in one Bootstrap call; MUX gates add one BootstrapNoKeySwitch and
+// one KeySwitch call for all of them; free gates cost nothing.
 //
 // Every input is read before any output is written, so an output may be the
 // same sample as any input, of the same call or of another. Outputs must be
@@ -318,8 +358,7 @@ func (ev *Evaluator) batchOnce(calls []Call, extra []*tfhe.TLWE, seen *rotationS
 			}
 			iff++
 		default:
-			ca, cb, off := gateCoefficients(c.Op)
-			linear(pre[ib], ca, c.A, cb, c.B, off)
+			gateInput(pre[ib], c.Op, [3]*tfhe.TLWE{c.A, c.B, c.C}, [3]bool{})
 			keyPre[ib] = inputFingerprint(pre[ib].Value) ^ saltOf(i)
 			ib++
 		}

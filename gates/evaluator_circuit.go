@@ -94,8 +94,9 @@ type CircuitPlan struct {
 	LargestSum int
 	// Log2Failure is log2 of the estimated failure probability of the
 	// noisiest bootstrap: a refresh of LargestSum terms under XORLinear,
-	// a gate (tfhe.NoiseEstimate), or a gate that reads MUX outputs, which
-	// are noisier, where that is worse (tfhe.NoiseEstimate.Log2GateFailureMux).
+	// a gate (tfhe.NoiseEstimate), a gate that reads MUX outputs, which
+	// are noisier (tfhe.NoiseEstimate.Log2GateFailureMux), or a MAJ, which
+	// sums three inputs (Log2MajorityFailure), whichever is worst.
 	// It is a figure per bootstrap, not per evaluation: Log2EvalFailure
 	// bounds the evaluation's.
 	Log2Failure float64
@@ -135,6 +136,7 @@ type noiseFigures struct {
 	est          tfhe.NoiseEstimate
 	xor          [maxDefaultXORTerms + 1]float64 // Log2XORSumFailure(w) for 2 ≤ w ≤ maxDefaultXORTerms
 	mux          [3]float64                      // Log2GateFailureMux(0, 1, 2)
+	maj          [4]float64                      // Log2MajorityFailure(0 … 3)
 	defaultTerms int
 }
 
@@ -149,6 +151,9 @@ func (ev *Evaluator) computeFigures() *noiseFigures {
 	}
 	for k := range f.mux {
 		f.mux[k] = f.est.Log2GateFailureMux(k)
+	}
+	for k := range f.maj {
+		f.maj[k] = f.est.Log2MajorityFailure(k)
 	}
 	for f.defaultTerms < maxDefaultXORTerms && f.xor[f.defaultTerms+1] <= DefaultXORFailureLog2 {
 		f.defaultTerms++
@@ -166,6 +171,16 @@ func (f *noiseFigures) xorFailure(w int) float64 {
 
 // muxFailure is Log2GateFailureMux(k), k clamped to [0, 2] as it clamps.
 func (f *noiseFigures) muxFailure(k int) float64 { return f.mux[min(max(k, 0), 2)] }
+
+// gateFailure is the failure figure of the noisiest gate bootstrap that g
+// describes: a two-input gate's or a MUX half's, or a MAJ's.
+func (f *noiseFigures) gateFailure(g gateNoise) float64 {
+	fail := f.muxFailure(g.mux)
+	if g.maj {
+		fail = max(fail, f.maj[min(max(g.majMux, 0), 3)])
+	}
+	return fail
+}
 
 // PlanCircuit returns how EvalCircuitWith would evaluate c with opts. It
 // takes memory in c's gates, not in its wires: a circuit of few gates
@@ -201,7 +216,7 @@ func (ev *Evaluator) planCircuits(name string, c *Circuit, instances int, opts C
 	switch opts.XOR {
 	case XORBootstrapped:
 		cp := CircuitPlan{XOR: XORBootstrapped, Instances: instances, Levels: len(c.levels),
-			Bootstraps: instances * c.bootstraps, Log2Failure: ev.figures().muxFailure(c.muxIn)}
+			Bootstraps: instances * c.bootstraps, Log2Failure: ev.figures().gateFailure(c.noise)}
 		for _, lv := range c.levels {
 			cp.MaxBatch = max(cp.MaxBatch, instances*len(lv.Bootstrapped))
 		}
@@ -213,7 +228,7 @@ func (ev *Evaluator) planCircuits(name string, c *Circuit, instances int, opts C
 		}
 		// The sums the plan bootstraps, not the bound on them: a circuit
 		// whose sums stay short fails no more often for a larger bound.
-		failure := ev.figures().muxFailure(p.muxIn)
+		failure := ev.figures().gateFailure(p.noise)
 		if p.largestSum >= 2 {
 			failure = max(failure, ev.figures().xorFailure(p.largestSum))
 		}
@@ -462,14 +477,12 @@ func (ev *Evaluator) evalLinear(ctx context.Context, name string, c *Circuit, p 
 				// The gate's bootstrap input, formed here and bootstrapped in
 				// place like a refresh (Batch's linear combination; a negated
 				// input negates its coefficient).
-				ca, cb, off := gateCoefficients(o.op)
-				if o.in[0].neg {
-					ca = -ca
+				var x [3]*tfhe.TLWE
+				var neg [3]bool
+				for k := range o.op.Arity() {
+					x[k], neg[k] = in(o.in[k]), o.in[k].neg
 				}
-				if o.in[1].neg {
-					cb = -cb
-				}
-				linear(out, ca, in(o.in[0]), cb, in(o.in[1]), off)
+				gateInput(out, o.op, x, neg)
 				b.direct = append(b.direct, out)
 				b.directSalt = append(b.directSalt, salt)
 				continue

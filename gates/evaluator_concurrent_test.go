@@ -17,7 +17,7 @@ func TestEvaluatorConcurrentBatch(t *testing.T) {
 	f := fixtures(toyParams)
 	ev := f.cpuEvaluator(t)
 	ops := []gates.Op{gates.OpAND, gates.OpNAND, gates.OpOR, gates.OpNOR, gates.OpXOR, gates.OpXNOR,
-		gates.OpANDNY, gates.OpANDYN, gates.OpORNY, gates.OpORYN, gates.OpMUX,
+		gates.OpANDNY, gates.OpANDYN, gates.OpORNY, gates.OpORYN, gates.OpMUX, gates.OpMAJ,
 		gates.OpNOT, gates.OpCopy, gates.OpZero, gates.OpOne}
 	workers, rounds := 6, 12
 	if testing.Short() {

@@ -81,7 +81,7 @@ func TestAdder8CPU(t *testing.T) {
 		require.NoError(t, err)
 		got, err := gates.DecryptUint(f.sk, sum)
 		require.NoError(t, err)
-		t.Logf("%s: %d + %d = %d (37 bootstraps, %v)", p.Name(), pr[0], pr[1], got, time.Since(start))
+		t.Logf("%s: %d + %d = %d (16 bootstraps, %v)", p.Name(), pr[0], pr[1], got, time.Since(start))
 		if got != pr[0]+pr[1] {
 			t.Errorf("%d + %d = %d under encryption", pr[0], pr[1], got)
 		}

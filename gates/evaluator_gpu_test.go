@@ -56,7 +56,9 @@ func gpuGateCases() (sets []tfhe.Params, groupings func(tfhe.Params) []int, batc
 // one (the first, the last 16, and 49 at random). The inputs are
 // fresh encryptions for the first batch size and, after it, outputs of the
 // previous batch mixed with fresh ones, so that bootstrapped samples are
-// inputs too. On a machine without a GPU it skips, saying why.
+// inputs too. Then AddUint (64 bits, 8 under -short) adds a value with all
+// carries set and a random pair, its every engine call checked as the
+// batches' are. On a machine without a GPU it skips, saying why.
 func TestGatesGPUMatchCPU(t *testing.T) {
 	requireGPU(t)
 	sets, groupings, batches := gpuGateCases()
@@ -150,31 +152,7 @@ func testGatesMatchCPU(t *testing.T, p tfhe.Params, grouping int, batches []int,
 		// rotations a batch negates (distinct inputs) depends on the whole
 		// batch, so a CPU batch of some of its calls could differ from it
 		// and still be right.
-		checked := 0
-		for _, r := range rec.take() {
-			idx := gateSampleIndices(rng, len(r.in))
-			out := make([]*tfhe.TLWE, len(idx))
-			in := make([]*tfhe.TLWE, len(idx))
-			for j, i := range idx {
-				in[j], out[j] = r.in[i], tfhe.NewTLWE(r.out[i].Dim())
-			}
-			var err error
-			switch r.kind {
-			case "Bootstrap":
-				err = c.Bootstrap(out, in, r.mu)
-			case "BootstrapNoKeySwitch":
-				err = c.BootstrapNoKeySwitch(out, in, r.mu)
-			case "KeySwitch":
-				err = c.KeySwitch(out, in)
-			}
-			require.NoErrorf(t, err, "batch %d: CPU %s", count, r.kind)
-			for j, i := range idx {
-				if !slices.Equal(out[j].Value, r.out[i].Value) {
-					t.Fatalf("batch %d, %s of %d samples, sample %d: %s's output differs from the CPU engine's", count, r.kind, len(r.in), i, g.Name())
-				}
-			}
-			checked += len(idx)
-		}
+		checked := checkRecorded(t, rng, rec, c, g.Name(), fmt.Sprintf("batch %d", count))
 		if count > 1 {
 			t.Logf("batch %d: GPU = CPU on %d engine samples, decryption right on all %d gates", count, checked, count)
 		}
@@ -186,6 +164,58 @@ func testGatesMatchCPU(t *testing.T, p tfhe.Params, grouping int, batches []int,
 	if slices.Contains(batches, 1) {
 		t.Logf("batch 1: GPU = CPU for each of the %d kinds of gate alone", len(allOps))
 	}
+
+	// AddUint: a circuit of MAJ gates and refreshes of three-term sums,
+	// one engine call a level; every call checked against the CPU engine.
+	w := 64
+	if testing.Short() {
+		w = 8
+	}
+	mask := uint64(1)<<w - 1
+	for _, pr := range [][2]uint64{{mask, 1}, {rng.Uint64() & mask, rng.Uint64() & mask}} {
+		sum, err := evG.AddUint(f.encryptUint(t, pr[0], w), f.encryptUint(t, pr[1], w))
+		require.NoErrorf(t, err, "%d-bit AddUint on %s", w, g.Name())
+		bits := f.decrypt(t, sum...)
+		if got, carry := gates.BitsUint64(bits[:w]), bits[w]; got != (pr[0]+pr[1])&mask || carry != (pr[0] > mask-pr[1]) {
+			t.Fatalf("%d-bit AddUint(%d, %d) on the GPU: %d carry %v", w, pr[0], pr[1], got, carry)
+		}
+		checked := checkRecorded(t, rng, rec, c, g.Name(), fmt.Sprintf("%d-bit AddUint", w))
+		t.Logf("%d-bit AddUint(%d, %d): right, GPU = CPU on its %d bootstraps", w, pr[0], pr[1], checked)
+	}
+}
+
+// checkRecorded runs the engine calls rec holds since its last take on the
+// CPU engine c, every sample of a call of up to 132 and 66 of a larger
+// (gateSampleIndices), fails the test at the first output that differs
+// from the GPU engine's (named gpu) and returns how many it compared.
+func checkRecorded(t *testing.T, rng *rand.Rand, rec *engineRecorder, c bootstrap.Engine, gpu, what string) int {
+	t.Helper()
+	checked := 0
+	for _, r := range rec.take() {
+		idx := gateSampleIndices(rng, len(r.in))
+		out := make([]*tfhe.TLWE, len(idx))
+		in := make([]*tfhe.TLWE, len(idx))
+		for j, i := range idx {
+			in[j], out[j] = r.in[i], tfhe.NewTLWE(r.out[i].Dim())
+		}
+		var err error
+		switch r.kind {
+		case "Bootstrap":
+			err = c.Bootstrap(out, in, r.mu)
+		case "BootstrapNoKeySwitch":
+			err = c.BootstrapNoKeySwitch(out, in, r.mu)
+		case "KeySwitch":
+			err = c.KeySwitch(out, in)
+		}
+		require.NoErrorf(t, err, "%s: CPU %s", what, r.kind)
+		for j, i := range idx {
+			if !slices.Equal(out[j].Value, r.out[i].Value) {
+				t.Fatalf("%s, %s of %d samples, sample %d: %s's output differs from the CPU engine's", what, r.kind, len(r.in), i, gpu)
+			}
+		}
+		checked += len(idx)
+	}
+	return checked
 }
 
 // engineRecorder is an engine that keeps a copy of every sample its

@@ -21,7 +21,7 @@ import (
 var allOps = []gates.Op{
 	gates.OpZero, gates.OpOne, gates.OpCopy, gates.OpNOT,
 	gates.OpAND, gates.OpNAND, gates.OpOR, gates.OpNOR, gates.OpXOR, gates.OpXNOR,
-	gates.OpANDNY, gates.OpANDYN, gates.OpORNY, gates.OpORYN, gates.OpMUX,
+	gates.OpANDNY, gates.OpANDYN, gates.OpORNY, gates.OpORYN, gates.OpMAJ, gates.OpMUX,
 }
 
 // truthTableCalls returns one call per op and input combination, with the
@@ -57,8 +57,8 @@ func checkCalls(t *testing.T, f *fixture, calls []gates.Call, want []bool, names
 }
 
 // TestBatchOracle checks the gate constants and the batching of every gate
-// kind against the oracle engine: one Bootstrap call for the two-input gates,
-// one BootstrapNoKeySwitch and one KeySwitch for the MUX gates.
+// kind against the oracle engine: one Bootstrap call for the two-input and
+// MAJ gates, one BootstrapNoKeySwitch and one KeySwitch for the MUX gates.
 func TestBatchOracle(t *testing.T) {
 	f := fixtures(tfhe.TFHELib128)
 	o := newOracle(f)
@@ -73,8 +73,9 @@ func TestBatchOracle(t *testing.T) {
 	})
 	require.NoError(t, ev.Batch(calls))
 	checkCalls(t, f, calls, want, names)
-	// 10 two-input gates × 4 combinations; MUX: 8 combinations × 2 halves.
-	if got := o.log(); !slices.Equal(got, []string{"B:40", "N:16", "K:8"}) {
+	// 10 two-input gates × 4 combinations and MAJ's 8; MUX: 8
+	// combinations × 2 halves.
+	if got := o.log(); !slices.Equal(got, []string{"B:48", "N:16", "K:8"}) {
 		t.Errorf("engine calls %v", got)
 	}
 
@@ -82,7 +83,7 @@ func TestBatchOracle(t *testing.T) {
 	calls, want, names = truthTableCalls(f, allOps[:len(allOps)-1])
 	require.NoError(t, ev.Batch(calls))
 	checkCalls(t, f, calls, want, names)
-	if got := o.log(); !slices.Equal(got, []string{"B:40"}) {
+	if got := o.log(); !slices.Equal(got, []string{"B:48"}) {
 		t.Errorf("engine calls %v", got)
 	}
 	calls, want, names = truthTableCalls(f, allOps[:4])
@@ -128,6 +129,11 @@ func TestOneGateOracle(t *testing.T) {
 		}
 		if got := f.decrypt(t, r)[0]; got != want {
 			t.Errorf("MUX(%v, %v, %v) = %v", s, a, b, got)
+		}
+		r, err = ev.MAJ(cts[0], cts[1], cts[2])
+		require.NoError(t, err)
+		if got, want := f.decrypt(t, r)[0], s && a || s && b || a && b; got != want {
+			t.Errorf("MAJ(%v, %v, %v) = %v", s, a, b, got)
 		}
 	}
 	for _, b := range []bool{false, true} {

@@ -7,7 +7,8 @@ import "fmt"
 //
 // Free gates (OpNOT, OpCopy, OpZero, OpOne) cost no bootstrap: they are a
 // negation, a copy or a noiseless constant. OpMUX costs two bootstraps and one
-// key switch. Every other gate costs one bootstrap.
+// key switch. Every other gate costs one bootstrap, OpMAJ's three inputs
+// included.
 type Op uint8
 
 const (
@@ -30,6 +31,7 @@ const (
 	OpORYN  // a ∨ ¬b
 
 	OpMUX // a ? b : c
+	OpMAJ // the majority of a, b and c: (a ∧ b) ∨ (a ∧ c) ∨ (b ∧ c)
 
 	opCount
 )
@@ -51,6 +53,7 @@ var opNames = [opCount]string{
 	OpORNY:    "ORNY",
 	OpORYN:    "ORYN",
 	OpMUX:     "MUX",
+	OpMAJ:     "MAJ",
 }
 
 // String returns the gate's name, e.g. "NAND".
@@ -65,14 +68,14 @@ func (op Op) String() string {
 func (op Op) Valid() bool { return op > opInvalid && op < opCount }
 
 // Arity is the number of inputs op reads: 0 for the constants, 1 for NOT and
-// COPY, 3 for MUX, 2 otherwise.
+// COPY, 3 for MUX and MAJ, 2 otherwise.
 func (op Op) Arity() int {
 	switch op {
 	case OpZero, OpOne:
 		return 0
 	case OpCopy, OpNOT:
 		return 1
-	case OpMUX:
+	case OpMUX, OpMAJ:
 		return 3
 	case opInvalid:
 		return 0
@@ -137,6 +140,8 @@ func (op Op) Eval(a, b, c bool) bool {
 			return b
 		}
 		return c
+	case OpMAJ:
+		return a && b || a && c || b && c
 	}
 	panic(fmt.Sprintf("gates: Eval of invalid %v", op))
 }
@@ -149,8 +154,9 @@ func (op Op) Eval(a, b, c bool) bool {
 // (TFHELib128 grouped by 3: about 2^−101 for a gate instead of 2^−188).
 // With opposite signs the sample cancels and the result is a constant. The
 // gate of fewer samples is also cheaper: AND(w, w) is a copy of w, XOR(w,
-// w) the constant 0, MUX(s, s, c) is OR(s, c). A constant input is folded
-// in the same way: AND(w, 1) is a copy of w.
+// w) the constant 0, MUX(s, s, c) is OR(s, c), MAJ(a, a, c) a copy of a
+// and MAJ(a, ¬a, c) a copy of c. A constant input is folded in the same
+// way: AND(w, 1) is a copy of w, MAJ(a, b, 0) is AND(a, b).
 
 // reducedGate is a gate over distinct samples: op reads the samples of the
 // original gate's inputs src[0] and src[1] (as its inputs A and B, those

@@ -18,7 +18,7 @@ import (
 // reduced gate has the same truth table, reads no sample twice, and costs
 // no more bootstraps; a two-input gate on one sample costs none.
 func TestReduceRepeats(t *testing.T) {
-	for _, op := range []Op{OpAND, OpNAND, OpOR, OpNOR, OpXOR, OpXNOR, OpANDNY, OpANDYN, OpORNY, OpORYN, OpMUX} {
+	for _, op := range []Op{OpAND, OpNAND, OpOR, OpNOR, OpXOR, OpXNOR, OpANDNY, OpANDYN, OpORNY, OpORYN, OpMUX, OpMAJ} {
 		ar := op.Arity()
 		// Every assignment of samples 0..2 or a constant (−1) to the
 		// inputs, and every sign (a constant's value).
@@ -140,8 +140,8 @@ func TestRepeatsCostNothing(t *testing.T) {
 }
 
 // TestEngineInputOf: two gates of one engineInput give the engine the same
-// samples to bootstrap (a two-input gate's sum, a MUX's two halves in
-// either order), so their outputs are one sample; and gates of different
+// samples to bootstrap (a two-input gate's or MAJ's sum, a MUX's two
+// halves in either order), so their outputs are one sample; and gates of different
 // engine inputs differ, on random samples. Gates reading a sample twice are
 // left out: reduceRepeats takes them out before any key is made.
 func TestEngineInputOf(t *testing.T) {
@@ -179,8 +179,7 @@ func TestEngineInputOf(t *testing.T) {
 			linear(out[0], 1, in[0], 1, in[1], nmu8)
 			linear(out[1], -1, in[0], 1, in[2], nmu8)
 		} else {
-			ca, cb, off := gateCoefficients(g.op)
-			linear(out[0], ca, in[0], cb, in[1], off)
+			gateInput(out[0], g.op, in, [3]bool{})
 			out = out[:1]
 		}
 		var s []string
@@ -199,9 +198,11 @@ func TestEngineInputOf(t *testing.T) {
 			}
 		}
 	}
-	for _, id := range perms {
-		for signs := range 8 {
-			gs = append(gs, gate{OpMUX, id, [3]bool{signs&1 == 1, signs&2 != 0, signs&4 != 0}})
+	for _, op := range []Op{OpMUX, OpMAJ} {
+		for _, id := range perms {
+			for signs := range 8 {
+				gs = append(gs, gate{op, id, [3]bool{signs&1 == 1, signs&2 != 0, signs&4 != 0}})
+			}
 		}
 	}
 	// negInputs is inputs(g) negated: what the complement gate bootstraps.
@@ -214,8 +215,8 @@ func TestEngineInputOf(t *testing.T) {
 			in[k] = signed(int(g.id[k]), g.neg[k])
 		}
 		out := tfhe.NewTLWE(n)
-		ca, cb, off := gateCoefficients(g.op)
-		linear(out, -ca, in[0], -cb, in[1], -off)
+		gateInput(out, g.op, in, [3]bool{})
+		tfhe.NegTLWETo(out, out)
 		return []string{fmt.Sprint(out.Value)}
 	}
 	for i, a := range gs {

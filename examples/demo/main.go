@@ -183,7 +183,17 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("   %d + %d = %d %s (9-bit result; 37 bootstraps in 15 engine calls, %v)\n", *a, *b, got, check(got == uint64(*a+*b)), round(el))
+	// AddUint evaluates this circuit; its plan says what the add cost.
+	adder, err := gates.AdderCircuit(8)
+	if err != nil {
+		log.Fatal(err)
+	}
+	plan, err := ev.PlanCircuit(adder, gates.CircuitOptions{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("   %d + %d = %d %s (9-bit result; %d bootstraps in %d engine calls, %v)\n", *a, *b, got, check(got == uint64(*a+*b)),
+		plan.Bootstraps, plan.Levels-1, round(el))
 
 	if failed {
 		fmt.Println("\nSome results were WRONG.")

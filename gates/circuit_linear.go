@@ -103,6 +103,7 @@ type linearPlan struct {
 	maxBatch   int
 	noise      gateNoise // what decides the gates' failure figure (Circuit.noise)
 	largestSum int       // the largest weight of a refreshed sum (a MUX output 2); 0 if none
+	majorities int       // full adders' carries evaluated as MAJ gates (fuseMajorities)
 }
 
 // numOutputs returns the number of output bits.
@@ -257,15 +258,36 @@ func (lw *linWires) input(w int) linWire {
 // set sets the value of wire w, which is not an input.
 func (lw *linWires) set(w int, x linWire) { lw.past[w-lw.nin] = x }
 
+// buildLinearPlan builds c's linear plan. Where it evaluates full adders'
+// carries as MAJ gates (fuseMajorities) it also plans the netlist's gates
+// as they are and keeps that plan where it takes fewer bootstraps, or as
+// many in fewer levels: each carry fused costs no more than the gates it
+// replaces taken alone, but a refresh that a carry's AND shared with
+// another reader can be lost (about 1% of the plans of
+// TestFuseMajoritiesRandom's circuits; none of the shipped ones).
 func buildLinearPlan(c *Circuit, maxTerms int, tiers []int) *linearPlan {
-	return buildPlan(c, maxTerms, tiers, true)
+	p := buildPlan(c, maxTerms, tiers, true, true)
+	if p.majorities == 0 {
+		return p
+	}
+	if old := buildPlan(c, maxTerms, tiers, true, false); old.bootstraps < p.bootstraps ||
+		old.bootstraps == p.bootstraps && len(old.levels) < len(p.levels) {
+		return old
+	}
+	return p
 }
 
 // buildPlan builds the linear plan, summing XOR trees whole (xorTrees) or
-// gate by gate as the planner did before it did (for tests).
-func buildPlan(c *Circuit, maxTerms int, tiers []int, xorTrees bool) *linearPlan {
+// gate by gate as the planner did before it did (for tests), and with full
+// adders' carries as MAJ gates (majorities, fuseMajorities) or as the
+// netlist has them (for tests).
+func buildPlan(c *Circuit, maxTerms int, tiers []int, xorTrees, majorities bool) *linearPlan {
 	nin := c.numInputBits()
 	p := &linearPlan{terms: maxTerms, inputs: nin}
+	gates := c.gates
+	if majorities {
+		gates, p.majorities = fuseMajorities(c)
+	}
 	// Samples 0 … nin−1 are the input bits, of level 0 and no MUX
 	// outputs. Of those the plan writes, id ≥ nin, written[id − nin] is
 	// the level that writes it and fromMux[id − nin] whether it is a MUX
@@ -373,7 +395,7 @@ func buildPlan(c *Circuit, maxTerms int, tiers []int, xorTrees bool) *linearPlan
 	}
 	var inner []bool
 	if xorTrees {
-		inner = innerXORWires(c, nin)
+		inner = innerXORWires(c, gates, nin)
 	}
 	isInner := func(w int) bool { return xorTrees && w >= nin && inner[w-nin] }
 	trees := map[int]*xorTree{} // by the inner wire of the root
@@ -419,7 +441,7 @@ func buildPlan(c *Circuit, maxTerms int, tiers []int, xorTrees bool) *linearPlan
 			foldFree(x)
 		}
 	}
-	for _, g := range c.gates {
+	for _, g := range gates {
 		switch g.Op {
 		case OpXOR, OpXNOR:
 			if isInner(g.In[0]) || isInner(g.In[1]) || isInner(g.Out) {

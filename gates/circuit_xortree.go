@@ -22,7 +22,8 @@ import (
 // does; refreshing several leaves together makes a sample of their sum
 // that only this tree reads.
 
-// innerXORWires returns, for each wire past the inputs (index w − nin),
+// innerXORWires returns, for each wire past the inputs (index w − nin) of
+// c evaluated as gates (c's, or fuseMajorities'),
 // whether it is an inner wire of an XOR tree that the plan sums as a
 // whole: written by an XOR or XNOR, read exactly once, by an XOR or XNOR,
 // no output, and in a tree whose leaves are all single samples
@@ -31,7 +32,7 @@ import (
 // is shared with the leaf's other readers, and summing such trees whole
 // gave AES-128, SHA-256 and the multipliers up to 5% more bootstraps. Its
 // memory is in the gates.
-func innerXORWires(c *Circuit, nin int) []bool {
+func innerXORWires(c *Circuit, gates []Gate, nin int) []bool {
 	past := c.nwires - nin
 	isXOR := func(op Op) bool { return op == OpXOR || op == OpXNOR }
 	// reads[i]: 0 unread, 1 read once by an XOR, 2 otherwise.
@@ -44,7 +45,7 @@ func innerXORWires(c *Circuit, nin int) []bool {
 	single := make([]bool, past)
 	isSingle := func(w int) bool { return w < nin || single[w-nin] }
 	writer := make([]int32, past) // the gate that writes the wire
-	for gi, g := range c.gates {
+	for gi, g := range gates {
 		for k := range g.Op.Arity() {
 			if i := g.In[k] - nin; i >= 0 {
 				if reads[i] == 0 && isXOR(g.Op) {
@@ -66,7 +67,7 @@ func innerXORWires(c *Circuit, nin int) []bool {
 	}
 	inner := make([]bool, past)
 	firstOutput := c.nwires - c.numOutputBits()
-	for _, g := range c.gates {
+	for _, g := range gates {
 		if i := g.Out - nin; isXOR(g.Op) && g.Out < firstOutput && reads[i] == 1 {
 			inner[i] = true
 		}
@@ -74,7 +75,7 @@ func innerXORWires(c *Circuit, nin int) []bool {
 	// Each tree from its root (an XOR whose output is not inner): its
 	// inner wires stay inner only if its leaves are single samples.
 	var stack, members []int
-	for _, g := range c.gates {
+	for _, g := range gates {
 		if !isXOR(g.Op) || inner[g.Out-nin] {
 			continue
 		}
@@ -86,7 +87,7 @@ func innerXORWires(c *Circuit, nin int) []bool {
 			switch {
 			case w >= nin && inner[w-nin]:
 				members = append(members, w-nin)
-				h := &c.gates[writer[w-nin]]
+				h := &gates[writer[w-nin]]
 				stack = append(stack, h.In[0], h.In[1])
 			case !isSingle(w):
 				ok = false

@@ -57,7 +57,7 @@ func TestXORTreeFewest(t *testing.T) {
 		c, _ := xorTreeCircuit(n, false)
 		for _, m := range []int{2, 3, 5, 6, 9, 14, 16} {
 			p := buildLinearPlan(c, m, nil)
-			old := buildPlan(c, m, nil, false)
+			old := buildPlan(c, m, nil, false, true)
 			want := (n - 1 + m - 2) / (m - 1)
 			depth := 1
 			for pw := m; pw < n; pw *= m {
@@ -87,7 +87,7 @@ func TestXORTreeSecondReader(t *testing.T) {
 	for _, n := range []int{4, 16, 40} {
 		c, shared := xorTreeCircuit(n, true)
 		nin := c.numInputBits()
-		inner := innerXORWires(c, nin)
+		inner := innerXORWires(c, c.gates, nin)
 		if inner[shared-nin] {
 			t.Fatalf("n %d: wire %d, read by an XOR and an AND, is inner", n, shared)
 		}
@@ -97,7 +97,7 @@ func TestXORTreeSecondReader(t *testing.T) {
 			}
 		}
 		for _, m := range []int{2, 3, 9} {
-			p, old := buildLinearPlan(c, m, nil), buildPlan(c, m, nil, false)
+			p, old := buildLinearPlan(c, m, nil), buildPlan(c, m, nil, false, true)
 			if p.refreshes > old.refreshes || len(p.levels) > len(old.levels) {
 				t.Errorf("n %d, m %d: %d refreshes in %d levels, gate by gate %d in %d", n, m,
 					p.refreshes, len(p.levels), old.refreshes, len(old.levels))
@@ -112,7 +112,7 @@ func TestXORTreeSecondReader(t *testing.T) {
 	y := b.Gate(OpXOR, x, in[2])
 	c, err := b.Build([]int{x, y})
 	require.NoError(t, err)
-	for i, v := range innerXORWires(c, 4) {
+	for i, v := range innerXORWires(c, c.gates, 4) {
 		if v {
 			t.Errorf("wire %d is inner; the XORs' outputs are read by the output copies", 4+i)
 		}
@@ -424,7 +424,7 @@ func checkTreePlan(t *testing.T, c *Circuit, rng *rand.Rand) {
 		if n != len(c.gates) {
 			t.Fatalf("terms %d: %d gates counted in the levels, the circuit has %d", m, n, len(c.gates))
 		}
-		old := buildPlan(c, m, nil, false)
+		old := buildPlan(c, m, nil, false, true)
 		checkPlanShape(t, c, old)
 	}
 }

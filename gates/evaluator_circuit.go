@@ -88,6 +88,12 @@ type CircuitPlan struct {
 	Bootstraps int // bootstraps in all (a MUX counts 2), refreshes included
 	Refreshes  int // XORLinear: sums bootstrapped
 	MaxBatch   int // the most bootstrapped gates and refreshes of a level
+	// Majorities is, under XORLinear, the full adders' carries the plan
+	// evaluates as one MAJ bootstrap each where the netlist has an AND
+	// reading two XOR sums and an XOR after it (((a ⊕ c) ∧ (b ⊕ c)) ⊕ c,
+	// the garbled-circuit form: adder64's 63, SHA-256's 18,128), counted
+	// over every instance; XORBootstrapped evaluates the netlist as it is.
+	Majorities int
 	// LargestSum is, under XORLinear, the most terms of a sum the plan
 	// bootstraps (a MUX output counting two), at most MaxXORTerms; 0 where
 	// it bootstraps none.
@@ -234,6 +240,7 @@ func (ev *Evaluator) planCircuits(name string, c *Circuit, instances int, opts C
 		}
 		return CircuitPlan{XOR: XORLinear, MaxXORTerms: p.terms, Instances: instances, Levels: len(p.levels),
 			Bootstraps: instances * p.bootstraps, Refreshes: instances * p.refreshes, MaxBatch: instances * p.maxBatch,
+			Majorities: instances * p.majorities,
 			LargestSum: p.largestSum, Log2Failure: failure}, nil
 	}
 	return CircuitPlan{}, fmt.Errorf("gates: %s: unknown %v", name, opts.XOR)

@@ -524,10 +524,13 @@ type groupedOracle struct {
 func (o groupedOracle) Grouping() int { return o.g }
 
 // TestDefaultMaxXORTerms checks the default sum size against the noise
-// model for each key grouping, and that PlanCircuit reports it.
+// model for each key grouping, and that PlanCircuit reports it, on
+// AES-128, whose sums reach the bound (adder64's, its carries MAJ gates,
+// stay at three terms).
 func TestDefaultMaxXORTerms(t *testing.T) {
 	f := fixtures(tfhe.TFHELib128)
-	c, _ := circuits.Load("adder64")
+	c, err := circuits.Load("aes_128")
+	require.NoError(t, err)
 	for _, tc := range []struct {
 		eng  bootstrap.Engine
 		g    int // grouping the model should use
@@ -549,7 +552,7 @@ func TestDefaultMaxXORTerms(t *testing.T) {
 			t.Errorf("grouping %d: DefaultMaxXORTerms %d (failure 2^%.1f), want %d", tc.g, w, e.Log2XORSumFailure(w), tc.want)
 		}
 		plan, err := ev.PlanCircuit(c, gates.CircuitOptions{})
-		if err != nil || plan.XOR != gates.XORLinear || plan.MaxXORTerms != w || plan.Log2Failure != e.Log2XORSumFailure(w) {
+		if err != nil || plan.XOR != gates.XORLinear || plan.MaxXORTerms != w || plan.LargestSum != w || plan.Log2Failure != e.Log2XORSumFailure(w) {
 			t.Errorf("grouping %d: PlanCircuit = %+v, %v", tc.g, plan, err)
 		}
 		classic, err := ev.PlanCircuit(c, gates.CircuitOptions{XOR: gates.XORBootstrapped})
@@ -634,7 +637,9 @@ func TestEvalCircuitLinearAllOps(t *testing.T) {
 // TestPlanFailureOfItsSums: under XORLinear a plan's failure estimate is
 // that of the largest sum it bootstraps, not of the bound on sums: a
 // circuit without XOR sums (zero_equal) estimates a gate's failure at any
-// bound, and one with sums (adder64) reports a largest sum within it.
+// bound, and one with sums (adder64) reports a largest sum within it, and
+// the failure of that sum or of its MAJ gates (its carries, fuseMajorities),
+// whichever is worse.
 func TestPlanFailureOfItsSums(t *testing.T) {
 	f := fixtures(tfhe.TFHELib128)
 	ev, _ := gates.NewEvaluator(groupedOracle{newOracle(f), 2})
@@ -650,7 +655,7 @@ func TestPlanFailureOfItsSums(t *testing.T) {
 	adder, _ := circuits.Load("adder64")
 	for _, terms := range []int{2, 9, 40} {
 		plan, err := ev.PlanCircuit(adder, gates.CircuitOptions{MaxXORTerms: terms})
-		if err != nil || plan.LargestSum < 2 || plan.LargestSum > terms || plan.Log2Failure != max(e.Log2XORSumFailure(plan.LargestSum), e.Log2GateFailure) {
+		if err != nil || plan.LargestSum < 2 || plan.LargestSum > terms || plan.Log2Failure != max(e.Log2XORSumFailure(plan.LargestSum), e.Log2MajorityFailure(0)) {
 			t.Errorf("adder64, at most %d terms: largest sum %d, failure 2^%.1f (%v)", terms, plan.LargestSum, plan.Log2Failure, err)
 		}
 		t.Logf("adder64, at most %d terms: largest sum %d, failure 2^%.1f", terms, plan.LargestSum, plan.Log2Failure)

@@ -269,6 +269,9 @@ func main() {
 		if plan.Refreshes > 0 {
 			sums = fmt.Sprintf("%d of them refreshing XOR sums of up to %d samples", plan.Refreshes, plan.LargestSum)
 		}
+		if plan.Majorities > 0 {
+			sums += fmt.Sprintf(", %d carries as MAJ gates", plan.Majorities)
+		}
 		fmt.Printf("plan     XOR linear: %s%s (%s) in %s, estimated failure 2^%.0f per bootstrap at most, 2^%.0f for the evaluation\n",
 			count(plan.Bootstraps, "bootstrap"), of, sums, count(plan.Levels-1, "level"), plan.Log2Failure, plan.Log2EvalFailure())
 	} else {

@@ -91,8 +91,8 @@ func TestAdder8CPU(t *testing.T) {
 // TestCircuitsCPU evaluates Bristol circuits under encryption on the CPU
 // engine (a bootstrap costs tens of milliseconds per core): zero_equal once
 // under -short, and adder64, sub64, neg64, zero_equal and the signed
-// comparator on random and edge inputs otherwise (about 2,100 bootstraps
-// with XOR linear: about 20 s on 2 cores of an AVX-512 Xeon).
+// comparator on random and edge inputs otherwise (1,469 bootstraps with
+// XOR linear and the adders' carries as MAJ gates).
 func TestCircuitsCPU(t *testing.T) {
 	p := heavySets(t)[0]
 	f := fixtures(p)

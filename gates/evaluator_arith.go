@@ -16,11 +16,20 @@ import (
 // It evaluates AdderCircuit(w) as EvalCircuit does: each carry is one MAJ
 // of two input bits and the carry before, each sum bit the XOR of the same
 // three, a sum bootstrapped once. That is 2w bootstraps in w engine calls
-// of at most two gates, where the same adder of AND, OR and bootstrapped
-// XOR gates takes 5w − 3 bootstraps in 2w − 1 calls. Its noisiest
-// bootstrap, the MAJ's, fails with probability
-// tfhe.NoiseEstimate.Log2MajorityFailure(0) (TFHELib128 grouped by 3:
-// about 2^−131); PlanCircuit of AdderCircuit(w) gives the whole plan.
+// of at most two bootstraps (with sums of 3 terms allowed,
+// DefaultMaxXORTerms ≥ 3, as for every shipped parameter set), where the
+// same adder of AND, OR and bootstrapped XOR gates takes 5w − 3
+// bootstraps in 2w − 1 calls. Its noisiest bootstrap, the MAJ's, fails
+// with probability tfhe.NoiseEstimate.Log2MajorityFailure(0) (TFHELib128
+// grouped by 3: about 2^−131); PlanCircuit of AdderCircuit(w) gives the
+// whole plan.
+//
+// A bit of b that is the bit of a at the same position again (the same
+// sample, a copy or a NOT made apart) and a bit that is a Constant are
+// read as such, as Batch reads a gate's inputs: the circuit's input
+// wires are taken for distinct samples, and a + a would otherwise
+// bootstrap 2·a_i + carry, of twice a_i's error. What folds costs
+// nothing: a + a and a + ¬a make no bootstrap.
 func (ev *Evaluator) AddUint(a, b []*tfhe.TLWE) ([]*tfhe.TLWE, error) {
 	if err := ev.ok(); err != nil {
 		return nil, err
@@ -40,7 +49,7 @@ func (ev *Evaluator) AddUint(a, b []*tfhe.TLWE) ([]*tfhe.TLWE, error) {
 			}
 		}
 	}
-	c, err := AdderCircuit(w)
+	c, err := adderFor(a, b)
 	if err != nil {
 		return nil, fmt.Errorf("gates: AddUint: %w", err)
 	}
@@ -56,9 +65,48 @@ func (ev *Evaluator) AddUint(a, b []*tfhe.TLWE) ([]*tfhe.TLWE, error) {
 // output of w+1 bits, a + b. Carry i+1 is MAJ(a_i, b_i, carry i) (carry 1
 // is AND(a_0, b_0)) and sum bit i is a_i ⊕ b_i ⊕ carry i: one bootstrap a
 // carry and, under XORLinear, one refresh a sum bit. It is what AddUint
-// evaluates, and a part for circuits a Builder makes (copy its gates, or
-// evaluate it with EvalCircuits on many pairs at once).
-func AdderCircuit(w int) (*Circuit, error) {
+// evaluates on operands of distinct samples, and a part for circuits a
+// Builder makes (copy its gates, or evaluate it with EvalCircuits on many
+// pairs at once). Like any circuit under XORLinear, it takes its input
+// bits for distinct samples: given one sample for a_i and b_i, its MAJ
+// bootstraps 2·a_i + carry, of twice a_i's error (AddUint reads them once).
+func AdderCircuit(w int) (*Circuit, error) { return adderCircuit(w, nil) }
+
+// adderFor is the adder AddUint evaluates for a and b: AdderCircuit(w)
+// with bit i of b read from a's wire i, or its NOT, where it is a's sample
+// i or its negation (sameSample), and a bit that is a Constant (of a or
+// b) read from a ZERO or ONE gate. Build then evaluates each gate on its
+// distinct samples (reduceRepeats): no bootstrap reads a sample twice.
+// For operands of distinct samples it is AdderCircuit(w) gate for gate.
+func adderFor(a, b []*tfhe.TLWE) (*Circuit, error) {
+	return adderCircuit(len(a), func(bld *Builder, x, y []int, i int) (int, int) {
+		bit := func(s *tfhe.TLWE, wire int) (int, bool) {
+			if v, ok := constantOf(s); ok {
+				if v {
+					return bld.Gate(OpOne), true
+				}
+				return bld.Gate(OpZero), true
+			}
+			return wire, false
+		}
+		xi, ca := bit(a[i], x[i])
+		yi, cb := bit(b[i], y[i])
+		if !ca && !cb {
+			if same, neg := sameSample(a[i], b[i]); same {
+				yi = x[i]
+				if neg {
+					yi = bld.Gate(OpNOT, x[i])
+				}
+			}
+		}
+		return xi, yi
+	})
+}
+
+// adderCircuit is AdderCircuit, its operand bits i read from the wires
+// operand(bld, x, y, i) returns where operand is not nil (x and y are the
+// input wires of a and b), from x[i] and y[i] otherwise.
+func adderCircuit(w int, operand func(bld *Builder, x, y []int, i int) (xi, yi int)) (*Circuit, error) {
 	if w < 1 {
 		return nil, &CircuitError{Msg: fmt.Sprintf("an adder of %d-bit values; want at least 1 bit", w)}
 	}
@@ -67,13 +115,17 @@ func AdderCircuit(w int) (*Circuit, error) {
 	sum := make([]int, w+1)
 	carry := -1
 	for i := range w {
-		p := bld.Gate(OpXOR, x[i], y[i])
+		xi, yi := x[i], y[i]
+		if operand != nil {
+			xi, yi = operand(bld, x, y, i)
+		}
+		p := bld.Gate(OpXOR, xi, yi)
 		if i == 0 {
-			sum[0], carry = p, bld.Gate(OpAND, x[0], y[0])
+			sum[0], carry = p, bld.Gate(OpAND, xi, yi)
 			continue
 		}
 		sum[i] = bld.Gate(OpXOR, p, carry)
-		carry = bld.Gate(OpMAJ, x[i], y[i], carry)
+		carry = bld.Gate(OpMAJ, xi, yi, carry)
 	}
 	sum[w] = carry
 	return bld.Build(sum)

@@ -125,6 +125,64 @@ func TestCircuitPlanMuxFailure(t *testing.T) {
 	}
 }
 
+// TestCircuitPlanMajFailure: a MAJ's bootstrap sums three inputs, each a
+// MUX output or not (a MUX output, or a NOT of one, through a NOT too), so
+// a plan with MAJ gates reports Log2MajorityFailure of the most MUX
+// outputs one MAJ reads (up to 3, past Log2GateFailureMux's 2), a MAJ's
+// output counting as a gate's, not a MUX's; under both XOR modes, and the
+// circuits evaluate right.
+func TestCircuitPlanMajFailure(t *testing.T) {
+	g := func(op gates.Op, out int, in ...int) gates.Gate {
+		x := gates.Gate{Op: op, Out: out}
+		copy(x.In[:], in)
+		return x
+	}
+	f := fixtures(toyParams)
+	ev := f.cpuEvaluator(t)
+	e := toyParams.NoiseEstimate()
+	for _, tc := range []struct {
+		name                 string
+		nwires               int
+		gates                []gates.Gate
+		bootstrapped, linear float64 // Log2Failure with every XOR bootstrapped, and with sums of 2 terms
+	}{
+		{"a MAJ of three MUX outputs, one through a NOT", 12, []gates.Gate{
+			g(gates.OpMUX, 6, 0, 1, 2), g(gates.OpMUX, 7, 3, 4, 5), g(gates.OpMUX, 8, 1, 3, 5), g(gates.OpNOT, 9, 6),
+			g(gates.OpMAJ, 10, 9, 7, 8), g(gates.OpAND, 11, 10, 0),
+		}, e.Log2MajorityFailure(3), e.Log2MajorityFailure(3)},
+		{"MAJ gates of MAJ outputs", 12, []gates.Gate{
+			g(gates.OpMAJ, 6, 0, 1, 2), g(gates.OpMAJ, 7, 3, 4, 5), g(gates.OpMAJ, 8, 0, 3, 5),
+			g(gates.OpMAJ, 9, 6, 7, 8), g(gates.OpAND, 10, 6, 7), g(gates.OpXOR, 11, 9, 10),
+		}, e.Log2MajorityFailure(0), max(e.Log2MajorityFailure(0), e.Log2XORSumFailure(2))},
+		{"a MAJ of a sum and two MUX outputs", 10, []gates.Gate{
+			g(gates.OpMUX, 6, 0, 1, 2), g(gates.OpMUX, 7, 3, 4, 5), g(gates.OpXOR, 8, 0, 3),
+			g(gates.OpMAJ, 9, 8, 6, 7),
+		}, e.Log2MajorityFailure(2), max(e.Log2MajorityFailure(2), e.Log2XORSumFailure(2))},
+	} {
+		c, err := gates.NewCircuit(gates.BristolFashion, tc.nwires, []int{6}, []int{1}, tc.gates)
+		require.NoErrorf(t, err, "%s", tc.name)
+		for _, m := range []struct {
+			opts gates.CircuitOptions
+			want float64
+		}{{gates.CircuitOptions{XOR: gates.XORBootstrapped}, tc.bootstrapped}, {gates.CircuitOptions{MaxXORTerms: 2}, tc.linear}} {
+			plan, err := ev.PlanCircuit(c, m.opts)
+			require.NoError(t, err)
+			if plan.Log2Failure != m.want {
+				t.Errorf("%s, %+v: Log2Failure 2^%.2f, want 2^%.2f", tc.name, m.opts, plan.Log2Failure, m.want)
+			}
+			for x := range 64 {
+				in := gates.Uint64Bits(uint64(x), 6)
+				want, _ := c.Eval(in)
+				out, err := ev.EvalCircuitWith(context.Background(), c, [][]*tfhe.TLWE{f.encrypt(in...)}, m.opts)
+				require.NoError(t, err)
+				if got := f.decrypt(t, out[0]...); !slices.Equal(got, want[0]) {
+					t.Errorf("%s, %+v, input %06b: %v, want %v", tc.name, m.opts, x, got, want[0])
+				}
+			}
+		}
+	}
+}
+
 // muxOperands returns count selector and data bits, every combination of
 // the three in turn, and their encryptions.
 func muxOperands(f *fixture, count int) (sel, a, b []bool, cs, ca, cb []*tfhe.TLWE) {

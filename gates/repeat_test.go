@@ -121,6 +121,13 @@ func TestRepeatsCostNothing(t *testing.T) {
 		// A sum refreshed for one gate and read again through a copy made
 		// before: one sample, not two (AND(c, s) with c a copy of s).
 		{"a refreshed sum and its earlier copy", "4 7\n3 1 1 1\n1 2\n\n2 1 1 2 3 XOR\n1 1 3 4 EQW\n2 1 0 3 5 AND\n2 1 4 3 6 AND\n", 2, 2},
+		// MAJ: one engine input in any order of its terms (a copy), MAJ is
+		// self-dual (MAJ(¬a, ¬b, ¬c) is the NOT of MAJ(a, b, c), and their
+		// AND the constant 0), MAJ(a, a, b) is a, MAJ(a, b, 1) is OR(a, b).
+		{"MAJ with its terms permuted", "3 6\n1 3\n1 1\n\n3 1 0 1 2 3 MAJ\n3 1 2 0 1 4 MAJ\n2 1 3 4 5 AND\n", 1, 1},
+		{"MAJ of the complements", "6 9\n1 3\n1 1\n\n1 1 0 3 INV\n1 1 1 4 INV\n1 1 2 5 INV\n3 1 0 1 2 6 MAJ\n3 1 3 4 5 7 MAJ\n2 1 6 7 8 AND\n", 1, 1},
+		{"MAJ of a wire twice", "2 4\n1 2\n1 1\n\n3 1 0 0 1 2 MAJ\n2 1 2 1 3 AND\n", 1, 1},
+		{"MAJ with a constant", "2 4\n1 2\n1 1\n\n1 1 1 2 EQ\n3 1 0 1 2 3 MAJ\n", 1, 1},
 		// Constants fold: AND(z, z) and MUX(a, z, z) are 0, AND(a, 1) is a.
 		{"constants", "6 8\n1 2\n1 3\n\n1 1 0 2 EQ\n1 1 1 3 EQ\n2 1 2 2 4 AND\n3 1 0 2 2 5 MUX\n2 1 0 3 7 AND\n1 1 4 6 EQW\n", 0, 0},
 	} {

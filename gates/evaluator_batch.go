@@ -252,7 +252,7 @@ func (ev *Evaluator) Batch(calls []Call) error {
 
 // batch is Batch on valid calls, and bootstraps the samples extra (inputs
 // already formed, μ = 1/8) in place in the same engine call as the
-// two-input gates. Its blind rotations' inputs are kept distinct from one
+// two-input and MAJ gates. Its blind rotations' inputs are kept distinct from one
 // another and from those in seen, where not nil (distinctInputs): a
 // circuit with MUX gates passes one set for all its levels
 // (rotationsFor). Its errors are the engine's

@@ -408,7 +408,7 @@ type levelBatch struct {
 	extra  []*tfhe.TLWE   // refreshes
 	sums   [][]int32      // the sum of each of extra
 	srcs   [][]*tfhe.TLWE // the samples of the instance of each of extra
-	direct []*tfhe.TLWE   // two-input gates, their linear combinations formed
+	direct []*tfhe.TLWE   // two-input and MAJ gates, their linear combinations formed
 	all    []*tfhe.TLWE   // extra then direct, the in-place bootstraps
 	// The set (setSalt) of each of calls, extra and direct, and all of
 	// them in batch's order (calls, then all).

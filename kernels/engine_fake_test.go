@@ -1354,7 +1354,7 @@ func TestFakeGPUEngineCircuits(t *testing.T) {
 
 // TestFakeGPUEngineEveryGate: every kind of gate through gates.Evaluator's
 // Batch on the GPU engine of a fake device, on each input combination of
-// its truth table in one mixed batch (two-input gates in one Bootstrap
+// its truth table in one mixed batch (two-input and MAJ gates in one Bootstrap
 // call, MUX in a BootstrapNoKeySwitch and a KeySwitch call, free gates on
 // the host), gives the CPU engine's output bit for bit and the gate's
 // value; plain and grouped-by-3 keys. Its counterpart on a real GPU is
@@ -1364,7 +1364,7 @@ func TestFakeGPUEngineEveryGate(t *testing.T) {
 	ops := []gates.Op{
 		gates.OpZero, gates.OpOne, gates.OpCopy, gates.OpNOT,
 		gates.OpAND, gates.OpNAND, gates.OpOR, gates.OpNOR, gates.OpXOR, gates.OpXNOR,
-		gates.OpANDNY, gates.OpANDYN, gates.OpORNY, gates.OpORYN, gates.OpMUX,
+		gates.OpANDNY, gates.OpANDYN, gates.OpORNY, gates.OpORYN, gates.OpMUX, gates.OpMAJ,
 	}
 	for _, grouping := range []int{1, 3} {
 		t.Run(fmt.Sprintf("grouping=%d", grouping), func(t *testing.T) {

@@ -737,6 +737,11 @@ func TestGateOnCopies(t *testing.T) {
 			{"MUX(true, a, b)", gates.OpMUX, []*tfhe.TLWE{one, ca, cb}, a, nil},
 			{"MUX(s, a, copy of a)", gates.OpMUX, []*tfhe.TLWE{cb, ca, ca.Copy()}, a, nil},
 			{"MUX(a, copy of a, b)", gates.OpMUX, []*tfhe.TLWE{ca, ca.Copy(), cb}, a || !a, []string{"B:1"}},
+			{"MAJ(a, copy of a, b)", gates.OpMAJ, []*tfhe.TLWE{ca, ca.Copy(), cb}, a, nil},
+			{"MAJ(a, b, ¬a made apart)", gates.OpMAJ, []*tfhe.TLWE{ca, cb, neg}, !a, nil},
+			{"MAJ(a, b, true)", gates.OpMAJ, []*tfhe.TLWE{ca, cb, one}, a || !a, []string{"B:1"}},
+			{"MAJ(false, a, b)", gates.OpMAJ, []*tfhe.TLWE{zero, ca, cb}, a && !a, []string{"B:1"}},
+			{"MAJ(true, a, false)", gates.OpMAJ, []*tfhe.TLWE{one, ca, zero}, a, nil},
 		} {
 			out, err := ev.Gate(tc.op, tc.in...)
 			require.NoError(t, err)

@@ -16,7 +16,8 @@ package gates
 
 // fuseMajorities returns c's gates, in netlist order, with each full
 // adder's carry written as a MAJ: where an AND g reads x = a ⊕ c and
-// y = b ⊕ c (XOR gates sharing exactly the input c), its output is read
+// y = b ⊕ c (XOR gates sharing exactly the input c, neither a carry fused
+// already, which is a MAJ now), its output is read
 // once, by z = g ⊕ c, and is no circuit output, and x and y have no other
 // reader but XOR and XNOR gates, z becomes MAJ(a, b, c) and g the constant
 // 0, which nothing then reads (a free gate). x and y stay as they are, for
@@ -47,15 +48,22 @@ func fuseMajorities(c *Circuit) ([]Gate, int) {
 		}
 		writer[g.Out-nin] = int32(gi)
 	}
-	// xorOf returns the inputs of the XOR gate writing w, or false.
+	var out []Gate // a copy of c.gates once a carry is fused
+	// xorOf returns the inputs of the XOR gate writing w, or false, in the
+	// gates as fused so far: a carry fused before is a MAJ, no longer
+	// g′ ⊕ c′, since g′ is now the constant 0 (an AND reading that carry
+	// and c′ ⊕ b would otherwise become MAJ(g′, b, c′) of a g′ that
+	// nothing computes any more).
 	xorOf := func(w int) (int, int, bool) {
 		if w < nin {
 			return 0, 0, false
 		}
 		h := c.gates[writer[w-nin]]
+		if out != nil {
+			h = out[writer[w-nin]]
+		}
 		return h.In[0], h.In[1], h.Op == OpXOR
 	}
-	var out []Gate // a copy of c.gates once a carry is fused
 	fused := 0
 	sum := make([]bool, past) // the wire is a sum in the fused gates (XOR-written, through NOT and COPY)
 	isSum := func(w int) bool { return w >= nin && sum[w-nin] }

@@ -15,7 +15,8 @@ import (
 // (b ⊕ c)) ⊕ c, becomes MAJ(a, b, c) in the linear plan, in any order of
 // the gates' inputs; where the AND's output has another reader or is an
 // output, x or y has a reader that needs it as one sample, x is y, the
-// final gate is not an XOR with c, or a, b and c are all sums, nothing is
+// final gate is not an XOR with c, a, b and c are all sums, or x or y is
+// a carry fused already (whose AND is the constant 0 then), nothing is
 // fused. Each plan evaluates to the netlist's outputs and costs no more
 // bootstraps than the netlist gate by gate.
 func TestFuseMajorities(t *testing.T) {
@@ -34,8 +35,18 @@ func TestFuseMajorities(t *testing.T) {
 	}{
 		{"full adder", []Gate{g(OpXOR, 5, 0, 2), g(OpXOR, 6, 1, 2), g(OpAND, 7, 5, 6), g(OpXOR, 8, 7, 2), g(OpCopy, 9, 8)}, 1, 1},
 		{"inputs in other orders", []Gate{g(OpXOR, 5, 2, 0), g(OpXOR, 6, 1, 2), g(OpAND, 7, 6, 5), g(OpXOR, 8, 2, 7), g(OpCopy, 9, 8)}, 1, 1},
+		{"c first in x and y", []Gate{g(OpXOR, 5, 2, 0), g(OpXOR, 6, 2, 1), g(OpAND, 7, 5, 6), g(OpXOR, 8, 7, 2), g(OpCopy, 9, 8)}, 1, 1},
+		{"c first in x, second in y", []Gate{g(OpXOR, 5, 2, 0), g(OpXOR, 6, 1, 2), g(OpAND, 7, 5, 6), g(OpXOR, 8, 7, 2), g(OpCopy, 9, 8)}, 1, 1},
+		{"c first in x and y, a and b read by others", []Gate{g(OpXOR, 5, 2, 0), g(OpXOR, 6, 2, 1), g(OpAND, 7, 5, 6), g(OpXOR, 8, 7, 2), g(OpAND, 9, 0, 3), g(OpOR, 10, 1, 4), g(OpCopy, 11, 8), g(OpCopy, 12, 9), g(OpCopy, 13, 10)}, 1, 3},
+		// The carry of one adder, g′ ⊕ c, as x of the next: g′ is the
+		// constant 0 once the first carry is fused, so the second may not
+		// read it as a MAJ's input.
+		{"a carry as x of the next carry", []Gate{g(OpXOR, 5, 0, 2), g(OpXOR, 6, 1, 2), g(OpAND, 7, 5, 6), g(OpXOR, 8, 7, 2), g(OpXOR, 9, 3, 2), g(OpAND, 10, 8, 9), g(OpXOR, 11, 10, 2), g(OpCopy, 12, 11)}, 1, 4},
+		{"a carry as y of the next carry", []Gate{g(OpXOR, 5, 0, 2), g(OpXOR, 6, 1, 2), g(OpAND, 7, 5, 6), g(OpXOR, 8, 2, 7), g(OpXOR, 9, 2, 3), g(OpAND, 10, 9, 8), g(OpXOR, 11, 2, 10), g(OpCopy, 12, 11)}, 1, 4},
 		{"with its sum bit", []Gate{g(OpXOR, 5, 0, 2), g(OpXOR, 6, 1, 2), g(OpAND, 7, 5, 6), g(OpXOR, 8, 7, 2), g(OpXOR, 9, 5, 1), g(OpCopy, 10, 8), g(OpCopy, 11, 9)}, 1, 2},
 		{"the AND read twice", []Gate{g(OpXOR, 5, 0, 2), g(OpXOR, 6, 1, 2), g(OpAND, 7, 5, 6), g(OpXOR, 8, 7, 2), g(OpCopy, 9, 8), g(OpCopy, 10, 7)}, 0, 4},
+		{"the AND read before its carry", []Gate{g(OpXOR, 5, 0, 2), g(OpXOR, 6, 1, 2), g(OpAND, 7, 5, 6), g(OpAND, 8, 7, 3), g(OpXOR, 9, 7, 2), g(OpCopy, 10, 9), g(OpCopy, 11, 8)}, 0, 5},
+		{"the AND read twice by its carry", []Gate{g(OpXOR, 5, 0, 2), g(OpXOR, 6, 1, 2), g(OpAND, 7, 5, 6), g(OpXOR, 8, 7, 7), g(OpXOR, 9, 8, 2), g(OpCopy, 10, 9)}, 0, 3},
 		{"x read by an AND", []Gate{g(OpXOR, 5, 0, 2), g(OpXOR, 6, 1, 2), g(OpAND, 7, 5, 6), g(OpXOR, 8, 7, 2), g(OpAND, 9, 5, 3), g(OpCopy, 10, 8), g(OpCopy, 11, 9)}, 0, 5},
 		{"x read by a NOT", []Gate{g(OpXOR, 5, 0, 2), g(OpXOR, 6, 1, 2), g(OpAND, 7, 5, 6), g(OpXOR, 8, 7, 2), g(OpNOT, 9, 5), g(OpCopy, 10, 8), g(OpCopy, 11, 9)}, 0, 4},
 		// (x ∧ x) ⊕ c is a: free.
@@ -95,7 +106,9 @@ func TestFuseMajorities(t *testing.T) {
 
 // adderRichCircuit is randomCircuitOf with full adders in the netlist
 // form fuseMajorities finds (their carries, sum bits and inner wires read
-// by later gates too, which keeps some from fusing).
+// by later gates too, which keeps some from fusing), their XOR gates'
+// inputs in either order, some reading an earlier carry g′ ⊕ c′ as x (with
+// c′ as c), and some ANDs read by another gate before their carry.
 func adderRichCircuit(rng *rand.Rand, nin, ngates int) *Circuit {
 	var gs []Gate
 	w := nin
@@ -107,17 +120,41 @@ func adderRichCircuit(rng *rand.Rand, nin, ngates int) *Circuit {
 		return w - 1
 	}
 	pick := func() int { return rng.IntN(w) }
+	xor := func(u, v int) int {
+		if rng.IntN(2) == 0 {
+			u, v = v, u
+		}
+		return add(OpXOR, u, v)
+	}
 	ops := append(slices.Clone(randomOps), OpMAJ)
+	readers := []Op{OpXOR, OpAND, OpOR, OpNOT, OpMUX, OpMAJ}
+	var carries [][2]int // the carries made: the wire of g ⊕ c, and c
 	for len(gs) < ngates {
 		if rng.IntN(3) == 0 {
 			a, b, c := pick(), pick(), pick()
-			x, y := add(OpXOR, a, c), add(OpXOR, b, c)
+			var x int
+			if k := len(carries); k > 0 && rng.IntN(4) == 0 {
+				cr := carries[rng.IntN(k)]
+				x, c = cr[0], cr[1]
+			} else {
+				x = xor(a, c)
+			}
+			y := xor(b, c)
 			if rng.IntN(2) == 0 {
 				x, y = y, x
 			}
 			g := add(OpAND, x, y)
-			add(OpXOR, g, c) // the carry
-			add(OpXOR, x, b) // the sum bit
+			if rng.IntN(8) == 0 {
+				op := readers[rng.IntN(len(readers))]
+				in := make([]int, op.Arity())
+				for k := range in {
+					in[k] = pick()
+				}
+				in[rng.IntN(len(in))] = g
+				add(op, in...)
+			}
+			carries = append(carries, [2]int{xor(g, c), c}) // the carry
+			add(OpXOR, x, b)                                // the sum bit
 			continue
 		}
 		op := ops[rng.IntN(len(ops))]

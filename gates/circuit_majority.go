@@ -24,9 +24,14 @@ package gates
 // their other readers. So that the MAJ costs no more bootstraps than the
 // AND it takes the place of (the AND and two refreshes of x and y), at
 // most two of a, b and c may be sums (written by XOR or XNOR, directly or
-// through NOT and COPY), each of which the MAJ has refreshed. It returns
-// the gates and the number of carries fused: c.gates itself and 0 where
-// there is no such carry.
+// through NOT and COPY), each of which the MAJ has refreshed. None of a,
+// b and c may be a MUX output (directly or through NOT and COPY), which the
+// MAJ would read as it is where the AND read refreshes: a MAJ of k MUX
+// outputs fails as Log2MajorityFailure(k), CuFHE80 grouped by 3 2^−53 for
+// two against 2^−84 for the refreshes of three terms of the netlist's
+// plan, past the 2^−64 of DefaultXORFailureLog2. It returns the gates and
+// the number of carries fused: c.gates itself and 0 where there is no
+// such carry.
 func fuseMajorities(c *Circuit) ([]Gate, int) {
 	nin := c.numInputBits()
 	past := c.nwires - nin
@@ -67,6 +72,8 @@ func fuseMajorities(c *Circuit) ([]Gate, int) {
 	fused := 0
 	sum := make([]bool, past) // the wire is a sum in the fused gates (XOR-written, through NOT and COPY)
 	isSum := func(w int) bool { return w >= nin && sum[w-nin] }
+	mux := make([]bool, past) // the wire is a MUX output (through NOT and COPY)
+	isMux := func(w int) bool { return w >= nin && mux[w-nin] }
 	for gi, g := range c.gates {
 		if out != nil {
 			g = out[gi] // z may have become a MAJ
@@ -74,8 +81,11 @@ func fuseMajorities(c *Circuit) ([]Gate, int) {
 		switch g.Op {
 		case OpXOR, OpXNOR:
 			sum[g.Out-nin] = true
+		case OpMUX:
+			mux[g.Out-nin] = true
 		case OpNOT, OpCopy:
 			sum[g.Out-nin] = isSum(g.In[0])
+			mux[g.Out-nin] = isMux(g.In[0])
 		}
 		if g.Op != OpAND {
 			continue
@@ -111,13 +121,14 @@ func fuseMajorities(c *Circuit) ([]Gate, int) {
 		if z.Op != OpXOR || !(z.In[0] == g.Out && z.In[1] == cw || z.In[1] == g.Out && z.In[0] == cw) {
 			continue
 		}
-		sums := 0
+		sums, muxes := 0, false
 		for _, w := range [3]int{a, b, cw} {
 			if isSum(w) {
 				sums++
 			}
+			muxes = muxes || isMux(w)
 		}
-		if sums == 3 {
+		if sums == 3 || muxes {
 			continue
 		}
 		if out == nil {

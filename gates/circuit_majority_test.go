@@ -57,6 +57,9 @@ func TestFuseMajorities(t *testing.T) {
 		{"XNOR in x", []Gate{g(OpXNOR, 5, 0, 2), g(OpXOR, 6, 1, 2), g(OpAND, 7, 5, 6), g(OpXOR, 8, 7, 2), g(OpCopy, 9, 8)}, 0, 4},
 		// c and a sums: MAJ with two refreshes (3), no worse than the AND's 4.
 		{"two sums", []Gate{g(OpXOR, 5, 3, 4), g(OpXOR, 6, 0, 3), g(OpXOR, 7, 6, 5), g(OpXOR, 8, 1, 5), g(OpAND, 9, 7, 8), g(OpXOR, 10, 9, 5), g(OpCopy, 11, 10)}, 1, 3},
+		// a and c MUX outputs (c through a NOT): a MAJ would read them as
+		// they are, noisier than the refreshes the AND reads.
+		{"MUX outputs", []Gate{g(OpMUX, 5, 3, 0, 4), g(OpMUX, 6, 4, 2, 3), g(OpNOT, 7, 6), g(OpXOR, 8, 5, 7), g(OpXOR, 9, 1, 7), g(OpAND, 10, 8, 9), g(OpXOR, 11, 10, 7), g(OpCopy, 12, 11)}, 0, 8},
 		// a, b and c sums: left as it is.
 		{"three sums", []Gate{g(OpXOR, 5, 3, 4), g(OpXOR, 6, 0, 3), g(OpXOR, 7, 1, 4), g(OpNOT, 8, 6), g(OpXOR, 9, 8, 5), g(OpXOR, 10, 7, 5), g(OpAND, 11, 9, 10), g(OpXOR, 12, 11, 5), g(OpCopy, 13, 12)}, 0, 4},
 	} {
@@ -89,6 +92,11 @@ func TestFuseMajorities(t *testing.T) {
 		}
 		if p := buildLinearPlan(c, 4, nil); p.bootstraps != tc.boots {
 			t.Errorf("%s: %d bootstraps, want %d", tc.name, p.bootstraps, tc.boots)
+		}
+		for terms := 2; terms <= 9; terms++ {
+			if p := buildLinearPlan(c, terms, nil); p.noise.majMux != 0 {
+				t.Errorf("%s, %d terms: a MAJ reads %d MUX outputs", tc.name, terms, p.noise.majMux)
+			}
 		}
 	}
 

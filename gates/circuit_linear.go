@@ -152,8 +152,11 @@ func checkXORTerms(terms int) error {
 
 // maxCachedPlans bounds a circuit's cached plans. Each EvalCircuits set
 // count can need its own tiers (instanceTiers), and a plan of AES-128 holds
-// about 2.1 MB of heap; building one takes about 30 ms (SHA-256: 170-190
-// ms) on one goroutine, little next to an evaluation.
+// about 2.1 MB of heap; building one takes about 30 ms on one goroutine,
+// little next to an evaluation. SHA-256's took 170-190 ms; where full
+// adders' carries fuse buildLinearPlan plans twice (with the carries as
+// MAJ gates and as the netlist has them), and SHA-256's takes about twice
+// that and allocates 112 MB where one plan allocated 60 MB.
 const maxCachedPlans = 8
 
 // planCache holds a circuit's most recently used linear plans. Its
@@ -164,7 +167,8 @@ type planCache struct {
 	// building lets one caller build a missing plan while the others
 	// that miss the same key wait for it: goroutines that each evaluate
 	// a circuit start together (examples/circuit -concurrent), and a
-	// SHA-256 plan takes 170-190 ms and its heap to build.
+	// SHA-256 plan takes a third of a second and its heap to build
+	// (maxCachedPlans).
 	building singleflight.Group
 }
 

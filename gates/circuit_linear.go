@@ -265,10 +265,13 @@ func (lw *linWires) set(w int, x linWire) { lw.past[w-lw.nin] = x }
 // buildLinearPlan builds c's linear plan. Where it evaluates full adders'
 // carries as MAJ gates (fuseMajorities) it also plans the netlist's gates
 // as they are and keeps that plan where it takes fewer bootstraps, or as
-// many in fewer levels: each carry fused costs no more than the gates it
-// replaces taken alone, but a refresh that a carry's AND shared with
-// another reader can be lost (about 1% of the plans of
-// TestFuseMajoritiesRandom's circuits; none of the shipped ones).
+// many in fewer levels (about 1% of the plans of TestFuseMajoritiesRandom's
+// circuits; none of the shipped ones). A carry fused can cost more than
+// the gates it replaces: a refresh that its AND shared with another
+// reader can be lost, and a and c both sums (written by XOR) can cancel in
+// a ⊕ c, which the AND read as one sample where the MAJ refreshes both
+// (4 bootstraps for 2). The choice is for all the carries at once: one
+// that costs more stays fused where the others save more.
 func buildLinearPlan(c *Circuit, maxTerms int, tiers []int) *linearPlan {
 	p := buildPlan(c, maxTerms, tiers, true, true)
 	if p.majorities == 0 {

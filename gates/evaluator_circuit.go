@@ -89,10 +89,12 @@ type CircuitPlan struct {
 	Refreshes  int // XORLinear: sums bootstrapped
 	MaxBatch   int // the most bootstrapped gates and refreshes of a level
 	// Majorities is, under XORLinear, the full adders' carries the plan
-	// evaluates as one MAJ bootstrap each where the netlist has an AND
-	// reading two XOR sums and an XOR after it (((a ⊕ c) ∧ (b ⊕ c)) ⊕ c,
-	// the garbled-circuit form: adder64 62, mult64 1,891, SHA-256 16,176), counted
-	// over every instance; XORBootstrapped evaluates the netlist as it is.
+	// evaluates as a MAJ where the netlist has an AND reading two XOR sums
+	// and an XOR after it (((a ⊕ c) ∧ (b ⊕ c)) ⊕ c, the garbled-circuit
+	// form: adder64 62, mult64 1,891, SHA-256 16,176), counted over every
+	// instance; each is one MAJ bootstrap unless the plan reduces it as
+	// any gate (a constant c makes it an AND, a MAJ of the same inputs
+	// before it a copy). XORBootstrapped evaluates the netlist as it is.
 	Majorities int
 	// LargestSum is, under XORLinear, the most terms of a sum the plan
 	// bootstraps (a MUX output counting two), at most MaxXORTerms; 0 where

@@ -119,16 +119,25 @@ func (p *linearPlan) output(j int) cleanRef {
 
 // planKey names a cached plan: the sum bound and the engine's batch tiers.
 type planKey struct {
-	terms int
-	tiers string
+	terms      int
+	tiers      string
+	majorities bool
 }
 
 // linearPlan returns c's plan for sums of at most terms terms (≥ 2),
 // building it on first use. With tiers (bootstrap.BatchTiers: ascending
 // batch sizes at which the engine's time per call steps up) the levels are
 // filled tier by tier (fillTiers); without, every operation runs at the
-// first level its inputs allow.
+// first level its inputs allow. Full adders' carries are planned as MAJ
+// gates (fuseMajorities) where that takes fewer bootstraps
+// (linearPlanWith).
 func (c *Circuit) linearPlan(terms int, tiers []int) (*linearPlan, error) {
+	return c.linearPlanWith(terms, tiers, true)
+}
+
+// linearPlanWith is linearPlan, with carries planned as MAJ gates only
+// where majorities.
+func (c *Circuit) linearPlanWith(terms int, tiers []int, majorities bool) (*linearPlan, error) {
 	if err := checkXORTerms(terms); err != nil {
 		return nil, err
 	}
@@ -137,7 +146,10 @@ func (c *Circuit) linearPlan(terms int, tiers []int) (*linearPlan, error) {
 			return nil, fmt.Errorf("gates: batch tiers %v are not ascending positive sizes", tiers)
 		}
 	}
-	key := planKey{terms, fmt.Sprint(tiers)}
+	key := planKey{terms, fmt.Sprint(tiers), majorities}
+	if !majorities {
+		return c.plans.getOrBuild(key, func() *linearPlan { return buildPlan(c, terms, tiers, true, false) }), nil
+	}
 	return c.plans.getOrBuild(key, func() *linearPlan { return buildLinearPlan(c, terms, tiers) }), nil
 }
 
@@ -196,7 +208,7 @@ func (pc *planCache) getOrBuild(key planKey, build func() *linearPlan) *linearPl
 	if p := pc.get(key); p != nil {
 		return p
 	}
-	p, _, _ := pc.building.Do(fmt.Sprint(key.terms, "/", key.tiers), func() (any, error) {
+	p, _, _ := pc.building.Do(fmt.Sprint(key.terms, "/", key.tiers, "/", key.majorities), func() (any, error) {
 		if p := pc.get(key); p != nil {
 			return p, nil // built between the miss and Do
 		}

@@ -487,7 +487,7 @@ func TestPlanCacheBuildsOnce(t *testing.T) {
 		<-release
 		return &linearPlan{terms: 2}
 	}
-	key := planKey{2, "[1 4]"}
+	key := planKey{2, "[1 4]", true}
 	got := make([]*linearPlan, callers)
 	var wg sync.WaitGroup
 	for i := range callers {
@@ -515,9 +515,12 @@ func TestPlanCacheBuildsOnce(t *testing.T) {
 	if p := pc.getOrBuild(key, build); p != got[0] || builds.Load() != 1 {
 		t.Errorf("a later call got %p after %d builds, want the cached %p", p, builds.Load(), got[0])
 	}
-	other := pc.getOrBuild(planKey{3, "[1 4]"}, build)
+	other := pc.getOrBuild(planKey{3, "[1 4]", true}, build)
 	if other == got[0] || builds.Load() != 2 {
 		t.Errorf("another key: plan %p after %d builds, want its own after 2", other, builds.Load())
+	}
+	if unfused := pc.getOrBuild(planKey{2, "[1 4]", false}, build); unfused == got[0] || builds.Load() != 3 {
+		t.Errorf("the key without fused carries: plan %p after %d builds, want its own after 3", unfused, builds.Load())
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/goldfhe/goldfhe/bootstrap"
 	"github.com/goldfhe/goldfhe/gates"
+	"github.com/goldfhe/goldfhe/gates/circuits"
 	"github.com/goldfhe/goldfhe/tfhe"
 	"github.com/stretchr/testify/require"
 )
@@ -302,5 +303,52 @@ func BenchmarkAdder(b *testing.B) {
 				})
 			}
 		})
+	}
+}
+
+// noisyParams is CuFHE80's shape with a noisier bootstrapping key: with a
+// plain key a MAJ fails with about 2^−58, past DefaultXORFailureLog2,
+// where a two-input gate is at 2^−85 and a sum of two terms at 2^−86 (the
+// default bound).
+var noisyParams = tfhe.MustNewParams(tfhe.ParamsLiteral{
+	Name: "noisy", LWEDimension: 500, PolyDegree: 1024, GLWEDimension: 1,
+	BKLevels: 2, BKBaseLog: 10, KSLevels: 8, KSBaseLog: 2,
+	LWEStdDev: 0x1p-15, BKStdDev: 0x1.4p-26, Note: "insecure, tests only",
+})
+
+// TestMajoritiesNoiseGuard: full adders' carries are planned as MAJ
+// gates where a MAJ's failure stays within 2^DefaultXORFailureLog2 or
+// within that of the sums the bound allows; elsewhere the netlist's
+// gates are planned, so the estimate is not pushed past both.
+func TestMajoritiesNoiseGuard(t *testing.T) {
+	adder, err := circuits.Load("adder64")
+	require.NoError(t, err)
+	e := noisyParams.NoiseEstimate()
+	require.Greater(t, e.Log2MajorityFailure(0), float64(gates.DefaultXORFailureLog2))
+	for _, tc := range []struct {
+		p     tfhe.Params
+		terms int // 0: the default
+		fused bool
+	}{
+		{tfhe.TFHELib128, 0, true},
+		{tfhe.CuFHE80, 0, true}, // grouped by 3 (the noisiest): 2^−82 for a MAJ
+		{noisyParams, 0, false}, // a plain key, below
+		{noisyParams, 3, false}, // a MAJ (2^−58.3) a little noisier than a sum of 3 (2^−58.5)
+		{noisyParams, 4, true},
+	} {
+		var eng bootstrap.Engine = newOracle(fixtures(tc.p)) // grouping unknown: the noisiest
+		if tc.p.Name() == noisyParams.Name() {
+			eng = groupedOracle{newOracle(fixtures(tc.p)), 1}
+		}
+		ev, err := gates.NewEvaluator(eng)
+		require.NoError(t, err)
+		plan, err := ev.PlanCircuit(adder, gates.CircuitOptions{MaxXORTerms: tc.terms})
+		require.NoError(t, err)
+		if fused := plan.Majorities > 0; fused != tc.fused {
+			t.Errorf("%s, %d terms: %d carries as MAJ (failure 2^%.1f), want fused %v", tc.p.Name(), plan.MaxXORTerms, plan.Majorities, plan.Log2Failure, tc.fused)
+		}
+		if !tc.fused && plan.Log2Failure > max(float64(gates.DefaultXORFailureLog2), e.Log2XORSumFailure(plan.MaxXORTerms)) {
+			t.Errorf("%s, %d terms: failure 2^%.1f", tc.p.Name(), plan.MaxXORTerms, plan.Log2Failure)
+		}
 	}
 }

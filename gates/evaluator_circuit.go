@@ -94,7 +94,9 @@ type CircuitPlan struct {
 	// form: adder64 62, mult64 1,891, SHA-256 16,176), counted over every
 	// instance; each is one MAJ bootstrap unless the plan reduces it as
 	// any gate (a constant c makes it an AND, a MAJ of the same inputs
-	// before it a copy). XORBootstrapped evaluates the netlist as it is.
+	// before it a copy). None where a MAJ would fail more often than both
+	// 2^DefaultXORFailureLog2 and the sums MaxXORTerms allows (no shipped
+	// set at any grouping). XORBootstrapped evaluates the netlist as it is.
 	Majorities int
 	// LargestSum is, under XORLinear, the most terms of a sum the plan
 	// bootstraps (a MUX output counting two), at most MaxXORTerms; 0 where
@@ -251,12 +253,21 @@ func (ev *Evaluator) planCircuits(name string, c *Circuit, instances int, opts C
 // linearPlan returns c's linear plan for instances sets of inputs
 // evaluated together: a level of k operations is an engine batch of
 // instances·k, so the engine's tiers are divided among the instances.
+//
+// Full adders' carries are planned as MAJ gates only where a MAJ's failure
+// figure (Log2MajorityFailure(0): fuseMajorities leaves carries of MUX
+// outputs alone) is within 2^DefaultXORFailureLog2 or within that of the
+// sums the bound allows, so that fusing cannot take a plan's estimate past
+// both: every shipped set at every grouping fuses at its default bound
+// (the noisiest, CuFHE80 grouped by 3: 2^−82 for a MAJ).
 func (ev *Evaluator) linearPlan(c *Circuit, opts CircuitOptions, instances int) (*linearPlan, error) {
 	w := opts.MaxXORTerms
 	if w == 0 {
 		w = ev.DefaultMaxXORTerms()
 	}
-	return c.linearPlan(w, instanceTiers(bootstrap.BatchTiers(ev.eng), instances))
+	f := ev.figures()
+	fuse := f.maj[0] <= DefaultXORFailureLog2 || w >= 2 && f.maj[0] <= f.xorFailure(w)
+	return c.linearPlanWith(w, instanceTiers(bootstrap.BatchTiers(ev.eng), instances), fuse)
 }
 
 // instanceTiers returns the batch tiers of one instance of m evaluated

@@ -70,7 +70,7 @@ func (ev *Evaluator) AddUint(a, b []*tfhe.TLWE) ([]*tfhe.TLWE, error) {
 // pairs at once). Like any circuit under XORLinear, it takes its input
 // bits for distinct samples: given one sample for a_i and b_i, its MAJ
 // bootstraps 2·a_i + carry, of twice a_i's error (AddUint reads them once).
-func AdderCircuit(w int) (*Circuit, error) { return adderCircuit(w, nil) }
+func AdderCircuit(w int) (*Circuit, error) { return adderCircuit(w, 0, nil) }
 
 // adderFor is the adder AddUint evaluates for a and b: AdderCircuit(w)
 // with bit i of b read from a's wire i, or its NOT, where it is a's sample
@@ -79,7 +79,7 @@ func AdderCircuit(w int) (*Circuit, error) { return adderCircuit(w, nil) }
 // distinct samples (reduceRepeats): no bootstrap reads a sample twice.
 // For operands of distinct samples it is AdderCircuit(w) gate for gate.
 func adderFor(a, b []*tfhe.TLWE) (*Circuit, error) {
-	return adderCircuit(len(a), func(bld *Builder, x, y []int, i int) (int, int) {
+	return adderCircuit(len(a), 0, func(bld *Builder, x, y []int, i int) (int, int) {
 		bit := func(s *tfhe.TLWE, wire int) (int, bool) {
 			if v, ok := constantOf(s); ok {
 				if v {
@@ -105,28 +105,89 @@ func adderFor(a, b []*tfhe.TLWE) (*Circuit, error) {
 
 // adderCircuit is AdderCircuit, its operand bits i read from the wires
 // operand(bld, x, y, i) returns where operand is not nil (x and y are the
-// input wires of a and b), from x[i] and y[i] otherwise.
-func adderCircuit(w int, operand func(bld *Builder, x, y []int, i int) (xi, yi int)) (*Circuit, error) {
+// input wires of a and b), from x[i] and y[i] otherwise. With block in
+// [1, w) it is a carry-select adder of blocks of block bits
+// (carrySelect) in place of the ripple-carry one.
+func adderCircuit(w, block int, operand func(bld *Builder, x, y []int, i int) (xi, yi int)) (*Circuit, error) {
 	if w < 1 {
 		return nil, &CircuitError{Msg: fmt.Sprintf("an adder of %d-bit values; want at least 1 bit", w)}
 	}
 	bld := NewBuilder(w, w)
 	x, y := bld.Input(0), bld.Input(1)
-	sum := make([]int, w+1)
-	carry := -1
+	xs, ys := make([]int, w), make([]int, w)
 	for i := range w {
-		xi, yi := x[i], y[i]
+		xs[i], ys[i] = x[i], y[i]
 		if operand != nil {
-			xi, yi = operand(bld, x, y, i)
+			xs[i], ys[i] = operand(bld, x, y, i)
 		}
-		p := bld.Gate(OpXOR, xi, yi)
-		if i == 0 {
-			sum[0], carry = p, bld.Gate(OpAND, xi, yi)
-			continue
+	}
+	// carryIn[i] is the carry into bit i (none into bit 0).
+	carryIn := make([]int, w)
+	var carry int
+	if block < 1 || block >= w {
+		carry = ripple(bld, xs, ys, carryIn)
+	} else {
+		carry = carrySelect(bld, xs, ys, carryIn, block)
+	}
+	sum := make([]int, w+1)
+	for i := range w {
+		sum[i] = bld.Gate(OpXOR, xs[i], ys[i])
+		if i > 0 {
+			sum[i] = bld.Gate(OpXOR, sum[i], carryIn[i])
 		}
-		sum[i] = bld.Gate(OpXOR, p, carry)
-		carry = bld.Gate(OpMAJ, xi, yi, carry)
 	}
 	sum[w] = carry
 	return bld.Build(sum)
+}
+
+// ripple adds the carries of x + y, bit by bit (carryIn[i] for i ≥ 1),
+// and returns the carry out: w − 1 MAJ gates after one AND, in a chain.
+func ripple(bld *Builder, x, y, carryIn []int) int {
+	carry := bld.Gate(OpAND, x[0], y[0])
+	for i := 1; i < len(x); i++ {
+		carryIn[i] = carry
+		carry = bld.Gate(OpMAJ, x[i], y[i], carry)
+	}
+	return carry
+}
+
+// carrySelect adds the carries of x + y as a carry-select adder and
+// returns the carry out. The first block of block bits ripples. Every
+// other block ripples twice at once, from a carry in of 0 (c0: an AND,
+// then MAJ gates) and of 1 (c1: an OR, then MAJ gates), and once the
+// carry into the block, C, is known, each carry is MAJ(C, c1, c0): c0 ≤
+// c1, so the majority is c0 where they agree and C where they differ.
+// The block's carry out, made so, is the next block's C. For w bits in
+// blocks of k the carries take about k + w/k levels, where a ripple takes
+// w, for about twice the bootstraps: each block's chains run beside the
+// others', and only the carries between blocks wait on one another.
+func carrySelect(bld *Builder, x, y, carryIn []int, block int) int {
+	w := len(x)
+	var carry int
+	for i := range block {
+		if i == 0 {
+			carry = bld.Gate(OpAND, x[0], y[0])
+			continue
+		}
+		carryIn[i] = carry
+		carry = bld.Gate(OpMAJ, x[i], y[i], carry)
+	}
+	for start := block; start < w; start += block {
+		end := min(start+block, w)
+		c0, c1 := make([]int, end-start), make([]int, end-start)
+		for i := start; i < end; i++ {
+			j := i - start
+			if j == 0 {
+				c0[0], c1[0] = bld.Gate(OpAND, x[i], y[i]), bld.Gate(OpOR, x[i], y[i])
+				continue
+			}
+			c0[j], c1[j] = bld.Gate(OpMAJ, x[i], y[i], c0[j-1]), bld.Gate(OpMAJ, x[i], y[i], c1[j-1])
+		}
+		carryIn[start] = carry
+		for i := start + 1; i < end; i++ {
+			carryIn[i] = bld.Gate(OpMAJ, carry, c1[i-1-start], c0[i-1-start])
+		}
+		carry = bld.Gate(OpMAJ, carry, c1[end-1-start], c0[end-1-start])
+	}
+	return carry
 }

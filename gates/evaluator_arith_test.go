@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -255,11 +256,13 @@ func andOrAdder(t testing.TB, w int) *gates.Circuit {
 	return c
 }
 
-// BenchmarkAdder times AddUint (adder=maj) against andOrAdder evaluated
-// with every XOR bootstrapped (adder=andor, AddUint before MAJ), one
-// addition an op, on TFHELib128 grouped by 3 at 8 and 32 bits: on the CPU
-// engine and, where a GPU is found, on the GPU engine. Compare the two
-// adders as a ratio within one run.
+// BenchmarkAdder times one addition of two w-bit values, the adders
+// evaluated as circuits: adder=ripple, AdderCircuit (MAJ carries, linear
+// XOR); adder=select, the carry-select adder of blocks of ⌈√w⌉ bits;
+// adder=andor, andOrAdder with every XOR bootstrapped (AddUint before
+// MAJ); on TFHELib128 grouped by 3, on the CPU engine at 8 and 32 bits
+// and, where a GPU is found, on the GPU engine at 8, 16, 32 and 64 bits.
+// Compare the adders as ratios within one run.
 //
 //	go test -run '^$' -bench Adder -benchtime 5x ./gates
 func BenchmarkAdder(b *testing.B) {
@@ -268,10 +271,11 @@ func BenchmarkAdder(b *testing.B) {
 	require.NoError(b, err)
 	engines := []struct {
 		name string
+		bits []int
 		make func() (bootstrap.Engine, error)
 	}{
-		{"cpu", func() (bootstrap.Engine, error) { return bootstrap.NewCPU(ck, bootstrap.CPUOptions{}) }},
-		{"gpu", func() (bootstrap.Engine, error) { return bootstrap.NewGPU(ck, bootstrap.GPUOptions{}) }},
+		{"cpu", []int{8, 32}, func() (bootstrap.Engine, error) { return bootstrap.NewCPU(ck, bootstrap.CPUOptions{}) }},
+		{"gpu", []int{8, 16, 32, 64}, func() (bootstrap.Engine, error) { return bootstrap.NewGPU(ck, bootstrap.GPUOptions{}) }},
 	}
 	for _, e := range engines {
 		b.Run("engine="+e.name, func(b *testing.B) {
@@ -283,24 +287,26 @@ func BenchmarkAdder(b *testing.B) {
 			defer eng.Close()
 			ev, err := gates.NewEvaluator(eng)
 			require.NoError(b, err)
-			for _, w := range []int{8, 32} {
+			for _, w := range e.bits {
 				x, y := f.encryptUint(b, 1<<w-1, w), f.encryptUint(b, 1, w) // every carry set
-				andOr := andOrAdder(b, w)
-				b.Run(fmt.Sprintf("adder=maj/bits=%d", w), func(b *testing.B) {
-					for b.Loop() {
-						if _, err := ev.AddUint(x, y); err != nil {
-							b.Fatal(err)
+				ripple, err := gates.AdderCircuit(w)
+				require.NoError(b, err)
+				sel, err := gates.CarrySelectAdder(w, int(math.Ceil(math.Sqrt(float64(w)))))
+				require.NoError(b, err)
+				for _, a := range []struct {
+					name string
+					c    *gates.Circuit
+					xor  gates.XORMode
+				}{{"ripple", ripple, gates.XORLinear}, {"select", sel, gates.XORLinear}, {"andor", andOrAdder(b, w), gates.XORBootstrapped}} {
+					b.Run(fmt.Sprintf("adder=%s/bits=%d", a.name, w), func(b *testing.B) {
+						opts := gates.CircuitOptions{XOR: a.xor}
+						for b.Loop() {
+							if _, err := ev.EvalCircuitWith(context.Background(), a.c, [][]*tfhe.TLWE{x, y}, opts); err != nil {
+								b.Fatal(err)
+							}
 						}
-					}
-				})
-				b.Run(fmt.Sprintf("adder=andor/bits=%d", w), func(b *testing.B) {
-					opts := gates.CircuitOptions{XOR: gates.XORBootstrapped}
-					for b.Loop() {
-						if _, err := ev.EvalCircuitWith(context.Background(), andOr, [][]*tfhe.TLWE{x, y}, opts); err != nil {
-							b.Fatal(err)
-						}
-					}
-				})
+					})
+				}
 			}
 		})
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/goldfhe/goldfhe/bootstrap"
 	"github.com/goldfhe/goldfhe/tfhe"
 )
 
@@ -23,6 +24,13 @@ import (
 // with probability tfhe.NoiseEstimate.Log2MajorityFailure(0) (TFHELib128
 // grouped by 3: about 2^−131); PlanCircuit of AdderCircuit(w) gives the
 // whole plan.
+//
+// On an engine whose time per call hardly grows with its batch (a GPU:
+// bootstrap.BatchTiers), from 8 bits on, it evaluates a carry-select
+// adder of MAJ gates instead, in blocks of ⌈√w⌉ bits: about 2√w engine
+// calls of at most about 2√w bootstraps, some 4w bootstraps in all. 64
+// bits: 16 calls of at most 16, 240 bootstraps, 22–24 ms on an H100
+// against 55 ms for the ripple (TFHELib128 grouped by 3).
 //
 // A bit of b that is the bit of a at the same position again (the same
 // sample, a copy or a NOT made apart) and a bit that is a Constant are
@@ -49,7 +57,7 @@ func (ev *Evaluator) AddUint(a, b []*tfhe.TLWE) ([]*tfhe.TLWE, error) {
 			}
 		}
 	}
-	c, err := adderFor(a, b)
+	c, err := adderFor(a, b, ev.adderBlock(w))
 	if err != nil {
 		return nil, fmt.Errorf("gates: AddUint: %w", err)
 	}
@@ -58,6 +66,42 @@ func (ev *Evaluator) AddUint(a, b []*tfhe.TLWE) ([]*tfhe.TLWE, error) {
 		return nil, err
 	}
 	return out[0][0], nil
+}
+
+// AddUintCircuit returns the circuit AddUint evaluates for two w-bit
+// operands of distinct samples on this evaluator's engine: AdderCircuit(w),
+// or, on an engine with batch tiers from 8 bits on, the carry-select adder
+// of blocks of ⌈√w⌉ bits. PlanCircuit of it says what an addition costs
+// (engine calls: its Levels − 1).
+func (ev *Evaluator) AddUintCircuit(w int) (*Circuit, error) {
+	if err := ev.ok(); err != nil {
+		return nil, err
+	}
+	return adderCircuit(w, ev.adderBlock(w), nil)
+}
+
+// carrySelectMin is the narrowest addition AddUint makes with a
+// carry-select adder on an engine with batch tiers: from 8 bits it was the
+// faster on an H100 (TFHELib128 grouped by 3, BenchmarkAdder, session 46
+// run D: 8 bits 5.8–6.2 ms against 6.8–7.1 for the ripple, 16 bits
+// 7.7–7.9 against 13.6–14.6, 64 bits 21.9–24.3 against 54.9–55.7).
+const carrySelectMin = 8
+
+// adderBlock returns the block of the carry-select adder AddUint makes for
+// w bits, ⌈√w⌉, which takes about the fewest levels (2√w), or 0 for the
+// ripple-carry adder: on an engine whose time per call grows with every
+// sample (the CPU engine: bootstrap.BatchTiers is nil), where the
+// carry-select adder's twice the bootstraps cost twice the time, and
+// below carrySelectMin bits.
+func (ev *Evaluator) adderBlock(w int) int {
+	if w < carrySelectMin || bootstrap.BatchTiers(ev.eng) == nil {
+		return 0
+	}
+	k := 1
+	for k*k < w {
+		k++
+	}
+	return k
 }
 
 // AdderCircuit returns a ripple-carry adder of two w-bit values as a
@@ -72,14 +116,15 @@ func (ev *Evaluator) AddUint(a, b []*tfhe.TLWE) ([]*tfhe.TLWE, error) {
 // bootstraps 2·a_i + carry, of twice a_i's error (AddUint reads them once).
 func AdderCircuit(w int) (*Circuit, error) { return adderCircuit(w, 0, nil) }
 
-// adderFor is the adder AddUint evaluates for a and b: AdderCircuit(w)
+// adderFor is the adder AddUint evaluates for a and b: AdderCircuit(w), or
+// the carry-select adder of blocks of block bits where block is in [1, w),
 // with bit i of b read from a's wire i, or its NOT, where it is a's sample
 // i or its negation (sameSample), and a bit that is a Constant (of a or
 // b) read from a ZERO or ONE gate. Build then evaluates each gate on its
 // distinct samples (reduceRepeats): no bootstrap reads a sample twice.
-// For operands of distinct samples it is AdderCircuit(w) gate for gate.
-func adderFor(a, b []*tfhe.TLWE) (*Circuit, error) {
-	return adderCircuit(len(a), 0, func(bld *Builder, x, y []int, i int) (int, int) {
+// For operands of distinct samples it is that adder gate for gate.
+func adderFor(a, b []*tfhe.TLWE, block int) (*Circuit, error) {
+	return adderCircuit(len(a), block, func(bld *Builder, x, y []int, i int) (int, int) {
 		bit := func(s *tfhe.TLWE, wire int) (int, bool) {
 			if v, ok := constantOf(s); ok {
 				if v {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -50,6 +51,15 @@ func TestAddUintOracle(t *testing.T) {
 		}
 		if len(calls) != w || bootstraps != 2*w {
 			t.Fatalf("%d-bit add: %d engine calls of %d bootstraps, want %d of %d: %v", w, len(calls), bootstraps, w, 2*w, calls)
+		}
+	}
+	for _, w := range []int{1, 8, 64} { // the ripple at every width on an engine without tiers
+		named, err := ev.AddUintCircuit(w)
+		require.NoError(t, err)
+		ripple, err := gates.AdderCircuit(w)
+		require.NoError(t, err)
+		if !slices.Equal(named.Gates(), ripple.Gates()) {
+			t.Errorf("%d bits: AddUintCircuit is not AdderCircuit on the CPU-like oracle", w)
 		}
 	}
 	for w := 1; w <= 4; w++ {
@@ -209,6 +219,9 @@ func TestAddUintErrors(t *testing.T) {
 	if _, err := zero.AddUint(nil, nil); !errors.Is(err, gates.ErrNoEvaluator) {
 		t.Errorf("zero Evaluator: err = %v, want ErrNoEvaluator", err)
 	}
+	if _, err := zero.AddUintCircuit(8); !errors.Is(err, gates.ErrNoEvaluator) {
+		t.Errorf("zero Evaluator: AddUintCircuit err = %v, want ErrNoEvaluator", err)
+	}
 	f := fixtures(tfhe.TFHELib128)
 	ev, _ := gates.NewEvaluator(newOracle(f))
 	a := f.encrypt(true, false)
@@ -355,6 +368,122 @@ func TestMajoritiesNoiseGuard(t *testing.T) {
 		}
 		if !tc.fused && plan.Log2Failure > max(float64(gates.DefaultXORFailureLog2), e.Log2XORSumFailure(plan.MaxXORTerms)) {
 			t.Errorf("%s, %d terms: failure 2^%.1f", tc.p.Name(), plan.MaxXORTerms, plan.Log2Failure)
+		}
+	}
+}
+
+// TestAddUintCarrySelect: on an engine with batch tiers AddUint makes the
+// carry-select adder of blocks of ⌈√w⌉ bits from 8 bits on and the ripple
+// below: right sums at every width from 1 to 20 and at 32 and 64 (all
+// carries set, and random), in the engine calls and bootstraps of that
+// adder's plan (64 bits: 16 calls); and a + a, a + ¬a make no bootstrap.
+func TestAddUintCarrySelect(t *testing.T) {
+	f := fixtures(tfhe.TFHELib128)
+	o := newOracle(f)
+	ev, err := gates.NewEvaluator(tieredOracle{o, []int{16, 60, 66, 132, 264}}) // an H100's, grouped by 3
+	require.NoError(t, err)
+	rng := rand.New(rand.NewPCG(13, 14))
+	widths := []int{32, 64}
+	for w := 1; w <= 20; w++ {
+		widths = append(widths, w)
+	}
+	for _, w := range widths {
+		c, err := gates.AdderCircuit(w)
+		if w >= 8 {
+			k := int(math.Ceil(math.Sqrt(float64(w))))
+			c, err = gates.CarrySelectAdder(w, k)
+		}
+		require.NoError(t, err)
+		// AddUintCircuit names the same adder, gate for gate.
+		named, err := ev.AddUintCircuit(w)
+		require.NoError(t, err)
+		if !slices.Equal(named.Gates(), c.Gates()) {
+			t.Errorf("%d bits: AddUintCircuit is not the adder AddUint makes", w)
+		}
+		plan, err := ev.PlanCircuit(c, gates.CircuitOptions{})
+		require.NoError(t, err)
+		if w == 64 && plan.Levels-1 != 16 {
+			t.Errorf("64 bits: %d levels, want 16", plan.Levels-1)
+		}
+		mask := uint64(1)<<w - 1
+		for _, pr := range [][2]uint64{{mask, 1}, {rng.Uint64() & mask, rng.Uint64() & mask}} {
+			o.log()
+			sum, err := ev.AddUint(f.encryptUint(t, pr[0], w), f.encryptUint(t, pr[1], w))
+			require.NoError(t, err)
+			bits := f.decrypt(t, sum...)
+			if got, carry := gates.BitsUint64(bits[:w]), bits[w]; got != (pr[0]+pr[1])&mask || carry != (pr[0] > mask-pr[1]) {
+				t.Fatalf("%d bits: %d + %d = %d carry %v", w, pr[0], pr[1], got, carry)
+			}
+			calls, bootstraps := o.log(), 0
+			for _, call := range calls {
+				_, n, _ := strings.Cut(call, ":")
+				k, err := strconv.Atoi(n)
+				require.NoError(t, err)
+				bootstraps += k
+			}
+			if len(calls) != plan.Levels-1 || bootstraps != plan.Bootstraps {
+				t.Fatalf("%d bits: %d engine calls of %d bootstraps, want the plan's %d of %d", w, len(calls), bootstraps, plan.Levels-1, plan.Bootstraps)
+			}
+		}
+	}
+	const w = 16
+	x := rng.Uint64() & (1<<w - 1)
+	a := f.encryptUint(t, x, w)
+	neg := make([]*tfhe.TLWE, w)
+	for i := range a {
+		neg[i] = tfhe.NewTLWE(a[i].Dim())
+		tfhe.NegTLWETo(neg[i], a[i])
+	}
+	for _, tc := range []struct {
+		name string
+		b    []*tfhe.TLWE
+		want uint64
+	}{{"a + a", a, 2 * x}, {"a + ¬a", neg, 1<<w - 1}} {
+		o.log()
+		sum, err := ev.AddUint(a, tc.b)
+		require.NoError(t, err)
+		if got := gates.BitsUint64(f.decrypt(t, sum...)); got != tc.want {
+			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
+		}
+		if calls := o.log(); len(calls) != 0 {
+			t.Errorf("%s: engine calls %v, want none", tc.name, calls)
+		}
+	}
+}
+
+// TestCarrySelectAdder: the carry-select adder adds in plaintext for every
+// block size (every pair of values up to 6 bits; edge and random pairs at
+// 17, 33 and 64), in at most k + ⌈w/k⌉ levels of at most 4w bootstraps
+// under XORLinear.
+func TestCarrySelectAdder(t *testing.T) {
+	ev, _ := gates.NewEvaluator(newOracle(fixtures(tfhe.TFHELib128)))
+	rng := rand.New(rand.NewPCG(15, 16))
+	for _, w := range []int{2, 3, 4, 5, 6, 17, 33, 64} {
+		mask := uint64(1)<<w - 1
+		for k := 1; k < w; k++ {
+			c, err := gates.CarrySelectAdder(w, k)
+			require.NoError(t, err)
+			pairs := [][2]uint64{{mask, 1}, {mask, mask}, {mask ^ 1, 1}, {rng.Uint64() & mask, rng.Uint64() & mask}}
+			if w <= 6 {
+				pairs = pairs[:0]
+				for x := range mask + 1 {
+					for y := range mask + 1 {
+						pairs = append(pairs, [2]uint64{x, y})
+					}
+				}
+			}
+			for _, pr := range pairs {
+				out, err := c.Eval(gates.Uint64Bits(pr[0], w), gates.Uint64Bits(pr[1], w))
+				require.NoError(t, err)
+				if got := gates.BitsUint64(out[0][:w]); got != (pr[0]+pr[1])&mask || out[0][w] != (pr[0] > mask-pr[1]) {
+					t.Fatalf("%d bits, blocks of %d: %d + %d = %d carry %v", w, k, pr[0], pr[1], got, out[0][w])
+				}
+			}
+			plan, err := ev.PlanCircuit(c, gates.CircuitOptions{})
+			require.NoError(t, err)
+			if maxLevels := k + (w+k-1)/k; plan.Levels-1 > maxLevels || plan.Bootstraps > 4*w {
+				t.Errorf("%d bits, blocks of %d: %d levels, %d bootstraps; want at most %d and %d", w, k, plan.Levels-1, plan.Bootstraps, maxLevels, 4*w)
+			}
 		}
 	}
 }

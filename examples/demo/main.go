@@ -183,8 +183,9 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	// AddUint evaluates this circuit; its plan says what the add cost.
-	adder, err := gates.AdderCircuit(8)
+	// AddUint evaluates this circuit on this engine; its plan says what
+	// the add cost.
+	adder, err := ev.AddUintCircuit(8)
 	if err != nil {
 		log.Fatal(err)
 	}

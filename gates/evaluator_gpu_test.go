@@ -180,7 +180,14 @@ func testGatesMatchCPU(t *testing.T, p tfhe.Params, grouping int, batches []int,
 			t.Fatalf("%d-bit AddUint(%d, %d) on the GPU: %d carry %v", w, pr[0], pr[1], got, carry)
 		}
 		checked := checkRecorded(t, rng, rec, c, g.Name(), fmt.Sprintf("%d-bit AddUint", w))
-		t.Logf("%d-bit AddUint(%d, %d): right, GPU = CPU on its %d bootstraps", w, pr[0], pr[1], checked)
+		adder, err := evG.AddUintCircuit(w)
+		require.NoError(t, err)
+		plan, err := evG.PlanCircuit(adder, gates.CircuitOptions{})
+		require.NoError(t, err)
+		if checked != plan.Bootstraps {
+			t.Fatalf("%d-bit AddUint: %d bootstraps, its plan %d", w, checked, plan.Bootstraps)
+		}
+		t.Logf("%d-bit AddUint(%d, %d): right, GPU = CPU on its %d bootstraps in %d calls", w, pr[0], pr[1], checked, plan.Levels-1)
 	}
 }
 
@@ -263,6 +270,11 @@ func (r *engineRecorder) BootstrapNoKeySwitch(out, in []*tfhe.TLWE, mu torus.Tor
 func (r *engineRecorder) KeySwitch(out, in []*tfhe.TLWE) error {
 	return r.record("KeySwitch", 0, out, in, func() error { return r.Engine.KeySwitch(out, in) })
 }
+
+// BatchTiers and Grouping are the engine's, so that the evaluator plans
+// for it as for the engine itself (AddUint's carry-select adder on a GPU).
+func (r *engineRecorder) BatchTiers() []int { return bootstrap.BatchTiers(r.Engine) }
+func (r *engineRecorder) Grouping() int     { return bootstrap.KeyGrouping(r.Engine) }
 
 func (r *engineRecorder) take() []engineCall {
 	c := r.calls

@@ -22,15 +22,19 @@ import (
 // same adder of AND, OR and bootstrapped XOR gates takes 5w − 3
 // bootstraps in 2w − 1 calls. Its noisiest bootstrap, the MAJ's, fails
 // with probability tfhe.NoiseEstimate.Log2MajorityFailure(0) (TFHELib128
-// grouped by 3: about 2^−131); PlanCircuit of AdderCircuit(w) gives the
-// whole plan.
+// grouped by 3: about 2^−131); PlanCircuit of ev.AddUintCircuit(w) gives
+// the whole plan.
 //
-// On an engine whose time per call hardly grows with its batch (a GPU:
-// bootstrap.BatchTiers), from 8 bits on, it evaluates a carry-select
-// adder of MAJ gates instead, in blocks of ⌈√w⌉ bits: about 2√w engine
-// calls of at most about 2√w bootstraps, some 4w bootstraps in all. 64
+// On an engine whose time per call hardly grows with its batch, told by
+// its batch tiers (bootstrap.BatchTiers: the GPU engine on its wide
+// kernels, a Selected or a Multi of like GPUs of such engines; a wrapper
+// of one's own must forward the method), from 8 bits on, it evaluates a carry-select adder of MAJ gates instead, in blocks of ⌈√w⌉
+// bits: about 2√w engine calls of at most about 2√w bootstraps, some 4w
+// bootstraps in all, each failing no more often than the ripple's. 64
 // bits: 16 calls of at most 16, 240 bootstraps, 22–24 ms on an H100
-// against 55 ms for the ripple (TFHELib128 grouped by 3).
+// against 55 ms for the ripple (TFHELib128 grouped by 3). Where an
+// operand bit folds (below), it takes whichever of the two adders plans
+// fewer engine calls, then fewer bootstraps.
 //
 // A bit of b that is the bit of a at the same position again (the same
 // sample, a copy or a NOT made apart) and a bit that is a Constant are
@@ -57,9 +61,15 @@ func (ev *Evaluator) AddUint(a, b []*tfhe.TLWE) ([]*tfhe.TLWE, error) {
 			}
 		}
 	}
-	c, err := adderFor(a, b, ev.adderBlock(w))
+	block := ev.adderBlock(w)
+	c, folded, err := adderFor(a, b, block)
 	if err != nil {
 		return nil, fmt.Errorf("gates: AddUint: %w", err)
+	}
+	if block > 0 && folded {
+		if c, err = ev.fewerCalls(c, a, b); err != nil {
+			return nil, fmt.Errorf("gates: AddUint: %w", err)
+		}
 	}
 	out, err := ev.evalCircuits(context.Background(), "AddUint", c, [][][]*tfhe.TLWE{{a, b}}, CircuitOptions{})
 	if err != nil {
@@ -68,11 +78,39 @@ func (ev *Evaluator) AddUint(a, b []*tfhe.TLWE) ([]*tfhe.TLWE, error) {
 	return out[0][0], nil
 }
 
+// fewerCalls returns sel, the carry-select adder for a and b, or the
+// ripple-carry adder for them where that plans fewer engine calls, or as
+// many and fewer bootstraps. With a constant or repeated operand bit the
+// ripple's carries fold (a carry that is a_i, a constant, the carry
+// before), so that its chain may be as short as the carry-select adder's,
+// which selects each carry with a MAJ after its block's carry in all the
+// same (of a constant carry in, an AND or OR of c0 and c1): a + 16 of 8
+// bits ripples in 3 calls against 5.
+func (ev *Evaluator) fewerCalls(sel *Circuit, a, b []*tfhe.TLWE) (*Circuit, error) {
+	rip, _, err := adderFor(a, b, 0)
+	if err != nil {
+		return nil, err
+	}
+	ps, err := ev.PlanCircuit(sel, CircuitOptions{})
+	if err != nil {
+		return nil, err
+	}
+	pr, err := ev.PlanCircuit(rip, CircuitOptions{})
+	if err != nil {
+		return nil, err
+	}
+	if pr.Levels < ps.Levels || pr.Levels == ps.Levels && pr.Bootstraps < ps.Bootstraps {
+		return rip, nil
+	}
+	return sel, nil
+}
+
 // AddUintCircuit returns the circuit AddUint evaluates for two w-bit
 // operands of distinct samples on this evaluator's engine: AdderCircuit(w),
 // or, on an engine with batch tiers from 8 bits on, the carry-select adder
 // of blocks of ⌈√w⌉ bits. PlanCircuit of it says what an addition costs
-// (engine calls: its Levels − 1).
+// (engine calls: its Levels − 1). Operands with a constant or repeated bit
+// cost no more: AddUint reads those bits as such (and may take the ripple).
 func (ev *Evaluator) AddUintCircuit(w int) (*Circuit, error) {
 	if err := ev.ok(); err != nil {
 		return nil, err
@@ -109,7 +147,8 @@ func (ev *Evaluator) adderBlock(w int) int {
 // output of w+1 bits, a + b. Carry i+1 is MAJ(a_i, b_i, carry i) (carry 1
 // is AND(a_0, b_0)) and sum bit i is a_i ⊕ b_i ⊕ carry i: one bootstrap a
 // carry and, under XORLinear, one refresh a sum bit. It is what AddUint
-// evaluates on operands of distinct samples, and a part for circuits a
+// evaluates on operands of distinct samples on an engine without batch
+// tiers, or below 8 bits (AddUintCircuit), and a part for circuits a
 // Builder makes (copy its gates, or evaluate it with EvalCircuits on many
 // pairs at once). Like any circuit under XORLinear, it takes its input
 // bits for distinct samples: given one sample for a_i and b_i, its MAJ
@@ -122,11 +161,13 @@ func AdderCircuit(w int) (*Circuit, error) { return adderCircuit(w, 0, nil) }
 // i or its negation (sameSample), and a bit that is a Constant (of a or
 // b) read from a ZERO or ONE gate. Build then evaluates each gate on its
 // distinct samples (reduceRepeats): no bootstrap reads a sample twice.
-// For operands of distinct samples it is that adder gate for gate.
-func adderFor(a, b []*tfhe.TLWE, block int) (*Circuit, error) {
-	return adderCircuit(len(a), block, func(bld *Builder, x, y []int, i int) (int, int) {
+// For operands of distinct samples it is that adder gate for gate, and
+// folded is false.
+func adderFor(a, b []*tfhe.TLWE, block int) (c *Circuit, folded bool, err error) {
+	c, err = adderCircuit(len(a), block, func(bld *Builder, x, y []int, i int) (int, int) {
 		bit := func(s *tfhe.TLWE, wire int) (int, bool) {
 			if v, ok := constantOf(s); ok {
+				folded = true
 				if v {
 					return bld.Gate(OpOne), true
 				}
@@ -138,6 +179,7 @@ func adderFor(a, b []*tfhe.TLWE, block int) (*Circuit, error) {
 		yi, cb := bit(b[i], y[i])
 		if !ca && !cb {
 			if same, neg := sameSample(a[i], b[i]); same {
+				folded = true
 				yi = x[i]
 				if neg {
 					yi = bld.Gate(OpNOT, x[i])
@@ -146,6 +188,7 @@ func adderFor(a, b []*tfhe.TLWE, block int) (*Circuit, error) {
 		}
 		return xi, yi
 	})
+	return c, folded, err
 }
 
 // adderCircuit is AdderCircuit, its operand bits i read from the wires

@@ -487,3 +487,144 @@ func TestCarrySelectAdder(t *testing.T) {
 		}
 	}
 }
+
+// tieredRecorder is the recorder (blind-rotation inputs kept) reporting
+// batch tiers, so that AddUint takes the carry-select adder on it.
+type tieredRecorder struct {
+	*recorder
+	tiers []int
+}
+
+func (r tieredRecorder) BatchTiers() []int { return r.tiers }
+
+// TestAddUintCarrySelectRepeats: with batch tiers, operands whose bits
+// repeat (the same sample, a copy, a NOT made apart) or are constants (in
+// a and in b) add right, no blind rotation repeats an input (so no MAJ of
+// the selection reads c0 and c1 of one sample), and AddUint never makes
+// more engine calls than the ripple-carry adder would (an engine without
+// tiers evaluating the same operands), nor as many with more bootstraps.
+// a + 16 of 8 bits ripples: 3 calls, where the carry-select adder
+// takes 5 (each selection of a constant carry in an AND or OR of c0, c1).
+func TestAddUintCarrySelectRepeats(t *testing.T) {
+	f := fixtures(tfhe.TFHELib128)
+	rec := &recorder{oracle: newOracle(f)}
+	ev, err := gates.NewEvaluator(tieredRecorder{rec, []int{16, 60, 66, 132, 264}})
+	require.NoError(t, err)
+	ripple := newOracle(f)
+	evR, err := gates.NewEvaluator(ripple)
+	require.NoError(t, err)
+	n := tfhe.TFHELib128.LWEDimension()
+	rng := rand.New(rand.NewPCG(17, 18))
+	count := func(calls []string) (bootstraps int) {
+		for _, call := range calls {
+			_, k, _ := strings.Cut(call, ":")
+			v, err := strconv.Atoi(k)
+			require.NoError(t, err)
+			bootstraps += v
+		}
+		return bootstraps
+	}
+	add := func(what string, a, b []*tfhe.TLWE, x, y uint64) (calls int) {
+		t.Helper()
+		w := len(a)
+		rec.take()
+		rec.oracle.log()
+		sum, err := ev.AddUint(a, b)
+		require.NoError(t, err)
+		mask := uint64(1)<<w - 1
+		bits := f.decrypt(t, sum...)
+		if got, c := gates.BitsUint64(bits[:w]), bits[w]; got != (x+y)&mask || c != (x > mask-y) {
+			t.Fatalf("%s: %d + %d = %d carry %v", what, x, y, got, c)
+		}
+		checkDistinctRotations(t, what, rec.take(), true)
+		sel := rec.oracle.log()
+		ripple.log()
+		_, err = evR.AddUint(a, b)
+		require.NoError(t, err)
+		rip := ripple.log()
+		if len(sel) > len(rip) || len(sel) == len(rip) && count(sel) > count(rip) {
+			t.Errorf("%s: %d engine calls of %d bootstraps, the ripple's %d of %d", what, len(sel), count(sel), len(rip), count(rip))
+		}
+		return len(sel)
+	}
+	for round := range 200 {
+		w := 8 + rng.IntN(13)
+		if round%20 == 0 {
+			w = 32 << (round / 20 % 2) // 32 and 64
+		}
+		a, b := make([]*tfhe.TLWE, w), make([]*tfhe.TLWE, w)
+		var x, y uint64
+		for i := range w {
+			xi := rng.IntN(2) == 1
+			if rng.IntN(6) == 0 {
+				a[i], err = ev.Constant(xi)
+				require.NoError(t, err)
+			} else {
+				a[i] = f.encrypt(xi)[0]
+			}
+			var yi bool
+			switch rng.IntN(5) {
+			case 0, 1:
+				yi = rng.IntN(2) == 1
+				b[i] = f.encrypt(yi)[0]
+			case 2:
+				yi, b[i] = xi, a[i]
+				if rng.IntN(2) == 0 {
+					b[i] = a[i].Copy()
+				}
+			case 3:
+				yi, b[i] = !xi, tfhe.NewTLWE(n)
+				tfhe.NegTLWETo(b[i], a[i])
+			default:
+				yi = rng.IntN(2) == 1
+				b[i], err = ev.Constant(yi)
+				require.NoError(t, err)
+			}
+			if xi {
+				x |= 1 << i
+			}
+			if yi {
+				y |= 1 << i
+			}
+		}
+		add(fmt.Sprintf("round %d (%d bits)", round, w), a, b, x, y)
+	}
+	const w = 8
+	x := rng.Uint64() & (1<<w - 1)
+	k := make([]*tfhe.TLWE, w)
+	for i := range k {
+		k[i], err = ev.Constant(i == 4)
+		require.NoError(t, err)
+	}
+	if calls := add("a + 16", f.encryptUint(t, x, w), k, x, 16); calls != 3 {
+		t.Errorf("a + 16 of 8 bits: %d engine calls, want the ripple's 3", calls)
+	}
+}
+
+// TestCarrySelectAdderNoise: each bootstrap of the carry-select adder
+// fails as often as the ripple-carry adder's noisiest (a MAJ of three
+// gate outputs, sums of at most three terms, no MUX output read), at every
+// grouping of the shipped sets' noise.
+func TestCarrySelectAdderNoise(t *testing.T) {
+	for _, p := range []tfhe.Params{tfhe.TFHELib128, tfhe.CuFHE80} {
+		f := fixtures(p)
+		for g := 1; g <= 3; g++ {
+			ev, err := gates.NewEvaluator(groupedOracle{newOracle(f), g})
+			require.NoError(t, err)
+			for _, w := range []int{8, 17, 64} {
+				r, err := gates.AdderCircuit(w)
+				require.NoError(t, err)
+				s, err := gates.CarrySelectAdder(w, int(math.Ceil(math.Sqrt(float64(w)))))
+				require.NoError(t, err)
+				pr, err := ev.PlanCircuit(r, gates.CircuitOptions{})
+				require.NoError(t, err)
+				ps, err := ev.PlanCircuit(s, gates.CircuitOptions{})
+				require.NoError(t, err)
+				if ps.Log2Failure != pr.Log2Failure || ps.LargestSum != pr.LargestSum {
+					t.Errorf("%s grouped by %d, %d bits: carry-select 2^%.1f (sums of %d), ripple 2^%.1f (%d)",
+						p.Name(), g, w, ps.Log2Failure, ps.LargestSum, pr.Log2Failure, pr.LargestSum)
+				}
+			}
+		}
+	}
+}

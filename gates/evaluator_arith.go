@@ -28,13 +28,14 @@ import (
 // On an engine whose time per call hardly grows with its batch, told by
 // its batch tiers (bootstrap.BatchTiers: the GPU engine on its wide
 // kernels, a Selected or a Multi of like GPUs of such engines; a wrapper
-// of one's own must forward the method), from 8 bits on, it evaluates a carry-select adder of MAJ gates instead, in blocks of ⌈√w⌉
-// bits: about 2√w engine calls of at most about 2√w bootstraps, some 4w
-// bootstraps in all, each failing no more often than the ripple's. 64
-// bits: 16 calls of at most 16, 240 bootstraps, 22–24 ms on an H100
-// against 55 ms for the ripple (TFHELib128 grouped by 3). Where an
-// operand bit folds (below), it takes whichever of the two adders plans
-// fewer engine calls, then fewer bootstraps.
+// of one's own must forward the method), from 8 bits on, it evaluates a
+// carry-select adder of MAJ gates instead, in blocks of ⌈√w⌉ bits: about
+// 2√w engine calls of at most about 2√w bootstraps, some 4w bootstraps in
+// all, each failing no more often than the ripple's. 64 bits: 16 calls of
+// at most 16, 240 bootstraps, 22–24 ms on an H100 against 55 ms for the
+// ripple (TFHELib128 grouped by 3). Where an operand bit folds (below), it
+// takes whichever of the two adders plans fewer engine calls, then fewer
+// bootstraps.
 //
 // A bit of b that is the bit of a at the same position again (the same
 // sample, a copy or a NOT made apart) and a bit that is a Constant are

@@ -86,24 +86,7 @@ func TestAdderCircuit(t *testing.T) {
 	for _, w := range []int{1, 2, 3, 4, 5, 8, 33, 64} {
 		c, err := gates.AdderCircuit(w)
 		require.NoError(t, err)
-		mask := uint64(1)<<w - 1
-		pairs := [][2]uint64{{mask, 1}, {mask, mask}, {rng.Uint64() & mask, rng.Uint64() & mask}}
-		if w <= 5 {
-			pairs = pairs[:0]
-			for x := range mask + 1 {
-				for y := range mask + 1 {
-					pairs = append(pairs, [2]uint64{x, y})
-				}
-			}
-		}
-		for _, pr := range pairs {
-			out, err := c.Eval(gates.Uint64Bits(pr[0], w), gates.Uint64Bits(pr[1], w))
-			require.NoError(t, err)
-			got := gates.BitsUint64(out[0][:w])
-			if got != (pr[0]+pr[1])&mask || out[0][w] != (pr[0] > mask-pr[1]) {
-				t.Fatalf("%d bits: %d + %d = %d carry %v", w, pr[0], pr[1], got, out[0][w])
-			}
-		}
+		checkAdderEval(t, c, w, adderPairs(rng, w, 5), "ripple")
 		plan, err := ev.PlanCircuit(c, gates.CircuitOptions{})
 		require.NoError(t, err)
 		wantFail := est.Log2MajorityFailure(0)
@@ -459,26 +442,10 @@ func TestCarrySelectAdder(t *testing.T) {
 	ev, _ := gates.NewEvaluator(newOracle(fixtures(tfhe.TFHELib128)))
 	rng := rand.New(rand.NewPCG(15, 16))
 	for _, w := range []int{2, 3, 4, 5, 6, 17, 33, 64} {
-		mask := uint64(1)<<w - 1
 		for k := 1; k < w; k++ {
 			c, err := gates.CarrySelectAdder(w, k)
 			require.NoError(t, err)
-			pairs := [][2]uint64{{mask, 1}, {mask, mask}, {mask ^ 1, 1}, {rng.Uint64() & mask, rng.Uint64() & mask}}
-			if w <= 6 {
-				pairs = pairs[:0]
-				for x := range mask + 1 {
-					for y := range mask + 1 {
-						pairs = append(pairs, [2]uint64{x, y})
-					}
-				}
-			}
-			for _, pr := range pairs {
-				out, err := c.Eval(gates.Uint64Bits(pr[0], w), gates.Uint64Bits(pr[1], w))
-				require.NoError(t, err)
-				if got := gates.BitsUint64(out[0][:w]); got != (pr[0]+pr[1])&mask || out[0][w] != (pr[0] > mask-pr[1]) {
-					t.Fatalf("%d bits, blocks of %d: %d + %d = %d carry %v", w, k, pr[0], pr[1], got, out[0][w])
-				}
-			}
+			checkAdderEval(t, c, w, adderPairs(rng, w, 6), fmt.Sprintf("blocks of %d", k))
 			plan, err := ev.PlanCircuit(c, gates.CircuitOptions{})
 			require.NoError(t, err)
 			if maxLevels := k + (w+k-1)/k; plan.Levels-1 > maxLevels || plan.Bootstraps > 4*w {
@@ -625,6 +592,37 @@ func TestCarrySelectAdderNoise(t *testing.T) {
 						p.Name(), g, w, ps.Log2Failure, ps.LargestSum, pr.Log2Failure, pr.LargestSum)
 				}
 			}
+		}
+	}
+}
+
+// adderPairs returns the operand pairs an adder of w bits is checked on:
+// every pair up to exhaustive bits, else all carries set (x + 1 with x
+// all ones, and x + x), x + 1 with x all ones but bit 0, and a random pair.
+func adderPairs(rng *rand.Rand, w, exhaustive int) [][2]uint64 {
+	mask := uint64(1)<<w - 1
+	if w > exhaustive {
+		return [][2]uint64{{mask, 1}, {mask, mask}, {mask ^ 1, 1}, {rng.Uint64() & mask, rng.Uint64() & mask}}
+	}
+	var pairs [][2]uint64
+	for x := range mask + 1 {
+		for y := range mask + 1 {
+			pairs = append(pairs, [2]uint64{x, y})
+		}
+	}
+	return pairs
+}
+
+// checkAdderEval checks in plaintext that c, an adder of two w-bit values
+// (what), gives each pair's w+1-bit sum.
+func checkAdderEval(t *testing.T, c *gates.Circuit, w int, pairs [][2]uint64, what string) {
+	t.Helper()
+	mask := uint64(1)<<w - 1
+	for _, pr := range pairs {
+		out, err := c.Eval(gates.Uint64Bits(pr[0], w), gates.Uint64Bits(pr[1], w))
+		require.NoError(t, err)
+		if got := gates.BitsUint64(out[0][:w]); got != (pr[0]+pr[1])&mask || out[0][w] != (pr[0] > mask-pr[1]) {
+			t.Fatalf("%d bits, %s: %d + %d = %d carry %v", w, what, pr[0], pr[1], got, out[0][w])
 		}
 	}
 }

@@ -152,7 +152,7 @@ func testGatesMatchCPU(t *testing.T, p tfhe.Params, grouping int, batches []int,
 		// rotations a batch negates (distinct inputs) depends on the whole
 		// batch, so a CPU batch of some of its calls could differ from it
 		// and still be right.
-		checked := checkRecorded(t, rng, rec, c, g.Name(), fmt.Sprintf("batch %d", count))
+		checked, _ := checkRecorded(t, rng, rec, c, g.Name(), fmt.Sprintf("batch %d", count))
 		if count > 1 {
 			t.Logf("batch %d: GPU = CPU on %d engine samples, decryption right on all %d gates", count, checked, count)
 		}
@@ -179,26 +179,28 @@ func testGatesMatchCPU(t *testing.T, p tfhe.Params, grouping int, batches []int,
 		if got, carry := gates.BitsUint64(bits[:w]), bits[w]; got != (pr[0]+pr[1])&mask || carry != (pr[0] > mask-pr[1]) {
 			t.Fatalf("%d-bit AddUint(%d, %d) on the GPU: %d carry %v", w, pr[0], pr[1], got, carry)
 		}
-		checked := checkRecorded(t, rng, rec, c, g.Name(), fmt.Sprintf("%d-bit AddUint", w))
+		checked, calls := checkRecorded(t, rng, rec, c, g.Name(), fmt.Sprintf("%d-bit AddUint", w))
 		adder, err := evG.AddUintCircuit(w)
 		require.NoError(t, err)
 		plan, err := evG.PlanCircuit(adder, gates.CircuitOptions{})
 		require.NoError(t, err)
-		if checked != plan.Bootstraps {
-			t.Fatalf("%d-bit AddUint: %d bootstraps, its plan %d", w, checked, plan.Bootstraps)
+		if checked != plan.Bootstraps || calls != plan.Levels-1 {
+			t.Fatalf("%d-bit AddUint: %d bootstraps in %d engine calls, its plan %d in %d", w, checked, calls, plan.Bootstraps, plan.Levels-1)
 		}
-		t.Logf("%d-bit AddUint(%d, %d): right, GPU = CPU on its %d bootstraps in %d calls", w, pr[0], pr[1], checked, plan.Levels-1)
+		t.Logf("%d-bit AddUint(%d, %d): right, GPU = CPU on its %d bootstraps in %d engine calls", w, pr[0], pr[1], checked, calls)
 	}
 }
 
 // checkRecorded runs the engine calls rec holds since its last take on the
 // CPU engine c, every sample of a call of up to 132 and 66 of a larger
 // (gateSampleIndices), fails the test at the first output that differs
-// from the GPU engine's (named gpu) and returns how many it compared.
-func checkRecorded(t *testing.T, rng *rand.Rand, rec *engineRecorder, c bootstrap.Engine, gpu, what string) int {
+// from the GPU engine's (named gpu) and returns how many samples it
+// compared, in how many engine calls.
+func checkRecorded(t *testing.T, rng *rand.Rand, rec *engineRecorder, c bootstrap.Engine, gpu, what string) (samples, calls int) {
 	t.Helper()
 	checked := 0
-	for _, r := range rec.take() {
+	recorded := rec.take()
+	for _, r := range recorded {
 		idx := gateSampleIndices(rng, len(r.in))
 		out := make([]*tfhe.TLWE, len(idx))
 		in := make([]*tfhe.TLWE, len(idx))
@@ -222,7 +224,7 @@ func checkRecorded(t *testing.T, rng *rand.Rand, rec *engineRecorder, c bootstra
 		}
 		checked += len(idx)
 	}
-	return checked
+	return checked, len(recorded)
 }
 
 // engineRecorder is an engine that keeps a copy of every sample its

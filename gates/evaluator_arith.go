@@ -252,15 +252,7 @@ func ripple(bld *Builder, x, y, carryIn []int) int {
 // others', and only the carries between blocks wait on one another.
 func carrySelect(bld *Builder, x, y, carryIn []int, block int) int {
 	w := len(x)
-	var carry int
-	for i := range block {
-		if i == 0 {
-			carry = bld.Gate(OpAND, x[0], y[0])
-			continue
-		}
-		carryIn[i] = carry
-		carry = bld.Gate(OpMAJ, x[i], y[i], carry)
-	}
+	carry := ripple(bld, x[:block], y[:block], carryIn[:block])
 	for start := block; start < w; start += block {
 		end := min(start+block, w)
 		c0, c1 := make([]int, end-start), make([]int, end-start)
